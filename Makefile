@@ -1,0 +1,42 @@
+# rnnsearch: `make demo` trains and shows the default model, `make test` runs the tests.
+# Both create .venv and install the pinned dependencies first.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+DEMO_DIR := runs/demo
+DEMO_MINUTES ?= 12
+TEST := data/multi30k/test_2016_flickr
+
+.PHONY: install test test-slow demo bench clean
+
+install: $(INSTALLED)
+
+$(INSTALLED): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $@
+
+test: $(INSTALLED)
+	$(BIN)/python -m pytest -q
+
+test-slow: $(INSTALLED)
+	$(BIN)/python -m pytest -q -m slow
+
+demo: $(INSTALLED)
+	rm -rf $(DEMO_DIR)
+	$(BIN)/rnnsearch train configs/multi30k_de_en.yaml --set train.model_dir=$(DEMO_DIR) --set train.max_minutes=$(DEMO_MINUTES)
+	@echo "== test_2016_flickr, beam 5: detokenised cased sacreBLEU and chrF"
+	$(BIN)/rnnsearch evaluate $(DEMO_DIR) --src $(TEST).de.gz --ref $(TEST).en.gz
+	@echo "== the same, lowercased and tokenised as in the Multi30k literature"
+	$(BIN)/rnnsearch evaluate $(DEMO_DIR) --src $(TEST).de.gz --ref data/multi30k/tok/test_2016_flickr.lc.norm.tok.en.gz --lowercase-tokenized
+	@echo "== a few translations"
+	zcat $(TEST).de.gz | head -5 | $(BIN)/rnnsearch translate $(DEMO_DIR)
+	$(BIN)/rnnsearch attention $(DEMO_DIR) "Ein kleines Mädchen klettert in ein Spielhaus aus Holz." -o $(DEMO_DIR)/alignment.png
+
+bench: $(INSTALLED)
+	$(BIN)/python bench/speed.py
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

@@ -1,0 +1,166 @@
+"""The one validated configuration schema: data, subwords, model, train, search.
+
+Every default lives here and nowhere else. YAML goes in and out; unknown keys and
+wrong types are rejected with a one-line message naming the key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from rnnsearch.errors import UserError
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ParallelFiles(_Section):
+    """A source file and its line-aligned target file (plain or .gz UTF-8)."""
+
+    src: str
+    tgt: str
+
+
+class DataConfig(_Section):
+    train: ParallelFiles
+    valid: ParallelFiles
+    test: ParallelFiles | None = None
+    src_lang: str = "de"
+    tgt_lang: str = "en"
+    max_length: int = Field(100, gt=0, description="training pairs longer than this many pieces are skipped")
+
+
+class SubwordConfig(_Section):
+    kind: Literal["unigram", "bpe", "word"] = "unigram"
+    vocab_size: int = Field(8000, gt=8)
+    joint: bool = True
+    min_frequency: int = Field(1, ge=1, description="word kind only: rarer words become <unk>")
+
+    @model_validator(mode="after")
+    def _min_frequency_only_for_words(self) -> SubwordConfig:
+        if self.min_frequency != 1 and self.kind != "word":
+            raise ValueError("min_frequency applies to kind 'word' only")
+        return self
+
+
+class EncoderConfig(_Section):
+    hidden_size: int = Field(256, gt=0, description="per direction; annotations are twice this")
+    layers: int = Field(1, ge=1, le=4)
+
+
+class AttentionConfig(_Section):
+    score: str = Field("additive", description="a name from rnnsearch.model.scores.SCORES")
+    size: int = Field(512, gt=0, description="hidden size n of the alignment model")
+
+
+class DecoderConfig(_Section):
+    hidden_size: int = Field(512, gt=0)
+    readout: Literal["maxout", "tanh"] = "maxout"
+    readout_size: int = Field(256, gt=0, description="size of the deep-output layer t_i")
+
+
+class ModelConfig(_Section):
+    embedding_size: int = Field(256, gt=0)
+    encoder: EncoderConfig = EncoderConfig()
+    attention: AttentionConfig = AttentionConfig()
+    decoder: DecoderConfig = DecoderConfig()
+    dropout: float = Field(0.2, ge=0.0, lt=1.0)
+
+
+class TrainConfig(_Section):
+    model_dir: str = Field("runs/model", description="where the model directory is written")
+    seed: int = 1
+    batch_tokens: int = Field(2000, gt=0, description="padded target tokens per batch, at most")
+    max_batch_sentences: int | None = Field(None, gt=0)
+    learning_rate: float = Field(1e-3, gt=0)
+    warmup_steps: int = Field(200, ge=0)
+    clip_norm: float = Field(1.0, gt=0)
+    label_smoothing: float = Field(0.1, ge=0.0, lt=1.0)
+    lr_decay_factor: float = Field(0.5, gt=0.0, le=1.0)
+    lr_patience: int = Field(2, ge=0, description="validations without improvement before the rate decays")
+    min_learning_rate: float = Field(1e-5, ge=0)
+    patience: int = Field(8, ge=1, description="validations without improvement before training stops")
+    selection_metric: Literal["bleu", "loss"] = "bleu"
+    valid_every: int = Field(1000, gt=0, description="steps between validations and checkpoints")
+    log_every: int = Field(100, gt=0, description="steps between training-loss rows in metrics.jsonl")
+    max_steps: int | None = Field(None, gt=0)
+    max_minutes: float | None = Field(None, gt=0)
+    threads: int | None = Field(None, gt=0, description="CPU threads; default: the physical cores")
+    device: str = "auto"
+
+
+class SearchConfig(_Section):
+    beam_size: int = Field(5, ge=1)
+    length_penalty: float = Field(1.0, ge=0.0, description="alpha in score / length**alpha")
+    max_length_ratio: float = Field(2.0, gt=0)
+    max_length_extra: int = Field(10, ge=0, description="output pieces allowed beyond ratio × source length")
+    batch_sentences: int = Field(64, gt=0)
+    max_source_length: int = Field(250, gt=0, description="longer inputs are refused with an error, not cut")
+
+
+class Config(_Section):
+    data: DataConfig
+    subwords: SubwordConfig = SubwordConfig()
+    model: ModelConfig = ModelConfig()
+    train: TrainConfig = TrainConfig()
+    search: SearchConfig = SearchConfig()
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+
+def _describe(error: ValidationError, origin: str) -> str:
+    problems = []
+    for item in error.errors():
+        key = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
+        problems.append(f"{key}: {message}")
+    return f"{origin}: " + "; ".join(problems)
+
+
+def _apply_override(tree: dict[str, Any], assignment: str) -> None:
+    key, sep, raw = assignment.partition("=")
+    if not sep or not key:
+        raise UserError(f"--set {assignment!r}: expected section.key=value")
+    node = tree
+    parts = key.split(".")
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise UserError(f"--set {key}: {part} is not a section")
+        node = child
+    node[parts[-1]] = yaml.safe_load(raw)
+
+
+def config_from_dict(tree: dict[str, Any], origin: str = "config") -> Config:
+    try:
+        return Config.model_validate(tree)
+    except ValidationError as error:
+        raise UserError(_describe(error, origin)) from None
+
+
+def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
+    """Read a YAML config, apply `section.key=value` overrides and validate it."""
+    path = Path(path)
+    try:
+        tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such config file") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, expected a YAML config file") from None
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path}: not valid UTF-8 (byte {error.start + 1})") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise UserError(f"{path}{where}: not valid YAML") from None
+    if not isinstance(tree, dict):
+        raise UserError(f"{path}: expected a mapping of sections at the top level")
+    for assignment in overrides:
+        _apply_override(tree, assignment)
+    return config_from_dict(tree, str(path))

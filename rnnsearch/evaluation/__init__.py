@@ -1,0 +1,1 @@
+"""Scoring and plotting of translations; no model code here."""

@@ -1,0 +1,71 @@
+"""RNNsearch: encoder + alignment model + decoder, and the one config → model mapping."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from rnnsearch.config import ModelConfig
+from rnnsearch.errors import UserError
+from rnnsearch.model.attention import Attention
+from rnnsearch.model.decoder import Decoder, DecoderState
+from rnnsearch.model.encoder import Encoder
+from rnnsearch.model.scores import SCORES
+
+
+class RNNSearch(nn.Module):
+    """p(y | x) with a distinct context vector per target word (Bahdanau et al. 2015)."""
+
+    def __init__(self, encoder: Encoder, decoder: Decoder):
+        super().__init__()
+        self.encoder = encoder
+        self.decoder = decoder
+
+    def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
+        """src (B, S), src_lengths (B,) → the decoder's initial state over the annotations."""
+        annotations, backward_first = self.encoder(src, src_lengths)
+        padding = torch.arange(src.size(1), device=src.device).unsqueeze(0) >= src_lengths.unsqueeze(1)
+        return self.decoder.initial_state(annotations, backward_first, padding)
+
+    def forward(
+        self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Teacher forcing → readout t (B, T, l) and alignments α (B, T, S).
+
+        The vocabulary projection is left to `logits`, so a loss can apply it to real
+        target positions only.
+        """
+        return self.decoder(tgt_in, self.encode(src, src_lengths))
+
+    def logits(self, readout: torch.Tensor) -> torch.Tensor:
+        """(…, l) → unnormalised scores over the target vocabulary (…, V)."""
+        return self.decoder.output_layer(readout)
+
+    def step(self, prev_tokens: torch.Tensor, state: DecoderState) -> tuple[torch.Tensor, DecoderState, torch.Tensor]:
+        """One decoding step for search: log-probabilities, next state, alignment row."""
+        return self.decoder.step(prev_tokens, state)
+
+
+def build_model(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> RNNSearch:
+    """The only place where configuration turns into constructor arguments."""
+    if config.attention.score not in SCORES:
+        raise UserError(
+            f"model.attention.score: unknown score {config.attention.score!r}; choose from {', '.join(SCORES)}"
+        )
+    encoder = Encoder(
+        src_vocab_size, config.embedding_size, config.encoder.hidden_size, config.encoder.layers, config.dropout
+    )
+    score = SCORES[config.attention.score](
+        config.decoder.hidden_size, encoder.annotation_size, config.attention.size
+    )
+    decoder = Decoder(
+        tgt_vocab_size,
+        config.embedding_size,
+        encoder.annotation_size,
+        config.decoder.hidden_size,
+        Attention(score),
+        config.decoder.readout,
+        config.decoder.readout_size,
+        config.dropout,
+    )
+    return RNNSearch(encoder, decoder)

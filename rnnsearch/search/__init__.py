@@ -1,0 +1,51 @@
+"""Approximate argmax_y p(y | x): greedy and beam search, both batched over sentences.
+
+Search uses only the model's `encode` and `step` and the state's `select`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from rnnsearch.text.subwords import BOS, EOS, PAD
+
+
+@dataclass
+class Hypothesis:
+    """One output for one sentence.
+
+    tokens:    target ids, </s> excluded
+    log_prob:  log p(tokens, </s> | x)
+    score:     log_prob / (len(tokens) + 1) ** length_penalty, what search ranks by
+    alignment: (len(tokens) + 1, source length with </s>) weights α_ij; the last row is </s>'s
+    """
+
+    tokens: list[int]
+    log_prob: float
+    score: float
+    alignment: torch.Tensor
+
+
+def normalised(log_prob: float, length: int, length_penalty: float) -> float:
+    """Length normalisation score / |y|^α (α = 0: raw log-probability)."""
+    return log_prob / length**length_penalty
+
+
+def max_output_lengths(src_lengths: torch.Tensor, ratio: float, extra: int) -> torch.Tensor:
+    """Output steps allowed per sentence, </s> included: ⌈ratio · source words⌉ + extra, at least 1."""
+    words = (src_lengths - 1).float()
+    return (torch.ceil(words * ratio).long() + extra).clamp(min=1)
+
+
+def restrict(log_probs: torch.Tensor, force_end: torch.Tensor) -> torch.Tensor:
+    """Forbid <pad> and <s> everywhere, and anything but </s> on rows that must end now."""
+    log_probs[:, PAD] = -math.inf
+    log_probs[:, BOS] = -math.inf
+    if bool(force_end.any()):
+        eos = log_probs[force_end, EOS]
+        log_probs[force_end] = -math.inf
+        log_probs[force_end, EOS] = eos
+    return log_probs

@@ -1,0 +1,1 @@
+"""Text side: corpus reading, subwords and batching; no model code here."""

@@ -1,0 +1,86 @@
+"""SentencePiece subwords: trained on the training data, stored in the model directory.
+
+Ids 0–3 are reserved for padding, unknown, begin- and end-of-sentence in every
+vocabulary. Unigram and BPE models use byte fallback, so unseen characters become
+byte pieces instead of <unk> and survive detokenisation. The `word` kind splits on
+whitespace only (for pre-tokenised text) and keeps words seen at least
+`min_frequency` times.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import sentencepiece as spm
+
+from rnnsearch.errors import UserError
+
+PAD, UNK, BOS, EOS = 0, 1, 2, 3
+SPECIAL_PIECES = ("<pad>", "<unk>", "<s>", "</s>")
+
+
+class Subwords:
+    """One SentencePiece model: text ↔ piece ids, and ids → readable pieces."""
+
+    def __init__(self, model_bytes: bytes):
+        self.model_bytes = model_bytes
+        self._processor = spm.SentencePieceProcessor(model_proto=model_bytes)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Subwords:
+        try:
+            return cls(Path(path).read_bytes())
+        except FileNotFoundError:
+            raise UserError(f"{path}: subword model missing from the model directory") from None
+        except RuntimeError:
+            raise UserError(f"{path}: not a SentencePiece model (corrupt file?)") from None
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_bytes(self.model_bytes)
+
+    def __len__(self) -> int:
+        return self._processor.get_piece_size()
+
+    def encode(self, texts: Sequence[str]) -> list[list[int]]:
+        return self._processor.encode(list(texts), out_type=int)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self._processor.decode([i for i in ids if i > EOS])
+
+    def pieces(self, ids: Sequence[int]) -> list[str]:
+        return [self._processor.id_to_piece(int(i)) for i in ids]
+
+
+def _word_vocabulary_size(texts: Sequence[str], min_frequency: int) -> int:
+    counts = Counter(word for text in texts for word in text.split())
+    return len(SPECIAL_PIECES) + sum(1 for n in counts.values() if n >= min_frequency)
+
+
+def train_subwords(texts: Sequence[str], kind: str, vocab_size: int, min_frequency: int = 1) -> Subwords:
+    """Train a SentencePiece model of `kind` (unigram, bpe or word) on `texts`."""
+    model = io.BytesIO()
+    options = dict(
+        sentence_iterator=iter(texts),
+        model_writer=model,
+        model_type=kind,
+        pad_id=PAD,
+        unk_id=UNK,
+        bos_id=BOS,
+        eos_id=EOS,
+        character_coverage=1.0,
+        hard_vocab_limit=False,
+        num_threads=2,
+        minloglevel=2,
+    )
+    if kind == "word":
+        options.update(
+            vocab_size=min(vocab_size, _word_vocabulary_size(texts, min_frequency)),
+            normalization_rule_name="identity",
+        )
+    else:
+        options.update(vocab_size=vocab_size, byte_fallback=True, max_sentence_length=1 << 16)
+    spm.SentencePieceTrainer.train(**options)
+    return Subwords(model.getvalue())

@@ -1,0 +1,1 @@
+"""Training: loss, model directory (checkpoints) and the training loop."""

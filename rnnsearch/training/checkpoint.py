@@ -1,0 +1,133 @@
+"""The model directory: config, subword models, weights and training state.
+
+    config.yaml                      the validated config the model was built from
+    subwords.src.model / .tgt.model  SentencePiece models
+    best.safetensors                 weights of the best validation so far
+    last.safetensors                 weights + optimizer + RNG + data position: resume point
+    metrics.jsonl, learning_curve.png
+
+Everything is safetensors, YAML or JSON: no pickle. Every file is written to a
+temporary name and renamed into place, so a kill at any moment leaves the previous
+complete file, never a half-written one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError, safe_open
+from safetensors.torch import save as save_safetensors_bytes
+
+from rnnsearch.config import Config, load_config
+from rnnsearch.errors import UserError
+from rnnsearch.text.subwords import Subwords
+
+CONFIG = "config.yaml"
+SRC_SUBWORDS = "subwords.src.model"
+TGT_SUBWORDS = "subwords.tgt.model"
+BEST = "best.safetensors"
+LAST = "last.safetensors"
+METRICS = "metrics.jsonl"
+LEARNING_CURVE = "learning_curve.png"
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so that readers see the old file or the new one, whole."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_tensors(path: Path, tensors: dict[str, torch.Tensor], info: dict[str, Any]) -> None:
+    """A safetensors file of `tensors`, with `info` as JSON in its metadata."""
+    tensors = {name: t.detach().cpu().contiguous() for name, t in tensors.items()}
+    atomic_write(path, save_safetensors_bytes(tensors, metadata={"info": json.dumps(info)}))
+
+
+def read_tensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    if not path.is_file():
+        raise UserError(f"{path}: checkpoint missing")
+    try:
+        with safe_open(path, framework="pt") as checkpoint:
+            tensors = {name: checkpoint.get_tensor(name) for name in checkpoint.keys()}
+            info = json.loads((checkpoint.metadata() or {}).get("info", "{}"))
+    except (SafetensorError, OSError, ValueError):
+        raise UserError(f"{path}: corrupt checkpoint (not a readable safetensors file)") from None
+    return tensors, info
+
+
+def assign_weights(model: torch.nn.Module, tensors: dict[str, torch.Tensor], path: Path) -> None:
+    """Copy the `model.*` tensors into `model`; they must match its parameters exactly."""
+    weights = {name[len("model.") :]: t for name, t in tensors.items() if name.startswith("model.")}
+    expected = model.state_dict()
+    if set(weights) != set(expected) or any(weights[n].shape != expected[n].shape for n in expected):
+        raise UserError(f"{path}: weights do not match the model described by config.yaml")
+    model.load_state_dict(weights)
+
+
+def load_weights(model: torch.nn.Module, path: Path) -> dict[str, Any]:
+    """Load `path`'s weights into `model`; return the info stored with them."""
+    tensors, info = read_tensors(path)
+    assign_weights(model, tensors, path)
+    return info
+
+
+def model_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {f"model.{name}": t for name, t in model.state_dict().items()}
+
+
+def optimizer_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """Adam's per-parameter tensors, and its hyper-parameters as JSON-ready data."""
+    state = optimizer.state_dict()
+    tensors = {
+        f"optimizer.{index}.{key}": value
+        for index, slots in state["state"].items()
+        for key, value in slots.items()
+    }
+    return tensors, {"param_groups": state["param_groups"]}
+
+
+def restore_optimizer(optimizer: torch.optim.Optimizer, tensors: dict[str, torch.Tensor], groups: list) -> None:
+    state: dict[int, dict[str, torch.Tensor]] = {}
+    for name, value in tensors.items():
+        if name.startswith("optimizer."):
+            _, index, key = name.split(".", 2)
+            state.setdefault(int(index), {})[key] = value
+    optimizer.load_state_dict({"state": state, "param_groups": groups})
+
+
+def save_model_files(directory: Path, config: Config, src_subwords: Subwords, tgt_subwords: Subwords) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    atomic_write(directory / CONFIG, config.to_yaml().encode("utf-8"))
+    atomic_write(directory / SRC_SUBWORDS, src_subwords.model_bytes)
+    atomic_write(directory / TGT_SUBWORDS, tgt_subwords.model_bytes)
+
+
+def load_model_files(directory: str | Path) -> tuple[Config, Subwords, Subwords]:
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise UserError(f"{directory}: no such model directory")
+    return (
+        load_config(directory / CONFIG),
+        Subwords.load(directory / SRC_SUBWORDS),
+        Subwords.load(directory / TGT_SUBWORDS),
+    )
+
+
+def weights_path(directory: str | Path) -> Path:
+    """The weights a trained model translates with: the best validation, else the last."""
+    directory = Path(directory)
+    best = directory / BEST
+    return best if best.exists() else directory / LAST

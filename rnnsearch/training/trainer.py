@@ -1,0 +1,273 @@
+"""The training loop: teacher forcing, Adam, clipping, schedule, validation, budgets.
+
+A run can be stopped at any moment and resumed: the model directory's last
+checkpoint holds the weights, Adam's moments, the RNG state and the position in the
+epoch's batch order, and an epoch's batches are rebuilt from (seed, epoch).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from rnnsearch.config import Config
+from rnnsearch.errors import UserError
+from rnnsearch.evaluation.metrics import bleu
+from rnnsearch.evaluation.plots import learning_curves
+from rnnsearch.model.seq2seq import build_model
+from rnnsearch.text.batches import Pair, epoch_batches, make_batch
+from rnnsearch.text.corpus import FilterReport, is_blank, read_parallel
+from rnnsearch.text.subwords import Subwords, train_subwords
+from rnnsearch.training import checkpoint
+from rnnsearch.training.loss import sequence_loss
+from rnnsearch.translator import Translator, resolve_device
+
+
+@dataclass
+class Progress:
+    """Counters that --resume restores, so a resumed run goes on exactly where it stopped."""
+
+    step: int = 0
+    epoch: int = 0
+    batch_in_epoch: int = 0
+    lr_scale: float = 1.0
+    best: float | None = None
+    best_step: int = 0
+    validations_without_gain: int = 0
+    plateau: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class Corpus:
+    train: list[Pair]
+    valid: list[Pair]
+    valid_sources: list[str]
+    valid_references: list[str]
+
+
+def say(message: str) -> None:
+    tqdm.write(message, file=sys.stderr)
+
+
+def _subwords(config: Config, model_dir: Path, sources: list[str], targets: list[str], resume: bool):
+    if resume:
+        _, src_subwords, tgt_subwords = checkpoint.load_model_files(model_dir)
+        return src_subwords, tgt_subwords
+    options = config.subwords
+    if options.joint:
+        joint = train_subwords(sources + targets, options.kind, options.vocab_size, options.min_frequency)
+        return joint, joint
+    return (
+        train_subwords(sources, options.kind, options.vocab_size, options.min_frequency),
+        train_subwords(targets, options.kind, options.vocab_size, options.min_frequency),
+    )
+
+
+def encode_pairs(
+    sources: list[str], targets: list[str], src_subwords: Subwords, tgt_subwords: Subwords, max_length: int
+) -> tuple[list[Pair], FilterReport]:
+    """Piece-id pairs for training; blank and over-long pairs are skipped and counted."""
+    blank = [is_blank(s) or is_blank(t) for s, t in zip(sources, targets)]
+    kept_src = [s for s, b in zip(sources, blank) if not b]
+    kept_tgt = [t for t, b in zip(targets, blank) if not b]
+    pairs = [
+        (s, t)
+        for s, t in zip(src_subwords.encode(kept_src), tgt_subwords.encode(kept_tgt))
+        if len(s) <= max_length and len(t) <= max_length
+    ]
+    return pairs, FilterReport(kept=len(pairs), empty=sum(blank), too_long=len(kept_src) - len(pairs))
+
+
+def prepare_corpus(config: Config, model_dir: Path, resume: bool) -> tuple[Corpus, Subwords, Subwords]:
+    """Read the data, train (or, on resume, reload) subwords, and encode the pairs."""
+    sources, targets = read_parallel(config.data.train.src, config.data.train.tgt)
+    valid_sources, valid_references = read_parallel(config.data.valid.src, config.data.valid.tgt)
+    src_subwords, tgt_subwords = _subwords(config, model_dir, sources, targets, resume)
+    if not resume:
+        checkpoint.save_model_files(model_dir, config, src_subwords, tgt_subwords)
+    train, report = encode_pairs(sources, targets, src_subwords, tgt_subwords, config.data.max_length)
+    say(f"training data {config.data.train.src}: {report}")
+    if not train:
+        raise UserError(f"{config.data.train.src}: no usable training pairs")
+    valid, _ = encode_pairs(valid_sources, valid_references, src_subwords, tgt_subwords, config.data.max_length)
+    return Corpus(train, valid, valid_sources, valid_references), src_subwords, tgt_subwords
+
+
+def set_threads(requested: int | None) -> None:
+    torch.set_num_threads(requested or len(os.sched_getaffinity(0)))
+
+
+class Trainer:
+    def __init__(self, config: Config, model_dir: str | Path):
+        self.config = config
+        self.model_dir = Path(model_dir)
+        self.device = resolve_device(config.train.device)
+        self.progress = Progress()
+
+    def run(self, resume: bool = False) -> Progress:
+        """Train until a budget is spent or validation stops improving."""
+        config, options = self.config, self.config.train
+        if not resume and (self.model_dir / checkpoint.LAST).exists():
+            raise UserError(f"{self.model_dir}: already holds a trained model; use --resume or another directory")
+        set_threads(options.threads)
+        torch.manual_seed(options.seed)
+        self.corpus, src_subwords, tgt_subwords = prepare_corpus(config, self.model_dir, resume)
+        self.model = build_model(config.model, len(src_subwords), len(tgt_subwords)).to(self.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=options.learning_rate)
+        self.translator = Translator(self.model, src_subwords, tgt_subwords, config)
+        if resume:
+            self._restore()
+        say(f"model: {sum(p.numel() for p in self.model.parameters()):,} parameters on {self.device}")
+        self._loop()
+        return self.progress
+
+    def _learning_rate(self) -> float:
+        warmup = self.config.train.warmup_steps
+        ramp = min(1.0, (self.progress.step + 1) / warmup) if warmup else 1.0
+        return max(self.config.train.learning_rate * self.progress.lr_scale * ramp, self.config.train.min_learning_rate)
+
+    def _clock(self) -> None:
+        """Bring progress.seconds (wall time across resumed runs) up to now."""
+        now = time.monotonic()
+        self.progress.seconds += now - self._last_tick
+        self._last_tick = now
+
+    def _budget_spent(self) -> bool:
+        options = self.config.train
+        self._clock()
+        return (options.max_steps is not None and self.progress.step >= options.max_steps) or (
+            options.max_minutes is not None and self.progress.seconds >= 60 * options.max_minutes
+        )
+
+    def _next_batch(self, order: list[list[int]]) -> tuple[list[list[int]], list[int]]:
+        progress, options = self.progress, self.config.train
+        if progress.batch_in_epoch >= len(order):
+            progress.epoch += 1
+            progress.batch_in_epoch = 0
+            order = epoch_batches(
+                self.corpus.train, options.batch_tokens, options.max_batch_sentences, options.seed, progress.epoch
+            )
+        progress.batch_in_epoch += 1
+        return order, order[progress.batch_in_epoch - 1]
+
+    def _loop(self) -> None:
+        options, progress = self.config.train, self.progress
+        order = epoch_batches(
+            self.corpus.train, options.batch_tokens, options.max_batch_sentences, options.seed, progress.epoch
+        )
+        self._last_tick = time.monotonic()
+        loss_sum, tokens, compute_seconds, last_validated = 0.0, 0, 0.0, progress.step
+        bar = tqdm(total=options.max_steps, initial=progress.step, unit="step", dynamic_ncols=True, disable=None)
+        self.model.train()
+        stop = False
+        while not stop and not self._budget_spent():
+            tick = time.perf_counter()
+            order, indices = self._next_batch(order)
+            batch = make_batch([self.corpus.train[i] for i in indices]).to(self.device)
+            for group in self.optimizer.param_groups:
+                group["lr"] = self._learning_rate()
+            loss, n_tokens = sequence_loss(self.model, batch, options.label_smoothing)
+            self.optimizer.zero_grad(set_to_none=True)
+            (loss / n_tokens).backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), options.clip_norm)
+            self.optimizer.step()
+            progress.step += 1
+            loss_sum += loss.item()
+            tokens += n_tokens
+            compute_seconds += time.perf_counter() - tick
+            bar.update(1)
+            if progress.step % options.log_every == 0:
+                row = {"step": progress.step, "train_loss": loss_sum / tokens, "lr": self._learning_rate(),
+                       "tokens_per_second": tokens / compute_seconds, "epoch": progress.epoch}
+                self._log(row)
+                bar.set_postfix(loss=f"{row['train_loss']:.3f}", tok_s=f"{row['tokens_per_second']:.0f}")
+                loss_sum, tokens, compute_seconds = 0.0, 0, 0.0
+            if progress.step % options.valid_every == 0:
+                stop = self._validate_and_save()
+                last_validated = progress.step
+        bar.close()
+        if progress.step != last_validated:
+            self._validate_and_save()
+
+    def _validate_and_save(self) -> bool:
+        """Validate, update schedule and best checkpoint, save the last one; True to stop."""
+        progress, options = self.progress, self.config.train
+        row = {"step": progress.step, **self.validate()}
+        metric = row["valid_bleu"] if options.selection_metric == "bleu" else -row["valid_loss"]
+        improved = progress.best is None or metric > progress.best
+        if improved:
+            progress.best, progress.best_step = metric, progress.step
+            progress.validations_without_gain = progress.plateau = 0
+            checkpoint.write_tensors(self.model_dir / checkpoint.BEST, checkpoint.model_tensors(self.model), row)
+        else:
+            progress.validations_without_gain += 1
+            progress.plateau += 1
+            if progress.plateau > options.lr_patience:
+                progress.lr_scale *= options.lr_decay_factor
+                progress.plateau = 0
+        self._log(row)
+        say(
+            f"step {progress.step}: valid loss {row['valid_loss']:.3f}, ppl {row['valid_ppl']:.2f}, "
+            f"greedy BLEU {row['valid_bleu']:.2f}{' (best)' if improved else ''}"
+        )
+        self._clock()
+        self._save_last()
+        return progress.validations_without_gain >= options.patience
+
+    @torch.no_grad()
+    def validate(self) -> dict[str, float]:
+        """Validation loss and perplexity (no label smoothing) and greedy BLEU."""
+        self.model.eval()
+        options = self.config.train
+        loss_sum, tokens = 0.0, 0
+        for indices in epoch_batches(self.corpus.valid, options.batch_tokens, None, 0, 0):
+            batch = make_batch([self.corpus.valid[i] for i in indices]).to(self.device)
+            loss, n_tokens = sequence_loss(self.model, batch, 0.0)
+            loss_sum, tokens = loss_sum + float(loss), tokens + n_tokens
+        hypotheses = [t.text for t in self.translator.translate(self.corpus.valid_sources, beam_size=1)]
+        self.model.train()
+        loss = loss_sum / tokens
+        score = bleu(hypotheses, self.corpus.valid_references)
+        return {"valid_loss": loss, "valid_ppl": math.exp(min(loss, 50.0)), "valid_bleu": score.value}
+
+    def _log(self, row: dict) -> None:
+        path = self.model_dir / checkpoint.METRICS
+        with path.open("a", encoding="utf-8") as log:
+            log.write(json.dumps(row) + "\n")
+        if "valid_loss" in row:
+            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+            learning_curves(rows, self.model_dir / checkpoint.LEARNING_CURVE)
+
+    def _save_last(self) -> None:
+        tensors = checkpoint.model_tensors(self.model)
+        optimizer_tensors, optimizer_info = checkpoint.optimizer_tensors(self.optimizer)
+        tensors.update(optimizer_tensors)
+        tensors["rng.torch"] = torch.get_rng_state()
+        info = {"progress": asdict(self.progress), **optimizer_info}
+        checkpoint.write_tensors(self.model_dir / checkpoint.LAST, tensors, info)
+
+    def _restore(self) -> None:
+        path = self.model_dir / checkpoint.LAST
+        tensors, info = checkpoint.read_tensors(path)
+        checkpoint.assign_weights(self.model, tensors, path)
+        checkpoint.restore_optimizer(self.optimizer, tensors, info["param_groups"])
+        torch.set_rng_state(tensors["rng.torch"])
+        self.progress = Progress(**info["progress"])
+        self._forget_metrics_after(self.progress.step)
+        say(f"resuming {self.model_dir} at step {self.progress.step}")
+
+    def _forget_metrics_after(self, step: int) -> None:
+        """Drop log rows of steps after the checkpoint: the resumed run will redo them."""
+        path = self.model_dir / checkpoint.METRICS
+        if path.exists():
+            rows = [line for line in path.read_text(encoding="utf-8").splitlines() if json.loads(line)["step"] <= step]
+            checkpoint.atomic_write(path, "".join(row + "\n" for row in rows).encode("utf-8"))

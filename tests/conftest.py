@@ -1,0 +1,37 @@
+"""Shared fixtures: tiny models with random weights, small enough to reason about."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rnnsearch.config import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
+from rnnsearch.model.seq2seq import RNNSearch, build_model
+
+
+def tiny_model(vocab: int = 12, seed: int = 0, readout: str = "maxout") -> RNNSearch:
+    """A randomly initialised model whose output distributions are far from uniform."""
+    torch.manual_seed(seed)
+    config = ModelConfig(
+        embedding_size=8,
+        encoder=EncoderConfig(hidden_size=8),
+        attention=AttentionConfig(size=8),
+        decoder=DecoderConfig(hidden_size=16, readout=readout, readout_size=8),
+        dropout=0.0,
+    )
+    model = build_model(config, vocab, vocab)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.mul_(3.0)
+    return model.eval()
+
+
+def random_sources(count: int, vocab: int, seed: int, min_len: int = 1, max_len: int = 9) -> list[list[int]]:
+    generator = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(min_len, max_len + 1, (count,), generator=generator)
+    return [torch.randint(4, vocab, (int(n),), generator=generator).tolist() for n in lengths]
+
+
+@pytest.fixture
+def model() -> RNNSearch:
+    return tiny_model()

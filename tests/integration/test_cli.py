@@ -1,0 +1,179 @@
+import gzip
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import rnnsearch
+from rnnsearch.cli import main
+from tests.integration.conftest import tiny_config, write_config, write_lines
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    status = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_training_writes_a_complete_model_directory(model_dir):
+    for name in ("config.yaml", "subwords.src.model", "subwords.tgt.model", "best.safetensors",
+                 "last.safetensors", "metrics.jsonl", "learning_curve.png"):
+        assert (model_dir / name).is_file(), name
+    rows = [json.loads(line) for line in (model_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows if "valid_bleu" in r] == [10, 20]
+    assert not list(model_dir.glob("*.pickle")) and not list(model_dir.glob("*.pt"))
+
+
+def test_translate_is_a_line_for_line_filter(model_dir, tmp_path, capsys, monkeypatch):
+    source = write_lines(tmp_path / "in.de", ["Ein Hund läuft.", "", "   ", "Zwei Männer spielen Fußball."])
+    status, out, _ = run_cli(capsys, "translate", model_dir, "-i", source, "--alignments", tmp_path / "a.jsonl")
+    assert status == 0
+    lines = out.split("\n")[:-1]
+    assert len(lines) == 4 and lines[1] == "" and lines[2] == ""
+    rows = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 and rows[1]["source_tokens"] == []
+    best = rows[0]["hypotheses"][0]
+    matrix = np.array(best["alignment"])
+    assert best["text"] == lines[0]
+    assert matrix.shape == (len(best["target_tokens"]), len(rows[0]["source_tokens"]))
+    assert np.allclose(matrix.sum(1), 1.0, atol=1e-3)
+
+
+def test_nbest_output_lists_n_scored_hypotheses_per_line(model_dir, tmp_path, capsys):
+    source = write_lines(tmp_path / "in.de", ["Ein Hund läuft.", "Eine Frau singt."])
+    status, out, _ = run_cli(capsys, "translate", model_dir, "-i", source, "--beam-size", 4, "--n-best", 3)
+    assert status == 0
+    rows = [line.split(" ||| ") for line in out.splitlines()]
+    assert [int(r[0]) for r in rows] == [0, 0, 0, 1, 1, 1]
+    scores = [float(r[2]) for r in rows[:3]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_saved_and_reloaded_model_translates_identically(model_dir, corpus):
+    sources = (corpus / "val.de").read_text().splitlines()[:20]
+    first = rnnsearch.load(model_dir).translate(sources, beam_size=3)
+    again = rnnsearch.load(model_dir).translate(sources, beam_size=3)
+    assert [t.text for t in first] == [t.text for t in again]
+    assert [t.score for t in first] == [t.score for t in again]
+    assert all(np.array_equal(a.alignment, b.alignment) for a, b in zip(first, again))
+
+
+def test_evaluate_reports_sacrebleu_and_chrf_with_signatures(model_dir, corpus, capsys):
+    status, out, _ = run_cli(capsys, "evaluate", model_dir, "--src", corpus / "val.de", "--ref", corpus / "val.en",
+                             "--beam-size", 2, "--json")
+    assert status == 0
+    scores = json.loads(out)
+    assert set(scores) == {"BLEU", "chrF2"}
+    assert "tok:13a" in scores["BLEU"]["signature"]
+    assert 0.0 <= scores["BLEU"]["score"] <= 100.0
+
+
+def test_evaluate_lowercase_tokenized(model_dir, corpus, tmp_path, capsys):
+    references = (corpus / "val.en").read_text().splitlines()
+    tokenised = write_lines(tmp_path / "ref.tok.en", [r.lower().replace(".", " .") for r in references])
+    status, out, _ = run_cli(capsys, "evaluate", model_dir, "--src", corpus / "val.de", "--ref", tokenised,
+                             "--beam-size", 1, "--lowercase-tokenized")
+    assert status == 0 and "tok:none" in out
+
+
+@pytest.mark.parametrize("suffix", ["png", "svg"])
+def test_attention_draws_a_heatmap(model_dir, tmp_path, capsys, suffix):
+    path = tmp_path / f"heatmap.{suffix}"
+    status, _, _ = run_cli(capsys, "attention", model_dir, "Ein Hund läuft im Schnee.", "-o", path)
+    assert status == 0 and path.stat().st_size > 1000
+
+
+def test_resume_continues_exactly_where_training_stopped(corpus, tmp_path, capsys):
+    whole = write_config(tmp_path / "whole.yaml", tiny_config(corpus, tmp_path / "whole", max_steps=24, valid_every=8))
+    assert main(["train", str(whole)]) == 0
+    split = write_config(tmp_path / "split.yaml", tiny_config(corpus, tmp_path / "split", max_steps=16, valid_every=8))
+    assert main(["train", str(split)]) == 0
+    assert main(["train", str(split), "--set", "train.max_steps=24", "--resume"]) == 0
+
+    def losses(folder):
+        rows = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+        return [(r["step"], r.get("train_loss"), r.get("valid_loss")) for r in rows]
+
+    assert losses(tmp_path / "split") == losses(tmp_path / "whole")
+
+
+def test_training_refuses_to_overwrite_a_trained_model(model_dir, tmp_path, capsys):
+    config = write_config(tmp_path / "c.yaml", tiny_config(model_dir.parent, model_dir))
+    status, _, err = run_cli(capsys, "train", config)
+    assert status == 1 and "--resume" in err
+
+
+def assert_one_line_error(status: int, err: str, *fragments: str) -> None:
+    assert status != 0
+    assert "Traceback" not in err
+    assert err.splitlines()[-1].startswith("rnnsearch: error: "), err
+    for fragment in fragments:
+        assert fragment in err.splitlines()[-1], (fragment, err)
+
+
+def test_mismatched_line_counts(corpus, tmp_path, capsys):
+    short = write_lines(tmp_path / "short.en", ["one line"])
+    config = tiny_config(corpus, tmp_path / "m")
+    config["data"]["train"]["tgt"] = str(short)
+    status, _, err = run_cli(capsys, "train", write_config(tmp_path / "c.yaml", config))
+    assert_one_line_error(status, err, "300 lines", str(short), "has 1")
+
+
+def test_invalid_utf8_names_file_and_line(corpus, tmp_path, capsys):
+    bad = tmp_path / "bad.de.gz"
+    with gzip.open(bad, "wb") as out:
+        out.write("gut\n".encode() * 4 + b"schlecht \xff\n" + "gut\n".encode() * 295)
+    config = tiny_config(corpus, tmp_path / "m")
+    config["data"]["train"]["src"] = str(bad)
+    status, _, err = run_cli(capsys, "train", write_config(tmp_path / "c.yaml", config))
+    assert_one_line_error(status, err, f"{bad}:5", "UTF-8")
+
+
+def test_missing_data_file(corpus, tmp_path, capsys):
+    config = tiny_config(corpus, tmp_path / "m")
+    config["data"]["valid"]["src"] = str(tmp_path / "nowhere.de")
+    status, _, err = run_cli(capsys, "train", write_config(tmp_path / "c.yaml", config))
+    assert_one_line_error(status, err, "nowhere.de", "no such file")
+
+
+def test_unknown_config_key(corpus, tmp_path, capsys):
+    config = tiny_config(corpus, tmp_path / "m")
+    config["model"]["decoder"]["hiden_size"] = 3
+    status, _, err = run_cli(capsys, "train", write_config(tmp_path / "c.yaml", config))
+    assert_one_line_error(status, err, "model.decoder.hiden_size", "unknown key")
+
+
+def test_wrong_type_in_override(corpus, tmp_path, capsys):
+    config = write_config(tmp_path / "c.yaml", tiny_config(corpus, tmp_path / "m"))
+    status, _, err = run_cli(capsys, "train", config, "--set", "train.batch_tokens=many")
+    assert_one_line_error(status, err, "train.batch_tokens")
+
+
+def test_corrupt_and_missing_checkpoints(model_dir, tmp_path, capsys):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for name in ("config.yaml", "subwords.src.model", "subwords.tgt.model"):
+        (broken / name).write_bytes((model_dir / name).read_bytes())
+    status, _, err = run_cli(capsys, "translate", broken, "-i", model_dir / "config.yaml")
+    assert_one_line_error(status, err, "last.safetensors", "missing")
+    (broken / "best.safetensors").write_bytes((model_dir / "best.safetensors").read_bytes()[:5000])
+    status, _, err = run_cli(capsys, "translate", broken, "-i", model_dir / "config.yaml")
+    assert_one_line_error(status, err, "best.safetensors", "corrupt")
+    status, _, err = run_cli(capsys, "translate", tmp_path / "no-model")
+    assert_one_line_error(status, err, "no-model", "no such model directory")
+
+
+def test_overlong_input_line_is_refused_with_its_line_number(model_dir, tmp_path, capsys):
+    source = write_lines(tmp_path / "in.de", ["Ein Hund.", " ".join(["Hund"] * 400)])
+    status, _, err = run_cli(capsys, "translate", model_dir, "-i", source)
+    assert_one_line_error(status, err, "input line 2", "search.max_source_length")
+
+
+def test_installed_command_reads_stdin_and_reports_bad_bytes(model_dir):
+    command = [sys.executable, "-m", "rnnsearch", "translate", str(model_dir)]
+    good = subprocess.run(command, input="Ein Hund.\n\nEine Katze.\n".encode(), capture_output=True, timeout=120)
+    assert good.returncode == 0 and len(good.stdout.decode().split("\n")) == 4
+    bad = subprocess.run(command, input=b"gut\n\xfe\n", capture_output=True, timeout=120)
+    assert_one_line_error(bad.returncode, bad.stderr.decode(), "<stdin>:2")

@@ -1,0 +1,198 @@
+"""Tests for rnnsearch.config: defaults, strict validation, overrides and one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from rnnsearch.config import Config, config_from_dict, load_config
+from rnnsearch.errors import UserError
+
+
+def minimal_tree() -> dict[str, Any]:
+    return {
+        "data": {
+            "train": {"src": "train.de", "tgt": "train.en"},
+            "valid": {"src": "valid.de", "tgt": "valid.en"},
+        }
+    }
+
+
+def write_config(directory: Path, tree: dict[str, Any], name: str = "config.yaml") -> Path:
+    path = directory / name
+    path.write_text(yaml.safe_dump(tree), encoding="utf-8")
+    return path
+
+
+def user_error_message(excinfo: pytest.ExceptionInfo[UserError]) -> str:
+    message = str(excinfo.value)
+    assert "\n" not in message
+    return message
+
+
+def test_minimal_config_gets_defaults() -> None:
+    config = config_from_dict(minimal_tree())
+    assert config.data.train.src == "train.de"
+    assert config.data.valid.tgt == "valid.en"
+    assert config.data.test is None
+    assert config.data.max_length == 100
+    assert config.subwords.kind == "unigram"
+    assert config.subwords.vocab_size == 8000
+    assert config.model.encoder.hidden_size == 256
+    assert config.model.decoder.readout == "maxout"
+    assert config.model.dropout == 0.2
+    assert config.train.batch_tokens == 2000
+    assert config.train.max_steps is None
+    assert config.search.beam_size == 5
+
+
+def test_missing_required_section_is_rejected() -> None:
+    with pytest.raises(UserError) as excinfo:
+        config_from_dict({"data": {"train": {"src": "a", "tgt": "b"}}})
+    assert "data.valid" in user_error_message(excinfo)
+
+
+def test_unknown_top_level_key() -> None:
+    tree = minimal_tree() | {"trian": {"max_steps": 5}}
+    with pytest.raises(UserError) as excinfo:
+        config_from_dict(tree)
+    message = user_error_message(excinfo)
+    assert "trian: unknown key" in message
+
+
+def test_unknown_nested_key_names_dotted_path() -> None:
+    tree = minimal_tree() | {"model": {"decoder": {"hiden_size": 10}}}
+    with pytest.raises(UserError) as excinfo:
+        config_from_dict(tree)
+    message = user_error_message(excinfo)
+    assert "model.decoder.hiden_size" in message
+    assert "unknown key" in message
+
+
+def test_wrong_type_names_key() -> None:
+    tree = minimal_tree() | {"train": {"batch_tokens": "lots"}}
+    with pytest.raises(UserError) as excinfo:
+        config_from_dict(tree, "my.yaml")
+    message = user_error_message(excinfo)
+    assert message.startswith("my.yaml: ")
+    assert "train.batch_tokens" in message
+
+
+def test_several_problems_reported_on_one_line() -> None:
+    tree = minimal_tree() | {"train": {"batch_tokens": "lots", "bogus": 1}, "search": {"beam_size": 0}}
+    with pytest.raises(UserError) as excinfo:
+        config_from_dict(tree)
+    message = user_error_message(excinfo)
+    for key in ("train.batch_tokens", "train.bogus", "search.beam_size"):
+        assert key in message
+
+
+def test_min_frequency_rejected_for_unigram() -> None:
+    tree = minimal_tree() | {"subwords": {"kind": "unigram", "min_frequency": 2}}
+    with pytest.raises(UserError) as excinfo:
+        config_from_dict(tree)
+    message = user_error_message(excinfo)
+    assert "subwords" in message
+    assert "min_frequency" in message
+
+
+def test_min_frequency_allowed_for_words() -> None:
+    tree = minimal_tree() | {"subwords": {"kind": "word", "min_frequency": 2}}
+    assert config_from_dict(tree).subwords.min_frequency == 2
+
+
+def test_overrides_are_applied_with_yaml_types(tmp_path: Path) -> None:
+    path = write_config(tmp_path, minimal_tree())
+    config = load_config(path, ["train.max_steps=5", "model.dropout=0.1", "train.device=cpu"])
+    assert config.train.max_steps == 5
+    assert isinstance(config.train.max_steps, int)
+    assert config.model.dropout == pytest.approx(0.1)
+    assert config.train.device == "cpu"
+    assert config.train.batch_tokens == 2000
+
+
+def test_override_replaces_value_from_file(tmp_path: Path) -> None:
+    tree = minimal_tree() | {"train": {"max_steps": 100, "seed": 7}}
+    config = load_config(write_config(tmp_path, tree), ["train.max_steps=5"])
+    assert config.train.max_steps == 5
+    assert config.train.seed == 7
+
+
+@pytest.mark.parametrize("assignment", ["nokey", "=5"])
+def test_malformed_override(tmp_path: Path, assignment: str) -> None:
+    path = write_config(tmp_path, minimal_tree())
+    with pytest.raises(UserError) as excinfo:
+        load_config(path, [assignment])
+    assert assignment in user_error_message(excinfo)
+
+
+def test_override_through_a_value_is_rejected(tmp_path: Path) -> None:
+    path = write_config(tmp_path, minimal_tree())
+    with pytest.raises(UserError) as excinfo:
+        load_config(path, ["data.train.src.x=1"])
+    assert "src" in user_error_message(excinfo)
+
+
+def test_override_of_unknown_key_is_rejected(tmp_path: Path) -> None:
+    path = write_config(tmp_path, minimal_tree())
+    with pytest.raises(UserError) as excinfo:
+        load_config(path, ["train.max_step=5"])
+    message = user_error_message(excinfo)
+    assert str(path) in message
+    assert "train.max_step: unknown key" in message
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    path = tmp_path / "absent.yaml"
+    with pytest.raises(UserError) as excinfo:
+        load_config(path)
+    assert str(path) in user_error_message(excinfo)
+
+
+def test_invalid_yaml_names_path_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("data:\n  train: {src: a, tgt: b}\n  valid: x: y\n", encoding="utf-8")
+    with pytest.raises(UserError) as excinfo:
+        load_config(path)
+    assert user_error_message(excinfo).startswith(f"{path}:3:")
+
+
+def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:
+    path = tmp_path / "list.yaml"
+    path.write_text("- a\n- b\n", encoding="utf-8")
+    with pytest.raises(UserError) as excinfo:
+        load_config(path)
+    assert str(path) in user_error_message(excinfo)
+
+
+def test_config_file_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(b"data:\n  train: {src: d\xe4ten.de, tgt: b}\n  valid: {src: c, tgt: d}\n")
+    with pytest.raises(UserError) as excinfo:
+        load_config(path)
+    assert str(path) in user_error_message(excinfo)
+
+
+def test_to_yaml_round_trips(tmp_path: Path) -> None:
+    tree = minimal_tree()
+    tree["data"]["test"] = {"src": "test.de", "tgt": "test.en"}
+    tree["subwords"] = {"kind": "word", "vocab_size": 500, "min_frequency": 3}
+    tree["model"] = {"dropout": 0.3, "attention": {"score": "dot", "size": 64}}
+    tree["train"] = {"max_minutes": 1.5, "min_learning_rate": 1e-6, "max_batch_sentences": 16}
+    original = config_from_dict(tree)
+    path = tmp_path / "saved.yaml"
+    path.write_text(original.to_yaml(), encoding="utf-8")
+    reloaded = load_config(path)
+    assert isinstance(reloaded, Config)
+    assert reloaded == original
+    assert reloaded.to_yaml() == original.to_yaml()
+
+
+def test_default_config_round_trips(tmp_path: Path) -> None:
+    original = config_from_dict(minimal_tree())
+    path = tmp_path / "saved.yaml"
+    path.write_text(original.to_yaml(), encoding="utf-8")
+    assert load_config(path) == original

@@ -1,0 +1,96 @@
+import itertools
+import math
+
+import pytest
+import torch
+
+from rnnsearch.search import max_output_lengths, normalised
+from rnnsearch.search.beam import beam_search
+from rnnsearch.search.greedy import greedy_search
+from rnnsearch.text.batches import source_tensors
+from rnnsearch.text.subwords import BOS, EOS, PAD
+from tests.conftest import random_sources, tiny_model
+
+
+def search(model, sources, beam_size=1, n_best=1, penalty=1.0, ratio=1.5, extra=3):
+    src, lengths = source_tensors(sources)
+    limits = max_output_lengths(lengths, ratio, extra)
+    if beam_size == 1:
+        return greedy_search(model, src, lengths, limits, penalty)
+    return beam_search(model, src, lengths, limits, penalty, beam_size, n_best)
+
+
+def test_beam_of_one_equals_greedy(model):
+    sources = random_sources(20, 12, seed=6)
+    greedy = search(model, sources, beam_size=1)
+    beam = beam_search(model, *source_tensors(sources), max_output_lengths(source_tensors(sources)[1], 1.5, 3), 1.0, 1)
+    for g, b in zip(greedy, beam):
+        assert g[0].tokens == b[0].tokens
+        assert g[0].score == pytest.approx(b[0].score, abs=1e-5)
+        assert torch.allclose(g[0].alignment, b[0].alignment, atol=1e-6)
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_translation_does_not_depend_on_batch_size(beam_size):
+    model = tiny_model(vocab=20, seed=1)
+    sources = random_sources(64, 20, seed=7, max_len=14)
+    reference = [h[0].tokens for h in search(model, sources, beam_size)]
+    for size in (1, 7):
+        outputs = []
+        for start in range(0, len(sources), size):
+            outputs += [h[0].tokens for h in search(model, sources[start : start + size], beam_size)]
+        assert outputs == reference
+
+
+def _sequence_log_prob(model, source, tokens):
+    src, lengths = source_tensors([source])
+    tgt_in = torch.tensor([[BOS] + tokens])
+    target = tokens + [EOS]
+    with torch.no_grad():
+        readout, _ = model(src, lengths, tgt_in)
+        log_probs = model.logits(readout).log_softmax(-1)[0]
+    return sum(float(log_probs[i, t]) for i, t in enumerate(target))
+
+
+@pytest.mark.parametrize("penalty", [0.0, 1.0])
+def test_beam_as_wide_as_the_search_space_finds_the_exhaustive_best(penalty):
+    vocab = 6  # outputs: <unk>, 4, 5 and </s>
+    model = tiny_model(vocab=vocab, seed=3)
+    source = [4, 5, 5]
+    limit = 4  # at most 3 tokens, then </s>
+    words = [1, 4, 5]
+    candidates = [list(c) for n in range(limit) for c in itertools.product(words, repeat=n)]
+    best = max(candidates, key=lambda c: normalised(_sequence_log_prob(model, source, c), len(c) + 1, penalty))
+    src, lengths = source_tensors([source])
+    found = beam_search(model, src, lengths, torch.tensor([limit]), penalty, len(candidates), n_best=len(candidates))[0]
+    assert found[0].tokens == best
+    assert found[0].log_prob == pytest.approx(_sequence_log_prob(model, source, best), abs=1e-4)
+    assert len(found) == len(candidates)
+    assert sorted(tuple(h.tokens) for h in found) == sorted(tuple(c) for c in candidates)
+
+
+def test_nbest_is_sorted_distinct_and_carries_alignments(model):
+    sources = random_sources(6, 12, seed=8)
+    results = search(model, sources, beam_size=5, n_best=3)
+    for source, nbest in zip(sources, results):
+        assert len(nbest) == 3
+        scores = [h.score for h in nbest]
+        assert scores == sorted(scores, reverse=True)
+        assert len({tuple(h.tokens) for h in nbest}) == 3
+        for h in nbest:
+            assert h.alignment.shape == (len(h.tokens) + 1, len(source) + 1)
+            assert torch.allclose(h.alignment.sum(1), torch.ones(len(h.tokens) + 1), atol=1e-5)
+            assert h.log_prob <= 0 and math.isfinite(h.score)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_outputs_respect_the_length_limit_and_never_emit_specials(beam_size):
+    model = tiny_model(seed=4)
+    with torch.no_grad():
+        model.decoder.output_layer.bias[EOS] = -100.0  # the model never wants to stop
+    sources = random_sources(10, 12, seed=9)
+    src, lengths = source_tensors(sources)
+    limits = max_output_lengths(lengths, 1.0, 2)
+    for source, nbest, limit in zip(sources, search(model, sources, beam_size, ratio=1.0, extra=2), limits):
+        assert len(nbest[0].tokens) + 1 == int(limit)
+        assert not {PAD, BOS, EOS} & set(nbest[0].tokens)
