@@ -94,7 +94,7 @@ def bleu_lowercase_tokenized(hypotheses: list[str], references: list[str],
     """
     _check_counts(hypotheses, references)
     tokenized = moses_lowercase_tokenize(hypotheses, lang)
-    return _score(sacrebleu.BLEU(tokenize="none"), tokenized, references,
+    return _score(sacrebleu.BLEU(tokenize="none", force=True), tokenized, references,
                   signature_suffix="|hyp:moses-lc")
 
 

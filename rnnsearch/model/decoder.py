@@ -110,10 +110,10 @@ class Decoder(nn.Module):
     def forward(self, tgt_in: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor]:
         """Teacher forcing: tgt_in (B, T) → readout t (B, T, l), weights α (B, T, S)."""
         embedded = self.dropout(self.embedding(tgt_in))  # E y_{i-1}: (B, T, E)
-        embedding_gates = self.embedding_gates(embedded)  # (B, T, 3D), all steps at once
+        embedding_gates = self.embedding_gates(embedded).unbind(1)  # T × (B, 3D), all steps at once
         states, contexts, weights = [], [], []
-        for i in range(tgt_in.size(1)):
-            state, context, alpha = self._recur(embedding_gates[:, i], decoder)
+        for gates in embedding_gates:
+            state, context, alpha = self._recur(gates, decoder)
             decoder = replace(decoder, state=state)
             states.append(state)
             contexts.append(context)

@@ -7,6 +7,7 @@ epoch's batch order, and an epoch's batches are rebuilt from (seed, epoch).
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
 import os
@@ -29,6 +30,8 @@ from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.loss import sequence_loss
 from rnnsearch.translator import Translator, resolve_device
+
+M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4  # mallopt() parameters, from glibc's malloc.h
 
 
 @dataclass
@@ -58,18 +61,17 @@ def say(message: str) -> None:
     tqdm.write(message, file=sys.stderr)
 
 
-def _subwords(config: Config, model_dir: Path, sources: list[str], targets: list[str], resume: bool):
-    if resume:
-        _, src_subwords, tgt_subwords = checkpoint.load_model_files(model_dir)
-        return src_subwords, tgt_subwords
+def train_vocabularies(config: Config, sources: list[str], targets: list[str]) -> tuple[Subwords, Subwords]:
+    """Source and target SentencePiece models (the same one twice if `subwords.joint`)."""
     options = config.subwords
+
+    def train(texts: list[str]) -> Subwords:
+        return train_subwords(texts, options.kind, options.vocab_size, options.min_frequency)
+
     if options.joint:
-        joint = train_subwords(sources + targets, options.kind, options.vocab_size, options.min_frequency)
+        joint = train(sources + targets)
         return joint, joint
-    return (
-        train_subwords(sources, options.kind, options.vocab_size, options.min_frequency),
-        train_subwords(targets, options.kind, options.vocab_size, options.min_frequency),
-    )
+    return train(sources), train(targets)
 
 
 def encode_pairs(
@@ -91,8 +93,10 @@ def prepare_corpus(config: Config, model_dir: Path, resume: bool) -> tuple[Corpu
     """Read the data, train (or, on resume, reload) subwords, and encode the pairs."""
     sources, targets = read_parallel(config.data.train.src, config.data.train.tgt)
     valid_sources, valid_references = read_parallel(config.data.valid.src, config.data.valid.tgt)
-    src_subwords, tgt_subwords = _subwords(config, model_dir, sources, targets, resume)
-    if not resume:
+    if resume:
+        _, src_subwords, tgt_subwords = checkpoint.load_model_files(model_dir)
+    else:
+        src_subwords, tgt_subwords = train_vocabularies(config, sources, targets)
         checkpoint.save_model_files(model_dir, config, src_subwords, tgt_subwords)
     train, report = encode_pairs(sources, targets, src_subwords, tgt_subwords, config.data.max_length)
     say(f"training data {config.data.train.src}: {report}")
@@ -102,8 +106,20 @@ def prepare_corpus(config: Config, model_dir: Path, resume: bool) -> tuple[Corpu
     return Corpus(train, valid, valid_sources, valid_references), src_subwords, tgt_subwords
 
 
-def set_threads(requested: int | None) -> None:
-    torch.set_num_threads(requested or len(os.sched_getaffinity(0)))
+def configure_cpu(threads: int | None) -> None:
+    """Threads matched to the cores, and an allocator that keeps freed memory.
+
+    glibc serves blocks over 32 MiB (the logits of a batch) with fresh mmap()s, so
+    every training step page-faults them in again and zero-fills the pages; keeping
+    them in the heap instead made steps about 10% faster on a 2-core CPU.
+    """
+    torch.set_num_threads(threads or len(os.sched_getaffinity(0)))
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    libc.mallopt(M_MMAP_MAX, 0)
+    libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
 
 
 class Trainer:
@@ -118,11 +134,11 @@ class Trainer:
         config, options = self.config, self.config.train
         if not resume and (self.model_dir / checkpoint.LAST).exists():
             raise UserError(f"{self.model_dir}: already holds a trained model; use --resume or another directory")
-        set_threads(options.threads)
+        configure_cpu(options.threads)
         torch.manual_seed(options.seed)
         self.corpus, src_subwords, tgt_subwords = prepare_corpus(config, self.model_dir, resume)
         self.model = build_model(config.model, len(src_subwords), len(tgt_subwords)).to(self.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=options.learning_rate)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=options.learning_rate, fused=True)
         self.translator = Translator(self.model, src_subwords, tgt_subwords, config)
         if resume:
             self._restore()
@@ -147,6 +163,13 @@ class Trainer:
         return (options.max_steps is not None and self.progress.step >= options.max_steps) or (
             options.max_minutes is not None and self.progress.seconds >= 60 * options.max_minutes
         )
+
+    def _time_left(self) -> dict[str, str]:
+        """Time left under `max_minutes`, for the progress bar (tqdm's ETA covers max_steps)."""
+        if self.config.train.max_minutes is None:
+            return {}
+        seconds = max(0, int(60 * self.config.train.max_minutes - self.progress.seconds))
+        return {"left": f"{seconds // 60}:{seconds % 60:02d}"}
 
     def _next_batch(self, order: list[list[int]]) -> tuple[list[list[int]], list[int]]:
         progress, options = self.progress, self.config.train
@@ -189,7 +212,8 @@ class Trainer:
                 row = {"step": progress.step, "train_loss": loss_sum / tokens, "lr": self._learning_rate(),
                        "tokens_per_second": tokens / compute_seconds, "epoch": progress.epoch}
                 self._log(row)
-                bar.set_postfix(loss=f"{row['train_loss']:.3f}", tok_s=f"{row['tokens_per_second']:.0f}")
+                bar.set_postfix(loss=f"{row['train_loss']:.3f}", tok_s=f"{row['tokens_per_second']:.0f}",
+                                **self._time_left())
                 loss_sum, tokens, compute_seconds = 0.0, 0, 0.0
             if progress.step % options.valid_every == 0:
                 stop = self._validate_and_save()
