@@ -5,8 +5,8 @@
 
 Training: steady-state target tokens per second over `--steps` batches after a
 warm-up, on the config's real training batches, from a freshly initialised model.
-Decoding: greedy and beam-5 sentences per second on the config's test set with a
-trained model (`--model-dir`), with BLEU to show the speed costs no quality.
+Decoding: greedy and beam-5 sentences per second on a trained model's test set
+(`--model-dir`; data.test of its config), with detokenised BLEU.
 Peak RSS is the process's maximum resident set size.
 """
 
@@ -30,6 +30,7 @@ from rnnsearch.evaluation.metrics import bleu  # noqa: E402
 from rnnsearch.model.seq2seq import build_model  # noqa: E402
 from rnnsearch.text.batches import epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines, read_parallel  # noqa: E402
+from rnnsearch.training.checkpoint import load_model_files  # noqa: E402
 from rnnsearch.training.loss import sequence_loss  # noqa: E402
 from rnnsearch.training.trainer import encode_pairs, configure_cpu, train_vocabularies  # noqa: E402
 
@@ -64,9 +65,10 @@ def training_speed(config, steps: int, warmup: int) -> dict:
     }
 
 
-def decoding_speed(model_dir: str, config) -> dict:
+def decoding_speed(model_dir: str) -> dict:
     translator = rnnsearch.load(model_dir, device="cpu")
-    sources, references = read_lines(config.data.test.src), read_lines(config.data.test.tgt)
+    test = load_model_files(model_dir)[0].data.test
+    sources, references = read_lines(test.src), read_lines(test.tgt)
     results = {}
     for beam in (1, 5):
         started = time.perf_counter()
@@ -95,7 +97,7 @@ def main() -> None:
         **training_speed(config, args.steps, args.warmup),
     }
     if args.model_dir:
-        results.update(decoding_speed(args.model_dir, config))
+        results.update(decoding_speed(args.model_dir))
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for key, value in results.items():
         print(f"{key:32} {value:,.2f}" if isinstance(value, float) else f"{key:32} {value}")

@@ -37,8 +37,13 @@ class DecoderState:
     padding: torch.Tensor
 
     def select(self, rows: torch.Tensor) -> DecoderState:
-        """The state of the given rows, in that order (beam reordering, retiring rows)."""
+        """The state of the given rows, in that order (tiling for beams, retiring rows)."""
         return DecoderState(*(t.index_select(0, rows) for t in (self.state, self.annotations, self.keys, self.padding)))
+
+    def reorder_beams(self, rows: torch.Tensor) -> DecoderState:
+        """Reorder s_{i-1} only: for beams of one sentence, rows that trade places share
+        the same source side, so the annotations, keys and padding stay where they are."""
+        return replace(self, state=self.state.index_select(0, rows))
 
 
 def gru_update(gi: torch.Tensor, gh: torch.Tensor, state: torch.Tensor) -> torch.Tensor:

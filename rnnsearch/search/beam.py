@@ -74,15 +74,15 @@ def beam_search(
         log_prob = torch.where(accepted & ~ends, top_log_prob, -math.inf)
         prev = token.view(-1)
 
+        state = state.reorder_beams(parents)
         alive = torch.isfinite(log_prob).any(1).cpu() & (open_slots > 0)
         if not bool(alive.all()):
             keep_blocks = alive.nonzero().squeeze(1)
             keep_rows = (keep_blocks.unsqueeze(1) * k + torch.arange(k)).view(-1).to(device)
             sentences, open_slots = sentences[keep_blocks], open_slots[keep_blocks]
             log_prob = log_prob[keep_blocks.to(device)]
-            parents, prev = parents[keep_rows], prev[keep_rows]
+            state, prev = state.select(keep_rows), prev[keep_rows]
             history, weights_history = history[keep_rows], weights_history[keep_rows]
-        state = state.select(parents)
         if sentences.numel() == 0:
             break
     return [sorted(hypotheses, key=lambda h: h.score, reverse=True)[:n_best] for hypotheses in finished]
