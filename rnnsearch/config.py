@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rnnsearch.errors import UserError
 
@@ -55,7 +55,18 @@ class EncoderConfig(_Section):
 
 class AttentionConfig(_Section):
     score: str = Field("additive", description="a name from rnnsearch.model.scores.SCORES")
-    size: int = Field(512, gt=0, description="hidden size n of the alignment model")
+    size: int = Field(
+        512, gt=0, description="additive: hidden size n of the alignment model; location: source positions covered"
+    )
+
+    @field_validator("score")
+    @classmethod
+    def _registered(cls, score: str) -> str:
+        from rnnsearch.model.scores import SCORES  # the registry is the one list of scores
+
+        if score not in SCORES:
+            raise ValueError(f"unknown score {score!r}; choose from {', '.join(SCORES)}")
+        return score
 
 
 class DecoderConfig(_Section):
@@ -118,7 +129,7 @@ def _describe(error: ValidationError, origin: str) -> str:
     problems = []
     for item in error.errors():
         key = ".".join(str(part) for part in item["loc"]) or "(top level)"
-        message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
+        message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"].removeprefix("Value error, ")
         problems.append(f"{key}: {message}")
     return f"{origin}: " + "; ".join(problems)
 

@@ -2,17 +2,23 @@
 
 Each score splits its work in two: `keys(annotations)` runs once per batch and holds
 everything that depends on the source only; `forward(query, keys)` runs once per
-target step. Adding a score means adding one class here and one registry entry.
+target step and returns energies (B, S). Adding a score means adding one class here
+and one entry in SCORES; the config schema, the CLI and the tests read the registry.
+
+The query s is s_{i-1} in the Bahdanau wiring and s_i in Luong's (MODEL.md §3, §4).
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
 class AdditiveScore(nn.Module):
-    """e_ij = v_aᵀ tanh(W_a s + U_a h_j), Bahdanau et al. (2015), eq. (6) and A.1.2."""
+    """e_ij = v_aᵀ tanh(W_a s + U_a h_j): Bahdanau et al. (2015), eq. (6) and A.1.2."""
 
     def __init__(self, query_size: int, annotation_size: int, hidden_size: int):
         super().__init__()
@@ -30,6 +36,86 @@ class AdditiveScore(nn.Module):
         return self.v(hidden).squeeze(2)
 
 
+class GeneralScore(nn.Module):
+    """e_ij = sᵀ W_a h_j (bilinear): Luong et al. (2015), "general". W_a h_j is a key."""
+
+    def __init__(self, query_size: int, annotation_size: int, hidden_size: int):
+        super().__init__()
+        self.key_layer = nn.Linear(annotation_size, query_size, bias=False)  # W_a
+
+    def keys(self, annotations: torch.Tensor) -> torch.Tensor:
+        return self.key_layer(annotations)  # (B, S, D)
+
+    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        return torch.bmm(keys, query.unsqueeze(2)).squeeze(2)
+
+
+class DotScore(nn.Module):
+    """e_ij = sᵀ h_j: Luong et al. (2015), "dot".
+
+    When s and h_j differ in size, h_j is first projected to the size of s (a learned
+    linear map, once per batch); with equal sizes there are no parameters at all.
+    """
+
+    def __init__(self, query_size: int, annotation_size: int, hidden_size: int):
+        super().__init__()
+        self.size = query_size
+        self.key_layer = (
+            nn.Identity() if annotation_size == query_size else nn.Linear(annotation_size, query_size, bias=False)
+        )
+
+    def keys(self, annotations: torch.Tensor) -> torch.Tensor:
+        return self.key_layer(annotations)  # (B, S, D)
+
+    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        return torch.bmm(keys, query.unsqueeze(2)).squeeze(2)
+
+
+class ScaledDotScore(DotScore):
+    """e_ij = sᵀ h_j / √n, the Transformer's scaling (Vaswani et al. 2017), n = size of s."""
+
+    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        return super().forward(query, keys) / math.sqrt(self.size)
+
+
+class CosineScore(DotScore):
+    """e_ij = cos(s, h_j): content-based addressing (Graves et al. 2014), in [−1, 1]."""
+
+    def keys(self, annotations: torch.Tensor) -> torch.Tensor:
+        return F.normalize(super().keys(annotations), dim=-1)
+
+    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        return super().forward(F.normalize(query, dim=-1), keys)
+
+
+class LocationScore(nn.Module):
+    """α_i = softmax(W_a s): Luong et al. (2015), "location".
+
+    The energies depend on the decoder state alone, one per source position up to
+    `hidden_size` positions (the config's attention.size); the softmax is masked to
+    the real source length like every other score.
+    """
+
+    def __init__(self, query_size: int, annotation_size: int, hidden_size: int):
+        super().__init__()
+        self.positions = nn.Linear(query_size, hidden_size)  # W_a
+
+    def keys(self, annotations: torch.Tensor) -> torch.Tensor:
+        if annotations.size(1) > self.positions.out_features:
+            raise ValueError(
+                f"location attention covers {self.positions.out_features} source positions, got {annotations.size(1)}"
+            )
+        return annotations.new_empty(annotations.size(0), annotations.size(1), 0)  # (B, S, 0): nothing to cache
+
+    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        return self.positions(query)[:, : keys.size(1)]
+
+
 SCORES: dict[str, type[nn.Module]] = {
     "additive": AdditiveScore,
+    "general": GeneralScore,
+    "dot": DotScore,
+    "scaled_dot": ScaledDotScore,
+    "cosine": CosineScore,
+    "location": LocationScore,
 }

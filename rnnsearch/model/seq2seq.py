@@ -6,7 +6,6 @@ import torch
 from torch import nn
 
 from rnnsearch.config import ModelConfig
-from rnnsearch.errors import UserError
 from rnnsearch.model.attention import Attention
 from rnnsearch.model.decoder import Decoder, DecoderState
 from rnnsearch.model.encoder import Encoder
@@ -48,10 +47,6 @@ class RNNSearch(nn.Module):
 
 def build_model(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> RNNSearch:
     """The only place where configuration turns into constructor arguments."""
-    if config.attention.score not in SCORES:
-        raise UserError(
-            f"model.attention.score: unknown score {config.attention.score!r}; choose from {', '.join(SCORES)}"
-        )
     encoder = Encoder(
         src_vocab_size, config.embedding_size, config.encoder.hidden_size, config.encoder.layers, config.dropout
     )

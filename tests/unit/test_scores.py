@@ -1,0 +1,87 @@
+"""Every alignment model in the registry, checked for the properties attention needs."""
+
+import math
+
+import pytest
+import torch
+
+from rnnsearch.model.scores import SCORES
+from rnnsearch.text.batches import source_tensors
+from rnnsearch.text.subwords import BOS
+from tests.conftest import random_sources, tiny_model
+
+
+def energies_and_weights(model, src, lengths):
+    state = model.encode(src, lengths)
+    attention = model.decoder.attention
+    energies = attention.score(state.state, state.keys)
+    _, weights = attention(state.state, state.keys, state.annotations, state.padding)
+    return state, energies, weights
+
+
+@pytest.mark.parametrize("score", SCORES)
+def test_energies_are_finite_and_weights_sum_to_one_with_zero_padding(score):
+    model = tiny_model(score=score)
+    src, lengths = source_tensors(random_sources(9, 12, seed=1))
+    state, energies, weights = energies_and_weights(model, src, lengths)
+    assert energies.shape == src.shape and torch.isfinite(energies).all()
+    assert torch.allclose(weights.sum(1), torch.ones(9), atol=1e-6)
+    assert torch.all(weights[state.padding] == 0.0)
+
+
+@pytest.mark.parametrize("score", SCORES)
+def test_gradients_reach_every_parameter_of_the_score(score):
+    model = tiny_model(score=score).train()
+    src, lengths = source_tensors(random_sources(4, 12, seed=2))
+    readout, _ = model(src, lengths, torch.randint(4, 12, (4, 5)))
+    model.logits(readout).sum().backward()
+    for name, parameter in model.decoder.attention.score.named_parameters():
+        assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+
+
+@pytest.mark.parametrize("score", SCORES)
+def test_teacher_forcing_equals_stepwise_decoding(score):
+    model = tiny_model(score=score)
+    src, lengths = source_tensors(random_sources(5, 12, seed=3))
+    tgt_in = torch.cat([torch.full((5, 1), BOS), torch.randint(4, 12, (5, 5))], 1)
+    with torch.no_grad():
+        readout, alignments = model(src, lengths, tgt_in)
+        forced = model.logits(readout).log_softmax(-1)
+        state = model.encode(src, lengths)
+        for i in range(tgt_in.size(1)):
+            log_probs, state, weights = model.step(tgt_in[:, i], state)
+            assert torch.allclose(log_probs, forced[:, i], atol=1e-5)
+            assert torch.allclose(weights, alignments[:, i], atol=1e-6)
+
+
+def test_cosine_energies_lie_in_minus_one_to_one():
+    model = tiny_model(score="cosine")
+    src, lengths = source_tensors(random_sources(16, 12, seed=4))
+    _, energies, _ = energies_and_weights(model, src, lengths)
+    assert energies.abs().max() <= 1.0 + 1e-6
+
+
+def test_location_weights_ignore_the_annotations():
+    model = tiny_model(score="location")
+    src, lengths = source_tensors(random_sources(6, 12, seed=5))
+    state = model.encode(src, lengths)
+    attention = model.decoder.attention
+    _, weights = attention(state.state, state.keys, state.annotations, state.padding)
+    other = torch.randn_like(state.annotations)
+    _, again = attention(state.state, attention.keys(other), other, state.padding)
+    assert torch.equal(weights, again)
+
+
+def test_dot_equals_scaled_dot_times_root_n():
+    dot, scaled = tiny_model(score="dot", seed=6), tiny_model(score="scaled_dot", seed=6)
+    src, lengths = source_tensors(random_sources(5, 12, seed=7))
+    _, dot_energies, _ = energies_and_weights(dot, src, lengths)
+    _, scaled_energies, _ = energies_and_weights(scaled, src, lengths)
+    n = dot.decoder.attention.score.size
+    assert torch.allclose(dot_energies, scaled_energies * math.sqrt(n), atol=1e-5)
+
+
+def test_dot_has_no_parameters_when_sizes_agree():
+    score = SCORES["dot"](16, 16, 8)
+    assert sum(p.numel() for p in score.parameters()) == 0
+    assert sum(p.numel() for p in SCORES["dot"](16, 12, 8).parameters()) == 16 * 12
