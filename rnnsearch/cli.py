@@ -47,6 +47,8 @@ def _translate(args: argparse.Namespace) -> None:
     import rnnsearch
 
     translator = rnnsearch.load(args.model_dir, device=args.device)
+    if args.alignments:
+        translator.require_alignment()
     translations = translator.translate(_read_input(args.input), beam_size=args.beam_size, n_best=args.n_best)
     with open(args.output, "w", encoding="utf-8") if args.output else contextlib.nullcontext(sys.stdout) as out:
         for number, translation in enumerate(translations):
@@ -88,6 +90,7 @@ def _attention(args: argparse.Namespace) -> None:
     from rnnsearch.evaluation.plots import alignment_heatmap
 
     translator = rnnsearch.load(args.model_dir, device=args.device)
+    translator.require_alignment()
     translation = translator.translate([args.sentence], beam_size=args.beam_size)[0]
     if not translation.source_tokens:
         raise UserError("the sentence is empty: nothing to align")

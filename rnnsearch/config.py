@@ -78,7 +78,9 @@ class DecoderConfig(_Section):
 class ModelConfig(_Section):
     embedding_size: int = Field(256, gt=0)
     encoder: EncoderConfig = EncoderConfig()
-    attention: AttentionConfig = AttentionConfig()
+    attention: AttentionConfig | Literal["none"] = Field(
+        AttentionConfig(), description="an alignment model, or none: the fixed-context baseline"
+    )
     decoder: DecoderConfig = DecoderConfig()
     dropout: float = Field(0.2, ge=0.0, lt=1.0)
 

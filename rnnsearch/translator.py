@@ -28,7 +28,8 @@ class Translation:
     """One translation of one source sentence.
 
     alignment: (len(target_tokens), len(source_tokens)) weights α_ij; row i is the
-    attention of target piece i over the source pieces, and sums to 1.
+    attention of target piece i over the source pieces, and sums to 1. None for the
+    fixed-context baseline, which has no alignment model.
     alternatives: the rest of the n-best list, best first.
     """
 
@@ -37,7 +38,7 @@ class Translation:
     score: float
     source_tokens: list[str]
     target_tokens: list[str]
-    alignment: np.ndarray
+    alignment: np.ndarray | None
     alternatives: list[Translation] = field(default_factory=list)
 
 
@@ -117,7 +118,7 @@ class Translator:
                 score=h.score,
                 source_tokens=source_tokens,
                 target_tokens=self.tgt_subwords.pieces(h.tokens) + [END],
-                alignment=h.alignment.numpy(),
+                alignment=None if h.alignment is None else h.alignment.numpy(),
             )
             for h in nbest
         ]
@@ -128,6 +129,11 @@ class Translator:
     @staticmethod
     def _empty(source: str) -> Translation:
         return Translation(source, "", 0.0, [], [], np.zeros((0, 0), dtype=np.float32))
+
+    def require_alignment(self) -> None:
+        """Raise a UserError when the model has no alignment to show."""
+        if not self.model.has_alignment:
+            raise UserError("this model has no alignment model (model.attention: none), so there is no alignment to show")
 
 
 def load(model_dir: str | Path, device: str = "auto") -> Translator:

@@ -10,12 +10,15 @@ from rnnsearch.model.seq2seq import RNNSearch, build_model
 
 
 def tiny_model(vocab: int = 12, seed: int = 0, readout: str = "maxout", score: str = "additive") -> RNNSearch:
-    """A randomly initialised model whose output distributions are far from uniform."""
+    """A randomly initialised model whose output distributions are far from uniform.
+
+    score "none" gives the fixed-context baseline.
+    """
     torch.manual_seed(seed)
     config = ModelConfig(
         embedding_size=8,
         encoder=EncoderConfig(hidden_size=8),
-        attention=AttentionConfig(score=score, size=32 if score == "location" else 8),
+        attention="none" if score == "none" else AttentionConfig(score=score, size=32 if score == "location" else 8),
         decoder=DecoderConfig(hidden_size=16, readout=readout, readout_size=8),
         dropout=0.0,
     )

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
-from rnnsearch.model.attention import Attention
+from rnnsearch.model.attention import Attention, FixedContext
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,8 @@ class DecoderState:
 
     state       s_{i-1}   (R, D)
     annotations h_j       (R, S, 2H)
-    keys        U_a h_j   (R, S, n)  precomputed once per batch
+    keys        U_a h_j   (R, S, n)  precomputed once per batch; the summary (R, 2H)
+                                     for the fixed-context baseline
     padding               (R, S)     True at padded source positions
     """
 
@@ -66,7 +67,7 @@ class Decoder(nn.Module):
         embedding_size: int,
         annotation_size: int,
         hidden_size: int,
-        attention: Attention,
+        attention: Attention | FixedContext,
         readout: str,
         readout_size: int,
         dropout: float,
@@ -92,7 +93,7 @@ class Decoder(nn.Module):
         return DecoderState(
             state=torch.tanh(self.init_layer(backward_first)),
             annotations=annotations,
-            keys=self.attention.keys(annotations),
+            keys=self.attention.keys(annotations, padding),
             padding=padding,
         )
 
@@ -112,8 +113,11 @@ class Decoder(nn.Module):
             pre = torch.tanh(pre)
         return self.dropout(pre)
 
-    def forward(self, tgt_in: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor]:
-        """Teacher forcing: tgt_in (B, T) → readout t (B, T, l), weights α (B, T, S)."""
+    def forward(self, tgt_in: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Teacher forcing: tgt_in (B, T) → readout t (B, T, l), weights α (B, T, S).
+
+        The weights are None for the fixed-context baseline, which has no alignment.
+        """
         embedded = self.dropout(self.embedding(tgt_in))  # E y_{i-1}: (B, T, E)
         embedding_gates = self.embedding_gates(embedded).unbind(1)  # T × (B, 3D), all steps at once
         states, contexts, weights = [], [], []
@@ -124,10 +128,12 @@ class Decoder(nn.Module):
             contexts.append(context)
             weights.append(alpha)
         readout = self.readout(torch.stack(states, 1), embedded, torch.stack(contexts, 1))
-        return readout, torch.stack(weights, 1)
+        return readout, None if weights[0] is None else torch.stack(weights, 1)
 
-    def step(self, prev_tokens: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, DecoderState, torch.Tensor]:
-        """One search step: y_{i-1} (R,) → log p(y_i) (R, V), the new state, α_i (R, S)."""
+    def step(
+        self, prev_tokens: torch.Tensor, decoder: DecoderState
+    ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
+        """One search step: y_{i-1} (R,) → log p(y_i) (R, V), the new state, α_i (R, S) or None."""
         embedded = self.dropout(self.embedding(prev_tokens))
         state, context, weights = self._recur(self.embedding_gates(embedded), decoder)
         logits = self.output_layer(self.readout(state, embedded, context))

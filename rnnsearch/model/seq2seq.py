@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from rnnsearch.config import ModelConfig
-from rnnsearch.model.attention import Attention
+from rnnsearch.model.attention import Attention, FixedContext
 from rnnsearch.model.decoder import Decoder, DecoderState
 from rnnsearch.model.encoder import Encoder
 from rnnsearch.model.scores import SCORES
@@ -28,8 +28,8 @@ class RNNSearch(nn.Module):
 
     def forward(
         self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Teacher forcing → readout t (B, T, l) and alignments α (B, T, S).
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Teacher forcing → readout t (B, T, l) and alignments α (B, T, S) (None without attention).
 
         The vocabulary projection is left to `logits`, so a loss can apply it to real
         target positions only.
@@ -40,7 +40,14 @@ class RNNSearch(nn.Module):
         """(…, l) → unnormalised scores over the target vocabulary (…, V)."""
         return self.decoder.output_layer(readout)
 
-    def step(self, prev_tokens: torch.Tensor, state: DecoderState) -> tuple[torch.Tensor, DecoderState, torch.Tensor]:
+    @property
+    def has_alignment(self) -> bool:
+        """False for the fixed-context baseline (attention: none)."""
+        return not isinstance(self.decoder.attention, FixedContext)
+
+    def step(
+        self, prev_tokens: torch.Tensor, state: DecoderState
+    ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
         """One decoding step for search: log-probabilities, next state, alignment row."""
         return self.decoder.step(prev_tokens, state)
 
@@ -50,15 +57,17 @@ def build_model(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -
     encoder = Encoder(
         src_vocab_size, config.embedding_size, config.encoder.hidden_size, config.encoder.layers, config.dropout
     )
-    score = SCORES[config.attention.score](
-        config.decoder.hidden_size, encoder.annotation_size, config.attention.size
-    )
+    if config.attention == "none":
+        attention = FixedContext()
+    else:
+        score = SCORES[config.attention.score](config.decoder.hidden_size, encoder.annotation_size, config.attention.size)
+        attention = Attention(score)
     decoder = Decoder(
         tgt_vocab_size,
         config.embedding_size,
         encoder.annotation_size,
         config.decoder.hidden_size,
-        Attention(score),
+        attention,
         config.decoder.readout,
         config.decoder.readout_size,
         config.dropout,

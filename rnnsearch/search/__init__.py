@@ -20,13 +20,14 @@ class Hypothesis:
     tokens:    target ids, </s> excluded
     log_prob:  log p(tokens, </s> | x)
     score:     log_prob / (len(tokens) + 1) ** length_penalty, what search ranks by
-    alignment: (len(tokens) + 1, source length with </s>) weights α_ij; the last row is </s>'s
+    alignment: (len(tokens) + 1, source length with </s>) weights α_ij; the last row is </s>'s.
+               None for a model without an alignment model.
     """
 
     tokens: list[int]
     log_prob: float
     score: float
-    alignment: torch.Tensor
+    alignment: torch.Tensor | None
 
 
 def normalised(log_prob: float, length: int, length_penalty: float) -> float:

@@ -55,8 +55,9 @@ def beam_search(
         accepted = (rank < open_slots.to(device).unsqueeze(1)) & torch.isfinite(top_log_prob)
         ends = accepted & (token == EOS)
         parents = (parent_beam + torch.arange(len(sentences), device=device).unsqueeze(1) * k).view(-1)
-        step_weights = weights.float().index_select(0, parents).unsqueeze(1)
-        weights_history = torch.cat([weights_history.index_select(0, parents), step_weights], 1)
+        if weights is not None:
+            step_weights = weights.float().index_select(0, parents).unsqueeze(1)
+            weights_history = torch.cat([weights_history.index_select(0, parents), step_weights], 1)
         history = torch.cat([history.index_select(0, parents), token.view(-1, 1)], 1)
 
         for block, beam in ends.nonzero().tolist():
@@ -67,7 +68,7 @@ def beam_search(
                     tokens=history[row, :-1].tolist(),
                     log_prob=total,
                     score=normalised(total, step + 1, length_penalty),
-                    alignment=weights_history[row, :, : src_lengths[sentence]].cpu(),
+                    alignment=weights_history[row, :, : src_lengths[sentence]].cpu() if model.has_alignment else None,
                 )
             )
         open_slots -= ends.sum(1).cpu()

@@ -27,7 +27,8 @@ def greedy_search(
         log_probs = restrict(log_probs, (max_lengths[rows] <= step + 1).to(log_probs.device))
         best_log_prob, best = log_probs.max(dim=-1)
         tokens[rows, step] = best.cpu()
-        alignments[rows, step] = weights.float().cpu()
+        if weights is not None:
+            alignments[rows, step] = weights.float().cpu()
         log_probs_sum[rows] += best_log_prob.cpu()
         ended = (best == EOS).cpu()
         lengths[rows[ended]] = step + 1
@@ -45,7 +46,7 @@ def greedy_search(
                 tokens=tokens[b, : lengths[b] - 1].tolist(),
                 log_prob=float(log_probs_sum[b]),
                 score=normalised(float(log_probs_sum[b]), int(lengths[b]), length_penalty),
-                alignment=alignments[b, : lengths[b], : src_lengths[b]],
+                alignment=alignments[b, : lengths[b], : src_lengths[b]] if model.has_alignment else None,
             )
         ]
         for b in range(batch)

@@ -177,3 +177,17 @@ def test_installed_command_reads_stdin_and_reports_bad_bytes(model_dir):
     assert good.returncode == 0 and len(good.stdout.decode().split("\n")) == 4
     bad = subprocess.run(command, input=b"gut\n\xfe\n", capture_output=True, timeout=120)
     assert_one_line_error(bad.returncode, bad.stderr.decode(), "<stdin>:2")
+
+
+def test_fixed_context_model_translates_and_says_why_it_has_no_alignment(corpus, tmp_path, capsys):
+    config = tiny_config(corpus, tmp_path / "none", max_steps=4, valid_every=4)
+    config["model"]["attention"] = "none"
+    assert main(["train", str(write_config(tmp_path / "c.yaml", config))]) == 0
+    capsys.readouterr()
+    source = write_lines(tmp_path / "in.de", ["Ein Hund läuft.", ""])
+    status, out, _ = run_cli(capsys, "translate", tmp_path / "none", "-i", source, "--beam-size", 2)
+    assert status == 0 and len(out.split("\n")) == 3
+    for command in (["attention", tmp_path / "none", "Ein Hund.", "-o", tmp_path / "h.png"],
+                    ["translate", tmp_path / "none", "-i", source, "--alignments", tmp_path / "a.jsonl"]):
+        status, _, err = run_cli(capsys, *command)
+        assert_one_line_error(status, err, "no alignment model")

@@ -68,7 +68,7 @@ def test_location_weights_ignore_the_annotations():
     attention = model.decoder.attention
     _, weights = attention(state.state, state.keys, state.annotations, state.padding)
     other = torch.randn_like(state.annotations)
-    _, again = attention(state.state, attention.keys(other), other, state.padding)
+    _, again = attention(state.state, attention.keys(other, state.padding), other, state.padding)
     assert torch.equal(weights, again)
 
 

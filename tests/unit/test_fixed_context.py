@@ -1,0 +1,54 @@
+"""The baseline without an alignment model: one encoder summary for every target word."""
+
+import torch
+
+from rnnsearch.search import max_output_lengths
+from rnnsearch.search.beam import beam_search
+from rnnsearch.search.greedy import greedy_search
+from rnnsearch.text.batches import source_tensors
+from rnnsearch.text.subwords import BOS
+from tests.conftest import random_sources, tiny_model
+
+
+def test_context_is_last_forward_and_first_backward_state():
+    model = tiny_model(score="none")
+    sources = random_sources(6, 12, seed=1, min_len=2)
+    src, lengths = source_tensors(sources)
+    with torch.no_grad():
+        annotations, _ = model.encoder(src, lengths)
+        state = model.encode(src, lengths)
+    half = annotations.size(2) // 2
+    for b, n in enumerate(lengths.tolist()):
+        alone_src, alone_lengths = source_tensors([sources[b]])
+        with torch.no_grad():
+            _, final = model.encoder.rnn(model.encoder.embedding(alone_src))
+        assert torch.allclose(state.keys[b, :half], annotations[b, n - 1, :half])
+        assert torch.allclose(state.keys[b, half:], annotations[b, 0, half:])
+        assert torch.allclose(state.keys[b], torch.cat([final[-2, 0], final[-1, 0]]), atol=1e-6)
+
+
+def test_teacher_forcing_equals_stepwise_and_returns_no_alignment():
+    model = tiny_model(score="none")
+    src, lengths = source_tensors(random_sources(4, 12, seed=2))
+    tgt_in = torch.cat([torch.full((4, 1), BOS), torch.randint(4, 12, (4, 4))], 1)
+    with torch.no_grad():
+        readout, alignments = model(src, lengths, tgt_in)
+        forced = model.logits(readout).log_softmax(-1)
+        state = model.encode(src, lengths)
+        for i in range(tgt_in.size(1)):
+            log_probs, state, weights = model.step(tgt_in[:, i], state)
+            assert weights is None
+            assert torch.allclose(log_probs, forced[:, i], atol=1e-5)
+    assert alignments is None and not model.has_alignment
+
+
+def test_search_works_without_alignments_and_beam_one_equals_greedy():
+    model = tiny_model(score="none", seed=3)
+    src, lengths = source_tensors(random_sources(8, 12, seed=3))
+    limits = max_output_lengths(lengths, 1.5, 3)
+    greedy = greedy_search(model, src, lengths, limits, 1.0)
+    beam = beam_search(model, src, lengths, limits, 1.0, beam_size=1)
+    wide = beam_search(model, src, lengths, limits, 1.0, beam_size=4, n_best=2)
+    assert [g[0].tokens for g in greedy] == [b[0].tokens for b in beam]
+    assert all(h.alignment is None for nbest in greedy + wide for h in nbest)
+    assert all(len(nbest) == 2 for nbest in wide)
