@@ -19,6 +19,8 @@ $(INSTALLED): pyproject.toml
 	touch $@
 
 test: $(INSTALLED)
+	$(BIN)/ruff check rnnsearch tests bench
+	$(BIN)/ruff format --check rnnsearch tests bench
 	$(BIN)/python -m pytest -q
 
 test-slow: $(INSTALLED)

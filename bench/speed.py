@@ -32,7 +32,7 @@ from rnnsearch.text.batches import epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines, read_parallel  # noqa: E402
 from rnnsearch.training.checkpoint import load_model_files  # noqa: E402
 from rnnsearch.training.loss import sequence_loss  # noqa: E402
-from rnnsearch.training.trainer import encode_pairs, configure_cpu, train_vocabularies  # noqa: E402
+from rnnsearch.training.trainer import configure_cpu, encode_pairs, train_vocabularies  # noqa: E402
 
 
 def training_speed(config, steps: int, warmup: int) -> dict:

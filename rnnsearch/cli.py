@@ -6,9 +6,9 @@ import argparse
 import contextlib
 import json
 import sys
-from pathlib import Path
 
 from rnnsearch.errors import UserError
+from rnnsearch.text.synthetic import TASKS
 
 
 def _train(args: argparse.Namespace) -> None:
@@ -37,7 +37,12 @@ def _alignment_row(translation) -> dict:
     return {
         "source_tokens": translation.source_tokens,
         "hypotheses": [
-            {"text": t.text, "score": t.score, "target_tokens": t.target_tokens, "alignment": t.alignment.round(4).tolist()}
+            {
+                "text": t.text,
+                "score": t.score,
+                "target_tokens": t.target_tokens,
+                "alignment": t.alignment.round(4).tolist(),
+            }
             for t in entries
         ],
     }
@@ -78,11 +83,19 @@ def _evaluate(args: argparse.Namespace) -> None:
         scores = [metrics.bleu_lowercase_tokenized(hypotheses, references, lang)]
     else:
         scores = [metrics.bleu(hypotheses, references), metrics.chrf(hypotheses, references)]
+    report = {s.name: {"score": round(s.value, 2), "signature": s.signature} for s in scores}
+    if args.by_length:
+        buckets = metrics.bleu_by_length(hypotheses, references, [len(s.split()) for s in sources])
+        report["bleu_by_source_length"] = [
+            {"words": label, "sentences": count, "bleu": round(value, 2)} for label, count, value in buckets
+        ]
     if args.json:
-        print(json.dumps({s.name: {"score": round(s.value, 2), "signature": s.signature} for s in scores}))
-    else:
-        for score in scores:
-            print(score)
+        print(json.dumps(report))
+        return
+    for score in scores:
+        print(score)
+    for row in report.get("bleu_by_source_length", []):
+        print(f"source words {row['words']:>6}: {row['sentences']:5d} sentences, BLEU {row['bleu']:6.2f}")
 
 
 def _attention(args: argparse.Namespace) -> None:
@@ -99,13 +112,31 @@ def _attention(args: argparse.Namespace) -> None:
     print(f"alignment heatmap written to {args.output}")
 
 
+def _compare(args: argparse.Namespace) -> None:
+    from rnnsearch.experiment import compare
+
+    output = compare(args.experiment)
+    print((output / "results.md").read_text(encoding="utf-8"), end="")
+    print(f"results.md, results.csv and bleu_by_length.png written to {output}")
+
+
+def _synthetic(args: argparse.Namespace) -> None:
+    from rnnsearch.text.synthetic import write_task
+
+    sizes = {"train": args.train, "valid": args.valid, "test": args.test}
+    paths = write_task(args.output, args.task, sizes, args.min_length, args.max_length, args.vocabulary, args.seed)
+    print(f"wrote {len(paths)} files to {args.output}: " + ", ".join(p.name for p in paths))
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rnnsearch", description="Attentional encoder–decoder models (RNNsearch).")
     commands = parser.add_subparsers(dest="command", required=True)
 
     train = commands.add_parser("train", help="train a model from a YAML config")
     train.add_argument("config", help="YAML config (see configs/)")
-    train.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override a config value")
+    train.add_argument(
+        "--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override a config value"
+    )
     train.add_argument("--resume", action="store_true", help="continue from the model directory's last checkpoint")
     train.set_defaults(run=_train)
 
@@ -120,7 +151,9 @@ def _parser() -> argparse.ArgumentParser:
     translate.add_argument("-i", "--input", help="input file (plain or .gz); default stdin")
     translate.add_argument("-o", "--output", help="output file; default stdout")
     translate.add_argument("--n-best", type=int, default=1, help="N > 1 prints 'line ||| text ||| score' rows")
-    translate.add_argument("--alignments", metavar="OUT.jsonl", help="write tokens and alignment matrices as JSON lines")
+    translate.add_argument(
+        "--alignments", metavar="OUT.jsonl", help="write tokens and alignment matrices as JSON lines"
+    )
     translate.set_defaults(run=_translate)
 
     evaluate = model_command("evaluate", "translate a test set and score it with sacreBLEU and chrF")
@@ -129,10 +162,31 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--lowercase-tokenized",
         action="store_true",
-        help="BLEU against lowercased Moses-tokenised references (e.g. data/multi30k/tok), as in the Multi30k literature",
+        help="BLEU against lowercased Moses-tokenised references (e.g. data/multi30k/tok), as Multi30k papers do",
     )
+    evaluate.add_argument("--by-length", action="store_true", help="also BLEU per source-length bucket")
     evaluate.add_argument("--json", action="store_true", help="print scores as JSON")
     evaluate.set_defaults(run=_evaluate)
+
+    compare = commands.add_parser("compare", help="train variants of a config alike and compare them")
+    compare.add_argument(
+        "experiment", help="experiment YAML: base config, budget, variants (see rnnsearch/experiment.py)"
+    )
+    compare.set_defaults(run=_compare)
+
+    synthetic = commands.add_parser("synthetic", help="write a synthetic task whose sentence length is controlled")
+    synthetic.add_argument(
+        "task", choices=TASKS, help="reverse: x reversed; map: each symbol through a fixed permutation"
+    )
+    synthetic.add_argument("output", help="folder for {train,valid,test}.{src,tgt}")
+    synthetic.add_argument("--train", type=int, default=50000, help="training pairs")
+    synthetic.add_argument("--valid", type=int, default=500, help="validation pairs")
+    synthetic.add_argument("--test", type=int, default=1000, help="test pairs")
+    synthetic.add_argument("--min-length", type=int, default=5)
+    synthetic.add_argument("--max-length", type=int, default=80)
+    synthetic.add_argument("--vocabulary", type=int, default=20, help="distinct symbols")
+    synthetic.add_argument("--seed", type=int, default=1)
+    synthetic.set_defaults(run=_synthetic)
 
     attention = model_command("attention", "draw the alignment of one translated sentence")
     attention.add_argument("sentence", help="source sentence")

@@ -123,6 +123,17 @@ class Config(_Section):
     train: TrainConfig = TrainConfig()
     search: SearchConfig = SearchConfig()
 
+    @model_validator(mode="after")
+    def _location_covers_every_source_position(self) -> Config:
+        attention = self.model.attention
+        longest = max(self.data.max_length, self.search.max_source_length) + 1  # + </s>
+        if attention != "none" and attention.score == "location" and attention.size < longest:
+            raise ValueError(
+                f"model.attention.size must cover the longest source ({longest} positions with </s>) "
+                "for location attention"
+            )
+        return self
+
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
 

@@ -133,7 +133,9 @@ class Translator:
     def require_alignment(self) -> None:
         """Raise a UserError when the model has no alignment to show."""
         if not self.model.has_alignment:
-            raise UserError("this model has no alignment model (model.attention: none), so there is no alignment to show")
+            raise UserError(
+                "this model has no alignment model (model.attention: none), so there is no alignment to show"
+            )
 
 
 def load(model_dir: str | Path, device: str = "auto") -> Translator:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import sacrebleu
 from sacrebleu.metrics.base import Metric
@@ -35,13 +35,10 @@ class Score:
 
 def _check_counts(hypotheses: list[str], references: list[str]) -> None:
     if len(hypotheses) != len(references):
-        raise ValueError(
-            f"{len(hypotheses)} hypotheses but {len(references)} references"
-        )
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
 
 
-def _score(metric: Metric, hypotheses: list[str],
-           references: list[str], signature_suffix: str = "") -> Score:
+def _score(metric: Metric, hypotheses: list[str], references: list[str], signature_suffix: str = "") -> Score:
     result = metric.corpus_score(hypotheses, [references])
     # The signature needs the number of references, known only after scoring.
     signature = str(metric.get_signature()) + signature_suffix
@@ -60,7 +57,7 @@ def chrf(hypotheses: list[str], references: list[str]) -> Score:
     return _score(sacrebleu.CHRF(), hypotheses, references)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _moses(lang: str) -> tuple[MosesPunctNormalizer, MosesTokenizer]:
     return MosesPunctNormalizer(lang), MosesTokenizer(lang)
 
@@ -83,8 +80,7 @@ def moses_lowercase_tokenize(lines: list[str], lang: str) -> list[str]:
     ]
 
 
-def bleu_lowercase_tokenized(hypotheses: list[str], references: list[str],
-                             lang: str) -> Score:
+def bleu_lowercase_tokenized(hypotheses: list[str], references: list[str], lang: str) -> Score:
     """BLEU in the Multi30k convention: lowercased, Moses-tokenised text.
 
     Hypotheses are raw (detokenised) model output and are tokenised here;
@@ -94,8 +90,7 @@ def bleu_lowercase_tokenized(hypotheses: list[str], references: list[str],
     """
     _check_counts(hypotheses, references)
     tokenized = moses_lowercase_tokenize(hypotheses, lang)
-    return _score(sacrebleu.BLEU(tokenize="none", force=True), tokenized, references,
-                  signature_suffix="|hyp:moses-lc")
+    return _score(sacrebleu.BLEU(tokenize="none", force=True), tokenized, references, signature_suffix="|hyp:moses-lc")
 
 
 def _bucket_labels(edges: list[int]) -> list[str]:
@@ -103,9 +98,9 @@ def _bucket_labels(edges: list[int]) -> list[str]:
     return labels + [f"{edges[-1] + 1}+"]
 
 
-def bleu_by_length(hypotheses: list[str], references: list[str],
-                   source_lengths: list[int],
-                   buckets: list[int] | None = None) -> list[tuple[str, int, float]]:
+def bleu_by_length(
+    hypotheses: list[str], references: list[str], source_lengths: list[int], buckets: list[int] | None = None
+) -> list[tuple[str, int, float]]:
     """Corpus BLEU per source-length bucket, as in Bahdanau et al.'s Figure 2.
 
     ``buckets`` are increasing edges; edge pair (lo, hi) holds sentences with
@@ -115,9 +110,7 @@ def bleu_by_length(hypotheses: list[str], references: list[str],
     """
     _check_counts(hypotheses, references)
     if len(source_lengths) != len(hypotheses):
-        raise ValueError(
-            f"{len(hypotheses)} hypotheses but {len(source_lengths)} source lengths"
-        )
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(source_lengths)} source lengths")
     edges = DEFAULT_LENGTH_BUCKETS if buckets is None else buckets
     if not edges or any(lo >= hi for lo, hi in zip(edges, edges[1:])):
         raise ValueError(f"bucket edges must be non-empty and increasing: {edges}")

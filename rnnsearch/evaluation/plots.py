@@ -17,9 +17,9 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-_CELL_INCHES = 0.3      # side of one attention cell
-_CHAR_INCHES = 0.075    # rough width of one tick-label character at 9 pt
-_MAX_INCHES = 30.0      # cap so very long sentences still render
+_CELL_INCHES = 0.3  # side of one attention cell
+_CHAR_INCHES = 0.075  # rough width of one tick-label character at 9 pt
+_MAX_INCHES = 30.0  # cap so very long sentences still render
 _DPI = 150
 
 
@@ -27,9 +27,13 @@ def _label_inches(tokens: Sequence[str]) -> float:
     return 0.3 + _CHAR_INCHES * max(len(token) for token in tokens)
 
 
-def alignment_heatmap(alignment: Sequence[Sequence[float]] | np.ndarray,
-                      source_tokens: list[str], target_tokens: list[str],
-                      path: str | os.PathLike, title: str | None = None) -> None:
+def alignment_heatmap(
+    alignment: Sequence[Sequence[float]] | np.ndarray,
+    source_tokens: list[str],
+    target_tokens: list[str],
+    path: str | os.PathLike,
+    title: str | None = None,
+) -> None:
     """Save an attention matrix drawn like Figure 3 of Bahdanau et al. (2015).
 
     ``alignment[i][j]`` is the weight of target token i on source token j.
@@ -41,17 +45,14 @@ def alignment_heatmap(alignment: Sequence[Sequence[float]] | np.ndarray,
     expected = (len(target_tokens), len(source_tokens))
     if weights.shape != expected or 0 in expected:
         raise ValueError(
-            f"alignment has shape {weights.shape} but the tokens need a "
-            f"non-empty shape {expected} (target x source)"
+            f"alignment has shape {weights.shape} but the tokens need a non-empty shape {expected} (target x source)"
         )
 
     width = min(_label_inches(target_tokens) + _CELL_INCHES * expected[1], _MAX_INCHES)
-    height = min(_label_inches(source_tokens) + _CELL_INCHES * expected[0]
-                 + (0.4 if title else 0.0), _MAX_INCHES)
+    height = min(_label_inches(source_tokens) + _CELL_INCHES * expected[0] + (0.4 if title else 0.0), _MAX_INCHES)
     fig = Figure(figsize=(max(width, 2.0), max(height, 2.0)))
     ax = fig.add_subplot()
-    ax.imshow(weights, cmap="gray", vmin=0.0, vmax=1.0, aspect="equal",
-              interpolation="nearest")
+    ax.imshow(weights, cmap="gray", vmin=0.0, vmax=1.0, aspect="equal", interpolation="nearest")
     ax.xaxis.tick_top()
     ax.set_xticks(range(expected[1]), source_tokens, rotation=90, fontsize=9)
     ax.set_yticks(range(expected[0]), target_tokens, fontsize=9)
@@ -93,22 +94,19 @@ def _bucket_start(label: str) -> int:
     return int(re.match(r"\d+", label).group())
 
 
-def bleu_by_length_plot(series: dict[str, list[tuple[str, int, float]]],
-                        path: str | os.PathLike) -> None:
+def bleu_by_length_plot(series: dict[str, list[tuple[str, int, float]]], path: str | os.PathLike) -> None:
     """Save BLEU against source-length bucket, one line per named series.
 
     The analogue of Bahdanau et al.'s Figure 2; each series is the output of
     ``metrics.bleu_by_length``.  Buckets are ordered by their lower bound, so
     series with different empty buckets still share one x axis.
     """
-    labels = sorted({label for rows in series.values() for label, _, _ in rows},
-                    key=_bucket_start)
+    labels = sorted({label for rows in series.values() for label, _, _ in rows}, key=_bucket_start)
     position = {label: index for index, label in enumerate(labels)}
     fig = Figure(figsize=(max(5.0, 0.8 * len(labels) + 2.0), 4.0))
     ax = fig.add_subplot()
     for name, rows in series.items():
-        ax.plot([position[label] for label, _, _ in rows],
-                [score for _, _, score in rows], marker="o", label=name)
+        ax.plot([position[label] for label, _, _ in rows], [score for _, _, score in rows], marker="o", label=name)
     ax.set_xticks(range(len(labels)), labels)
     ax.set_xlabel("source sentence length (words)")
     ax.set_ylabel("BLEU")

@@ -60,7 +60,9 @@ def build_model(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -
     if config.attention == "none":
         attention = FixedContext()
     else:
-        score = SCORES[config.attention.score](config.decoder.hidden_size, encoder.annotation_size, config.attention.size)
+        score = SCORES[config.attention.score](
+            config.decoder.hidden_size, encoder.annotation_size, config.attention.size
+        )
         attention = Attention(score)
     decoder = Decoder(
         tgt_vocab_size,

@@ -43,7 +43,9 @@ class Batch:
         return int((self.tgt_out != PAD).sum())
 
     def to(self, device: torch.device) -> Batch:
-        return Batch(*(t.to(device, non_blocking=True) for t in (self.src, self.src_lengths, self.tgt_in, self.tgt_out)))
+        return Batch(
+            *(t.to(device, non_blocking=True) for t in (self.src, self.src_lengths, self.tgt_in, self.tgt_out))
+        )
 
 
 def pad(sequences: Sequence[Sequence[int]]) -> torch.Tensor:

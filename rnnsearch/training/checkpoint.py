@@ -92,9 +92,7 @@ def optimizer_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch
     """Adam's per-parameter tensors, and its hyper-parameters as JSON-ready data."""
     state = optimizer.state_dict()
     tensors = {
-        f"optimizer.{index}.{key}": value
-        for index, slots in state["state"].items()
-        for key, value in slots.items()
+        f"optimizer.{index}.{key}": value for index, slots in state["state"].items() for key, value in slots.items()
     }
     return tensors, {"param_groups": state["param_groups"]}
 

@@ -209,11 +209,17 @@ class Trainer:
             compute_seconds += time.perf_counter() - tick
             bar.update(1)
             if progress.step % options.log_every == 0:
-                row = {"step": progress.step, "train_loss": loss_sum / tokens, "lr": self._learning_rate(),
-                       "tokens_per_second": tokens / compute_seconds, "epoch": progress.epoch}
+                row = {
+                    "step": progress.step,
+                    "train_loss": loss_sum / tokens,
+                    "lr": self._learning_rate(),
+                    "tokens_per_second": tokens / compute_seconds,
+                    "epoch": progress.epoch,
+                }
                 self._log(row)
-                bar.set_postfix(loss=f"{row['train_loss']:.3f}", tok_s=f"{row['tokens_per_second']:.0f}",
-                                **self._time_left())
+                bar.set_postfix(
+                    loss=f"{row['train_loss']:.3f}", tok_s=f"{row['tokens_per_second']:.0f}", **self._time_left()
+                )
                 loss_sum, tokens, compute_seconds = 0.0, 0, 0.0
             if progress.step % options.valid_every == 0:
                 stop = self._validate_and_save()

@@ -57,7 +57,7 @@ def tiny_config(corpus: Path, model_dir: Path, **train) -> dict:
 
 
 def write_config(path: Path, config: dict) -> Path:
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return path
 
 

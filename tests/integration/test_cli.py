@@ -18,8 +18,15 @@ def run_cli(capsys, *args) -> tuple[int, str, str]:
 
 
 def test_training_writes_a_complete_model_directory(model_dir):
-    for name in ("config.yaml", "subwords.src.model", "subwords.tgt.model", "best.safetensors",
-                 "last.safetensors", "metrics.jsonl", "learning_curve.png"):
+    for name in (
+        "config.yaml",
+        "subwords.src.model",
+        "subwords.tgt.model",
+        "best.safetensors",
+        "last.safetensors",
+        "metrics.jsonl",
+        "learning_curve.png",
+    ):
         assert (model_dir / name).is_file(), name
     rows = [json.loads(line) for line in (model_dir / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows if "valid_bleu" in r] == [10, 20]
@@ -61,8 +68,18 @@ def test_saved_and_reloaded_model_translates_identically(model_dir, corpus):
 
 
 def test_evaluate_reports_sacrebleu_and_chrf_with_signatures(model_dir, corpus, capsys):
-    status, out, _ = run_cli(capsys, "evaluate", model_dir, "--src", corpus / "val.de", "--ref", corpus / "val.en",
-                             "--beam-size", 2, "--json")
+    status, out, _ = run_cli(
+        capsys,
+        "evaluate",
+        model_dir,
+        "--src",
+        corpus / "val.de",
+        "--ref",
+        corpus / "val.en",
+        "--beam-size",
+        2,
+        "--json",
+    )
     assert status == 0
     scores = json.loads(out)
     assert set(scores) == {"BLEU", "chrF2"}
@@ -73,8 +90,18 @@ def test_evaluate_reports_sacrebleu_and_chrf_with_signatures(model_dir, corpus, 
 def test_evaluate_lowercase_tokenized(model_dir, corpus, tmp_path, capsys):
     references = (corpus / "val.en").read_text().splitlines()
     tokenised = write_lines(tmp_path / "ref.tok.en", [r.lower().replace(".", " .") for r in references])
-    status, out, _ = run_cli(capsys, "evaluate", model_dir, "--src", corpus / "val.de", "--ref", tokenised,
-                             "--beam-size", 1, "--lowercase-tokenized")
+    status, out, _ = run_cli(
+        capsys,
+        "evaluate",
+        model_dir,
+        "--src",
+        corpus / "val.de",
+        "--ref",
+        tokenised,
+        "--beam-size",
+        1,
+        "--lowercase-tokenized",
+    )
     assert status == 0 and "tok:none" in out
 
 
@@ -124,7 +151,7 @@ def test_mismatched_line_counts(corpus, tmp_path, capsys):
 def test_invalid_utf8_names_file_and_line(corpus, tmp_path, capsys):
     bad = tmp_path / "bad.de.gz"
     with gzip.open(bad, "wb") as out:
-        out.write("gut\n".encode() * 4 + b"schlecht \xff\n" + "gut\n".encode() * 295)
+        out.write(b"gut\n" * 4 + b"schlecht \xff\n" + b"gut\n" * 295)
     config = tiny_config(corpus, tmp_path / "m")
     config["data"]["train"]["src"] = str(bad)
     status, _, err = run_cli(capsys, "train", write_config(tmp_path / "c.yaml", config))
@@ -173,7 +200,7 @@ def test_overlong_input_line_is_refused_with_its_line_number(model_dir, tmp_path
 
 def test_installed_command_reads_stdin_and_reports_bad_bytes(model_dir):
     command = [sys.executable, "-m", "rnnsearch", "translate", str(model_dir)]
-    good = subprocess.run(command, input="Ein Hund.\n\nEine Katze.\n".encode(), capture_output=True, timeout=120)
+    good = subprocess.run(command, input=b"Ein Hund.\n\nEine Katze.\n", capture_output=True, timeout=120)
     assert good.returncode == 0 and len(good.stdout.decode().split("\n")) == 4
     bad = subprocess.run(command, input=b"gut\n\xfe\n", capture_output=True, timeout=120)
     assert_one_line_error(bad.returncode, bad.stderr.decode(), "<stdin>:2")
@@ -187,7 +214,9 @@ def test_fixed_context_model_translates_and_says_why_it_has_no_alignment(corpus,
     source = write_lines(tmp_path / "in.de", ["Ein Hund läuft.", ""])
     status, out, _ = run_cli(capsys, "translate", tmp_path / "none", "-i", source, "--beam-size", 2)
     assert status == 0 and len(out.split("\n")) == 3
-    for command in (["attention", tmp_path / "none", "Ein Hund.", "-o", tmp_path / "h.png"],
-                    ["translate", tmp_path / "none", "-i", source, "--alignments", tmp_path / "a.jsonl"]):
+    for command in (
+        ["attention", tmp_path / "none", "Ein Hund.", "-o", tmp_path / "h.png"],
+        ["translate", tmp_path / "none", "-i", source, "--alignments", tmp_path / "a.jsonl"],
+    ):
         status, _, err = run_cli(capsys, *command)
         assert_one_line_error(status, err, "no alignment model")

@@ -21,9 +21,7 @@ def random_pairs(count: int = 500, seed: int = 0, max_len: int = 40) -> list[Pai
     for _ in range(count):
         src_len = rng.randint(1, max_len)
         tgt_len = min(max_len, max(1, src_len + rng.randint(-4, 4)))
-        pairs.append(
-            ([rng.randint(4, 999) for _ in range(src_len)], [rng.randint(4, 999) for _ in range(tgt_len)])
-        )
+        pairs.append(([rng.randint(4, 999) for _ in range(src_len)], [rng.randint(4, 999) for _ in range(tgt_len)]))
     return pairs
 
 

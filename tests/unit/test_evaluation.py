@@ -109,10 +109,12 @@ def test_alignment_heatmap_shape_mismatch(tmp_path):
 
 @pytest.mark.parametrize("with_validation", [False, True])
 def test_learning_curves(tmp_path, with_validation):
-    records = [{"step": step, "train_loss": 5.0 / step ** 0.3} for step in range(100, 1100, 100)]
+    records = [{"step": step, "train_loss": 5.0 / step**0.3} for step in range(100, 1100, 100)]
     if with_validation:
-        records += [{"step": 500, "valid_loss": 2.9, "valid_ppl": 18.1, "valid_bleu": 21.3},
-                    {"step": 1000, "valid_loss": 2.5, "valid_ppl": 12.2, "valid_bleu": 25.0}]
+        records += [
+            {"step": 500, "valid_loss": 2.9, "valid_ppl": 18.1, "valid_bleu": 21.3},
+            {"step": 1000, "valid_loss": 2.5, "valid_ppl": 12.2, "valid_bleu": 25.0},
+        ]
     path = tmp_path / "curves.png"
     learning_curves(records, path)
     assert path.read_bytes().startswith(PNG_MAGIC)

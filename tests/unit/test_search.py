@@ -91,6 +91,6 @@ def test_outputs_respect_the_length_limit_and_never_emit_specials(beam_size):
     sources = random_sources(10, 12, seed=9)
     src, lengths = source_tensors(sources)
     limits = max_output_lengths(lengths, 1.0, 2)
-    for source, nbest, limit in zip(sources, search(model, sources, beam_size, ratio=1.0, extra=2), limits):
+    for nbest, limit in zip(search(model, sources, beam_size, ratio=1.0, extra=2), limits):
         assert len(nbest[0].tokens) + 1 == int(limit)
         assert not {PAD, BOS, EOS} & set(nbest[0].tokens)

@@ -1,0 +1,63 @@
+"""The paper's argument in one test: with equal training, the fixed-context model
+fails on long sequences while RNNsearch's alignment model does not (MODEL.md §1, §6)."""
+
+import torch
+
+from rnnsearch.config import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
+from rnnsearch.model.seq2seq import build_model
+from rnnsearch.search import max_output_lengths
+from rnnsearch.search.greedy import greedy_search
+from rnnsearch.text.batches import epoch_batches, make_batch, source_tensors
+from rnnsearch.text.synthetic import make_pairs
+from rnnsearch.training.loss import sequence_loss
+
+SYMBOLS = 16
+STEPS = 500
+
+
+def as_ids(pairs: list[tuple[str, str]]) -> list[tuple[list[int], list[int]]]:
+    def ids(sentence: str) -> list[int]:
+        return [4 + int(word[1:]) for word in sentence.split()]
+
+    return [(ids(source), ids(target)) for source, target in pairs]
+
+
+def train(attention, pairs) -> torch.nn.Module:
+    torch.manual_seed(0)
+    config = ModelConfig(
+        embedding_size=32,
+        encoder=EncoderConfig(hidden_size=64),
+        attention=attention,
+        decoder=DecoderConfig(hidden_size=128, readout_size=64),
+        dropout=0.0,
+    )
+    model = build_model(config, SYMBOLS + 4, SYMBOLS + 4)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    step, epoch = 0, 0
+    while step < STEPS:
+        for indices in epoch_batches(pairs, 4000, None, seed=0, epoch=epoch):
+            loss, tokens = sequence_loss(model, make_batch([pairs[i] for i in indices]), 0.0)
+            optimizer.zero_grad()
+            (loss / tokens).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            step += 1
+            if step == STEPS:
+                break
+        epoch += 1
+    return model.eval()
+
+
+def long_sentence_accuracy(model, pairs) -> float:
+    long = [pair for pair in pairs if len(pair[0]) >= 40]
+    src, lengths = source_tensors([source for source, _ in long])
+    hypotheses = greedy_search(model, src, lengths, max_output_lengths(lengths, 1.0, 2), 1.0)
+    return sum(h[0].tokens == target for h, (_, target) in zip(hypotheses, long)) / len(long)
+
+
+def test_alignment_beats_the_fixed_context_on_long_sequences():
+    train_pairs = as_ids(make_pairs("reverse", 20000, 5, 60, SYMBOLS, seed=1))
+    test_pairs = as_ids(make_pairs("reverse", 300, 5, 60, SYMBOLS, seed=2))
+    attentive = long_sentence_accuracy(train(AttentionConfig(score="additive", size=64), train_pairs), test_pairs)
+    fixed = long_sentence_accuracy(train("none", train_pairs), test_pairs)
+    assert attentive - fixed >= 0.30, (attentive, fixed)
