@@ -5,6 +5,7 @@
     best.safetensors                 weights of the best validation so far
     last.safetensors                 weights + optimizer + RNG + data position: resume point
     metrics.jsonl, learning_curve.png
+    alignments/step{N}-{k}.png       heatmaps of the first validation sentences, per validation
 
 Everything is safetensors, YAML or JSON: no pickle. Every file is written to a
 temporary name and renamed into place, so a kill at any moment leaves the previous
@@ -34,6 +35,7 @@ BEST = "best.safetensors"
 LAST = "last.safetensors"
 METRICS = "metrics.jsonl"
 LEARNING_CURVE = "learning_curve.png"
+ALIGNMENTS = "alignments"
 
 
 def atomic_write(path: Path, data: bytes) -> None:

@@ -22,16 +22,17 @@ from tqdm import tqdm
 from rnnsearch.config import Config
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.metrics import bleu
-from rnnsearch.evaluation.plots import learning_curves
+from rnnsearch.evaluation.plots import alignment_heatmap, learning_curves
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.text.batches import Pair, epoch_batches, make_batch
 from rnnsearch.text.corpus import FilterReport, is_blank, read_parallel
 from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.loss import sequence_loss
-from rnnsearch.translator import Translator, resolve_device
+from rnnsearch.translator import Translation, Translator, resolve_device
 
 M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4  # mallopt() parameters, from glibc's malloc.h
+WATCHED_SENTENCES = 3  # validation sentences whose alignment is drawn at every validation
 
 
 @dataclass
@@ -263,11 +264,25 @@ class Trainer:
             batch = make_batch([self.corpus.valid[i] for i in indices]).to(self.device)
             loss, n_tokens = sequence_loss(self.model, batch, 0.0)
             loss_sum, tokens = loss_sum + float(loss), tokens + n_tokens
-        hypotheses = [t.text for t in self.translator.translate(self.corpus.valid_sources, beam_size=1)]
+        translations = self.translator.translate(self.corpus.valid_sources, beam_size=1)
         self.model.train()
+        self._draw_alignments(translations[:WATCHED_SENTENCES])
         loss = loss_sum / tokens
-        score = bleu(hypotheses, self.corpus.valid_references)
+        score = bleu([t.text for t in translations], self.corpus.valid_references)
         return {"valid_loss": loss, "valid_ppl": math.exp(min(loss, 50.0)), "valid_bleu": score.value}
+
+    def _draw_alignments(self, translations: list[Translation]) -> None:
+        """Heatmaps of the same first validation sentences at every validation, so the
+        alignments can be watched as they form: alignments/step{N}-{k}.png."""
+        folder = self.model_dir / checkpoint.ALIGNMENTS
+        folder.mkdir(exist_ok=True)
+        for k, translation in enumerate(translations, start=1):
+            if translation.alignment is not None and translation.alignment.size:
+                path = folder / f"step{self.progress.step:07d}-{k}.png"
+                title = f"validation sentence {k}, step {self.progress.step}"
+                alignment_heatmap(
+                    translation.alignment, translation.source_tokens, translation.target_tokens, path, title
+                )
 
     def _log(self, row: dict) -> None:
         path = self.model_dir / checkpoint.METRICS

@@ -31,6 +31,8 @@ def test_training_writes_a_complete_model_directory(model_dir):
     rows = [json.loads(line) for line in (model_dir / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows if "valid_bleu" in r] == [10, 20]
     assert not list(model_dir.glob("*.pickle")) and not list(model_dir.glob("*.pt"))
+    heatmaps = sorted(p.name for p in (model_dir / "alignments").iterdir())
+    assert heatmaps == [f"step{step:07d}-{k}.png" for step in (10, 20) for k in (1, 2, 3)]
 
 
 def test_translate_is_a_line_for_line_filter(model_dir, tmp_path, capsys, monkeypatch):
@@ -67,41 +69,26 @@ def test_saved_and_reloaded_model_translates_identically(model_dir, corpus):
     assert all(np.array_equal(a.alignment, b.alignment) for a, b in zip(first, again))
 
 
-def test_evaluate_reports_sacrebleu_and_chrf_with_signatures(model_dir, corpus, capsys):
-    status, out, _ = run_cli(
-        capsys,
-        "evaluate",
-        model_dir,
-        "--src",
-        corpus / "val.de",
-        "--ref",
-        corpus / "val.en",
-        "--beam-size",
-        2,
-        "--json",
+def evaluate(capsys, model_dir, corpus, *options, ref=None) -> tuple[int, str, str]:
+    return run_cli(
+        capsys, "evaluate", model_dir, "--src", corpus / "val.de", "--ref", ref or corpus / "val.en", *options
     )
+
+
+def test_evaluate_reports_sacrebleu_and_chrf_with_signatures(model_dir, corpus, capsys):
+    status, out, _ = evaluate(capsys, model_dir, corpus, "--beam-size", 2, "--json", "--by-length")
     assert status == 0
     scores = json.loads(out)
-    assert set(scores) == {"BLEU", "chrF2"}
+    assert set(scores) == {"BLEU", "chrF2", "bleu_by_source_length"}
     assert "tok:13a" in scores["BLEU"]["signature"]
     assert 0.0 <= scores["BLEU"]["score"] <= 100.0
+    assert sum(row["sentences"] for row in scores["bleu_by_source_length"]) == 40
 
 
 def test_evaluate_lowercase_tokenized(model_dir, corpus, tmp_path, capsys):
     references = (corpus / "val.en").read_text().splitlines()
     tokenised = write_lines(tmp_path / "ref.tok.en", [r.lower().replace(".", " .") for r in references])
-    status, out, _ = run_cli(
-        capsys,
-        "evaluate",
-        model_dir,
-        "--src",
-        corpus / "val.de",
-        "--ref",
-        tokenised,
-        "--beam-size",
-        1,
-        "--lowercase-tokenized",
-    )
+    status, out, _ = evaluate(capsys, model_dir, corpus, "--beam-size", 1, "--lowercase-tokenized", ref=tokenised)
     assert status == 0 and "tok:none" in out
 
 

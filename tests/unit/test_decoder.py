@@ -1,14 +1,18 @@
 import pytest
 import torch
 
+from rnnsearch.model.scores import SCORES
 from rnnsearch.text.batches import source_tensors
 from rnnsearch.text.subwords import BOS
 from tests.conftest import random_sources, tiny_model
 
 
-@pytest.mark.parametrize("readout", ["maxout", "tanh"])
-def test_teacher_forcing_equals_a_loop_of_single_steps(readout):
-    model = tiny_model(readout=readout)
+@pytest.mark.parametrize(
+    ("score", "readout"), [*((score, "maxout") for score in [*SCORES, "none"]), ("additive", "tanh")]
+)
+def test_teacher_forcing_equals_a_loop_of_single_steps(score, readout):
+    """For every alignment model, the fixed-context baseline and both readouts."""
+    model = tiny_model(readout=readout, score=score)
     src, lengths = source_tensors(random_sources(5, 12, seed=4))
     targets = torch.randint(4, 12, (5, 7))
     tgt_in = torch.cat([torch.full((5, 1), BOS), targets[:, :-1]], 1)
@@ -19,7 +23,10 @@ def test_teacher_forcing_equals_a_loop_of_single_steps(readout):
         for i in range(tgt_in.size(1)):
             log_probs, state, weights = model.step(tgt_in[:, i], state)
             assert torch.allclose(log_probs, forced[:, i], atol=1e-5)
-            assert torch.allclose(weights, weights_all[:, i], atol=1e-6)
+            if score == "none":
+                assert weights is None and weights_all is None
+            else:
+                assert torch.allclose(weights, weights_all[:, i], atol=1e-6)
 
 
 def test_initial_state_comes_from_the_backward_rnn_at_the_first_word(model):

@@ -7,7 +7,6 @@ import torch
 
 from rnnsearch.model.scores import SCORES
 from rnnsearch.text.batches import source_tensors
-from rnnsearch.text.subwords import BOS
 from tests.conftest import random_sources, tiny_model
 
 
@@ -37,21 +36,6 @@ def test_gradients_reach_every_parameter_of_the_score(score):
     model.logits(readout).sum().backward()
     for name, parameter in model.decoder.attention.score.named_parameters():
         assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
-
-
-@pytest.mark.parametrize("score", SCORES)
-def test_teacher_forcing_equals_stepwise_decoding(score):
-    model = tiny_model(score=score)
-    src, lengths = source_tensors(random_sources(5, 12, seed=3))
-    tgt_in = torch.cat([torch.full((5, 1), BOS), torch.randint(4, 12, (5, 5))], 1)
-    with torch.no_grad():
-        readout, alignments = model(src, lengths, tgt_in)
-        forced = model.logits(readout).log_softmax(-1)
-        state = model.encode(src, lengths)
-        for i in range(tgt_in.size(1)):
-            log_probs, state, weights = model.step(tgt_in[:, i], state)
-            assert torch.allclose(log_probs, forced[:, i], atol=1e-5)
-            assert torch.allclose(weights, alignments[:, i], atol=1e-6)
 
 
 def test_cosine_energies_lie_in_minus_one_to_one():
