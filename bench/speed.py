@@ -31,8 +31,7 @@ from rnnsearch.model.seq2seq import build_model  # noqa: E402
 from rnnsearch.text.batches import epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines, read_parallel  # noqa: E402
 from rnnsearch.training.checkpoint import load_model_files  # noqa: E402
-from rnnsearch.training.loss import sequence_loss  # noqa: E402
-from rnnsearch.training.trainer import configure_cpu, encode_pairs, train_vocabularies  # noqa: E402
+from rnnsearch.training.trainer import configure_cpu, encode_pairs, train_vocabularies, training_step  # noqa: E402
 
 
 def training_speed(config, steps: int, warmup: int) -> dict:
@@ -49,11 +48,7 @@ def training_speed(config, steps: int, warmup: int) -> dict:
         if step == warmup:
             tokens, started = 0, time.perf_counter()
         batch = make_batch([pairs[i] for i in indices])
-        loss, n = sequence_loss(model, batch, config.train.label_smoothing)
-        optimizer.zero_grad(set_to_none=True)
-        (loss / n).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.train.clip_norm)
-        optimizer.step()
+        _, n = training_step(model, optimizer, batch, config.train.label_smoothing, config.train.clip_norm)
         tokens += n
     seconds = time.perf_counter() - started
     return {

@@ -24,7 +24,7 @@ from rnnsearch.errors import UserError
 from rnnsearch.evaluation.metrics import bleu
 from rnnsearch.evaluation.plots import alignment_heatmap, learning_curves
 from rnnsearch.model.seq2seq import build_model
-from rnnsearch.text.batches import Pair, epoch_batches, make_batch
+from rnnsearch.text.batches import Batch, Pair, epoch_batches, make_batch
 from rnnsearch.text.corpus import FilterReport, is_blank, read_parallel
 from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import checkpoint
@@ -123,6 +123,21 @@ def configure_cpu(threads: int | None) -> None:
     libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
 
 
+def training_step(
+    model, optimizer: torch.optim.Optimizer, batch: Batch, label_smoothing: float, clip_norm: float
+) -> tuple[float, int]:
+    """One update on the per-token mean loss, gradients clipped to `clip_norm`.
+
+    Returns the batch's summed loss and its number of target tokens.
+    """
+    loss, tokens = sequence_loss(model, batch, label_smoothing)
+    optimizer.zero_grad(set_to_none=True)
+    (loss / tokens).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+    optimizer.step()
+    return loss.item(), tokens
+
+
 class Trainer:
     def __init__(self, config: Config, model_dir: str | Path):
         self.config = config
@@ -199,13 +214,11 @@ class Trainer:
             batch = make_batch([self.corpus.train[i] for i in indices]).to(self.device)
             for group in self.optimizer.param_groups:
                 group["lr"] = self._learning_rate()
-            loss, n_tokens = sequence_loss(self.model, batch, options.label_smoothing)
-            self.optimizer.zero_grad(set_to_none=True)
-            (loss / n_tokens).backward()
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), options.clip_norm)
-            self.optimizer.step()
+            loss, n_tokens = training_step(
+                self.model, self.optimizer, batch, options.label_smoothing, options.clip_norm
+            )
             progress.step += 1
-            loss_sum += loss.item()
+            loss_sum += loss
             tokens += n_tokens
             compute_seconds += time.perf_counter() - tick
             bar.update(1)

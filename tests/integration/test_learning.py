@@ -10,7 +10,7 @@ from rnnsearch.model.seq2seq import build_model
 from rnnsearch.search import max_output_lengths
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import epoch_batches, make_batch, source_tensors
-from rnnsearch.training.loss import sequence_loss
+from rnnsearch.training.trainer import training_step
 
 VOCAB = 20
 
@@ -47,11 +47,7 @@ def test_learns_to_reverse_sequences_within_two_minutes():
     started, accuracy, epoch = time.monotonic(), 0.0, 0
     while accuracy < 0.95 and time.monotonic() - started < 120:
         for step, indices in enumerate(epoch_batches(train, 3000, None, seed=0, epoch=epoch), start=1):
-            loss, tokens = sequence_loss(model, make_batch([train[i] for i in indices]), 0.0)
-            optimizer.zero_grad()
-            (loss / tokens).backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
+            training_step(model, optimizer, make_batch([train[i] for i in indices]), 0.0, 1.0)
             if step % 50 == 0:
                 accuracy = exact_match(model, test)
                 if accuracy >= 0.95 or time.monotonic() - started >= 120:

@@ -9,7 +9,7 @@ from rnnsearch.search import max_output_lengths
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import epoch_batches, make_batch, source_tensors
 from rnnsearch.text.synthetic import make_pairs
-from rnnsearch.training.loss import sequence_loss
+from rnnsearch.training.trainer import training_step
 
 SYMBOLS = 16
 STEPS = 500
@@ -36,11 +36,7 @@ def train(attention, pairs) -> torch.nn.Module:
     step, epoch = 0, 0
     while step < STEPS:
         for indices in epoch_batches(pairs, 4000, None, seed=0, epoch=epoch):
-            loss, tokens = sequence_loss(model, make_batch([pairs[i] for i in indices]), 0.0)
-            optimizer.zero_grad()
-            (loss / tokens).backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
+            training_step(model, optimizer, make_batch([pairs[i] for i in indices]), 0.0, 1.0)
             step += 1
             if step == STEPS:
                 break
