@@ -1,7 +1,7 @@
 """Training and decoding speed of rnnsearch on this machine.
 
-    python bench/speed.py [--config configs/peer_comparable.yaml] [--steps 60]
-                          [--model-dir runs/peer] [--json out.json]
+    python bench/speed.py [--config configs/peer_comparable.yaml] [--set section.key=value ...]
+                          [--steps 60] [--model-dir runs/peer] [--json out.json]
 
 Training: steady-state target tokens per second over `--steps` batches after a
 warm-up, on the config's real training batches, from a freshly initialised model.
@@ -78,17 +78,18 @@ def decoding_speed(model_dir: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default="configs/peer_comparable.yaml")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--model-dir", help="trained model for the decoding figures")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
-    config = load_config(args.config)
+    config = load_config(args.config, args.set)
     configure_cpu(config.train.threads)
     results = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}",
-        "config": args.config,
+        "config": " ".join([args.config, *args.set]),
         **training_speed(config, args.steps, args.warmup),
     }
     if args.model_dir:

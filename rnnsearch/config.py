@@ -49,8 +49,10 @@ class SubwordConfig(_Section):
 
 
 class EncoderConfig(_Section):
-    hidden_size: int = Field(256, gt=0, description="per direction; annotations are twice this")
-    layers: int = Field(1, ge=1, le=4)
+    cell: Literal["gru", "lstm"] = "gru"
+    hidden_size: int = Field(256, gt=0, description="per direction; bidirectional annotations are twice this")
+    layers: int = Field(1, ge=1, le=4, description="stacked layers, with model.dropout between them")
+    bidirectional: bool = True
 
 
 class AttentionConfig(_Section):
@@ -70,9 +72,33 @@ class AttentionConfig(_Section):
 
 
 class DecoderConfig(_Section):
+    cell: Literal["gru", "lstm"] = "gru"
     hidden_size: int = Field(512, gt=0)
-    readout: Literal["maxout", "tanh"] = "maxout"
-    readout_size: int = Field(256, gt=0, description="size of the deep-output layer t_i")
+    layers: int = Field(1, ge=1, le=4, description="stacked layers, with model.dropout between them")
+    wiring: Literal["bahdanau", "luong"] = Field(
+        "bahdanau", description="bahdanau: attend with s_{i-1}, then update; luong: update, then attend with s_i"
+    )
+    input_feeding: bool = Field(False, description="luong only: give h̃_{i-1} to the next step's RNN input")
+    readout: Literal["maxout", "tanh"] = Field(
+        None, description="g in t_i (bahdanau) or h̃_i (luong); default: maxout for bahdanau, tanh for luong"
+    )
+    readout_size: int = Field(256, gt=0, description="size of t_i (bahdanau) or h̃_i (luong)")
+    tied_embeddings: bool = Field(
+        False, description="share the target embeddings with the output layer (needs readout_size = embedding_size)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _readout_of_the_wiring(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("readout") is None:
+            return {**data, "readout": "tanh" if data.get("wiring") == "luong" else "maxout"}
+        return data
+
+    @model_validator(mode="after")
+    def _input_feeding_needs_luong(self) -> DecoderConfig:
+        if self.input_feeding and self.wiring != "luong":
+            raise ValueError("input_feeding applies to the luong wiring only")
+        return self
 
 
 class ModelConfig(_Section):
@@ -83,6 +109,15 @@ class ModelConfig(_Section):
     )
     decoder: DecoderConfig = DecoderConfig()
     dropout: float = Field(0.2, ge=0.0, lt=1.0)
+
+    @model_validator(mode="after")
+    def _tied_sizes_match(self) -> ModelConfig:
+        if self.decoder.tied_embeddings and self.decoder.readout_size != self.embedding_size:
+            raise ValueError(
+                f"decoder.tied_embeddings needs decoder.readout_size ({self.decoder.readout_size}) "
+                f"= embedding_size ({self.embedding_size})"
+            )
+        return self
 
 
 class TrainConfig(_Section):

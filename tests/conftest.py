@@ -9,17 +9,25 @@ from rnnsearch.config import AttentionConfig, DecoderConfig, EncoderConfig, Mode
 from rnnsearch.model.seq2seq import RNNSearch, build_model
 
 
-def tiny_model(vocab: int = 12, seed: int = 0, readout: str = "maxout", score: str = "additive") -> RNNSearch:
+def tiny_model(
+    vocab: int = 12,
+    seed: int = 0,
+    readout: str | None = None,
+    score: str = "additive",
+    encoder: dict | None = None,
+    decoder: dict | None = None,
+) -> RNNSearch:
     """A randomly initialised model whose output distributions are far from uniform.
 
-    score "none" gives the fixed-context baseline.
+    score "none" gives the fixed-context baseline; `encoder` and `decoder` override
+    those config sections (cell, layers, wiring, …); readout None is the wiring's own.
     """
     torch.manual_seed(seed)
     config = ModelConfig(
         embedding_size=8,
-        encoder=EncoderConfig(hidden_size=8),
+        encoder=EncoderConfig(hidden_size=8, **(encoder or {})),
         attention="none" if score == "none" else AttentionConfig(score=score, size=32 if score == "location" else 8),
-        decoder=DecoderConfig(hidden_size=16, readout=readout, readout_size=8),
+        decoder=DecoderConfig(**{"hidden_size": 16, "readout": readout, "readout_size": 8, **(decoder or {})}),
         dropout=0.0,
     )
     model = build_model(config, vocab, vocab)

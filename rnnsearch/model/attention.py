@@ -13,7 +13,7 @@ from torch import nn
 def masked_softmax(energies: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:
     """Softmax over source positions with padding weighted exactly 0.
 
-    energies (B, S), padding (B, S) True at padded positions. Padding is filled with
+    energies (…, S), padding broadcastable to it, True at padded positions. Padding is filled with
     the most negative finite float rather than -inf, so exp() gives exactly 0 there
     while a row with no real position stays finite instead of turning into NaN.
     """
@@ -34,27 +34,41 @@ class Attention(nn.Module):
     def forward(
         self, query: torch.Tensor, keys: torch.Tensor, annotations: torch.Tensor, padding: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """query (B, D), keys (B, S, n), annotations (B, S, 2H), padding (B, S)
-        → context c (B, 2H), weights α (B, S)."""
-        energies = self.score(query, keys).float()  # e_ij, in fp32 under autocast too
-        weights = masked_softmax(energies, padding)  # α_ij
-        context = torch.bmm(weights.unsqueeze(1).to(annotations.dtype), annotations).squeeze(1)  # c_i
+        """query (B, D) for one target position or (B, T, D) for T at once, keys (B, S, n),
+        annotations (B, S, A), padding (B, S) → context c (B, [T,] A), weights α (B, [T,] S)."""
+        one_position = query.dim() == 2
+        queries = query.unsqueeze(1) if one_position else query
+        energies = self.score(queries, keys).float()  # e_ij: (B, T, S), in fp32 under autocast too
+        weights = masked_softmax(energies, padding.unsqueeze(1))  # α_ij
+        context = torch.bmm(weights.to(annotations.dtype), annotations)  # c_i: (B, T, A)
+        if one_position:
+            return context.squeeze(1), weights.squeeze(1)
         return context, weights
 
 
 class FixedContext(nn.Module):
-    """c = [→h_Tx ; ←h_1] at every target position: the fixed-length encoder summary of
-    Cho et al. (2014), the bottleneck that RNNsearch removes (MODEL.md §1)."""
+    """c = [→h_Tx ; ←h_1] (or →h_Tx for a unidirectional encoder) at every target
+    position: the fixed-length encoder summary of Cho et al. (2014), the bottleneck
+    that RNNsearch removes (MODEL.md §1)."""
+
+    def __init__(self, bidirectional: bool):
+        super().__init__()
+        self.bidirectional = bidirectional
 
     def keys(self, annotations: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:
-        """(B, S, 2H) → the summary (B, 2H): forward state at the last word, backward at the first."""
-        half = annotations.size(2) // 2
+        """(B, S, A) → the summary (B, A): the forward state at the last word, and the
+        backward state at the first."""
         last = (~padding).sum(1) - 1  # (B,)
-        forward_last = annotations[torch.arange(annotations.size(0), device=annotations.device), last, :half]
-        return torch.cat([forward_last, annotations[:, 0, half:]], dim=1)
+        at_last = annotations[torch.arange(annotations.size(0), device=annotations.device), last]
+        if not self.bidirectional:
+            return at_last
+        half = annotations.size(2) // 2
+        return torch.cat([at_last[:, :half], annotations[:, 0, half:]], dim=1)
 
     def forward(
         self, query: torch.Tensor, keys: torch.Tensor, annotations: torch.Tensor, padding: torch.Tensor
     ) -> tuple[torch.Tensor, None]:
-        """The same context c (B, 2H) whatever the step; there are no weights to return."""
+        """The same context c (B, [T,] A) whatever the position; there are no weights to return."""
+        if query.dim() == 3:
+            return keys.unsqueeze(1).expand(-1, query.size(1), -1), None
         return keys, None

@@ -1,14 +1,21 @@
-"""The RNNsearch decoder: attend with s_{i-1}, update the GRU with c_i, read out.
+"""The decoder: an alignment model, a recurrence and a readout, in one of two wirings.
 
-Bahdanau et al. (2015), section 3.1 and appendix A.2:
+Bahdanau et al. (2015), section 3.1 and appendix A.2 — attend with s_{i-1}:
 
     e_ij = a(s_{i-1}, h_j);  α_i = softmax(e_i);  c_i = Σ_j α_ij h_j
-    s_i  = GRU(s_{i-1}, [E y_{i-1} ; c_i])
-    t_i  = maxout(U_o s_i + V_o E y_{i-1} + C_o c_i);  p(y_i | y_<i, x) = softmax(W_o t_i)
+    s_i  = f(s_{i-1}, [E y_{i-1} ; c_i])
+    t_i  = g(U_o s_i + V_o E y_{i-1} + C_o c_i);  p(y_i | y_<i, x) = softmax(W_o t_i)
 
-Only the recurrence runs step by step. The GRU's input projection of the target
-embeddings, the readout and the vocabulary projection are computed for all target
-positions at once.
+Luong et al. (2015), section 3 — update first, attend with s_i:
+
+    s_i  = f(s_{i-1}, [E y_{i-1} ; h̃_{i-1}])     (h̃_{i-1} only with input feeding)
+    e_ij = a(s_i, h_j);  α_i = softmax(e_i);  c_i = Σ_j α_ij h_j
+    h̃_i  = tanh(W_c [c_i ; s_i]);  p(y_i | y_<i, x) = softmax(W_s h̃_i)
+
+g is maxout (the paper's deep output) or tanh. Only what depends on the previous
+step runs step by step: the embeddings, their share of the first layer's gates, the
+readout and the vocabulary projection are computed for all target positions at once.
+Luong's wiring without input feeding needs no step loop in training at all.
 """
 
 from __future__ import annotations
@@ -16,48 +23,55 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from rnnsearch.model.attention import Attention, FixedContext
+from rnnsearch.model.recurrent import DecoderRNN, layer_state
 
 
 @dataclass(frozen=True)
 class DecoderState:
     """Everything a decoder step needs; rows are sentences (or sentence × beam).
 
-    state       s_{i-1}   (R, D)
-    annotations h_j       (R, S, 2H)
-    keys        U_a h_j   (R, S, n)  precomputed once per batch; the summary (R, 2H)
-                                     for the fixed-context baseline
-    padding               (R, S)     True at padded source positions
+    state       s_{i-1}, every layer     (R, L, D)
+    memory      LSTM cells, or None      (R, L, D)
+    feed        h̃_{i-1} for input feeding, or None  (R, l)
+    annotations h_j                      (R, S, A)
+    keys        the score's source side, precomputed once per batch (e.g. U_a h_j);
+                the summary (R, A) for the fixed-context baseline
+    padding                              (R, S)  True at padded source positions
     """
 
     state: torch.Tensor
+    memory: torch.Tensor | None
+    feed: torch.Tensor | None
     annotations: torch.Tensor
     keys: torch.Tensor
     padding: torch.Tensor
 
+    @property
+    def top(self) -> torch.Tensor:
+        """The last layer's state (R, D): the query of the alignment model."""
+        return layer_state(self.state, -1)
+
     def select(self, rows: torch.Tensor) -> DecoderState:
         """The state of the given rows, in that order (tiling for beams, retiring rows)."""
-        return DecoderState(*(t.index_select(0, rows) for t in (self.state, self.annotations, self.keys, self.padding)))
+        return DecoderState(*(_rows(t, rows) for t in self._fields()))
 
     def reorder_beams(self, rows: torch.Tensor) -> DecoderState:
-        """Reorder s_{i-1} only: for beams of one sentence, rows that trade places share
-        the same source side, so the annotations, keys and padding stay where they are."""
-        return replace(self, state=self.state.index_select(0, rows))
+        """Reorder the recurrent part only: for beams of one sentence, rows that trade
+        places share the same source side, so annotations, keys and padding stay put."""
+        return replace(
+            self, state=self.state.index_select(0, rows), memory=_rows(self.memory, rows), feed=_rows(self.feed, rows)
+        )
+
+    def _fields(self) -> tuple[torch.Tensor | None, ...]:
+        return self.state, self.memory, self.feed, self.annotations, self.keys, self.padding
 
 
-def gru_update(gi: torch.Tensor, gh: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
-    """One GRU update from input gates gi (R, 3D), recurrent gates gh (R, 3D) and s (R, D).
-
-    Same gate order and equations as torch.nn.GRU (Cho et al. 2014).
-    """
-    i_r, i_z, i_n = gi.chunk(3, dim=1)
-    h_r, h_z, h_n = gh.chunk(3, dim=1)
-    reset = torch.sigmoid(i_r + h_r)
-    update = torch.sigmoid(i_z + h_z)
-    candidate = torch.tanh(i_n + reset * h_n)
-    return candidate + update * (state - candidate)
+def _rows(tensor: torch.Tensor | None, rows: torch.Tensor) -> torch.Tensor | None:
+    return None if tensor is None else tensor.index_select(0, rows)
 
 
 class Decoder(nn.Module):
@@ -66,68 +80,104 @@ class Decoder(nn.Module):
         vocab_size: int,
         embedding_size: int,
         annotation_size: int,
-        hidden_size: int,
+        summary_size: int,
         attention: Attention | FixedContext,
+        rnn: DecoderRNN,
+        wiring: str,
+        input_feeding: bool,
         readout: str,
         readout_size: int,
         dropout: float,
+        tied_embeddings: bool,
     ):
         super().__init__()
+        hidden_size = rnn.rnn.hidden_size
         self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=0)  # E
-        self.init_layer = nn.Linear(annotation_size // 2, hidden_size)  # W_s for s_0
+        self.init_layer = nn.Linear(summary_size, rnn.layers * hidden_size)  # W_s: s_0 of every layer
         self.attention = attention
-        # GRU weights, the input part split into target-embedding and context columns.
-        self.embedding_gates = nn.Linear(embedding_size, 3 * hidden_size)
-        self.context_gates = nn.Linear(annotation_size, 3 * hidden_size, bias=False)
-        self.state_gates = nn.Linear(hidden_size, 3 * hidden_size)
+        self.rnn = rnn
+        self.luong = wiring == "luong"
+        self.input_feeding = input_feeding
         self.maxout = readout == "maxout"
         pieces = 2 if self.maxout else 1
-        self.readout_layer = nn.Linear(hidden_size + embedding_size + annotation_size, pieces * readout_size)
+        readout_inputs = annotation_size + hidden_size + (0 if self.luong else embedding_size)
+        self.readout_layer = nn.Linear(readout_inputs, pieces * readout_size)  # W_c (Luong), U_o V_o C_o (Bahdanau)
         self.dropout = nn.Dropout(dropout)
         self.output_layer = nn.Linear(readout_size, vocab_size)  # W_o
+        if tied_embeddings:
+            self.output_layer.weight = self.embedding.weight
 
-    def initial_state(
-        self, annotations: torch.Tensor, backward_first: torch.Tensor, padding: torch.Tensor
-    ) -> DecoderState:
-        """s_0 = tanh(W_s ←h_1), and the source-side tensors every step reuses."""
+    def initial_state(self, annotations: torch.Tensor, summary: torch.Tensor, padding: torch.Tensor) -> DecoderState:
+        """s_0 = tanh(W_s h), h the encoder's summary (←h_1 when bidirectional), and the
+        source-side tensors every step reuses."""
+        state = torch.tanh(self.init_layer(summary)).unflatten(1, (self.rnn.layers, -1))
+        feed = summary.new_zeros(summary.size(0), self.output_layer.in_features) if self.input_feeding else None
         return DecoderState(
-            state=torch.tanh(self.init_layer(backward_first)),
+            state=state,
+            memory=self.rnn.initial_memory(state),
+            feed=feed,
             annotations=annotations,
             keys=self.attention.keys(annotations, padding),
             padding=padding,
         )
 
-    def _recur(self, embedding_gates: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, ...]:
-        """One RNNsearch step: attend with s_{i-1}, then s_i = GRU(s_{i-1}, [E y_{i-1}; c_i])."""
-        context, weights = self.attention(decoder.state, decoder.keys, decoder.annotations, decoder.padding)
-        gi = embedding_gates + self.context_gates(context)
-        state = gru_update(gi, self.state_gates(decoder.state), decoder.state)
-        return state, context, weights
-
     def readout(self, state: torch.Tensor, embedded: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
-        """t = g(y_{i-1}, s_i, c_i) for any leading shape (…, D), (…, E), (…, 2H) → (…, l)."""
-        pre = self.readout_layer(torch.cat([state, embedded, context], dim=-1))
+        """t_i = g(y_{i-1}, s_i, c_i) (Bahdanau) or h̃_i = g(c_i, s_i) (Luong), any leading shape → (…, l)."""
+        inputs = [context, state] if self.luong else [state, embedded, context]
+        pre = self.readout_layer(torch.cat(inputs, dim=-1))
         if self.maxout:
             pre = pre.unflatten(-1, (-1, 2)).amax(dim=-1)
         else:
             pre = torch.tanh(pre)
         return self.dropout(pre)
 
+    def _attend(self, query: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor | None]:
+        return self.attention(query, decoder.keys, decoder.annotations, decoder.padding)
+
+    def _bahdanau_step(
+        self, gates: torch.Tensor, embedded: torch.Tensor, decoder: DecoderState, context_weight: torch.Tensor
+    ) -> tuple[DecoderState, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """Attend with s_{i-1}, then s_i = f(s_{i-1}, [E y_{i-1} ; c_i]); the readout is left to the caller."""
+        context, weights = self._attend(decoder.top, decoder)
+        state, memory = self.rnn.step(gates + F.linear(context, context_weight), decoder.state, decoder.memory)
+        return replace(decoder, state=state, memory=memory), context, weights, None
+
+    def _luong_step(
+        self, gates: torch.Tensor, embedded: torch.Tensor, decoder: DecoderState, feed_weight: torch.Tensor
+    ) -> tuple[DecoderState, torch.Tensor, torch.Tensor | None, torch.Tensor]:
+        """s_i = f(s_{i-1}, [E y_{i-1} ; h̃_{i-1}]), attend with s_i, then h̃_i."""
+        if decoder.feed is not None:
+            gates = gates + F.linear(decoder.feed, feed_weight)
+        state, memory = self.rnn.step(gates, decoder.state, decoder.memory)
+        top = layer_state(state, -1)
+        context, weights = self._attend(top, decoder)
+        attentional = self.readout(top, embedded, context)
+        feed = attentional if self.input_feeding else None
+        return replace(decoder, state=state, memory=memory, feed=feed), context, weights, attentional
+
     def forward(self, tgt_in: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Teacher forcing: tgt_in (B, T) → readout t (B, T, l), weights α (B, T, S).
+        """Teacher forcing: tgt_in (B, T) → readout (B, T, l), weights α (B, T, S).
 
         The weights are None for the fixed-context baseline, which has no alignment.
         """
         embedded = self.dropout(self.embedding(tgt_in))  # E y_{i-1}: (B, T, E)
-        embedding_gates = self.embedding_gates(embedded).unbind(1)  # T × (B, 3D), all steps at once
-        states, contexts, weights = [], [], []
-        for gates in embedding_gates:
-            state, context, alpha = self._recur(gates, decoder)
-            decoder = replace(decoder, state=state)
-            states.append(state)
+        if self.luong and not self.input_feeding:
+            states = self.rnn.sequence(embedded, decoder.state, decoder.memory)  # s_i for every i: (B, T, D)
+            context, weights = self._attend(states, decoder)  # all positions in one batched product
+            return self.readout(states, embedded, context), weights
+        step = self._luong_step if self.luong else self._bahdanau_step
+        step_weight = self.rnn.step_input_weight()
+        tops, contexts, weights, readouts = [], [], [], []
+        for i, gates in enumerate(self.rnn.embedding_gates(embedded).unbind(1)):
+            decoder, context, alpha, attentional = step(gates, embedded[:, i], decoder, step_weight)
+            tops.append(decoder.top)
             contexts.append(context)
             weights.append(alpha)
-        readout = self.readout(torch.stack(states, 1), embedded, torch.stack(contexts, 1))
+            readouts.append(attentional)
+        if self.luong:
+            readout = torch.stack(readouts, 1)
+        else:
+            readout = self.readout(torch.stack(tops, 1), embedded, torch.stack(contexts, 1))
         return readout, None if weights[0] is None else torch.stack(weights, 1)
 
     def step(
@@ -135,6 +185,11 @@ class Decoder(nn.Module):
     ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
         """One search step: y_{i-1} (R,) → log p(y_i) (R, V), the new state, α_i (R, S) or None."""
         embedded = self.dropout(self.embedding(prev_tokens))
-        state, context, weights = self._recur(self.embedding_gates(embedded), decoder)
-        logits = self.output_layer(self.readout(state, embedded, context))
-        return logits.float().log_softmax(dim=-1), replace(decoder, state=state), weights
+        gates = self.rnn.embedding_gates(embedded)
+        if self.luong:
+            decoder, _, weights, readout = self._luong_step(gates, embedded, decoder, self.rnn.step_input_weight())
+        else:
+            decoder, context, weights, _ = self._bahdanau_step(gates, embedded, decoder, self.rnn.step_input_weight())
+            readout = self.readout(decoder.top, embedded, context)
+        logits = self.output_layer(readout)
+        return logits.float().log_softmax(dim=-1), decoder, weights

@@ -1,4 +1,4 @@
-"""Bidirectional RNN encoder: source → annotations h_j = [→h_j ; ←h_j]."""
+"""The encoder: source → annotations h_j = [→h_j ; ←h_j] (or →h_j when unidirectional)."""
 
 from __future__ import annotations
 
@@ -6,37 +6,52 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from rnnsearch.model.recurrent import CELLS
+
 
 class Encoder(nn.Module):
-    """Embeds source ids and reads them with a bidirectional GRU over packed sequences.
+    """Embeds source ids and reads them with a (bidirectional) GRU or LSTM over packed sequences.
 
     Packing keeps padding out of the recurrence, so each sentence's annotations are
     the same alone or padded inside a batch, and the backward RNN starts at the real
     last word, not at the padding.
     """
 
-    def __init__(self, vocab_size: int, embedding_size: int, hidden_size: int, layers: int, dropout: float):
+    def __init__(
+        self,
+        vocab_size: int,
+        embedding_size: int,
+        cell: str,
+        hidden_size: int,
+        layers: int,
+        bidirectional: bool,
+        dropout: float,
+    ):
         super().__init__()
         self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=0)
         self.dropout = nn.Dropout(dropout)
-        self.rnn = nn.GRU(
+        self.rnn = CELLS[cell](
             embedding_size,
             hidden_size,
             num_layers=layers,
-            bidirectional=True,
+            bidirectional=bidirectional,
             batch_first=True,
             dropout=dropout if layers > 1 else 0.0,
         )
-        self.annotation_size = 2 * hidden_size
+        self.bidirectional = bidirectional
+        self.annotation_size = (2 if bidirectional else 1) * hidden_size
+        self.summary_size = hidden_size
 
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """src (B, S), src_lengths (B,) → annotations (B, S, 2H), ←h_1 (B, H).
+        """src (B, S), src_lengths (B,) → annotations (B, S, A), summary (B, H).
 
-        ←h_1 is the backward RNN's state after reading the whole sentence from its
-        last word to its first (the last layer's), which initialises the decoder.
+        The summary initialises the decoder: ←h_1, the backward RNN's state after
+        reading the sentence from its last word to its first, or →h_Tx when there is no
+        backward RNN (the top layer's, in both cases).
         """
         embedded = self.dropout(self.embedding(src))  # (B, S, E)
         packed = pack_padded_sequence(embedded, src_lengths.cpu(), batch_first=True, enforce_sorted=False)
-        outputs, final = self.rnn(packed)  # final: (layers·2, B, H), in the input's order
+        outputs, final = self.rnn(packed)  # final: (layers·directions, B, H), in the input's order
         annotations, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.size(1))
-        return annotations, final[-1]
+        final_hidden = final[0] if isinstance(final, tuple) else final  # an LSTM also returns its cells
+        return annotations, final_hidden[-1]

@@ -1,8 +1,9 @@
 """Alignment models a(s, h_j) → energies e_ij: the one registry of scores.
 
 Each score splits its work in two: `keys(annotations)` runs once per batch and holds
-everything that depends on the source only; `forward(query, keys)` runs once per
-target step and returns energies (B, S). Adding a score means adding one class here
+everything that depends on the source only; `forward(query, keys)` scores T target
+positions at once, query (B, T, D) → energies (B, T, S): T = 1 in a step-by-step
+decoder, the whole target when the queries are known in advance. Adding a score means adding one class here
 and one entry in SCORES; the config schema, the CLI and the tests read the registry.
 
 The query s is s_{i-1} in the Bahdanau wiring and s_i in Luong's (MODEL.md §3, §4).
@@ -31,9 +32,9 @@ class AdditiveScore(nn.Module):
         return self.key_layer(annotations)
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        """query s (B, D), keys (B, S, n) → energies e (B, S)."""
-        hidden = torch.tanh(keys + self.query_layer(query).unsqueeze(1))  # (B, S, n)
-        return self.v(hidden).squeeze(2)
+        """query s (B, T, D), keys (B, S, n) → energies e (B, T, S)."""
+        hidden = torch.tanh(keys.unsqueeze(1) + self.query_layer(query).unsqueeze(2))  # (B, T, S, n)
+        return self.v(hidden).squeeze(3)
 
 
 class GeneralScore(nn.Module):
@@ -47,7 +48,7 @@ class GeneralScore(nn.Module):
         return self.key_layer(annotations)  # (B, S, D)
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        return torch.bmm(keys, query.unsqueeze(2)).squeeze(2)
+        return torch.bmm(query, keys.transpose(1, 2))
 
 
 class DotScore(nn.Module):
@@ -68,7 +69,7 @@ class DotScore(nn.Module):
         return self.key_layer(annotations)  # (B, S, D)
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        return torch.bmm(keys, query.unsqueeze(2)).squeeze(2)
+        return torch.bmm(query, keys.transpose(1, 2))
 
 
 class ScaledDotScore(DotScore):
@@ -108,7 +109,7 @@ class LocationScore(nn.Module):
         return annotations.new_empty(annotations.size(0), annotations.size(1), 0)  # (B, S, 0): nothing to cache
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        return self.positions(query)[:, : keys.size(1)]
+        return self.positions(query)[..., : keys.size(1)]
 
 
 SCORES: dict[str, type[nn.Module]] = {

@@ -9,6 +9,7 @@ from rnnsearch.config import ModelConfig
 from rnnsearch.model.attention import Attention, FixedContext
 from rnnsearch.model.decoder import Decoder, DecoderState
 from rnnsearch.model.encoder import Encoder
+from rnnsearch.model.recurrent import DecoderRNN
 from rnnsearch.model.scores import SCORES
 
 
@@ -22,9 +23,9 @@ class RNNSearch(nn.Module):
 
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
         """src (B, S), src_lengths (B,) → the decoder's initial state over the annotations."""
-        annotations, backward_first = self.encoder(src, src_lengths)
+        annotations, summary = self.encoder(src, src_lengths)
         padding = torch.arange(src.size(1), device=src.device).unsqueeze(0) >= src_lengths.unsqueeze(1)
-        return self.decoder.initial_state(annotations, backward_first, padding)
+        return self.decoder.initial_state(annotations, summary, padding)
 
     def forward(
         self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor
@@ -54,24 +55,31 @@ class RNNSearch(nn.Module):
 
 def build_model(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> RNNSearch:
     """The only place where configuration turns into constructor arguments."""
+    enc, dec = config.encoder, config.decoder
     encoder = Encoder(
-        src_vocab_size, config.embedding_size, config.encoder.hidden_size, config.encoder.layers, config.dropout
+        src_vocab_size, config.embedding_size, enc.cell, enc.hidden_size, enc.layers, enc.bidirectional, config.dropout
     )
     if config.attention == "none":
-        attention = FixedContext()
+        attention = FixedContext(enc.bidirectional)
     else:
-        score = SCORES[config.attention.score](
-            config.decoder.hidden_size, encoder.annotation_size, config.attention.size
-        )
+        score = SCORES[config.attention.score](dec.hidden_size, encoder.annotation_size, config.attention.size)
         attention = Attention(score)
+    step_input_size = {"bahdanau": encoder.annotation_size, "luong": dec.readout_size if dec.input_feeding else 0}
+    rnn = DecoderRNN(
+        dec.cell, config.embedding_size, step_input_size[dec.wiring], dec.hidden_size, dec.layers, config.dropout
+    )
     decoder = Decoder(
         tgt_vocab_size,
         config.embedding_size,
         encoder.annotation_size,
-        config.decoder.hidden_size,
+        encoder.summary_size,
         attention,
-        config.decoder.readout,
-        config.decoder.readout_size,
+        rnn,
+        dec.wiring,
+        dec.input_feeding,
+        dec.readout,
+        dec.readout_size,
         config.dropout,
+        dec.tied_embeddings,
     )
     return RNNSearch(encoder, decoder)

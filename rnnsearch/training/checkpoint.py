@@ -70,13 +70,25 @@ def read_tensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     return tensors, info
 
 
+def _distinct_weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The state dict with each tensor once: a tied weight (one tensor under two names)
+    is kept under its first name only, since safetensors stores no aliases."""
+    seen: set[int] = set()
+    distinct = {}
+    for name, tensor in model.state_dict().items():
+        if tensor.data_ptr() not in seen:
+            seen.add(tensor.data_ptr())
+            distinct[name] = tensor
+    return distinct
+
+
 def assign_weights(model: torch.nn.Module, tensors: dict[str, torch.Tensor], path: Path) -> None:
     """Copy the `model.*` tensors into `model`; they must match its parameters exactly."""
     weights = {name[len("model.") :]: t for name, t in tensors.items() if name.startswith("model.")}
-    expected = model.state_dict()
+    expected = _distinct_weights(model)
     if set(weights) != set(expected) or any(weights[n].shape != expected[n].shape for n in expected):
         raise UserError(f"{path}: weights do not match the model described by config.yaml")
-    model.load_state_dict(weights)
+    model.load_state_dict(weights, strict=False)  # the names left out are aliases of names given
 
 
 def load_weights(model: torch.nn.Module, path: Path) -> dict[str, Any]:
@@ -87,7 +99,7 @@ def load_weights(model: torch.nn.Module, path: Path) -> dict[str, Any]:
 
 
 def model_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    return {f"model.{name}": t for name, t in model.state_dict().items()}
+    return {f"model.{name}": t for name, t in _distinct_weights(model).items()}
 
 
 def optimizer_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:

@@ -18,6 +18,7 @@ from rnnsearch.training.checkpoint import (
     read_tensors,
     write_tensors,
 )
+from tests.conftest import tiny_model
 
 INFO: dict[str, Any] = {"step": 1200, "epoch": 3, "best": {"bleu": 21.5, "loss": None}, "tags": ["a", "ü"]}
 
@@ -143,6 +144,21 @@ def test_model_weights_round_trip_through_file(tmp_path: Path) -> None:
     assert load_weights(target, path) == {"step": 5}
     for name, value in source.state_dict().items():
         assert torch.equal(target.state_dict()[name], value)
+
+
+def test_tied_weights_are_stored_once_and_stay_tied_after_loading(tmp_path: Path) -> None:
+    source, target = (
+        tiny_model(seed=1, decoder={"tied_embeddings": True}),
+        tiny_model(seed=2, decoder={"tied_embeddings": True}),
+    )
+    path = tmp_path / "best.safetensors"
+    write_tensors(path, model_tensors(source), {})
+    stored, _ = read_tensors(path)
+    assert ("model.decoder.embedding.weight" in stored) != ("model.decoder.output_layer.weight" in stored)
+    load_weights(target, path)
+    assert target.decoder.output_layer.weight is target.decoder.embedding.weight
+    for name, value in source.state_dict().items():
+        assert torch.equal(target.state_dict()[name], value), name
 
 
 @pytest.mark.parametrize(

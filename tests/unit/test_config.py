@@ -99,6 +99,30 @@ def test_min_frequency_rejected_for_unigram() -> None:
     assert "min_frequency" in message
 
 
+@pytest.mark.parametrize(
+    ("model", "named"),
+    [
+        ({"decoder": {"input_feeding": True}}, ["model.decoder", "input_feeding", "luong"]),
+        ({"decoder": {"tied_embeddings": True, "readout_size": 300}}, ["tied_embeddings", "300", "256"]),
+        ({"decoder": {"layers": 5}}, ["model.decoder.layers"]),
+        ({"encoder": {"cell": "rnn"}}, ["model.encoder.cell"]),
+        ({"decoder": {"wiring": "vaswani"}}, ["model.decoder.wiring"]),
+    ],
+)
+def test_invalid_architectures_are_one_line_errors(model: dict[str, Any], named: list[str]) -> None:
+    with pytest.raises(UserError) as excinfo:
+        config_from_dict(minimal_tree() | {"model": model})
+    message = user_error_message(excinfo)
+    assert all(word in message for word in named), message
+
+
+@pytest.mark.parametrize(("wiring", "readout"), [("bahdanau", "maxout"), ("luong", "tanh")])
+def test_the_readout_defaults_to_the_wirings_own(wiring: str, readout: str) -> None:
+    config = config_from_dict(minimal_tree() | {"model": {"decoder": {"wiring": wiring}}})
+    assert config.model.decoder.readout == readout
+    assert config_from_dict(yaml.safe_load(config.to_yaml())) == config
+
+
 def test_min_frequency_allowed_for_words() -> None:
     tree = minimal_tree() | {"subwords": {"kind": "word", "min_frequency": 2}}
     assert config_from_dict(tree).subwords.min_frequency == 2

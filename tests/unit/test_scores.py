@@ -13,8 +13,8 @@ from tests.conftest import random_sources, tiny_model
 def energies_and_weights(model, src, lengths):
     state = model.encode(src, lengths)
     attention = model.decoder.attention
-    energies = attention.score(state.state, state.keys)
-    _, weights = attention(state.state, state.keys, state.annotations, state.padding)
+    energies = attention.score(state.top.unsqueeze(1), state.keys).squeeze(1)
+    _, weights = attention(state.top, state.keys, state.annotations, state.padding)
     return state, energies, weights
 
 
@@ -50,9 +50,9 @@ def test_location_weights_ignore_the_annotations():
     src, lengths = source_tensors(random_sources(6, 12, seed=5))
     state = model.encode(src, lengths)
     attention = model.decoder.attention
-    _, weights = attention(state.state, state.keys, state.annotations, state.padding)
+    _, weights = attention(state.top, state.keys, state.annotations, state.padding)
     other = torch.randn_like(state.annotations)
-    _, again = attention(state.state, attention.keys(other, state.padding), other, state.padding)
+    _, again = attention(state.top, attention.keys(other, state.padding), other, state.padding)
     assert torch.equal(weights, again)
 
 

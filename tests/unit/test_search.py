@@ -30,6 +30,27 @@ def test_beam_of_one_equals_greedy(model):
         assert torch.allclose(g[0].alignment, b[0].alignment, atol=1e-6)
 
 
+ARCHITECTURES = {
+    "luong": {"wiring": "luong"},
+    "luong-input-feeding-lstm": {"wiring": "luong", "input_feeding": True, "cell": "lstm"},
+    "bahdanau-lstm-2-layers": {"cell": "lstm", "layers": 2},
+}
+
+
+@pytest.mark.parametrize("decoder", ARCHITECTURES.values(), ids=ARCHITECTURES.keys())
+def test_beam_of_one_equals_greedy_and_batches_do_not_matter_for_every_decoder(decoder):
+    """Beams reorder the whole recurrent state: LSTM cells and fed-back h̃ too."""
+    model = tiny_model(vocab=20, seed=2, decoder=decoder)
+    sources = random_sources(24, 20, seed=8, max_len=12)
+    greedy = [h[0].tokens for h in search(model, sources, beam_size=1)]
+    src, lengths = source_tensors(sources)
+    beam_one = beam_search(model, src, lengths, max_output_lengths(lengths, 1.5, 3), 1.0, 1)
+    assert [h[0].tokens for h in beam_one] == greedy
+    wide = [h[0].tokens for h in search(model, sources, beam_size=4)]
+    one_by_one = [search(model, [source], beam_size=4)[0][0].tokens for source in sources]
+    assert one_by_one == wide
+
+
 @pytest.mark.parametrize("beam_size", [1, 4])
 def test_translation_does_not_depend_on_batch_size(beam_size):
     model = tiny_model(vocab=20, seed=1)
