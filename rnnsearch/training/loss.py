@@ -45,6 +45,6 @@ def sequence_loss(model, batch: Batch, label_smoothing: float) -> tuple[torch.Te
     """
     readout, _ = model(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, l)
     real = batch.tgt_out != PAD
-    logits = model.logits(readout[real]).float()  # (N, V)
+    logits = getattr(model, "module", model).logits(readout[real]).float()  # (N, V); `module` under DDP
     loss = SmoothedCrossEntropy.apply(logits, batch.tgt_out[real], label_smoothing)
     return loss, int(real.sum())

@@ -28,6 +28,7 @@ from rnnsearch.text.batches import Batch, Pair, epoch_batches, make_batch
 from rnnsearch.text.corpus import FilterReport, is_blank, read_parallel
 from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import checkpoint
+from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
 from rnnsearch.training.loss import sequence_loss
 from rnnsearch.translator import Translation, Translator, resolve_device
 
@@ -90,17 +91,25 @@ def encode_pairs(
     return pairs, FilterReport(kept=len(pairs), empty=sum(blank), too_long=len(kept_src) - len(pairs))
 
 
-def prepare_corpus(config: Config, model_dir: Path, resume: bool) -> tuple[Corpus, Subwords, Subwords]:
-    """Read the data, train (or, on resume, reload) subwords, and encode the pairs."""
+def prepare_corpus(
+    config: Config, model_dir: Path, resume: bool, world: World = SINGLE_PROCESS
+) -> tuple[Corpus, Subwords, Subwords]:
+    """Read the data, train (or, on resume, reload) subwords, and encode the pairs.
+
+    With several processes, rank 0 trains the subwords and the others load its models,
+    so that every rank encodes the data identically.
+    """
     sources, targets = read_parallel(config.data.train.src, config.data.train.tgt)
     valid_sources, valid_references = read_parallel(config.data.valid.src, config.data.valid.tgt)
-    if resume:
-        _, src_subwords, tgt_subwords = checkpoint.load_model_files(model_dir)
-    else:
+    if not resume and world.is_main:
         src_subwords, tgt_subwords = train_vocabularies(config, sources, targets)
         checkpoint.save_model_files(model_dir, config, src_subwords, tgt_subwords)
+    world.barrier()
+    if resume or not world.is_main:
+        _, src_subwords, tgt_subwords = checkpoint.load_model_files(model_dir)
     train, report = encode_pairs(sources, targets, src_subwords, tgt_subwords, config.data.max_length)
-    say(f"training data {config.data.train.src}: {report}")
+    if world.is_main:
+        say(f"training data {config.data.train.src}: {report}")
     if not train:
         raise UserError(f"{config.data.train.src}: no usable training pairs")
     valid, _ = encode_pairs(valid_sources, valid_references, src_subwords, tgt_subwords, config.data.max_length)
@@ -124,15 +133,22 @@ def configure_cpu(threads: int | None) -> None:
 
 
 def training_step(
-    model, optimizer: torch.optim.Optimizer, batch: Batch, label_smoothing: float, clip_norm: float
+    model,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    label_smoothing: float,
+    clip_norm: float,
+    world: World = SINGLE_PROCESS,
 ) -> tuple[float, int]:
     """One update on the per-token mean loss, gradients clipped to `clip_norm`.
 
-    Returns the batch's summed loss and its number of target tokens.
+    Under DDP (`model` wrapped, `world` of N ranks) the mean is over the tokens of all
+    ranks' batches: DDP averages the N gradients, hence the factor N. Returns this
+    rank's summed loss and its number of target tokens.
     """
     loss, tokens = sequence_loss(model, batch, label_smoothing)
     optimizer.zero_grad(set_to_none=True)
-    (loss / tokens).backward()
+    (loss / world.total(tokens) * world.size).backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
     optimizer.step()
     return loss.item(), tokens
@@ -142,25 +158,46 @@ class Trainer:
     def __init__(self, config: Config, model_dir: str | Path):
         self.config = config
         self.model_dir = Path(model_dir)
+        self.world = SINGLE_PROCESS
         self.device = resolve_device(config.train.device)
         self.progress = Progress()
 
     def run(self, resume: bool = False) -> Progress:
         """Train until a budget is spent or validation stops improving."""
-        config, options = self.config, self.config.train
         if not resume and (self.model_dir / checkpoint.LAST).exists():
             raise UserError(f"{self.model_dir}: already holds a trained model; use --resume or another directory")
-        configure_cpu(options.threads)
+        self.world = join_world(self.device)
+        try:
+            self._run(resume)
+        finally:
+            leave_world(self.world)
+        return self.progress
+
+    def _run(self, resume: bool) -> None:
+        config, options, world = self.config, self.config.train, self.world
+        self.device = world.device(self.device)
+        configure_cpu(options.threads or world.cpu_threads())
         torch.manual_seed(options.seed)
-        self.corpus, src_subwords, tgt_subwords = prepare_corpus(config, self.model_dir, resume)
+        self.corpus, src_subwords, tgt_subwords = prepare_corpus(config, self.model_dir, resume, world)
         self.model = build_model(config.model, len(src_subwords), len(tgt_subwords)).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=options.learning_rate, fused=True)
         self.translator = Translator(self.model, src_subwords, tgt_subwords, config)
         if resume:
             self._restore()
-        say(f"model: {sum(p.numel() for p in self.model.parameters()):,} parameters on {self.device}")
+        self.trainee = self.model
+        if world.distributed:
+            torch.manual_seed(options.seed + world.rank)  # each rank its own dropout masks
+            device_ids = [self.device.index] if self.device.type == "cuda" else None
+            self.trainee = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=device_ids)
+        self._say(
+            f"model: {sum(p.numel() for p in self.model.parameters()):,} parameters on {self.device}"
+            + (f", {world.size} processes" if world.distributed else "")
+        )
         self._loop()
-        return self.progress
+
+    def _say(self, message: str) -> None:
+        if self.world.is_main:
+            say(message)
 
     def _learning_rate(self) -> float:
         warmup = self.config.train.warmup_steps
@@ -188,15 +225,17 @@ class Trainer:
         return {"left": f"{seconds // 60}:{seconds % 60:02d}"}
 
     def _next_batch(self, order: list[list[int]]) -> tuple[list[list[int]], list[int]]:
-        progress, options = self.progress, self.config.train
-        if progress.batch_in_epoch >= len(order):
+        """This rank's batch of the next step: a step takes one batch per rank from the
+        epoch's order; an epoch's last batches too few for every rank are skipped."""
+        progress, options, world = self.progress, self.config.train, self.world
+        if progress.batch_in_epoch + world.size > len(order):
             progress.epoch += 1
             progress.batch_in_epoch = 0
             order = epoch_batches(
                 self.corpus.train, options.batch_tokens, options.max_batch_sentences, options.seed, progress.epoch
             )
-        progress.batch_in_epoch += 1
-        return order, order[progress.batch_in_epoch - 1]
+        progress.batch_in_epoch += world.size
+        return order, order[progress.batch_in_epoch - world.size + world.rank]
 
     def _loop(self) -> None:
         options, progress = self.config.train, self.progress
@@ -205,17 +244,23 @@ class Trainer:
         )
         self._last_tick = time.monotonic()
         loss_sum, tokens, compute_seconds, last_validated = 0.0, 0, 0.0, progress.step
-        bar = tqdm(total=options.max_steps, initial=progress.step, unit="step", dynamic_ncols=True, disable=None)
+        bar = tqdm(
+            total=options.max_steps,
+            initial=progress.step,
+            unit="step",
+            dynamic_ncols=True,
+            disable=None if self.world.is_main else True,
+        )
         self.model.train()
         stop = False
-        while not stop and not self._budget_spent():
+        while not stop and not self.world.any(self._budget_spent()):
             tick = time.perf_counter()
             order, indices = self._next_batch(order)
             batch = make_batch([self.corpus.train[i] for i in indices]).to(self.device)
             for group in self.optimizer.param_groups:
                 group["lr"] = self._learning_rate()
             loss, n_tokens = training_step(
-                self.model, self.optimizer, batch, options.label_smoothing, options.clip_norm
+                self.trainee, self.optimizer, batch, options.label_smoothing, options.clip_norm, self.world
             )
             progress.step += 1
             loss_sum += loss
@@ -223,6 +268,7 @@ class Trainer:
             compute_seconds += time.perf_counter() - tick
             bar.update(1)
             if progress.step % options.log_every == 0:
+                loss_sum, tokens = self.world.total(loss_sum), self.world.total(tokens)
                 row = {
                     "step": progress.step,
                     "train_loss": loss_sum / tokens,
@@ -245,13 +291,14 @@ class Trainer:
     def _validate_and_save(self) -> bool:
         """Validate, update schedule and best checkpoint, save the last one; True to stop."""
         progress, options = self.progress, self.config.train
-        row = {"step": progress.step, **self.validate()}
+        row = self.world.from_main(lambda: {"step": progress.step, **self.validate()})
         metric = row["valid_bleu"] if options.selection_metric == "bleu" else -row["valid_loss"]
         improved = progress.best is None or metric > progress.best
         if improved:
             progress.best, progress.best_step = metric, progress.step
             progress.validations_without_gain = progress.plateau = 0
-            checkpoint.write_tensors(self.model_dir / checkpoint.BEST, checkpoint.model_tensors(self.model), row)
+            if self.world.is_main:
+                checkpoint.write_tensors(self.model_dir / checkpoint.BEST, checkpoint.model_tensors(self.model), row)
         else:
             progress.validations_without_gain += 1
             progress.plateau += 1
@@ -259,7 +306,7 @@ class Trainer:
                 progress.lr_scale *= options.lr_decay_factor
                 progress.plateau = 0
         self._log(row)
-        say(
+        self._say(
             f"step {progress.step}: valid loss {row['valid_loss']:.3f}, ppl {row['valid_ppl']:.2f}, "
             f"greedy BLEU {row['valid_bleu']:.2f}{' (best)' if improved else ''}"
         )
@@ -298,6 +345,8 @@ class Trainer:
                 )
 
     def _log(self, row: dict) -> None:
+        if not self.world.is_main:
+            return
         path = self.model_dir / checkpoint.METRICS
         with path.open("a", encoding="utf-8") as log:
             log.write(json.dumps(row) + "\n")
@@ -306,6 +355,8 @@ class Trainer:
             learning_curves(rows, self.model_dir / checkpoint.LEARNING_CURVE)
 
     def _save_last(self) -> None:
+        if not self.world.is_main:
+            return
         tensors = checkpoint.model_tensors(self.model)
         optimizer_tensors, optimizer_info = checkpoint.optimizer_tensors(self.optimizer)
         tensors.update(optimizer_tensors)
@@ -320,8 +371,9 @@ class Trainer:
         checkpoint.restore_optimizer(self.optimizer, tensors, info["param_groups"])
         torch.set_rng_state(tensors["rng.torch"])
         self.progress = Progress(**info["progress"])
-        self._forget_metrics_after(self.progress.step)
-        say(f"resuming {self.model_dir} at step {self.progress.step}")
+        if self.world.is_main:
+            self._forget_metrics_after(self.progress.step)
+        self._say(f"resuming {self.model_dir} at step {self.progress.step}")
 
     def _forget_metrics_after(self, step: int) -> None:
         """Drop log rows of steps after the checkpoint: the resumed run will redo them."""
