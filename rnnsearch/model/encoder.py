@@ -1,4 +1,8 @@
-"""The encoder: source → annotations h_j = [→h_j ; ←h_j] (or →h_j when unidirectional)."""
+"""The encoder: source → annotations h_j = [→h_j ; ←h_j] (or →h_j when unidirectional).
+
+The source is a sequence of token ids, embedded, or of feature vectors (speech),
+mapped by a linear input layer; everything after that is the same.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from rnnsearch.model.recurrent import CELLS
 
 
 class Encoder(nn.Module):
-    """Embeds source ids and reads them with a (bidirectional) GRU or LSTM over packed sequences.
+    """Embeds the source and reads it with a (bidirectional) GRU or LSTM over packed sequences.
 
     Packing keeps padding out of the recurrence, so each sentence's annotations are
     the same alone or padded inside a batch, and the backward RNN starts at the real
@@ -19,16 +23,21 @@ class Encoder(nn.Module):
 
     def __init__(
         self,
-        vocab_size: int,
+        source_size: int,
         embedding_size: int,
         cell: str,
         hidden_size: int,
         layers: int,
         bidirectional: bool,
         dropout: float,
+        vector_input: bool = False,
     ):
+        """source_size: the vocabulary size for ids, the feature size for vectors."""
         super().__init__()
-        self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=0)
+        if vector_input:
+            self.embedding = nn.Linear(source_size, embedding_size)
+        else:
+            self.embedding = nn.Embedding(source_size, embedding_size, padding_idx=0)
         self.dropout = nn.Dropout(dropout)
         self.rnn = CELLS[cell](
             embedding_size,
@@ -43,13 +52,13 @@ class Encoder(nn.Module):
         self.summary_size = hidden_size
 
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """src (B, S), src_lengths (B,) → annotations (B, S, A), summary (B, H).
+        """src (B, S) ids or (B, S, F) vectors, src_lengths (B,) → annotations (B, S, A), summary (B, H).
 
         The summary initialises the decoder: ←h_1, the backward RNN's state after
         reading the sentence from its last word to its first, or →h_Tx when there is no
         backward RNN (the top layer's, in both cases).
         """
-        embedded = self.dropout(self.embedding(src))  # (B, S, E)
+        embedded = self.dropout(self.embedding(src))  # E x_j: (B, S, E)
         packed = pack_padded_sequence(embedded, src_lengths.cpu(), batch_first=True, enforce_sorted=False)
         outputs, final = self.rnn(packed)  # final: (layers·directions, B, H), in the input's order
         annotations, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.size(1))

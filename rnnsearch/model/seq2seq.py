@@ -22,7 +22,7 @@ class RNNSearch(nn.Module):
         self.decoder = decoder
 
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
-        """src (B, S), src_lengths (B,) → the decoder's initial state over the annotations."""
+        """src (B, S) ids or (B, S, F) vectors, src_lengths (B,) → the decoder's initial state over the annotations."""
         annotations, summary = self.encoder(src, src_lengths)
         padding = torch.arange(src.size(1), device=src.device).unsqueeze(0) >= src_lengths.unsqueeze(1)
         return self.decoder.initial_state(annotations, summary, padding)
@@ -53,11 +53,21 @@ class RNNSearch(nn.Module):
         return self.decoder.step(prev_tokens, state)
 
 
-def build_model(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> RNNSearch:
-    """The only place where configuration turns into constructor arguments."""
+def build_model(config: ModelConfig, source_size: int, tgt_vocab_size: int, vector_input: bool = False) -> RNNSearch:
+    """The only place where configuration turns into constructor arguments.
+
+    source_size is the source vocabulary size, or the feature size with vector_input.
+    """
     enc, dec = config.encoder, config.decoder
     encoder = Encoder(
-        src_vocab_size, config.embedding_size, enc.cell, enc.hidden_size, enc.layers, enc.bidirectional, config.dropout
+        source_size,
+        config.embedding_size,
+        enc.cell,
+        enc.hidden_size,
+        enc.layers,
+        enc.bidirectional,
+        config.dropout,
+        vector_input,
     )
     if config.attention == "none":
         attention = FixedContext(enc.bidirectional)

@@ -13,7 +13,7 @@ def greedy_search(
     model, src: torch.Tensor, src_lengths: torch.Tensor, max_lengths: torch.Tensor, length_penalty: float
 ) -> list[list[Hypothesis]]:
     """One hypothesis per sentence. Sentences that emit </s> leave the batch at once."""
-    batch, source_len = src.shape
+    batch, source_len = src.shape[:2]
     longest = int(max_lengths.max())
     state = model.encode(src, src_lengths)
     tokens = torch.zeros(batch, longest, dtype=torch.long)

@@ -1,4 +1,7 @@
-"""Batches of padded id tensors, built from length-bucketed sentences under a token budget.
+"""Batches of padded tensors, built from length-bucketed sentences under a token budget.
+
+A source is a list of piece ids (text) or a (frames, features) float tensor (speech);
+targets are always piece ids.
 
 Sentences of similar length are batched together so little compute goes to padding;
 the order of batches is shuffled with a generator seeded from (seed, epoch), so an
@@ -15,15 +18,17 @@ import torch
 
 from rnnsearch.text.subwords import BOS, EOS, PAD
 
-Pair = tuple[list[int], list[int]]
+Source = list[int] | torch.Tensor
+Pair = tuple[Source, list[int]]
 
 
 @dataclass
 class Batch:
     """Source and teacher-forcing target tensors of one batch.
 
-    src:         (B, S)  source ids followed by </s>, padded with 0
-    src_lengths: (B,)    real source lengths, </s> included
+    src:         (B, S)  source ids followed by </s>, padded with 0,
+                 or (B, S, F) feature vectors padded with zero vectors
+    src_lengths: (B,)    real source lengths (</s> included for ids)
     tgt_in:      (B, T)  <s> y_1 … y_n   (decoder inputs y_{i-1})
     tgt_out:     (B, T)  y_1 … y_n </s>  (what each step must predict)
     """
@@ -36,7 +41,8 @@ class Batch:
     @property
     def src_mask(self) -> torch.Tensor:
         """(B, S) True at real source positions."""
-        return self.src != PAD
+        positions = torch.arange(self.src.size(1), device=self.src.device)
+        return positions.unsqueeze(0) < self.src_lengths.unsqueeze(1)
 
     @property
     def target_tokens(self) -> int:
@@ -62,8 +68,18 @@ def source_tensors(sources: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torc
     return pad(with_eos), torch.tensor([len(s) for s in with_eos], dtype=torch.long)
 
 
+def vector_tensors(sources: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(N, frames, F) zero-padded feature vectors, and the real numbers of frames."""
+    lengths = torch.tensor([len(s) for s in sources], dtype=torch.long)
+    out = sources[0].new_zeros(len(sources), int(lengths.max()), sources[0].size(1))
+    for row, source in enumerate(sources):
+        out[row, : len(source)] = source
+    return out, lengths
+
+
 def make_batch(pairs: Sequence[Pair]) -> Batch:
-    src, src_lengths = source_tensors([s for s, _ in pairs])
+    sources = [s for s, _ in pairs]
+    src, src_lengths = vector_tensors(sources) if isinstance(sources[0], torch.Tensor) else source_tensors(sources)
     return Batch(
         src=src,
         src_lengths=src_lengths,

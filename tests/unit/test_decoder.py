@@ -1,8 +1,13 @@
 import pytest
 import torch
 
+from rnnsearch.config import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
 from rnnsearch.model.scores import SCORES
-from rnnsearch.text.batches import source_tensors
+from rnnsearch.model.seq2seq import build_model
+from rnnsearch.search import max_output_lengths
+from rnnsearch.search.beam import beam_search
+from rnnsearch.search.greedy import greedy_search
+from rnnsearch.text.batches import make_batch, source_tensors
 from rnnsearch.text.subwords import BOS
 from tests.conftest import random_sources, tiny_model
 
@@ -100,3 +105,36 @@ def test_a_unidirectional_encoder_starts_the_decoder_from_its_last_word():
         state = model.encode(src, lengths)
         assert state.state.shape == (4, 2, 16)
         assert torch.allclose(state.state.flatten(1), torch.tanh(model.decoder.init_layer(summary)))
+
+
+def test_token_ids_and_feature_vectors_go_through_the_same_decoder():
+    """A speech model differs from a text model in its input layer only."""
+    config = ModelConfig(
+        embedding_size=8,
+        encoder=EncoderConfig(hidden_size=8),
+        attention=AttentionConfig(size=8),
+        decoder=DecoderConfig(hidden_size=16, readout_size=8),
+        dropout=0.0,
+    )
+    torch.manual_seed(0)
+    text, speech = build_model(config, 12, 12), build_model(config, 5, 12, vector_input=True)
+    assert type(text.decoder) is type(speech.decoder)
+    assert isinstance(speech.encoder.embedding, torch.nn.Linear)
+    generator = torch.Generator().manual_seed(1)
+    frames = [torch.randn(n, 5, generator=generator) for n in (7, 3, 11)]
+    batch = make_batch([(f, [4, 5]) for f in frames])
+    assert batch.src.shape == (3, 11, 5) and batch.src_lengths.tolist() == [7, 3, 11]
+    assert torch.equal(batch.src_mask.sum(1), batch.src_lengths)
+    speech.eval()
+    with torch.no_grad():
+        readout, weights = speech(batch.src, batch.src_lengths, batch.tgt_in)
+        assert readout.shape == (3, 3, 8) and weights.shape == (3, 3, 11)
+        assert torch.all(weights[1, :, 3:] == 0)
+        alone, _ = speech(batch.src[1:2, :3], batch.src_lengths[1:2], batch.tgt_in[1:2])
+        assert torch.allclose(alone, readout[1:2], atol=1e-6)
+    limits = max_output_lengths(batch.src_lengths, 0.5, 3)
+    greedy = greedy_search(speech, batch.src, batch.src_lengths, limits, 1.0)
+    beam = beam_search(speech, batch.src, batch.src_lengths, limits, 1.0, beam_size=1)
+    assert [g[0].tokens for g in greedy] == [b[0].tokens for b in beam]
+    assert [g[0].alignment.shape[1] for g in greedy] == [7, 3, 11]
+    assert_teacher_forcing_equals_single_steps(text)
