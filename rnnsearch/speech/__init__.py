@@ -1,0 +1,1 @@
+"""Speech side: WAV reading, spoken digit strings (FSDD), log-mel features and digit scores."""
