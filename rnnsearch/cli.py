@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import sys
+from collections.abc import Callable
 
 from rnnsearch.errors import UserError
 from rnnsearch.text.synthetic import TASKS
@@ -52,9 +53,13 @@ def _translate(args: argparse.Namespace) -> None:
     import rnnsearch
 
     translator = rnnsearch.load(args.model_dir, device=args.device)
-    if args.alignments:
+    if args.alignments or args.hard_alignments:
         translator.require_alignment()
-    translations = translator.translate(_read_input(args.input), beam_size=args.beam_size, n_best=args.n_best)
+    lines = _read_input(args.input)
+    if translator.speech:
+        translations = translator.transcribe_files(lines, beam_size=args.beam_size, n_best=args.n_best)
+    else:
+        translations = translator.translate(lines, beam_size=args.beam_size, n_best=args.n_best)
     with open(args.output, "w", encoding="utf-8") if args.output else contextlib.nullcontext(sys.stdout) as out:
         for number, translation in enumerate(translations):
             if args.n_best == 1:
@@ -66,6 +71,17 @@ def _translate(args: argparse.Namespace) -> None:
         with open(args.alignments, "w", encoding="utf-8") as jsonl:
             for number, translation in enumerate(translations):
                 jsonl.write(json.dumps({"line": number, **_alignment_row(translation)}, ensure_ascii=False) + "\n")
+    if args.hard_alignments:
+        _write_hard_alignments(args.hard_alignments, translations)
+
+
+def _write_hard_alignments(path: str, translations: list) -> None:
+    """One Pharaoh line per translation (the chosen hypothesis), in input order."""
+    from rnnsearch.alignment import align_translation
+
+    with open(path, "w", encoding="utf-8") as out:
+        for translation in translations:
+            out.write(align_translation(translation).pharaoh() + "\n")
 
 
 def _evaluate(args: argparse.Namespace) -> None:
@@ -74,6 +90,11 @@ def _evaluate(args: argparse.Namespace) -> None:
     from rnnsearch.text.corpus import read_lines
 
     translator = rnnsearch.load(args.model_dir, device=args.device)
+    if translator.speech:
+        _evaluate_speech(translator, args)
+        return
+    if not (args.src and args.ref):
+        raise UserError("evaluate: a text model needs --src and --ref")
     sources, references = read_lines(args.src), read_lines(args.ref)
     if len(sources) != len(references):
         raise UserError(f"{args.src} has {len(sources)} lines but {args.ref} has {len(references)}")
@@ -98,16 +119,55 @@ def _evaluate(args: argparse.Namespace) -> None:
         print(f"source words {row['words']:>6}: {row['sentences']:5d} sentences, BLEU {row['bleu']:6.2f}")
 
 
+def _evaluate_speech(translator, args: argparse.Namespace) -> None:
+    """Digit error rate and string accuracy on a part of the config's spoken digits, or on
+    WAV files listed in --src with digit strings in --ref."""
+    from rnnsearch.speech.corpus import part_inputs
+    from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
+    from rnnsearch.text.corpus import read_lines
+
+    if args.src or args.ref:
+        if not (args.src and args.ref):
+            raise UserError("evaluate: give both --src (WAV paths) and --ref (digit strings), or neither")
+        paths, references = read_lines(args.src), read_lines(args.ref)
+        if len(paths) != len(references):
+            raise UserError(f"{args.src} has {len(paths)} lines but {args.ref} has {len(references)}")
+        translations = translator.transcribe_files(paths, beam_size=args.beam_size)
+        what = args.src
+    else:
+        inputs, references = part_inputs(translator.data, args.part)
+        names = [f"{args.part} {k}" for k in range(1, len(inputs) + 1)]
+        translations = translator.translate_vectors(inputs, names, beam_size=args.beam_size)
+        what = f"{translator.data.split} split, {args.part} part ({len(inputs)} utterances)"
+    hypotheses = [t.text for t in translations]
+    scores = [digit_error_rate(hypotheses, references), string_accuracy(hypotheses, references)]
+    if args.json:
+        print(json.dumps({s.name: {"score": round(s.value, 2), "signature": s.signature} for s in scores}))
+        return
+    print(what)
+    for score in scores:
+        print(f"{score.name} = {score.value:.2f}% ({score.signature})")
+
+
 def _attention(args: argparse.Namespace) -> None:
     import rnnsearch
     from rnnsearch.evaluation.plots import alignment_heatmap
 
     translator = rnnsearch.load(args.model_dir, device=args.device)
     translator.require_alignment()
-    translation = translator.translate([args.sentence], beam_size=args.beam_size)[0]
+    if translator.speech:
+        translation = translator.transcribe_files([args.sentence], beam_size=args.beam_size)[0]
+    else:
+        translation = translator.translate([args.sentence], beam_size=args.beam_size)[0]
     if not translation.source_tokens:
         raise UserError("the sentence is empty: nothing to align")
-    alignment_heatmap(translation.alignment, translation.source_tokens, translation.target_tokens, args.output)
+    alignment_heatmap(
+        translation.alignment,
+        translation.source_tokens,
+        translation.target_tokens,
+        args.output,
+        seconds_per_column=translator.seconds_per_vector,
+    )
     print(translation.text)
     print(f"alignment heatmap written to {args.output}")
 
@@ -126,6 +186,28 @@ def _synthetic(args: argparse.Namespace) -> None:
     sizes = {"train": args.train, "valid": args.valid, "test": args.test}
     paths = write_task(args.output, args.task, sizes, args.min_length, args.max_length, args.vocabulary, args.seed)
     print(f"wrote {len(paths)} files to {args.output}: " + ", ".join(p.name for p in paths))
+
+
+def _serve(args: argparse.Namespace) -> None:
+    from rnnsearch.server import Limits, serve
+
+    limits = Limits(max_texts=args.max_texts, max_chars=args.max_chars, timeout=args.timeout, max_batch=args.max_batch)
+    serve(args.model_dir, args.host, args.port, args.device, limits)
+
+
+def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
+    """An argparse type: a number of `kind` (int or float) greater than zero."""
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+        return value
+
+    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -147,18 +229,33 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--device", default="cpu", help="cpu, cuda or auto")
         return command
 
-    translate = model_command("translate", "translate lines (stdin → stdout by default)")
+    translate = model_command(
+        "translate", "translate lines (stdin → stdout by default); for a speech model, lines are WAV paths"
+    )
     translate.add_argument("-i", "--input", help="input file (plain or .gz); default stdin")
     translate.add_argument("-o", "--output", help="output file; default stdout")
     translate.add_argument("--n-best", type=int, default=1, help="N > 1 prints 'line ||| text ||| score' rows")
     translate.add_argument(
         "--alignments", metavar="OUT.jsonl", help="write tokens and alignment matrices as JSON lines"
     )
+    translate.add_argument(
+        "--hard-alignments",
+        metavar="OUT.txt",
+        help="write word alignments, one Pharaoh line of 0-based 'source-target' pairs per input line",
+    )
     translate.set_defaults(run=_translate)
 
-    evaluate = model_command("evaluate", "translate a test set and score it with sacreBLEU and chrF")
-    evaluate.add_argument("--src", required=True, help="source file")
-    evaluate.add_argument("--ref", required=True, help="reference file")
+    evaluate = model_command(
+        "evaluate", "score a test set: sacreBLEU and chrF for text, digit error rate and accuracy for speech"
+    )
+    evaluate.add_argument("--src", help="source file (text), or a file of WAV paths (speech)")
+    evaluate.add_argument("--ref", help="reference file")
+    evaluate.add_argument(
+        "--part",
+        choices=("test", "validation"),
+        default="test",
+        help="speech models without --src: which part of the config's spoken digits (default test)",
+    )
     evaluate.add_argument(
         "--lowercase-tokenized",
         action="store_true",
@@ -189,9 +286,29 @@ def _parser() -> argparse.ArgumentParser:
     synthetic.set_defaults(run=_synthetic)
 
     attention = model_command("attention", "draw the alignment of one translated sentence")
-    attention.add_argument("sentence", help="source sentence")
+    attention.add_argument("sentence", help="source sentence, or a WAV file for a speech model")
     attention.add_argument("-o", "--output", required=True, help="heatmap file: .png, .svg or .pdf")
     attention.set_defaults(run=_attention)
+
+    serve = commands.add_parser("serve", help="serve a JSON translation API and a web page that shows alignments")
+    serve.add_argument("model_dir", help="directory written by `rnnsearch train`")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
+    serve.add_argument("--port", type=int, default=8000, help="default %(default)s; 0 picks a free port")
+    serve.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
+    serve.add_argument("--max-texts", type=_positive(int), default=64, help="texts per request (default %(default)s)")
+    serve.add_argument(
+        "--max-chars", type=_positive(int), default=2000, help="characters per text (default %(default)s)"
+    )
+    serve.add_argument(
+        "--timeout", type=_positive(float), default=30.0, help="seconds per request (default %(default)s)"
+    )
+    serve.add_argument(
+        "--max-batch",
+        type=_positive(int),
+        default=64,
+        help="sentences per model call when requests are merged (default %(default)s)",
+    )
+    serve.set_defaults(run=_serve)
     return parser
 
 

@@ -7,7 +7,7 @@ wrong types are rejected with a one-line message naming the key.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -27,12 +27,59 @@ class ParallelFiles(_Section):
 
 
 class DataConfig(_Section):
+    """Parallel text: the model reads subword ids."""
+
+    kind: Literal["text"] = "text"
     train: ParallelFiles
     valid: ParallelFiles
     test: ParallelFiles | None = None
     src_lang: str = "de"
     tgt_lang: str = "en"
     max_length: int = Field(100, gt=0, description="training pairs longer than this many pieces are skipped")
+
+
+class FeatureConfig(_Section):
+    """Log-mel filterbank features of the audio (rnnsearch.speech.features)."""
+
+    bins: int = Field(40, gt=0, description="mel bands")
+    window_ms: float = Field(25.0, gt=0)
+    hop_ms: float = Field(10.0, gt=0)
+    normalise: Literal["utterance", "none"] = "utterance"
+    stack: int = Field(3, ge=1, description="consecutive frames concatenated into one, shortening the input")
+
+    @property
+    def size(self) -> int:
+        """The size of one encoder input vector."""
+        return self.bins * self.stack
+
+
+class SpokenDigitsConfig(_Section):
+    """Spoken digit strings built from the bundled FSDD recordings: the model reads
+    feature vectors and writes digits (rnnsearch.speech.digits)."""
+
+    kind: Literal["spoken_digits"]
+    split: Literal["customary", "speaker"] = Field(
+        "customary", description="customary: test on recordings 0-4; speaker: test on a held-out speaker"
+    )
+    train_utterances: int = Field(8000, gt=0)
+    valid_utterances: int = Field(300, gt=0)
+    test_utterances: int = Field(500, gt=0)
+    min_digits: int = Field(1, ge=1)
+    max_digits: int = Field(8, ge=1)
+    seed: int = 1
+    features: FeatureConfig = FeatureConfig()
+    cache_dir: str = Field("runs/cache", description="computed features are kept here and reused")
+    max_length: int = Field(
+        400, gt=0, description="training utterances longer than this many input vectors are skipped"
+    )
+    src_lang: str = "audio"
+    tgt_lang: str = "digits"
+
+    @model_validator(mode="after")
+    def _digit_range(self) -> SpokenDigitsConfig:
+        if self.min_digits > self.max_digits:
+            raise ValueError(f"min_digits ({self.min_digits}) exceeds max_digits ({self.max_digits})")
+        return self
 
 
 class SubwordConfig(_Section):
@@ -133,7 +180,9 @@ class TrainConfig(_Section):
     lr_patience: int = Field(2, ge=0, description="validations without improvement before the rate decays")
     min_learning_rate: float = Field(1e-5, ge=0)
     patience: int = Field(8, ge=1, description="validations without improvement before training stops")
-    selection_metric: Literal["bleu", "loss"] = "bleu"
+    selection_metric: Literal["bleu", "loss", "error_rate"] = Field(
+        "bleu", description="bleu for text, error_rate (digit error rate) for spoken digits, or loss for either"
+    )
     valid_every: int = Field(1000, gt=0, description="steps between validations and checkpoints")
     log_every: int = Field(100, gt=0, description="steps between training-loss rows in metrics.jsonl")
     max_steps: int | None = Field(None, gt=0)
@@ -152,11 +201,30 @@ class SearchConfig(_Section):
 
 
 class Config(_Section):
-    data: DataConfig
+    data: Annotated[DataConfig | SpokenDigitsConfig, Field(discriminator="kind")]
     subwords: SubwordConfig = SubwordConfig()
     model: ModelConfig = ModelConfig()
     train: TrainConfig = TrainConfig()
     search: SearchConfig = SearchConfig()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text_unless_said(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("data"), dict) and "kind" not in data["data"]:
+            return {**data, "data": {**data["data"], "kind": "text"}}
+        return data
+
+    @property
+    def speech(self) -> bool:
+        """True when the source is audio (feature vectors), not text."""
+        return self.data.kind == "spoken_digits"
+
+    @model_validator(mode="after")
+    def _metric_fits_the_data(self) -> Config:
+        metric = self.train.selection_metric
+        if metric != "loss" and (metric == "error_rate") != self.speech:
+            raise ValueError(f"train.selection_metric {metric} does not apply to data.kind {self.data.kind}")
+        return self
 
     @model_validator(mode="after")
     def _location_covers_every_source_position(self) -> Config:
@@ -176,7 +244,10 @@ class Config(_Section):
 def _describe(error: ValidationError, origin: str) -> str:
     problems = []
     for item in error.errors():
-        key = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        loc = list(item["loc"])
+        if loc[:1] == ["data"] and loc[1:2] in (["text"], ["spoken_digits"]):
+            del loc[1]  # the data kind pydantic names in the path; the user's file has no such level
+        key = ".".join(str(part) for part in loc) or "(top level)"
         message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"].removeprefix("Value error, ")
         problems.append(f"{key}: {message}")
     return f"{origin}: " + "; ".join(problems)

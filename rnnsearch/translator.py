@@ -15,7 +15,7 @@ from rnnsearch.model.seq2seq import RNNSearch, build_model
 from rnnsearch.search import Hypothesis, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
-from rnnsearch.text.batches import source_tensors
+from rnnsearch.text.batches import Source, source_tensors, vector_tensors
 from rnnsearch.text.corpus import is_blank
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.training.checkpoint import load_model_files, load_weights, weights_path
@@ -52,20 +52,23 @@ def resolve_device(name: str) -> torch.device:
 
 
 class Translator:
-    """A trained model ready to translate: `translate(texts)` → list of Translation."""
+    """A trained model ready to translate: `translate(texts)` → list of Translation, or for a
+    speech model `transcribe(audio, names)`."""
 
     def __init__(
         self,
         model: RNNSearch,
-        src_subwords: Subwords,
+        src_subwords: Subwords | None,
         tgt_subwords: Subwords,
         config: Config,
     ):
+        """src_subwords is None for a speech model, whose source is audio."""
         self.model = model
         self.src_subwords = src_subwords
         self.tgt_subwords = tgt_subwords
         self.search = config.search
         self.target_language = config.data.tgt_lang
+        self.data = config.data
 
     @property
     def device(self) -> torch.device:
@@ -76,9 +79,8 @@ class Translator:
 
         beam_size 1 is greedy search; the default comes from the model's config.
         """
-        beam_size = self.search.beam_size if beam_size is None else beam_size
-        if beam_size < 1 or not 1 <= n_best <= beam_size:
-            raise UserError(f"need beam size ≥ 1 and 1 ≤ n-best ≤ beam size (got {beam_size} and {n_best})")
+        if self.src_subwords is None:
+            raise UserError("this model reads audio, not text: give it WAV files")
         ids = self.src_subwords.encode(texts)
         for line, pieces in enumerate(ids, start=1):
             if len(pieces) > self.search.max_source_length:
@@ -86,31 +88,87 @@ class Translator:
                     f"input line {line}: {len(pieces)} subword pieces, more than "
                     f"search.max_source_length = {self.search.max_source_length}"
                 )
-        todo = sorted((i for i, text in enumerate(texts) if not is_blank(text)), key=lambda i: -len(ids[i]))
-        results = {i: self._empty(texts[i]) for i, text in enumerate(texts) if is_blank(text)}
+        blank = [is_blank(text) for text in texts]
+        return self._decode(list(texts), ids, blank, beam_size, n_best)
+
+    def transcribe(
+        self, audio: Sequence[np.ndarray], names: Sequence[str], beam_size: int | None = None, n_best: int = 1
+    ) -> list[Translation]:
+        """Recognise recordings (mono float samples at the model's sample rate), named for the output."""
+        from rnnsearch.speech.corpus import audio_inputs
+
+        if self.src_subwords is not None:
+            raise UserError("this model reads text, not audio")
+        return self.translate_vectors(audio_inputs(audio, self.data), names, beam_size, n_best)
+
+    def transcribe_files(
+        self, paths: Sequence[str], beam_size: int | None = None, n_best: int = 1
+    ) -> list[Translation]:
+        """Recognise WAV files; a file at another sample rate, or not a WAV, is a one-line error."""
+        from rnnsearch.speech.audio import read_wav
+        from rnnsearch.speech.digits import SAMPLE_RATE
+
+        audio = [read_wav(path, expected_rate=SAMPLE_RATE)[0] for path in paths]
+        return self.transcribe(audio, paths, beam_size, n_best)
+
+    @property
+    def speech(self) -> bool:
+        """True for a model that reads audio."""
+        return self.src_subwords is None
+
+    def translate_vectors(
+        self, inputs: Sequence[torch.Tensor], names: Sequence[str], beam_size: int | None = None, n_best: int = 1
+    ) -> list[Translation]:
+        """Decode encoder inputs that are already feature vectors (frames, size), e.g. a validation set."""
+        return self._decode(list(names), list(inputs), [len(x) == 0 for x in inputs], beam_size, n_best)
+
+    def _decode(
+        self, originals: list[str], sources: list[Source], blank: list[bool], beam_size: int | None, n_best: int
+    ) -> list[Translation]:
+        """Search for every non-blank source, longest first in batches, and return results in input order."""
+        beam_size = self.search.beam_size if beam_size is None else beam_size
+        if beam_size < 1 or not 1 <= n_best <= beam_size:
+            raise UserError(f"need beam size ≥ 1 and 1 ≤ n-best ≤ beam size (got {beam_size} and {n_best})")
+        todo = sorted((i for i in range(len(sources)) if not blank[i]), key=lambda i: -len(sources[i]))
+        results = {i: self._empty(originals[i]) for i in range(len(sources)) if blank[i]}
         step = self.search.batch_sentences
         was_training = self.model.training
         self.model.eval()
         try:
             for start in range(0, len(todo), step):
                 chunk = todo[start : start + step]
-                hypotheses = self._search([ids[i] for i in chunk], beam_size, n_best)
+                hypotheses = self._search([sources[i] for i in chunk], beam_size, n_best)
                 for i, nbest in zip(chunk, hypotheses):
-                    results[i] = self._to_text(texts[i], ids[i], nbest)
+                    results[i] = self._to_text(originals[i], self._source_tokens(sources[i]), nbest)
         finally:
             self.model.train(was_training)
-        return [results[i] for i in range(len(texts))]
+        return [results[i] for i in range(len(sources))]
 
-    def _search(self, sources: list[list[int]], beam_size: int, n_best: int) -> list[list[Hypothesis]]:
-        src, src_lengths = source_tensors(sources)
+    def _search(self, sources: list[Source], beam_size: int, n_best: int) -> list[list[Hypothesis]]:
+        if isinstance(sources[0], torch.Tensor):
+            src, src_lengths = vector_tensors(sources)
+        else:
+            src, src_lengths = source_tensors(sources)
         limits = max_output_lengths(src_lengths, self.search.max_length_ratio, self.search.max_length_extra)
         src, src_lengths = src.to(self.device), src_lengths.to(self.device)
         if beam_size == 1:
             return greedy_search(self.model, src, src_lengths, limits, self.search.length_penalty)
         return beam_search(self.model, src, src_lengths, limits, self.search.length_penalty, beam_size, n_best)
 
-    def _to_text(self, source: str, source_ids: list[int], nbest: list[Hypothesis]) -> Translation:
-        source_tokens = self.src_subwords.pieces(source_ids) + [END]
+    def _source_tokens(self, source: Source) -> list[str]:
+        """Source pieces and </s> for text; for audio, each input vector's start time in seconds."""
+        if self.src_subwords is not None:
+            return self.src_subwords.pieces(source) + [END]
+        return [f"{j * self.seconds_per_vector:.2f}s" for j in range(len(source))]
+
+    @property
+    def seconds_per_vector(self) -> float | None:
+        """Audio per encoder input vector for a speech model; None for text."""
+        from rnnsearch.speech.corpus import seconds_per_vector
+
+        return seconds_per_vector(self.data) if self.src_subwords is None else None
+
+    def _to_text(self, source: str, source_tokens: list[str], nbest: list[Hypothesis]) -> Translation:
         translations = [
             Translation(
                 source=source,
@@ -138,10 +196,19 @@ class Translator:
             )
 
 
+def source_and_target_sizes(
+    config: Config, src_subwords: Subwords | None, tgt_subwords: Subwords
+) -> tuple[int, int, bool]:
+    """build_model's size arguments: source vocabulary (or feature size), target vocabulary, vector input."""
+    if config.speech:
+        return config.data.features.size, len(tgt_subwords), True
+    return len(src_subwords), len(tgt_subwords), False
+
+
 def load(model_dir: str | Path, device: str = "auto") -> Translator:
     """A Translator for the trained model in `model_dir` (best weights if there are any)."""
     config, src_subwords, tgt_subwords = load_model_files(model_dir)
-    model = build_model(config.model, len(src_subwords), len(tgt_subwords))
+    model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords))
     load_weights(model, weights_path(model_dir))
     model.to(resolve_device(device)).eval()
     return Translator(model, src_subwords, tgt_subwords, config)

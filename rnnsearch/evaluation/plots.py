@@ -33,8 +33,12 @@ def alignment_heatmap(
     target_tokens: list[str],
     path: str | os.PathLike,
     title: str | None = None,
+    seconds_per_column: float | None = None,
 ) -> None:
     """Save an attention matrix drawn like Figure 3 of Bahdanau et al. (2015).
+
+    With ``seconds_per_column`` the source is audio: its axis is time in seconds,
+    labelled every half second, instead of one label per token.
 
     ``alignment[i][j]`` is the weight of target token i on source token j.
     Cells are grayscale on a fixed 0..1 scale (black = 0, white = 1) so
@@ -48,13 +52,22 @@ def alignment_heatmap(
             f"alignment has shape {weights.shape} but the tokens need a non-empty shape {expected} (target x source)"
         )
 
-    width = min(_label_inches(target_tokens) + _CELL_INCHES * expected[1], _MAX_INCHES)
-    height = min(_label_inches(source_tokens) + _CELL_INCHES * expected[0] + (0.4 if title else 0.0), _MAX_INCHES)
-    fig = Figure(figsize=(max(width, 2.0), max(height, 2.0)))
-    ax = fig.add_subplot()
-    ax.imshow(weights, cmap="gray", vmin=0.0, vmax=1.0, aspect="equal", interpolation="nearest")
-    ax.xaxis.tick_top()
-    ax.set_xticks(range(expected[1]), source_tokens, rotation=90, fontsize=9)
+    if seconds_per_column is not None:
+        fig = Figure(figsize=(9.0, 1.2 + 0.3 * expected[0]))
+        ax = fig.add_subplot()
+        ax.imshow(weights, cmap="gray", vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest")
+        step = max(1, round(0.5 / seconds_per_column))
+        ticks = range(0, expected[1], step)
+        ax.set_xticks(ticks, [f"{t * seconds_per_column:.1f}" for t in ticks], fontsize=9)
+        ax.set_xlabel("time (s)")
+    else:
+        width = min(_label_inches(target_tokens) + _CELL_INCHES * expected[1], _MAX_INCHES)
+        height = min(_label_inches(source_tokens) + _CELL_INCHES * expected[0] + (0.4 if title else 0.0), _MAX_INCHES)
+        fig = Figure(figsize=(max(width, 2.0), max(height, 2.0)))
+        ax = fig.add_subplot()
+        ax.imshow(weights, cmap="gray", vmin=0.0, vmax=1.0, aspect="equal", interpolation="nearest")
+        ax.xaxis.tick_top()
+        ax.set_xticks(range(expected[1]), source_tokens, rotation=90, fontsize=9)
     ax.set_yticks(range(expected[0]), target_tokens, fontsize=9)
     if title:
         ax.set_title(title)
@@ -68,7 +81,8 @@ def _series(records: list[dict], key: str) -> tuple[list[float], list[float]]:
 
 
 def learning_curves(records: list[dict], path: str | os.PathLike) -> None:
-    """Save training/validation loss (top) and validation BLEU (bottom) vs step.
+    """Save training/validation loss (top) and validation BLEU, or digit error rate for
+    speech (bottom), vs step.
 
     ``records`` are metric rows as logged during training; a row contributes
     to every curve whose key it has, so early runs without validation rows
@@ -80,9 +94,13 @@ def learning_curves(records: list[dict], path: str | os.PathLike) -> None:
     loss_ax.plot(*_series(records, "valid_loss"), marker="o", label="validation loss")
     loss_ax.set_ylabel("loss")
     loss_ax.legend()
-    steps, values = _series(records, "valid_bleu")
-    bleu_ax.plot(steps, values, marker="o", color="tab:green")
-    bleu_ax.set_ylabel("validation BLEU")
+    score, label = (
+        ("valid_der", "validation digit error rate (%)")
+        if any("valid_der" in row for row in records)
+        else ("valid_bleu", "validation BLEU")
+    )
+    bleu_ax.plot(*_series(records, score), marker="o", color="tab:green")
+    bleu_ax.set_ylabel(label)
     bleu_ax.set_xlabel("step")
     for ax in (loss_ax, bleu_ax):
         ax.grid(alpha=0.3)

@@ -1,7 +1,7 @@
 """The model directory: config, subword models, weights and training state.
 
     config.yaml                      the validated config the model was built from
-    subwords.src.model / .tgt.model  SentencePiece models
+    subwords.src.model / .tgt.model  SentencePiece models (no source model for speech)
     best.safetensors                 weights of the best validation so far
     last.safetensors                 weights + optimizer + RNG + data position: resume point
     metrics.jsonl, learning_curve.png
@@ -120,22 +120,23 @@ def restore_optimizer(optimizer: torch.optim.Optimizer, tensors: dict[str, torch
     optimizer.load_state_dict({"state": state, "param_groups": groups})
 
 
-def save_model_files(directory: Path, config: Config, src_subwords: Subwords, tgt_subwords: Subwords) -> None:
+def save_model_files(directory: Path, config: Config, src_subwords: Subwords | None, tgt_subwords: Subwords) -> None:
+    """The config and the subword models; a speech model has no source subwords."""
     directory.mkdir(parents=True, exist_ok=True)
     atomic_write(directory / CONFIG, config.to_yaml().encode("utf-8"))
-    atomic_write(directory / SRC_SUBWORDS, src_subwords.model_bytes)
+    if src_subwords is not None:
+        atomic_write(directory / SRC_SUBWORDS, src_subwords.model_bytes)
     atomic_write(directory / TGT_SUBWORDS, tgt_subwords.model_bytes)
 
 
-def load_model_files(directory: str | Path) -> tuple[Config, Subwords, Subwords]:
+def load_model_files(directory: str | Path) -> tuple[Config, Subwords | None, Subwords]:
+    """The config and subword models of a model directory (no source subwords for speech)."""
     directory = Path(directory)
     if not directory.is_dir():
         raise UserError(f"{directory}: no such model directory")
-    return (
-        load_config(directory / CONFIG),
-        Subwords.load(directory / SRC_SUBWORDS),
-        Subwords.load(directory / TGT_SUBWORDS),
-    )
+    config = load_config(directory / CONFIG)
+    src_subwords = None if config.speech else Subwords.load(directory / SRC_SUBWORDS)
+    return config, src_subwords, Subwords.load(directory / TGT_SUBWORDS)
 
 
 def weights_path(directory: str | Path) -> Path:

@@ -30,7 +30,7 @@ from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
 from rnnsearch.training.loss import sequence_loss
-from rnnsearch.translator import Translation, Translator, resolve_device
+from rnnsearch.translator import Translation, Translator, resolve_device, source_and_target_sizes
 
 M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4  # mallopt() parameters, from glibc's malloc.h
 WATCHED_SENTENCES = 3  # validation sentences whose alignment is drawn at every validation
@@ -53,9 +53,12 @@ class Progress:
 
 @dataclass
 class Corpus:
+    """Encoded training and validation pairs, and the validation set as the translator takes it:
+    texts, or feature vectors for speech."""
+
     train: list[Pair]
     valid: list[Pair]
-    valid_sources: list[str]
+    valid_sources: list[str] | list[torch.Tensor]
     valid_references: list[str]
 
 
@@ -99,6 +102,8 @@ def prepare_corpus(
     With several processes, rank 0 trains the subwords and the others load its models,
     so that every rank encodes the data identically.
     """
+    if config.speech:
+        return _prepare_speech(config, model_dir, resume, world)
     sources, targets = read_parallel(config.data.train.src, config.data.train.tgt)
     valid_sources, valid_references = read_parallel(config.data.valid.src, config.data.valid.tgt)
     if not resume and world.is_main:
@@ -114,6 +119,34 @@ def prepare_corpus(
         raise UserError(f"{config.data.train.src}: no usable training pairs")
     valid, _ = encode_pairs(valid_sources, valid_references, src_subwords, tgt_subwords, config.data.max_length)
     return Corpus(train, valid, valid_sources, valid_references), src_subwords, tgt_subwords
+
+
+def _prepare_speech(config: Config, model_dir: Path, resume: bool, world: World) -> tuple[Corpus, None, Subwords]:
+    """Spoken digits: feature vectors in, digit pieces out; only the target has subwords.
+
+    Rank 0 computes the features first, so the other ranks find them in the cache.
+    """
+    from rnnsearch.speech.corpus import part_inputs
+
+    if world.is_main:
+        sources, targets = part_inputs(config.data, "train")
+        valid_sources, valid_references = part_inputs(config.data, "validation")
+        if not resume:
+            options = config.subwords
+            tgt_subwords = train_subwords(targets, options.kind, options.vocab_size, options.min_frequency)
+            checkpoint.save_model_files(model_dir, config, None, tgt_subwords)
+    world.barrier()
+    if not world.is_main:
+        sources, targets = part_inputs(config.data, "train")
+        valid_sources, valid_references = part_inputs(config.data, "validation")
+    if resume or not world.is_main:
+        _, _, tgt_subwords = checkpoint.load_model_files(model_dir)
+    limit = config.data.max_length
+    train = [(s, t) for s, t in zip(sources, tgt_subwords.encode(targets)) if len(s) <= limit and len(t) <= limit]
+    valid = list(zip(valid_sources, tgt_subwords.encode(valid_references)))
+    if world.is_main:
+        say(f"training data: {len(train)} spoken digit strings ({len(sources) - len(train)} over max_length)")
+    return Corpus(train, valid, valid_sources, valid_references), None, tgt_subwords
 
 
 def configure_cpu(threads: int | None) -> None:
@@ -179,7 +212,8 @@ class Trainer:
         configure_cpu(options.threads or world.cpu_threads())
         torch.manual_seed(options.seed)
         self.corpus, src_subwords, tgt_subwords = prepare_corpus(config, self.model_dir, resume, world)
-        self.model = build_model(config.model, len(src_subwords), len(tgt_subwords)).to(self.device)
+        sizes = source_and_target_sizes(config, src_subwords, tgt_subwords)
+        self.model = build_model(config.model, *sizes).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=options.learning_rate, fused=True)
         self.translator = Translator(self.model, src_subwords, tgt_subwords, config)
         if resume:
@@ -292,7 +326,11 @@ class Trainer:
         """Validate, update schedule and best checkpoint, save the last one; True to stop."""
         progress, options = self.progress, self.config.train
         row = self.world.from_main(lambda: {"step": progress.step, **self.validate()})
-        metric = row["valid_bleu"] if options.selection_metric == "bleu" else -row["valid_loss"]
+        metric = {
+            "bleu": lambda: row["valid_bleu"],
+            "error_rate": lambda: -row["valid_der"],
+            "loss": lambda: -row["valid_loss"],
+        }[options.selection_metric]()
         improved = progress.best is None or metric > progress.best
         if improved:
             progress.best, progress.best_step = metric, progress.step
@@ -306,9 +344,14 @@ class Trainer:
                 progress.lr_scale *= options.lr_decay_factor
                 progress.plateau = 0
         self._log(row)
+        scores = (
+            f"digit error rate {row['valid_der']:.2f}%, strings right {row['valid_accuracy']:.1f}%"
+            if self.config.speech
+            else f"BLEU {row['valid_bleu']:.2f}"
+        )
         self._say(
             f"step {progress.step}: valid loss {row['valid_loss']:.3f}, ppl {row['valid_ppl']:.2f}, "
-            f"greedy BLEU {row['valid_bleu']:.2f}{' (best)' if improved else ''}"
+            f"greedy {scores}{' (best)' if improved else ''}"
         )
         self._clock()
         self._save_last()
@@ -316,7 +359,8 @@ class Trainer:
 
     @torch.no_grad()
     def validate(self) -> dict[str, float]:
-        """Validation loss and perplexity (no label smoothing) and greedy BLEU."""
+        """Validation loss and perplexity (no label smoothing), and greedy BLEU for text or
+        digit error rate and string accuracy for spoken digits."""
         self.model.eval()
         options = self.config.train
         loss_sum, tokens = 0.0, 0
@@ -324,12 +368,25 @@ class Trainer:
             batch = make_batch([self.corpus.valid[i] for i in indices]).to(self.device)
             loss, n_tokens = sequence_loss(self.model, batch, 0.0)
             loss_sum, tokens = loss_sum + float(loss), tokens + n_tokens
-        translations = self.translator.translate(self.corpus.valid_sources, beam_size=1)
+        sources, references = self.corpus.valid_sources, self.corpus.valid_references
+        if self.config.speech:
+            names = [f"validation {k}" for k in range(1, len(sources) + 1)]
+            translations = self.translator.translate_vectors(sources, names, beam_size=1)
+        else:
+            translations = self.translator.translate(sources, beam_size=1)
         self.model.train()
         self._draw_alignments(translations[:WATCHED_SENTENCES])
         loss = loss_sum / tokens
-        score = bleu([t.text for t in translations], self.corpus.valid_references)
-        return {"valid_loss": loss, "valid_ppl": math.exp(min(loss, 50.0)), "valid_bleu": score.value}
+        row = {"valid_loss": loss, "valid_ppl": math.exp(min(loss, 50.0))}
+        hypotheses = [t.text for t in translations]
+        if self.config.speech:
+            from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
+
+            row["valid_der"] = digit_error_rate(hypotheses, references).value
+            row["valid_accuracy"] = string_accuracy(hypotheses, references).value
+        else:
+            row["valid_bleu"] = bleu(hypotheses, references).value
+        return row
 
     def _draw_alignments(self, translations: list[Translation]) -> None:
         """Heatmaps of the same first validation sentences at every validation, so the
@@ -341,7 +398,12 @@ class Trainer:
                 path = folder / f"step{self.progress.step:07d}-{k}.png"
                 title = f"validation sentence {k}, step {self.progress.step}"
                 alignment_heatmap(
-                    translation.alignment, translation.source_tokens, translation.target_tokens, path, title
+                    translation.alignment,
+                    translation.source_tokens,
+                    translation.target_tokens,
+                    path,
+                    title,
+                    seconds_per_column=self.translator.seconds_per_vector,
                 )
 
     def _log(self, row: dict) -> None:

@@ -14,7 +14,7 @@ import torch.multiprocessing as mp
 from safetensors.torch import load_file, save_file
 
 from rnnsearch.text.batches import make_batch
-from rnnsearch.training.distributed import World
+from rnnsearch.training.distributed import SINGLE_PROCESS, World
 from rnnsearch.training.trainer import training_step
 from tests.conftest import random_sources, tiny_model
 from tests.integration.conftest import tiny_config, write_config
@@ -30,7 +30,7 @@ def pairs_for_rank(rank: int) -> list[tuple[list[int], list[int]]]:
     return list(zip(sources, targets))
 
 
-def one_update(model, pairs, world: World = World()) -> None:
+def one_update(model, pairs, world: World = SINGLE_PROCESS) -> None:
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
     training_step(model, optimizer, make_batch(pairs), label_smoothing=0.1, clip_norm=CLIP, world=world)
 

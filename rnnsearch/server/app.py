@@ -1,0 +1,232 @@
+"""The HTTP server: a JSON translation API and the web page that shows alignments.
+
+    POST /v1/translate   texts → translations, n-best lists and alignment matrices
+    GET  /v1/model       languages, vocabularies, architecture, training figures, limits
+    GET  /v1/health      {"status": "ok"}
+    GET  /               the web page (static/), plain HTML, CSS, JavaScript and SVG
+
+Every error answer is JSON, {"error": "one line"}: 413 for a request over the size
+limits, 422 for a malformed or invalid one, 504 when it takes longer than the timeout.
+"""
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import numpy as np
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from rnnsearch import __version__
+from rnnsearch.errors import UserError
+from rnnsearch.server import schemas
+from rnnsearch.server.batcher import Batcher
+from rnnsearch.server.info import describe_model
+from rnnsearch.server.limits import Limits
+from rnnsearch.translator import Translation, Translator
+
+STATIC = Path(__file__).resolve().parent / "static"
+ERRORS_SHOWN = 3
+"""A request with many invalid fields is told about the first few, to keep the message one line."""
+
+ERROR_RESPONSES = {
+    413: {"model": schemas.ErrorBody, "description": "too many texts, or a text too long"},
+    422: {"model": schemas.ErrorBody, "description": "malformed JSON or an invalid field"},
+    504: {"model": schemas.ErrorBody, "description": "the translation took longer than the server's timeout"},
+}
+
+
+def create_app(translator: Translator, model_dir: str | Path, limits: Limits | None = None) -> FastAPI:
+    """The server for `translator`, the model loaded from `model_dir`.
+
+    Its batcher (app.state.batcher) starts and stops with the app's lifespan, so run
+    the app under a server such as uvicorn, or in tests inside `with TestClient(app)`.
+    limits: default Limits().
+    """
+    limits = limits or Limits()
+    batcher = Batcher(translator.translate, limits.max_batch, limits.max_wait)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await batcher.start()
+        try:
+            yield
+        finally:
+            await batcher.stop()
+
+    app = FastAPI(
+        title="rnnsearch",
+        version=__version__,
+        summary="Translate with an attentional encoder–decoder and see the alignment it learned.",
+        lifespan=lifespan,
+    )
+    app.state.batcher = batcher
+    app.state.limits = limits
+    app.add_middleware(BodyLimit, max_bytes=_max_body_bytes(limits))
+    _add_error_handlers(app)
+    _add_api(app, translator, batcher, describe_model(translator, model_dir, limits), limits)
+    _add_page(app)
+    return app
+
+
+def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schemas.ModelInfo, limits: Limits) -> None:
+    TranslateRequest = schemas.translate_request_model(limits)
+
+    @app.post("/v1/translate", responses=ERROR_RESPONSES, summary="Translate texts")
+    async def translate(request: TranslateRequest) -> schemas.TranslateResponse:
+        """Translate every text; requests arriving together are decoded together."""
+        beam_size = translator.search.beam_size if request.beam_size is None else request.beam_size
+        if request.n_best > beam_size:
+            raise UserError(f"n_best: {request.n_best} is more than the beam size {beam_size}")
+        _check_source_lengths(translator, request.texts)
+        try:
+            results = await asyncio.wait_for(
+                batcher.translate(request.texts, beam_size, request.n_best), limits.timeout
+            )
+        except TimeoutError:
+            raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
+        alignments = request.alignments and translator.model.has_alignment
+        return schemas.TranslateResponse(translations=[_translation(t, alignments) for t in results])
+
+    @app.get("/v1/model", summary="Describe the served model")
+    async def model() -> schemas.ModelInfo:
+        return info
+
+    @app.get("/v1/health", summary="Check that the server is up")
+    async def health() -> schemas.Health:
+        return schemas.Health(status="ok")
+
+
+def _max_body_bytes(limits: Limits) -> int:
+    """The largest body a request within the limits can need: every character JSON-escaped as a
+    surrogate pair (12 bytes), plus room for quotes, separators, whitespace and the options."""
+    return limits.max_texts * (12 * limits.max_chars + 64) + 4096
+
+
+class BodyLimit:
+    """ASGI middleware: refuse a request body over `max_bytes` with a JSON 413, before reading it all.
+
+    A declared Content-Length is checked up front; a chunked body is counted as it
+    arrives. (Starlette's own limit answers in plain text, not the API's JSON errors.)
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int):
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        message = f"request body larger than {self.max_bytes} bytes"
+        declared = Headers(scope=scope).get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            await _error(413, message)(scope, receive, send)
+            return
+        received = 0
+
+        async def receive_within_limit() -> Message:
+            nonlocal received
+            event = await receive()
+            received += len(event.get("body", b""))
+            if received > self.max_bytes:
+                raise HTTPException(413, message)
+            return event
+
+        await self.app(scope, receive_within_limit, send)
+
+
+def _check_source_lengths(translator: Translator, texts: list[str]) -> None:
+    """Refuse a text the model would refuse, before it joins a batch of other requests."""
+    limit = translator.search.max_source_length
+    for index, pieces in enumerate(translator.src_subwords.encode(texts)):
+        if len(pieces) > limit:
+            raise HTTPException(413, f"texts.{index}: {len(pieces)} subword pieces, more than the model's {limit}")
+
+
+def _hypothesis(result: Translation, alignments: bool) -> dict:
+    alignment = None
+    if alignments and result.alignment is not None:
+        alignment = result.alignment.astype(np.float64).round(5).tolist()
+    return {"text": result.text, "score": result.score, "target_tokens": result.target_tokens, "alignment": alignment}
+
+
+def _translation(result: Translation, alignments: bool) -> schemas.Translation:
+    return schemas.Translation(
+        **_hypothesis(result, alignments),
+        source_tokens=result.source_tokens,
+        alternatives=[schemas.Hypothesis(**_hypothesis(a, alignments)) for a in result.alternatives],
+    )
+
+
+def _add_page(app: FastAPI) -> None:
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        problems = error.errors()
+        too_large = any(_is_size_error(problem) for problem in problems)
+        message = "; ".join(_describe(problem) for problem in problems[:ERRORS_SHOWN])
+        if len(problems) > ERRORS_SHOWN:
+            message += f"; and {len(problems) - ERRORS_SHOWN} more"
+        return _error(413 if too_large else 422, message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        if error.status_code == 400:
+            return _error(422, f"malformed JSON: {_unparsable(error.__cause__)}")
+        return _error(error.status_code, str(error.detail), error.headers)
+
+    @app.exception_handler(UserError)
+    async def user_error(request: Request, error: UserError) -> JSONResponse:
+        return _error(422, str(error))
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, error: Exception) -> JSONResponse:
+        return _error(500, f"internal error ({type(error).__name__}); the server log has the details")
+
+
+def _unparsable(cause: BaseException | None) -> str:
+    """Why a body that is not a JSON syntax error could not be parsed.
+
+    FastAPI answers 400 when reading the body fails with anything but a JSONDecodeError:
+    bytes that are not UTF-8, or arrays and objects nested deeper than the parser's
+    recursion limit. For the client that is malformed JSON as much as a syntax error,
+    so it gets the same 422 as one, as the API's schema documents.
+    """
+    if isinstance(cause, UnicodeDecodeError):
+        return f"the body is not UTF-8 text (byte {cause.start})"
+    if isinstance(cause, RecursionError):
+        return "nested too deeply"
+    return "the body could not be parsed"
+
+
+def _is_size_error(problem: dict) -> bool:
+    """Too many texts or too long a text: the request is too large (413), not malformed (422)."""
+    return problem["type"] in ("too_long", "string_too_long") and problem["loc"][:2] == ("body", "texts")
+
+
+def _describe(problem: dict) -> str:
+    """One validation problem as 'field: what is wrong'."""
+    if problem["type"] == "json_invalid":
+        return f"malformed JSON: {problem.get('ctx', {}).get('error', problem['msg'])}"
+    if problem["loc"] == ("body",) and problem["type"] == "model_attributes_type":
+        return "the body must be a JSON object, sent with Content-Type: application/json"
+    location = ".".join(str(part) for part in problem["loc"] if part != "body")
+    return f"{location}: {problem['msg']}" if location else problem["msg"]

@@ -1,0 +1,157 @@
+"""Merging concurrent translation requests into few model calls.
+
+Sentences decode faster in a batch than one request at a time, so requests
+that wait at the same moment with the same search settings (beam size, n-best) are
+merged into one `Translator.translate` call. The model runs in one worker thread:
+off the event loop, so the server keeps accepting requests while it decodes, and
+never concurrently with itself, as torch modules are not meant to be.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import dataclass
+
+from rnnsearch.translator import Translation
+
+TranslateFn = Callable[[list[str], int, int], list[Translation]]
+"""(texts, beam_size, n_best) → one Translation per text, in order."""
+
+
+@dataclass(eq=False)
+class _Job:
+    """One request's texts, waiting for its share of a model call."""
+
+    texts: list[str]
+    key: tuple[int, int]
+    future: asyncio.Future[list[Translation]]
+    arrived: float
+
+
+class Batcher:
+    """Queues requests and feeds them to the model in merged batches, one batch at a time.
+
+    A batch starts when the oldest waiting request has waited `max_wait` seconds, or
+    as soon as the requests waiting with its settings fill `max_batch` sentences. A
+    request is never split, so one larger than `max_batch` makes a batch of its own.
+
+    `requests` and `calls` count the requests received and the model calls made, so
+    that callers (tests, monitoring) can see how much merging happened.
+    """
+
+    def __init__(self, translate: TranslateFn, max_batch: int, max_wait: float):
+        self._translate = translate
+        self.max_batch = max_batch
+        self.max_wait = max_wait
+        self.requests = 0
+        self.calls = 0
+        self._pending: list[_Job] = []
+        self._arrival = asyncio.Event()
+        self._worker: ThreadPoolExecutor | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Start the worker thread and the batching task on the running event loop."""
+        self._arrival = asyncio.Event()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rnnsearch-model")
+        self._task = asyncio.create_task(self._serve(), name="rnnsearch-batcher")
+
+    async def stop(self) -> None:
+        """Stop batching and cancel waiting requests; a model call under way finishes unobserved."""
+        if self._task is not None:
+            self._task.cancel()
+            with suppress(asyncio.CancelledError):
+                await self._task
+        for job in self._pending:
+            job.future.cancel()
+        self._pending.clear()
+        if self._worker is not None:
+            self._worker.shutdown(wait=False, cancel_futures=True)
+        self._task = self._worker = None
+
+    async def translate(self, texts: list[str], beam_size: int, n_best: int) -> list[Translation]:
+        """Translate `texts` as part of whatever batch they join; cancelling withdraws the request."""
+        if self._task is None:
+            raise RuntimeError("Batcher.start() must be awaited before translating")
+        loop = asyncio.get_running_loop()
+        job = _Job(list(texts), (beam_size, n_best), loop.create_future(), loop.time())
+        self._pending.append(job)
+        self.requests += 1
+        self._arrival.set()
+        return await job.future
+
+    async def _serve(self) -> None:
+        while True:
+            await self._gather()
+            await self._run(self._take_batch())
+
+    async def _gather(self) -> None:
+        """Wait until the oldest waiting request has waited `max_wait`, or its batch is full."""
+        loop = asyncio.get_running_loop()
+        while True:
+            pending = self._drop_withdrawn()
+            left = pending[0].arrived + self.max_wait - loop.time() if pending else None
+            if pending and (left <= 0 or self._batch_is_full(pending)):
+                return
+            self._arrival.clear()
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._arrival.wait(), left)
+
+    def _drop_withdrawn(self) -> list[_Job]:
+        """Forget requests whose caller stopped waiting (timed out or disconnected); return those left."""
+        self._pending = [job for job in self._pending if not job.future.done()]
+        return self._pending
+
+    def _batch_is_full(self, pending: list[_Job]) -> bool:
+        key = pending[0].key
+        return sum(len(job.texts) for job in pending if job.key == key) >= self.max_batch
+
+    def _take_batch(self) -> list[_Job]:
+        """The oldest request and, in order, the others with its settings that still fit in `max_batch`.
+
+        Called straight after `_gather`, with no await between, so some request is waiting.
+        """
+        key = self._pending[0].key
+        batch: list[_Job] = []
+        size = 0
+        for job in self._pending:
+            if job.key == key and (not batch or size + len(job.texts) <= self.max_batch):
+                batch.append(job)
+                size += len(job.texts)
+        self._pending = [job for job in self._pending if job not in batch]
+        return batch
+
+    async def _run(self, batch: list[_Job]) -> None:
+        """One model call for the whole batch; if it fails, each request is retried alone so that
+        one bad request gets its own error instead of failing the others merged with it."""
+        texts = [text for job in batch for text in job.texts]
+        beam_size, n_best = batch[0].key
+        self.calls += 1
+        loop = asyncio.get_running_loop()
+        try:
+            results = await loop.run_in_executor(self._worker, self._translate, texts, beam_size, n_best)
+        except Exception as error:
+            if len(batch) == 1:
+                _settle(batch[0].future, error)
+                return
+            for job in batch:
+                if not job.future.done():
+                    await self._run([job])
+            return
+        start = 0
+        for job in batch:
+            _settle(job.future, results[start : start + len(job.texts)])
+            start += len(job.texts)
+
+
+def _settle(future: asyncio.Future[list[Translation]], outcome: list[Translation] | Exception) -> None:
+    """Complete `future` with a result or an error, unless its caller has already given up on it."""
+    if future.done():
+        return
+    if isinstance(outcome, Exception):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)

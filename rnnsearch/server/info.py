@@ -1,0 +1,67 @@
+"""GET /v1/model: what is being served, read once from the translator and its model directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rnnsearch.config import load_config
+from rnnsearch.server.limits import Limits
+from rnnsearch.server.schemas import MAX_BEAM_SIZE, ModelInfo, ServedLimits, TrainingFigures
+from rnnsearch.training.checkpoint import CONFIG, METRICS
+from rnnsearch.translator import Translator
+
+
+def describe_model(translator: Translator, model_dir: str | Path, limits: Limits) -> ModelInfo:
+    """The served model's languages, vocabularies, architecture, size, training figures and limits."""
+    model_dir = Path(model_dir)
+    config = load_config(model_dir / CONFIG)
+    return ModelInfo(
+        source_language=config.data.src_lang,
+        target_language=config.data.tgt_lang,
+        source_vocabulary=len(translator.src_subwords),
+        target_vocabulary=len(translator.tgt_subwords),
+        parameters=sum(p.numel() for p in translator.model.parameters() if p.requires_grad),
+        has_alignment=translator.model.has_alignment,
+        architecture=config.model,
+        subwords=config.subwords,
+        search=translator.search,
+        training=training_figures(model_dir / METRICS),
+        limits=ServedLimits(
+            max_texts=limits.max_texts,
+            max_chars=limits.max_chars,
+            max_source_pieces=translator.search.max_source_length,
+            timeout_seconds=limits.timeout,
+            max_beam_size=MAX_BEAM_SIZE,
+        ),
+    )
+
+
+def training_figures(metrics: Path) -> TrainingFigures | None:
+    """Steps, validations and the best validation BLEU and perplexity logged in `metrics`.
+
+    None when there is no such file; lines that are not JSON objects (a log cut short
+    by a kill) are skipped, as the figures are informative only.
+    """
+    try:
+        lines = metrics.read_text(encoding="utf-8").splitlines()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return None
+    rows = [row for row in map(_json_object, lines) if row is not None]
+    validations = [row for row in rows if "valid_bleu" in row or "valid_ppl" in row]
+    bleu = [row["valid_bleu"] for row in validations if isinstance(row.get("valid_bleu"), int | float)]
+    perplexity = [row["valid_ppl"] for row in validations if isinstance(row.get("valid_ppl"), int | float)]
+    return TrainingFigures(
+        steps=max((row["step"] for row in rows if isinstance(row.get("step"), int)), default=0),
+        validations=len(validations),
+        best_valid_bleu=max(bleu, default=None),
+        best_valid_perplexity=min(perplexity, default=None),
+    )
+
+
+def _json_object(line: str) -> dict | None:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return row if isinstance(row, dict) else None

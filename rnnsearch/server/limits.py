@@ -1,0 +1,19 @@
+"""The server's limits: the `rnnsearch serve` options that bound requests and batches."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask of the server, and how requests are merged into model calls.
+
+    max_texts: texts per request. max_chars: characters per text. timeout: seconds a
+    request may take, waiting for its batch included. max_batch: sentences per merged
+    model call. max_wait: seconds a request waits for others to join its batch.
+    """
+
+    max_texts: int = 64
+    max_chars: int = 2000
+    timeout: float = 30.0
+    max_batch: int = 64
+    max_wait: float = 0.005

@@ -1,0 +1,44 @@
+"""Running the server: load the model, listen on the address, hand both to uvicorn."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+from rnnsearch.errors import UserError
+from rnnsearch.server.limits import Limits
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on host:port (port 0: any free port).
+
+    Binding here rather than in uvicorn turns an address in use or a bad host into
+    one UserError line instead of a log record and an exit.
+    """
+    if not 0 <= port <= 65535:
+        raise UserError(f"port {port}: not between 0 and 65535")
+    try:
+        family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        return socket.create_server((address[0], port), family=family)
+    except socket.gaierror as error:
+        raise UserError(f"--host {host}: {error.strerror}") from None
+    except OSError as error:
+        raise UserError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+
+
+def serve(model_dir: str | Path, host: str, port: int, device: str, limits: Limits) -> None:
+    """Serve the model in `model_dir` on host:port until interrupted (Ctrl+C or SIGTERM)."""
+    import uvicorn
+
+    from rnnsearch.server.app import create_app
+    from rnnsearch.translator import load
+
+    translator = load(model_dir, device=device)
+    app = create_app(translator, model_dir, limits)
+    sock = listen(host, port)
+    bound = sock.getsockname()[1]
+    display_host = f"[{host}]" if ":" in host else host
+    print(f"serving {model_dir} at http://{display_host}:{bound}/ (Ctrl+C to stop)", flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="info"))
+    with sock:
+        server.run(sockets=[sock])

@@ -1,0 +1,124 @@
+"""The HTTP API's request and response bodies, as pydantic models.
+
+They are what FastAPI validates against and what /openapi.json (and /docs) describe,
+so every bound a request must respect is declared here rather than checked by hand.
+The request model is built per server because its size limits are server options.
+"""
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
+
+from rnnsearch.config import ModelConfig, SearchConfig, SubwordConfig
+from rnnsearch.server.limits import Limits
+
+MAX_BEAM_SIZE = 64
+"""Bounds the work one request can ask for: decoding time grows with the beam size."""
+
+
+class ErrorBody(BaseModel):
+    """Every error answer: one line saying what is wrong."""
+
+    error: str = Field(examples=["texts.0: String should have at most 2000 characters"])
+
+
+def _integral_number(value: Any) -> Any:
+    """2.0 as 2: JSON Schema's "integer", which the API's schema states, counts any number
+    without a fractional part; other values go on to the strict check, which refuses "2" and true."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+BeamWidth = Annotated[int, Field(ge=1, le=MAX_BEAM_SIZE), BeforeValidator(_integral_number)]
+"""A beam size or n-best count: an integer as JSON Schema defines it (3 and 3.0 alike, not 3.5,
+"3" or true). The bounds come before the validator so that the schema states them as
+minimum and maximum."""
+
+
+class _TranslateOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    beam_size: BeamWidth | None = Field(None, description="1 is greedy search; default: the model's search.beam_size")
+    n_best: BeamWidth = Field(1, description="hypotheses per text, at most the beam size")
+    alignments: bool = Field(True, description="include each hypothesis's alignment matrix")
+
+
+def translate_request_model(limits: Limits) -> type[_TranslateOptions]:
+    """The request body of POST /v1/translate, with this server's size limits in its schema."""
+    text = Annotated[str, Field(max_length=limits.max_chars)]
+    texts = Annotated[
+        list[text],
+        Field(
+            min_length=1,
+            max_length=limits.max_texts,
+            description="sentences to translate, one per item; an empty text gives an empty translation",
+            examples=[["Ein Hund läuft durch den Schnee."]],
+        ),
+    ]
+    return create_model("TranslateRequest", __base__=_TranslateOptions, texts=(texts, ...))
+
+
+class Hypothesis(BaseModel):
+    """One translation of a text."""
+
+    text: str = Field(description="the translation, detokenised")
+    score: float = Field(description="log p(translation | text) / length ** search.length_penalty")
+    target_tokens: list[str] = Field(description="the translation's subword pieces, ending with </s>")
+    alignment: list[list[float]] | None = Field(
+        None,
+        description=(
+            "weights α_ij: one row per target piece, one column per source piece, each row summing to 1; "
+            "null when alignments were not asked for or the model has no alignment model"
+        ),
+    )
+
+
+class Translation(Hypothesis):
+    """The best translation of a text, with the rest of its n-best list."""
+
+    source_tokens: list[str] = Field(description="the text's subword pieces, ending with </s>; empty for an empty text")
+    alternatives: list[Hypothesis] = Field(
+        default_factory=list, description="the rest of the n-best list, best first; empty when n_best is 1"
+    )
+
+
+class TranslateResponse(BaseModel):
+    translations: list[Translation] = Field(description="one per text, in order")
+
+
+class Health(BaseModel):
+    status: str = Field(examples=["ok"])
+
+
+class TrainingFigures(BaseModel):
+    """What the model directory's metrics.jsonl says about training."""
+
+    steps: int = Field(description="training steps logged")
+    validations: int
+    best_valid_bleu: float | None = Field(description="highest greedy validation BLEU")
+    best_valid_perplexity: float | None = Field(description="lowest validation perplexity")
+
+
+class ServedLimits(BaseModel):
+    max_texts: int = Field(description="texts per request")
+    max_chars: int = Field(description="characters per text")
+    max_source_pieces: int = Field(description="subword pieces per text (the model's search.max_source_length)")
+    timeout_seconds: float
+    max_beam_size: int
+
+
+class ModelInfo(BaseModel):
+    """The served model: languages, vocabularies, architecture and how it was trained."""
+
+    source_language: str
+    target_language: str
+    source_vocabulary: int = Field(description="subword pieces in the source vocabulary")
+    target_vocabulary: int
+    parameters: int = Field(description="trainable parameters")
+    has_alignment: bool = Field(description="false for the fixed-context baseline (model.attention: none)")
+    architecture: ModelConfig = Field(description="the model section of the model's config.yaml")
+    subwords: SubwordConfig
+    search: SearchConfig = Field(description="search settings, whose beam_size is the default")
+    training: TrainingFigures | None = Field(description="null when the model directory has no metrics.jsonl")
+    limits: ServedLimits

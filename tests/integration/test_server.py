@@ -1,0 +1,360 @@
+"""The HTTP server against the tiny trained model: API, limits, batching, page and `rnnsearch serve`."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+import rnnsearch
+from rnnsearch.cli import main
+from rnnsearch.config import config_from_dict, load_config
+from rnnsearch.model.seq2seq import build_model
+from rnnsearch.server import Limits, create_app
+from rnnsearch.server.batcher import Batcher
+from rnnsearch.translator import Translator
+
+LIMITS = Limits(max_texts=4, max_chars=1000)
+SENTENCES = ["Ein Hund läuft durch den Schnee.", "Zwei Männer spielen Fußball.", "Eine Frau singt."]
+
+
+@pytest.fixture(scope="module")
+def translator(model_dir) -> Translator:
+    return rnnsearch.load(model_dir, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def client(translator, model_dir):
+    with TestClient(create_app(translator, model_dir, LIMITS)) as client:
+        yield client
+
+
+def translate(client: TestClient, texts: list[str], **options) -> list[dict]:
+    response = client.post("/v1/translate", json={"texts": texts, **options})
+    assert response.status_code == 200, response.text
+    return response.json()["translations"]
+
+
+def assert_json_error(response, status: int, fragment: str = "") -> str:
+    """An error answer: the status, a JSON body {"error": one line}, no traceback."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert list(body) == ["error"] and isinstance(body["error"], str)
+    assert "\n" not in body["error"] and "Traceback" not in body["error"]
+    assert fragment in body["error"], body["error"]
+    return body["error"]
+
+
+def assert_same_translation(answer: dict, expected) -> None:
+    """An API translation equals the Translator's own result for the same text and settings."""
+    assert answer["text"] == expected.text
+    assert answer["target_tokens"] == expected.target_tokens
+    assert answer["score"] == pytest.approx(expected.score, abs=1e-5)
+    assert np.allclose(np.array(answer["alignment"]), expected.alignment, atol=1e-4)
+
+
+def test_translations_match_the_translator_with_alignments(client, translator):
+    answers = translate(client, SENTENCES[:2])
+    for answer, expected in zip(answers, translator.translate(SENTENCES[:2]), strict=True):
+        assert_same_translation(answer, expected)
+        assert answer["source_tokens"] == expected.source_tokens and answer["source_tokens"][-1] == "</s>"
+        matrix = np.array(answer["alignment"])
+        assert matrix.shape == (len(answer["target_tokens"]), len(answer["source_tokens"]))
+        assert np.allclose(matrix.sum(axis=1), 1.0, atol=1e-3)
+        assert answer["alternatives"] == []
+
+
+def test_nbest_lists_alternatives_best_first_each_with_its_alignment(client):
+    [answer] = translate(client, SENTENCES[:1], beam_size=4, n_best=3)
+    entries = [answer, *answer["alternatives"]]
+    assert len(entries) == 3
+    assert [e["score"] for e in entries] == sorted((e["score"] for e in entries), reverse=True)
+    for entry in entries:
+        matrix = np.array(entry["alignment"])
+        assert matrix.shape == (len(entry["target_tokens"]), len(answer["source_tokens"]))
+        assert np.allclose(matrix.sum(axis=1), 1.0, atol=1e-3)
+
+
+def test_alignments_can_be_left_out(client):
+    [answer] = translate(client, SENTENCES[:1], beam_size=3, n_best=2, alignments=False)
+    assert answer["alignment"] is None and answer["alternatives"][0]["alignment"] is None
+    assert answer["text"] and answer["target_tokens"]
+
+
+def test_greedy_search_with_beam_size_one(client, translator):
+    [answer] = translate(client, SENTENCES[2:], beam_size=1)
+    assert_same_translation(answer, translator.translate(SENTENCES[2:], beam_size=1)[0])
+
+
+def test_empty_texts_give_empty_translations(client):
+    empty, blank, full = translate(client, ["", "   ", SENTENCES[0]])
+    for answer in (empty, blank):
+        assert answer["text"] == "" and answer["source_tokens"] == [] and answer["target_tokens"] == []
+        assert answer["alignment"] == []
+    assert full["text"]
+
+
+@pytest.mark.parametrize(
+    "body, status, fragment",
+    [
+        ({"texts": ["Ein Hund."] * 5}, 413, "texts: List should have at most 4 items"),
+        ({"texts": ["Hund", "x" * 1001]}, 413, "texts.1: String should have at most 1000 characters"),
+        ({"texts": ["Hund", "a " * 300]}, 413, "texts.1: "),
+        ({"texts": "Ein Hund."}, 422, "texts: Input should be a valid list"),
+        ({"texts": [1, 2]}, 422, "texts.0: Input should be a valid string"),
+        ({"texts": []}, 422, "texts: List should have at least 1 item"),
+        ({}, 422, "texts: Field required"),
+        ({"texts": ["Hund"], "beam_size": "3"}, 422, "beam_size: Input should be a valid integer"),
+        ({"texts": ["Hund"], "beam_size": 0}, 422, "beam_size: Input should be greater than or equal to 1"),
+        ({"texts": ["Hund"], "beam_size": 65}, 422, "beam_size: Input should be less than or equal to 64"),
+        ({"texts": ["Hund"], "n_best": 4}, 422, "n_best: 4 is more than the beam size 3"),
+        ({"texts": ["Hund"], "alignments": "yes"}, 422, "alignments: Input should be a valid boolean"),
+        ({"texts": ["Hund"], "beam": 5}, 422, "beam: Extra inputs are not permitted"),
+    ],
+)
+def test_requests_over_the_limits_or_invalid_get_a_json_error(client, body, status, fragment):
+    assert_json_error(client.post("/v1/translate", json=body), status, fragment)
+
+
+def test_a_text_over_the_models_source_length_is_refused(client, translator):
+    limit = translator.search.max_source_length
+    message = assert_json_error(client.post("/v1/translate", json={"texts": ["a " * 300]}), 413, "texts.0: ")
+    assert f"more than the model's {limit}" in message
+
+
+def test_malformed_or_non_json_bodies_get_422(client):
+    headers = {"content-type": "application/json"}
+    assert_json_error(client.post("/v1/translate", content=b'{"texts": [', headers=headers), 422, "malformed JSON")
+    assert_json_error(client.post("/v1/translate", content=b"texts=Hund"), 422, "must be a JSON object")
+
+
+def test_a_body_larger_than_any_valid_request_gets_413(client):
+    headers = {"content-type": "application/json"}
+    response = client.post("/v1/translate", content=b" " * 10_000_000, headers=headers)
+    assert_json_error(response, 413, "request body larger than")
+
+
+def test_unknown_paths_and_methods_get_json_errors(client):
+    assert_json_error(client.get("/v1/nothing"), 404)
+    assert_json_error(client.get("/v1/translate"), 405)
+
+
+def test_a_request_slower_than_the_timeout_gets_504(translator, model_dir):
+    limits = Limits(timeout=0.05, max_wait=10.0)  # the batcher waits for company longer than the timeout
+    with TestClient(create_app(translator, model_dir, limits)) as client:
+        response = client.post("/v1/translate", json={"texts": ["Ein Hund."]})
+    assert_json_error(response, 504, "longer than the server's 0.05 s limit")
+
+
+def test_an_unexpected_failure_gets_a_json_500_without_traceback(translator, model_dir):
+    broken = copy.copy(translator)
+
+    def fail(texts, beam_size=None, n_best=1):
+        raise RuntimeError("secret internals")
+
+    broken.translate = fail
+    with TestClient(create_app(broken, model_dir), raise_server_exceptions=False) as client:
+        message = assert_json_error(client.post("/v1/translate", json={"texts": ["Hund"]}), 500)
+    assert "secret" not in message
+
+
+def test_health(client):
+    response = client.get("/v1/health")
+    assert response.status_code == 200 and response.json() == {"status": "ok"}
+
+
+def test_model_description(client, translator, model_dir):
+    info = client.get("/v1/model").json()
+    assert (info["source_language"], info["target_language"]) == ("de", "en")
+    assert info["source_vocabulary"] == len(translator.src_subwords)
+    assert info["target_vocabulary"] == len(translator.tgt_subwords)
+    assert info["parameters"] == sum(p.numel() for p in translator.model.parameters())
+    assert info["has_alignment"] is True
+    assert info["architecture"]["attention"]["score"] == "additive"
+    assert info["architecture"]["embedding_size"] == 16
+    assert info["search"]["beam_size"] == 3
+    rows = [json.loads(line) for line in (model_dir / "metrics.jsonl").read_text().splitlines()]
+    validations = [row for row in rows if "valid_bleu" in row]
+    assert info["training"] == {
+        "steps": 20,
+        "validations": len(validations),
+        "best_valid_bleu": max(row["valid_bleu"] for row in validations),
+        "best_valid_perplexity": min(row["valid_ppl"] for row in validations),
+    }
+    assert info["limits"]["max_texts"] == 4 and info["limits"]["max_chars"] == 1000
+
+
+def test_openapi_schema_states_the_limits(client):
+    schema = client.get("/openapi.json").json()["components"]["schemas"]
+    texts = schema["TranslateRequest"]["properties"]["texts"]
+    assert (texts["maxItems"], texts["items"]["maxLength"]) == (4, 1000)
+    beam = schema["TranslateRequest"]["properties"]["beam_size"]["anyOf"][0]
+    assert (beam["minimum"], beam["maximum"]) == (1, 64)
+    assert schema["ErrorBody"]["required"] == ["error"]
+
+
+def test_page_is_served_with_its_assets_and_no_outside_resources(client):
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    for marker in ('id="source"', 'id="translate-button"', 'id="heatmap"', 'id="beam-size"', 'id="n-best"'):
+        assert marker in page.text
+    assert "http://" not in page.text and "https://" not in page.text
+    script = client.get("/static/app.js")
+    assert script.status_code == 200 and "javascript" in script.headers["content-type"]
+    assert "highlight" in script.text and "data-t" in script.text and "data-s" in script.text
+    assert client.get("/static/style.css").headers["content-type"].startswith("text/css")
+
+
+def test_concurrent_requests_are_merged_and_answered_as_if_alone(translator, model_dir):
+    requests = [
+        (["Ein Hund läuft.", "Eine Frau singt."], 2),
+        (["Zwei Männer spielen Fußball."], 1),
+        (["Ein Kind lacht."], 2),
+        (["Ein Mann fährt Fahrrad.", "Die Sonne scheint."], 1),
+        (["Ein Vogel fliegt."], 2),
+        (["Eine Katze schläft."], 1),
+    ]
+    expected = [translator.translate(texts, beam_size=beam) for texts, beam in requests]
+    # Four sentences fill a batch; each beam size has exactly four, so each is one model call.
+    limits = Limits(max_batch=4, max_wait=30.0)
+    with TestClient(create_app(translator, model_dir, limits)) as client:
+        with ThreadPoolExecutor(len(requests)) as pool:
+            answers = list(pool.map(lambda r: translate(client, r[0], beam_size=r[1]), requests))
+        batcher = client.app.state.batcher
+        assert (batcher.requests, batcher.calls) == (len(requests), 2)
+    for request_answers, request_expected in zip(answers, expected, strict=True):
+        for answer, translation in zip(request_answers, request_expected, strict=True):
+            assert_same_translation(answer, translation)
+
+
+def run_batcher(scenario):
+    """Run `scenario(batcher)` on an event loop with a started batcher that fails on the text 'bad'."""
+    seen: list[list[str]] = []
+
+    def fake_translate(texts: list[str], beam_size: int, n_best: int) -> list[str]:
+        seen.append(list(texts))
+        if "bad" in texts:
+            raise ValueError("bad text")
+        return [text.upper() for text in texts]
+
+    async def run():
+        batcher = Batcher(fake_translate, max_batch=3, max_wait=30.0)
+        await batcher.start()
+        try:
+            return await scenario(batcher)
+        finally:
+            await batcher.stop()
+
+    return asyncio.run(run()), seen
+
+
+def test_a_failing_request_does_not_fail_the_requests_merged_with_it():
+    async def scenario(batcher):
+        return await asyncio.gather(
+            batcher.translate(["a", "b"], 2, 1), batcher.translate(["bad"], 2, 1), return_exceptions=True
+        )
+
+    (good, bad), seen = run_batcher(scenario)
+    assert good == ["A", "B"] and isinstance(bad, ValueError)
+    assert seen == [["a", "b", "bad"], ["a", "b"], ["bad"]]
+
+
+def test_a_withdrawn_request_is_not_translated():
+    async def scenario(batcher):
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(batcher.translate(["gone"], 2, 1), 0.01)
+        return await asyncio.gather(*(batcher.translate([text], 2, 1) for text in "xyz"))
+
+    results, seen = run_batcher(scenario)
+    assert results == [["X"], ["Y"], ["Z"]] and seen == [["x", "y", "z"]]
+
+
+def fixed_context_model_dir(model_dir: Path, folder: Path) -> tuple[Translator, Path]:
+    """A fixed-context (attention: none) translator with random weights, and its model directory."""
+    tree = load_config(model_dir / "config.yaml").model_dump(mode="json")
+    tree["model"]["attention"] = "none"
+    config = config_from_dict(tree)
+    (folder / "config.yaml").write_text(config.to_yaml(), encoding="utf-8")
+    for name in ("subwords.src.model", "subwords.tgt.model"):
+        shutil.copy(model_dir / name, folder / name)
+    trained = rnnsearch.load(model_dir, device="cpu")
+    model = build_model(config.model, len(trained.src_subwords), len(trained.tgt_subwords)).eval()
+    return Translator(model, trained.src_subwords, trained.tgt_subwords, config), folder
+
+
+def test_fixed_context_model_answers_without_alignment(model_dir, tmp_path):
+    translator, folder = fixed_context_model_dir(model_dir, tmp_path)
+    with TestClient(create_app(translator, folder)) as client:
+        info = client.get("/v1/model").json()
+        [answer] = translate(client, ["Ein Hund läuft."], beam_size=2, n_best=2)
+    assert info["has_alignment"] is False and info["architecture"]["attention"] == "none"
+    assert info["training"] is None
+    assert answer["alignment"] is None and answer["alternatives"][0]["alignment"] is None
+    assert answer["target_tokens"][-1] == "</s>"
+
+
+def test_serve_command_starts_uvicorn_and_stops_on_terminate(model_dir, tmp_path):
+    log = (tmp_path / "server.log").open("w")
+    command = [sys.executable, "-m", "rnnsearch", "serve", str(model_dir), "--port", "0", "--device", "cpu"]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
+    try:
+        url = read_served_url(server)
+        with urllib.request.urlopen(url + "v1/health", timeout=60) as response:
+            assert json.load(response) == {"status": "ok"}
+    finally:
+        server.terminate()
+        status = server.wait(timeout=30)
+        log.close()
+    # uvicorn shuts down gracefully, then lets SIGTERM end the process as it would have
+    assert status in (0, -signal.SIGTERM)
+    assert "Application shutdown complete" in (tmp_path / "server.log").read_text()
+
+
+def read_served_url(server: subprocess.Popen, limit: float = 120.0) -> str:
+    """The address from the server's 'serving … at http://host:port/' line."""
+    selector = selectors.DefaultSelector()
+    selector.register(server.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and server.poll() is None:
+        if selector.select(timeout=1.0):
+            line = server.stdout.readline()
+            if " at http://127.0.0.1:" in line:
+                return line.split(" at ")[1].split()[0]
+    raise AssertionError(f"the server printed no address (exit status {server.poll()})")
+
+
+def test_serve_reports_a_busy_port_in_one_line(model_dir, capsys):
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        status = main(["serve", str(model_dir), "--port", str(port), "--device", "cpu"])
+    err = capsys.readouterr().err
+    assert status == 1 and len(err.splitlines()) == 1
+    assert err.startswith(f"rnnsearch: error: cannot listen on 127.0.0.1:{port}: "), err
+
+
+def test_serve_reports_a_missing_model_directory_in_one_line(tmp_path, capsys):
+    assert main(["serve", str(tmp_path / "nothing")]) == 1
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "no such model directory" in err, err
+
+
+def test_serve_refuses_limits_that_are_not_positive(model_dir, capsys):
+    with pytest.raises(SystemExit) as exit_status:
+        main(["serve", str(model_dir), "--max-texts", "0"])
+    assert exit_status.value.code == 2
+    assert "--max-texts: must be greater than 0" in capsys.readouterr().err

@@ -1,0 +1,186 @@
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rnnsearch.alignment import (
+    align_words,
+    group_words,
+    hard_alignment,
+    merge,
+    pharaoh,
+    source_words,
+    target_words,
+)
+from rnnsearch.text.corpus import read_lines
+from rnnsearch.text.subwords import train_subwords
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "multi30k"
+
+
+def test_unigram_pieces_group_into_words_and_eos_has_none():
+    pieces = ["▁Ein", "▁Hund", "▁", "l", "ä", "u", "f", "t", ".", "</s>"]
+    words = source_words(pieces)
+    assert words.texts == ["Ein", "Hund", "läuft."]
+    assert words.of_piece == [0, 1, 2, 2, 2, 2, 2, 2, 2, None]
+
+
+def test_bpe_pieces_group_into_words():
+    words = target_words(["▁Ein", "▁H", "und", "▁spielt", "</s>"])
+    assert words.texts == ["Ein", "Hund", "spielt"]
+    assert words.of_piece == [0, 1, 1, 2, None]
+
+
+def test_byte_pieces_continue_their_word_and_decode_to_characters():
+    pieces = ["▁", "D", "er", "▁", "<0xE2>", "<0x82>", "<0xAC>", "u", "r", "o", "▁", "<0xF0>", "<0x9F>", "<0x92>"]
+    pieces += ["<0xA1>", "<0x21>", "</s>"]
+    words = source_words(pieces)
+    assert words.texts == ["Der", "€uro", "💡!"]
+    assert words.of_piece == [0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, None]
+
+
+def test_word_kind_tokens_are_words_and_unknown_counts_only_on_the_source_side():
+    pieces = ["▁Ein", "▁Hund", "<unk>", "▁im", "▁Schnee", "</s>"]
+    assert source_words(pieces).texts == ["Ein", "Hund", "<unk>", "im", "Schnee"]
+    assert source_words(pieces).of_piece == [0, 1, 2, 3, 4, None]
+    assert target_words(pieces).texts == ["Ein", "Hund", "im", "Schnee"]
+    assert target_words(pieces).of_piece == [0, 1, None, 2, 3, None]
+
+
+def test_unknown_inside_a_target_word_does_not_split_it():
+    assert target_words(["▁Hun", "<unk>", "d", "</s>"]).texts == ["Hund"]
+
+
+def test_a_first_piece_without_word_start_still_starts_a_word():
+    assert target_words(["er", "▁lacht", "</s>"]).of_piece == [0, 1, None]
+
+
+def test_lone_word_start_pieces_make_no_word():
+    assert target_words(["▁Ein", "▁", "</s>"]).of_piece == [0, None, None]
+    assert target_words(["▁", "▁", "</s>"]).texts == []
+    assert group_words([], unknown_is_word=True).texts == []
+
+
+@pytest.fixture(scope="module")
+def german() -> list[str]:
+    return read_lines(DATA / "train.de.gz")[:300]
+
+
+@pytest.mark.parametrize("kind", ["unigram", "bpe", "word"])
+def test_target_words_are_the_words_of_the_decoded_text(german, kind):
+    subwords = train_subwords(german, kind, 400)
+    sentences = ["Ein Hund läuft durch den Schnee.", "Der €uro kostet ½ Preis 💡!", "Qzx  unbekannt", "x"]
+    for ids in subwords.encode(sentences + german[:50]):
+        assert target_words(subwords.pieces(ids) + ["</s>"]).texts == subwords.decode(ids).split()
+
+
+@pytest.mark.parametrize("kind", ["unigram", "bpe"])
+def test_source_words_count_the_words_of_the_input(german, kind):
+    subwords = train_subwords(german, kind, 400)
+    sentences = german[250:300] + ["Der €uro kostet 💡 Preis !"]
+    for sentence, ids in zip(sentences, subwords.encode(sentences)):
+        assert len(source_words(subwords.pieces(ids) + ["</s>"]).texts) == len(sentence.split())
+
+
+def random_alignment(rows: int, columns: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).dirichlet(np.ones(columns), size=rows)
+
+
+def test_merge_sums_over_source_pieces_and_averages_over_target_pieces():
+    source = source_words(["▁x", "y", "▁z", "</s>"])
+    target = target_words(["▁a", "b", "▁c", "</s>"])
+    alignment = np.array(
+        [
+            [0.5, 0.3, 0.1, 0.1],
+            [0.1, 0.1, 0.6, 0.2],
+            [0.0, 0.2, 0.7, 0.1],
+            [0.0, 0.0, 0.0, 1.0],
+        ]
+    )
+    expected = np.array([[(0.8 + 0.2) / 2, (0.1 + 0.6) / 2], [0.2, 0.7]])
+    assert np.allclose(merge(alignment, source, target), expected)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_merged_rows_keep_their_mass_except_what_went_to_eos(seed):
+    source = source_words(["▁Ein", "▁H", "und", "▁", "l", "ä", "uft", "</s>"])
+    target = target_words(["▁A", "▁do", "g", "▁run", "s", "</s>"])
+    alignment = random_alignment(6, 8, seed)
+    merged = merge(alignment, source, target)
+    assert merged.shape == (3, 3)
+    eos_share = np.array([alignment[0, -1], alignment[1:3, -1].mean(), alignment[3:5, -1].mean()])
+    assert np.allclose(merged.sum(axis=1), 1.0 - eos_share)
+    assert np.all(merged.sum(axis=1) <= 1.0 + 1e-9)
+
+
+def test_merge_without_special_pieces_keeps_rows_summing_to_one():
+    source = source_words(["▁x", "y", "▁z"])
+    target = target_words(["▁a", "b", "c", "▁d"])
+    assert np.allclose(merge(random_alignment(4, 3, 7), source, target).sum(axis=1), 1.0)
+
+
+def test_merge_refuses_a_matrix_of_the_wrong_shape():
+    with pytest.raises(ValueError, match="target × source"):
+        merge(np.ones((2, 2)), source_words(["▁x", "</s>"]), target_words(["▁a", "b", "</s>"]))
+
+
+def test_hard_alignment_takes_each_target_words_argmax():
+    weights = np.array(
+        [
+            [0.1, 0.8, 0.1],
+            [0.7, 0.2, 0.1],
+            [0.1, 0.1, 0.8],
+            [0.05, 0.9, 0.05],
+        ]
+    )
+    assert hard_alignment(weights) == [(0, 1), (1, 0), (1, 3), (2, 2)]
+
+
+def test_hard_alignment_breaks_ties_low_and_leaves_weightless_words_unaligned():
+    weights = np.array([[0.4, 0.4, 0.2], [0.0, 0.0, 0.0]])
+    assert hard_alignment(weights) == [(0, 0)]
+    assert hard_alignment(np.zeros((2, 0))) == []
+
+
+def test_pharaoh_is_sorted_source_first_and_space_separated():
+    assert pharaoh([(2, 1), (0, 0), (1, 2), (0, 3)]) == "0-0 0-3 1-2 2-1"
+    assert pharaoh([]) == ""
+
+
+def test_align_words_reads_subword_alignment_as_word_alignment():
+    source = ["▁Ein", "▁H", "und", "▁", "l", "äuft", "</s>"]
+    target = ["▁A", "▁do", "g", "▁run", "s", "</s>"]
+    alignment = np.full((6, 7), 0.01)
+    for row, column in enumerate([0, 1, 2, 5, 4, 6]):
+        alignment[row, column] = 1.0
+    alignment /= alignment.sum(axis=1, keepdims=True)
+    aligned = align_words(source, target, alignment)
+    assert aligned.source_words == ["Ein", "Hund", "läuft"]
+    assert aligned.target_words == ["A", "dog", "runs"]
+    assert aligned.pharaoh() == "0-0 1-1 2-2"
+
+
+def test_align_words_crossing_alignment():
+    source = ["▁rote", "▁Katze", "</s>"]
+    target = ["▁red", "▁cat", "</s>"]
+    alignment = np.array([[0.1, 0.8, 0.1], [0.9, 0.05, 0.05], [0.0, 0.0, 1.0]])
+    assert align_words(source, target, alignment).pharaoh() == "0-1 1-0"
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_indices_stay_within_the_word_counts(seed):
+    rng = np.random.default_rng(seed)
+    vocabulary = ["▁a", "▁bb", "c", "<0xC3>", "<0xA4>", "▁", "d", "<unk>"]
+    source = [str(p) for p in rng.choice(vocabulary, size=int(rng.integers(1, 12)))] + ["</s>"]
+    target = [str(p) for p in rng.choice(vocabulary, size=int(rng.integers(0, 12)))] + ["</s>"]
+    aligned = align_words(source, target, random_alignment(len(target), len(source), seed))
+    assert aligned.weights.shape == (len(aligned.target_words), len(aligned.source_words))
+    for i, j in aligned.pairs:
+        assert 0 <= i < len(aligned.source_words) and 0 <= j < len(aligned.target_words)
+    if aligned.source_words:
+        assert sorted(j for _, j in aligned.pairs) == list(range(len(aligned.target_words)))
+
+
+def test_empty_source_or_translation_gives_an_empty_line():
+    assert align_words([], [], np.zeros((0, 0))).pharaoh() == ""
+    assert align_words(["▁Hund", "</s>"], ["</s>"], np.array([[0.3, 0.7]])).pharaoh() == ""
