@@ -38,7 +38,9 @@ def alignment_heatmap(
     """Save an attention matrix drawn like Figure 3 of Bahdanau et al. (2015).
 
     With ``seconds_per_column`` the source is audio: its axis is time in seconds,
-    labelled every half second, instead of one label per token.
+    labelled every half second, instead of one label per token, and the gray scale
+    runs up to the largest weight (shown in a colour bar), since attention spread over
+    a few frames would otherwise be too dark to see.
 
     ``alignment[i][j]`` is the weight of target token i on source token j.
     Cells are grayscale on a fixed 0..1 scale (black = 0, white = 1) so
@@ -55,7 +57,8 @@ def alignment_heatmap(
     if seconds_per_column is not None:
         fig = Figure(figsize=(9.0, 1.2 + 0.3 * expected[0]))
         ax = fig.add_subplot()
-        ax.imshow(weights, cmap="gray", vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest")
+        image = ax.imshow(weights, cmap="gray", vmin=0.0, vmax=weights.max(), aspect="auto", interpolation="nearest")
+        fig.colorbar(image, ax=ax, pad=0.01, label="α")
         step = max(1, round(0.5 / seconds_per_column))
         ticks = range(0, expected[1], step)
         ax.set_xticks(ticks, [f"{t * seconds_per_column:.1f}" for t in ticks], fontsize=9)
