@@ -7,6 +7,11 @@ Training: steady-state target tokens per second over `--steps` batches after a
 warm-up, on the config's real training batches, from a freshly initialised model.
 Decoding: greedy and beam-5 sentences per second on a trained model's test set
 (`--model-dir`; data.test of its config), with detokenised BLEU.
+Achieved GFLOP/s: the matrix-product FLOPs of a training step (forward and backward,
+counted by torch.utils.flop_counter on the benchmark's batches) per target token, times
+target tokens per second, next to the machine's sgemm speed measured in the same run.
+Phases: mean milliseconds per step in the encoder, the decoder (recurrence, attention
+and readout), the output layer and loss, backward, and the optimizer, each timed alone.
 Peak RSS is the process's maximum resident set size.
 """
 
@@ -21,6 +26,7 @@ import time
 from pathlib import Path
 
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -30,17 +36,20 @@ from rnnsearch.evaluation.metrics import bleu  # noqa: E402
 from rnnsearch.model.seq2seq import build_model  # noqa: E402
 from rnnsearch.text.batches import epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines, read_parallel  # noqa: E402
+from rnnsearch.text.subwords import PAD  # noqa: E402
 from rnnsearch.training.checkpoint import load_model_files  # noqa: E402
+from rnnsearch.training.loss import SmoothedCrossEntropy, sequence_loss  # noqa: E402
 from rnnsearch.training.trainer import configure_cpu, encode_pairs, train_vocabularies, training_step  # noqa: E402
 
 
 def training_speed(config, steps: int, warmup: int) -> dict:
+    """Steady-state training speed, achieved GFLOP/s, and where a step's time goes."""
     sources, targets = read_parallel(config.data.train.src, config.data.train.tgt)
     src_sw, tgt_sw = train_vocabularies(config, sources, targets)
     pairs, _ = encode_pairs(sources, targets, src_sw, tgt_sw, config.data.max_length)
     torch.manual_seed(config.train.seed)
     model = build_model(config.model, len(src_sw), len(tgt_sw))
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.train.learning_rate)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.train.learning_rate, fused=True)
     order = epoch_batches(pairs, config.train.batch_tokens, config.train.max_batch_sentences, config.train.seed, 0)
     model.train()
     tokens, started = 0, None
@@ -51,12 +60,77 @@ def training_speed(config, steps: int, warmup: int) -> dict:
         _, n = training_step(model, optimizer, batch, config.train.label_smoothing, config.train.clip_norm)
         tokens += n
     seconds = time.perf_counter() - started
+    sample = [make_batch([pairs[i] for i in indices]) for indices in order[warmup : warmup + min(steps, 20)]]
+    tokens_per_second = tokens / seconds
+    flops_per_token = training_flops(model, sample, config.train.label_smoothing) / sum(b.target_tokens for b in sample)
     return {
         "parameters": sum(p.numel() for p in model.parameters()),
         "vocab": [len(src_sw), len(tgt_sw)],
         "train_steps": steps,
-        "train_target_tokens_per_s": tokens / seconds,
+        "train_target_tokens_per_s": tokens_per_second,
         "train_sentences_per_batch": sum(len(b) for b in order[warmup : warmup + steps]) / steps,
+        "train_mflop_per_target_token": flops_per_token / 1e6,
+        "train_achieved_gflops": flops_per_token * tokens_per_second / 1e9,
+        **{f"phase_{name}_ms": value for name, value in step_phases(model, optimizer, sample, config).items()},
+    }
+
+
+def training_flops(model, batches, label_smoothing: float) -> float:
+    """Floating-point operations of forward and backward passes over `batches`, as counted
+    by torch.utils.flop_counter (matrix products: what a GEMM ceiling bounds)."""
+    counter = FlopCounterMode(display=False)
+    with counter:
+        for batch in batches:
+            loss, tokens = sequence_loss(model, batch, label_smoothing)
+            (loss / tokens).backward()
+    model.zero_grad(set_to_none=True)
+    return counter.get_total_flops()
+
+
+def step_phases(model, optimizer, batches, config) -> dict[str, float]:
+    """Mean milliseconds per training step in each phase, timed one phase at a time."""
+    totals = dict.fromkeys(("encoder", "decoder", "output_and_loss", "backward", "optimizer"), 0.0)
+    for batch in batches:
+        marks = [time.perf_counter()]
+        state = model.encode(batch.src, batch.src_lengths)
+        marks.append(time.perf_counter())
+        readout, _ = model.decoder(batch.tgt_in, state)
+        marks.append(time.perf_counter())
+        real = batch.tgt_out != PAD
+        loss = SmoothedCrossEntropy.apply(
+            model.logits(readout[real]).float(), batch.tgt_out[real], config.train.label_smoothing
+        )
+        marks.append(time.perf_counter())
+        optimizer.zero_grad(set_to_none=True)
+        (loss / int(real.sum())).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.train.clip_norm)
+        marks.append(time.perf_counter())
+        optimizer.step()
+        marks.append(time.perf_counter())
+        for name, start, end in zip(totals, marks, marks[1:]):
+            totals[name] += end - start
+    return {name: 1000 * value / len(batches) for name, value in totals.items()}
+
+
+def sgemm_gflops(m: int, k: int, n: int, seconds: float = 1.0) -> float:
+    """Measured float32 matrix-product speed for (m × k) @ (k × n), in GFLOP/s."""
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    for _ in range(3):
+        torch.mm(a, b)
+    repeats, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        torch.mm(a, b)
+        repeats += 1
+    return 2 * m * k * n * repeats / (time.perf_counter() - started) / 1e9
+
+
+def gemm_ceiling(config) -> dict:
+    """The machine's sgemm speed in this run: large square, and at a decoder step's shape."""
+    rows = config.train.max_batch_sentences or 64
+    hidden = config.model.decoder.hidden_size
+    return {
+        "sgemm_2048_gflops": sgemm_gflops(2048, 2048, 2048),
+        "sgemm_decoder_step_gflops": sgemm_gflops(rows, hidden, 3 * hidden),
     }
 
 
@@ -91,7 +165,9 @@ def main() -> None:
         "machine": f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}",
         "config": " ".join([args.config, *args.set]),
         **training_speed(config, args.steps, args.warmup),
+        **gemm_ceiling(config),
     }
+    results["train_share_of_sgemm_2048"] = results["train_achieved_gflops"] / results["sgemm_2048_gflops"]
     if args.model_dir:
         results.update(decoding_speed(args.model_dir))
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
