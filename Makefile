@@ -8,8 +8,10 @@ INSTALLED := $(VENV)/.installed
 DEMO_DIR := runs/demo
 DEMO_MINUTES ?= 12
 TEST := data/multi30k/test_2016_flickr
+CHROMIUM := /usr/bin/chromium
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: install test test-slow demo bench clean
+.PHONY: install browser test test-slow demo bench clean
 
 install: $(INSTALLED)
 
@@ -18,7 +20,15 @@ $(INSTALLED): pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $@
 
-test: $(INSTALLED)
+# The browser test drives Debian's Chromium; installed once, when it is missing.
+browser: $(CHROMIUM)
+
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		chromium fonts-dejavu-core >/dev/null
+
+test: $(INSTALLED) $(CHROMIUM)
 	$(BIN)/ruff check rnnsearch tests bench
 	$(BIN)/ruff format --check rnnsearch tests bench
 	$(BIN)/python -m pytest -q

@@ -1,0 +1,228 @@
+"""The web page in a real browser: `rnnsearch serve` in a subprocess, driven by headless Chromium.
+
+Debian's Chromium (/usr/bin/chromium, which `make test` installs) is driven with
+Playwright, whose own browser downloads are never used. Without Chromium the tests skip,
+except under CI (CI=true), where a missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from playwright.sync_api import Page, expect, sync_playwright
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+"""Without the background-networking flags Chromium keeps trying to reach outside services."""
+
+SENTENCE = "Ein Hund läuft durch den Schnee."
+SERVING = re.compile(r" at (http://127\.0\.0\.1:\d+/) ")
+HIGHLIGHT = re.compile(r"\bhighlight\b")
+SELECTED = re.compile(r"\bselected\b")
+ERROR = re.compile(r"\berror\b")
+TIMEOUT_MS = 60_000
+VIEWPORT = {"width": 1200, "height": 900}
+
+
+def chromium_or_skip() -> Path:
+    """Chromium's path; a skip without it, or a failure under CI, where `make test` should have installed it."""
+    if CHROMIUM.is_file():
+        return CHROMIUM
+    reason = f"no Chromium at {CHROMIUM}: install it with `apt-get install chromium` (`make test` does)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def server_url(model_dir, tmp_path_factory) -> Iterator[str]:
+    """The address of `rnnsearch serve MODEL --port 0` on loopback; stopped afterwards, whatever happens.
+
+    The server's output goes to a file: a pipe that nobody reads would fill with uvicorn's
+    request log and stall the server.
+    """
+    log_path = tmp_path_factory.mktemp("server") / "server.log"
+    command = [sys.executable, "-m", "rnnsearch", "serve", str(model_dir), "--port", "0", "--device", "cpu"]
+    with log_path.open("w") as log:
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            yield served_url(server, log_path)
+        finally:
+            stop(server)
+
+
+def served_url(server: subprocess.Popen, log_path: Path, limit: float = 120.0) -> str:
+    """The address in the server's 'serving … at http://127.0.0.1:PORT/' line."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and server.poll() is None:
+        match = SERVING.search(log_path.read_text(encoding="utf-8"))
+        if match:
+            return match.group(1)
+        time.sleep(0.2)
+    raise AssertionError(f"the server printed no address (exit status {server.poll()}):\n{log_path.read_text()}")
+
+
+def stop(server: subprocess.Popen) -> None:
+    """Terminate the server, and kill it if it has not exited 30 s later."""
+    server.terminate()
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
+@contextmanager
+def chromium_page(profile: Path) -> Iterator[Page]:
+    """A page in headless Chromium with a fresh profile in `profile`, closed afterwards.
+
+    Called in the test itself rather than in a fixture, so that a missing browser under
+    CI is reported as the test's failure and not as an error in its setup.
+    """
+    chromium = chromium_or_skip()
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=chromium, headless=True, args=CHROMIUM_FLAGS, viewport=VIEWPORT
+        )
+        context.set_default_timeout(TIMEOUT_MS)
+        try:
+            yield context.pages[0] if context.pages else context.new_page()
+        finally:
+            context.close()
+
+
+def open_page(page: Page, url: str) -> None:
+    """Load the page at `url` and wait until it has read the model description (and so set the model's beam size)."""
+    page.goto(url)
+    expect(page.locator("#model-info")).to_contain_text("de → en")
+
+
+def translate_by_api(url: str, texts: list[str], beam_size: int, n_best: int) -> list[dict]:
+    body = json.dumps({"texts": texts, "beam_size": beam_size, "n_best": n_best}).encode()
+    request = urllib.request.Request(url + "v1/translate", body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.load(response)["translations"]
+
+
+def heatmap_cells(page: Page) -> dict[tuple[int, int], float]:
+    """The drawn cells: (target index, source index) → weight."""
+    cells = page.eval_on_selector_all(
+        "#heatmap svg.alignment rect.cell", "cells => cells.map(c => [+c.dataset.t, +c.dataset.s, +c.dataset.weight])"
+    )
+    return {(t, s): weight for t, s, weight in cells}
+
+
+def highlighted(page: Page, selector: str, attribute: str) -> set[int]:
+    """The `attribute` values (data-t or data-s) of the heatmap's highlighted elements matching `selector`."""
+    return {int(node.get_attribute(attribute)) for node in page.locator(f"#heatmap {selector}.highlight").all()}
+
+
+def test_the_page_translates_and_draws_the_alignment_the_api_gives(server_url, tmp_path):
+    with chromium_page(tmp_path / "profile") as page:
+        check_translation_and_heatmap(page, server_url, tmp_path / "page.png")
+
+
+def check_translation_and_heatmap(page: Page, url: str, screenshot: Path) -> None:
+    """Translate SENTENCE on the page, compare what it draws with the API's answer, point at the
+    heatmap and take a screenshot."""
+    open_page(page, url)
+    page.locator("#source").press_sequentially(SENTENCE)
+    page.locator("#translate-button").click()
+    expect(page.locator("#heatmap svg.alignment rect.cell").first).to_be_attached()
+    expect(page.locator("#status")).not_to_have_class(ERROR)
+
+    beam_size, n_best = int(page.input_value("#beam-size")), int(page.input_value("#n-best"))
+    [answer] = translate_by_api(url, [SENTENCE], beam_size, n_best)
+    targets = page.locator("#heatmap text.target-label").all_text_contents()
+    sources = page.locator("#heatmap text.source-label").all_text_contents()
+    cells = heatmap_cells(page)
+    assert len(cells) == len(targets) * len(sources) == len(answer["target_tokens"]) * len(answer["source_tokens"])
+    assert (targets, sources) == (answer["target_tokens"], answer["source_tokens"])
+    for (t, s), weight in cells.items():
+        assert weight == pytest.approx(answer["alignment"][t][s], abs=1e-6)
+    expect(page.locator("ol#results > li.result")).to_have_count(1)
+    expect(page.locator("li.result .translation")).to_have_text(answer["text"])
+    expect(page.locator("li.result .source")).to_have_text(SENTENCE)
+    expect(page.locator("ol#nbest > li.hypothesis")).to_have_count(n_best)
+
+    row = len(targets) // 2
+    label = page.locator(f'#heatmap text.target-label[data-t="{row}"]')
+    label.hover()
+    expect(label).to_have_class(HIGHLIGHT)
+    strongest = max(range(len(sources)), key=lambda s: answer["alignment"][row][s])
+    lit_cells = highlighted(page, "rect.cell", "data-s")
+    assert strongest in lit_cells
+    assert highlighted(page, "rect.cell", "data-t") == {row}
+    assert highlighted(page, "text.target-label", "data-t") == {row}
+    assert highlighted(page, "text.source-label", "data-s") == lit_cells
+
+    other = (row + 1) % len(targets)
+    page.locator(f'#heatmap rect.cell[data-t="{other}"][data-s="0"]').hover()
+    expect(page.locator(f'#heatmap text.target-label[data-t="{other}"]')).to_have_class(HIGHLIGHT)
+    assert highlighted(page, "rect.cell", "data-t") == {other}
+    assert highlighted(page, "text.target-label", "data-t") == {other}
+
+    page.screenshot(path=screenshot, full_page=True)
+    assert_real_picture(screenshot)
+
+
+def assert_real_picture(path: Path) -> None:
+    """A PNG of a page-sized picture with more in it than a few flat colours."""
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with Image.open(path) as picture:
+        assert picture.width >= 800 and picture.height >= 400
+        assert len(picture.convert("L").getcolors()) > 16
+
+
+def watch_button_disabled(page: Page) -> None:
+    """Have the page note in window.buttonWasDisabled whether the translate button gets disabled:
+    it is only for the time of the request, too short to catch by polling from outside."""
+    page.evaluate(
+        """() => {
+            const button = document.getElementById("translate-button");
+            window.buttonWasDisabled = false;
+            new MutationObserver(() => { window.buttonWasDisabled ||= button.disabled; })
+                .observe(button, { attributes: true, attributeFilter: ["disabled"] });
+        }"""
+    )
+
+
+def test_ctrl_enter_translates_every_line_and_a_line_can_be_selected(server_url, tmp_path):
+    with chromium_page(tmp_path / "profile") as page:
+        open_page(page, server_url)
+        watch_button_disabled(page)
+        source = page.locator("#source")
+        source.fill("Eine Frau singt.\nZwei Männer spielen Fußball.")
+        source.press("Control+Enter")
+        results = page.locator("ol#results > li.result")
+        expect(results).to_have_count(2)
+        expect(page.locator("#translate-button")).to_be_enabled()
+        assert page.evaluate("window.buttonWasDisabled"), "the button stayed enabled during the request"
+        results.nth(1).click()
+        expect(results.nth(1)).to_have_class(SELECTED)
+        expect(page.locator("ol#nbest > li.hypothesis[data-index='1']")).to_have_count(1)
+        sources = page.locator("#heatmap text.source-label").all_text_contents()
+        [answer] = translate_by_api(
+            server_url, ["Zwei Männer spielen Fußball."], int(page.input_value("#beam-size")), 1
+        )
+        assert sources == answer["source_tokens"]
