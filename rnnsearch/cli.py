@@ -191,7 +191,13 @@ def _synthetic(args: argparse.Namespace) -> None:
 def _serve(args: argparse.Namespace) -> None:
     from rnnsearch.server import Limits, serve
 
-    limits = Limits(max_texts=args.max_texts, max_chars=args.max_chars, timeout=args.timeout, max_batch=args.max_batch)
+    limits = Limits(
+        max_texts=args.max_texts,
+        max_chars=args.max_chars,
+        max_audio_seconds=args.max_audio_seconds,
+        timeout=args.timeout,
+        max_batch=args.max_batch,
+    )
     serve(args.model_dir, args.host, args.port, args.device, limits)
 
 
@@ -295,9 +301,17 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     serve.add_argument("--port", type=int, default=8000, help="default %(default)s; 0 picks a free port")
     serve.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
-    serve.add_argument("--max-texts", type=_positive(int), default=64, help="texts per request (default %(default)s)")
+    serve.add_argument(
+        "--max-texts", type=_positive(int), default=64, help="texts or recordings per request (default %(default)s)"
+    )
     serve.add_argument(
         "--max-chars", type=_positive(int), default=2000, help="characters per text (default %(default)s)"
+    )
+    serve.add_argument(
+        "--max-audio-seconds",
+        type=_positive(float),
+        default=30.0,
+        help="seconds per recording, for a speech model (default %(default)s)",
     )
     serve.add_argument(
         "--timeout", type=_positive(float), default=30.0, help="seconds per request (default %(default)s)"

@@ -1,7 +1,8 @@
 """The HTTP server: a JSON translation API and the web page that shows alignments.
 
-    POST /v1/translate   texts → translations, n-best lists and alignment matrices
-    GET  /v1/model       languages, vocabularies, architecture, training figures, limits
+    POST /v1/translate   texts (or, for a speech model, base64 WAV files in `audio`) →
+                         translations, n-best lists and alignment matrices
+    GET  /v1/model       input kind, languages, vocabularies, architecture, training figures, limits
     GET  /v1/health      {"status": "ok"}
     GET  /               the web page (static/), plain HTML, CSS, JavaScript and SVG
 
@@ -10,6 +11,8 @@ limits, 422 for a malformed or invalid one, 504 when it takes longer than the ti
 """
 
 import asyncio
+import base64
+import binascii
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,9 +29,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from rnnsearch import __version__
 from rnnsearch.errors import UserError
 from rnnsearch.server import schemas
-from rnnsearch.server.batcher import Batcher
-from rnnsearch.server.info import describe_model
+from rnnsearch.server.batcher import Batcher, TranslateFn
+from rnnsearch.server.info import describe_model, max_audio_seconds
 from rnnsearch.server.limits import Limits
+from rnnsearch.speech.audio import read_wav_bytes
+from rnnsearch.speech.digits import SAMPLE_RATE
 from rnnsearch.translator import Translation, Translator
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -36,7 +41,7 @@ ERRORS_SHOWN = 3
 """A request with many invalid fields is told about the first few, to keep the message one line."""
 
 ERROR_RESPONSES = {
-    413: {"model": schemas.ErrorBody, "description": "too many texts, or a text too long"},
+    413: {"model": schemas.ErrorBody, "description": "too many texts or recordings, or one too long"},
     422: {"model": schemas.ErrorBody, "description": "malformed JSON or an invalid field"},
     504: {"model": schemas.ErrorBody, "description": "the translation took longer than the server's timeout"},
 }
@@ -50,7 +55,7 @@ def create_app(translator: Translator, model_dir: str | Path, limits: Limits | N
     limits: default Limits().
     """
     limits = limits or Limits()
-    batcher = Batcher(translator.translate, limits.max_batch, limits.max_wait)
+    batcher = Batcher(_decoder(translator), limits.max_batch, limits.max_wait)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -68,27 +73,47 @@ def create_app(translator: Translator, model_dir: str | Path, limits: Limits | N
     )
     app.state.batcher = batcher
     app.state.limits = limits
-    app.add_middleware(BodyLimit, max_bytes=_max_body_bytes(limits))
-    _add_error_handlers(app)
+    app.add_middleware(BodyLimit, max_bytes=_max_body_bytes(limits, _audio_chars(translator, limits)))
+    _add_error_handlers(app, translator.speech, max_audio_seconds(translator, limits))
     _add_api(app, translator, batcher, describe_model(translator, model_dir, limits), limits)
     _add_page(app)
     return app
 
 
-def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schemas.ModelInfo, limits: Limits) -> None:
-    TranslateRequest = schemas.translate_request_model(limits)
+def _decoder(translator: Translator) -> TranslateFn:
+    """The batcher's model call: translate texts, or transcribe a speech model's recordings."""
+    if not translator.speech:
+        return translator.translate
 
-    @app.post("/v1/translate", responses=ERROR_RESPONSES, summary="Translate texts")
+    def transcribe(audio: list[np.ndarray], beam_size: int, n_best: int) -> list[Translation]:
+        return translator.transcribe(audio, [f"audio.{k}" for k in range(len(audio))], beam_size, n_best)
+
+    return transcribe
+
+
+def _audio_chars(translator: Translator, limits: Limits) -> int | None:
+    """The longest base64 WAV file a speech model's server takes; None for a text model."""
+    seconds = max_audio_seconds(translator, limits)
+    return None if seconds is None else schemas.audio_base64_chars(seconds)
+
+
+def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schemas.ModelInfo, limits: Limits) -> None:
+    TranslateRequest = schemas.translate_request_model(limits, _audio_chars(translator, limits))
+    max_seconds = max_audio_seconds(translator, limits)
+
+    @app.post("/v1/translate", responses=ERROR_RESPONSES, summary="Translate texts or recordings")
     async def translate(request: TranslateRequest) -> schemas.TranslateResponse:
-        """Translate every text; requests arriving together are decoded together."""
+        """Translate every text (or transcribe every recording); requests arriving together are decoded together."""
         beam_size = translator.search.beam_size if request.beam_size is None else request.beam_size
         if request.n_best > beam_size:
             raise UserError(f"n_best: {request.n_best} is more than the beam size {beam_size}")
-        _check_source_lengths(translator, request.texts)
+        if translator.speech:
+            items = await asyncio.to_thread(_read_audio, request.audio, max_seconds)
+        else:
+            _check_source_lengths(translator, request.texts)
+            items = request.texts
         try:
-            results = await asyncio.wait_for(
-                batcher.translate(request.texts, beam_size, request.n_best), limits.timeout
-            )
+            results = await asyncio.wait_for(batcher.translate(items, beam_size, request.n_best), limits.timeout)
         except TimeoutError:
             raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
         alignments = request.alignments and translator.model.has_alignment
@@ -103,10 +128,12 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
         return schemas.Health(status="ok")
 
 
-def _max_body_bytes(limits: Limits) -> int:
+def _max_body_bytes(limits: Limits, audio_chars: int | None = None) -> int:
     """The largest body a request within the limits can need: every character JSON-escaped as a
-    surrogate pair (12 bytes), plus room for quotes, separators, whitespace and the options."""
-    return limits.max_texts * (12 * limits.max_chars + 64) + 4096
+    surrogate pair (12 bytes), plus room for quotes, separators, whitespace and the options.
+    For a speech model, `audio_chars` characters of base64 (which JSON needs not escape) per item."""
+    item = 12 * limits.max_chars if audio_chars is None else audio_chars
+    return limits.max_texts * (item + 64) + 4096
 
 
 class BodyLimit:
@@ -150,6 +177,28 @@ def _check_source_lengths(translator: Translator, texts: list[str]) -> None:
             raise HTTPException(413, f"texts.{index}: {len(pieces)} subword pieces, more than the model's {limit}")
 
 
+def _read_audio(items: list[str], max_seconds: float) -> list[np.ndarray]:
+    """The samples of base64-encoded WAV files, each at SAMPLE_RATE and at most `max_seconds` long.
+
+    A data URL's "data:audio/wav;base64," prefix is skipped, as browsers write one.
+    """
+    audio = []
+    for index, item in enumerate(items):
+        name = f"audio.{index}"
+        if item.startswith("data:") and ";base64," in item:
+            item = item.split(";base64,", 1)[1]
+        try:
+            data = base64.b64decode(item, validate=True)
+        except (binascii.Error, ValueError) as error:
+            raise UserError(f"{name}: not base64 ({error})") from None
+        samples, _ = read_wav_bytes(data, name, expected_rate=SAMPLE_RATE)
+        seconds = len(samples) / SAMPLE_RATE
+        if seconds > max_seconds:
+            raise HTTPException(413, f"{name}: {seconds:.2f} s of audio, more than the server's {max_seconds:g} s")
+        audio.append(samples)
+    return audio
+
+
 def _hypothesis(result: Translation, alignments: bool) -> dict:
     alignment = None
     if alignments and result.alignment is not None:
@@ -177,12 +226,23 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
-def _add_error_handlers(app: FastAPI) -> None:
+WRONG_INPUT = {
+    False: ("audio", "audio: this model reads text: send sentences in `texts`"),
+    True: ("texts", "texts: this model reads audio: send WAV files in `audio`, base64-encoded"),
+}
+"""For a text model and a speech model: the field it does not take, and what to say when it is sent."""
+
+
+def _add_error_handlers(app: FastAPI, speech: bool = False, audio_seconds: float | None = None) -> None:
+    wrong_field, wrong_input = WRONG_INPUT[speech]
+
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
         problems = error.errors()
+        if any(problem["loc"] == ("body", wrong_field) for problem in problems):
+            return _error(422, wrong_input)
         too_large = any(_is_size_error(problem) for problem in problems)
-        message = "; ".join(_describe(problem) for problem in problems[:ERRORS_SHOWN])
+        message = "; ".join(_describe(problem, audio_seconds) for problem in problems[:ERRORS_SHOWN])
         if len(problems) > ERRORS_SHOWN:
             message += f"; and {len(problems) - ERRORS_SHOWN} more"
         return _error(413 if too_large else 422, message)
@@ -218,15 +278,23 @@ def _unparsable(cause: BaseException | None) -> str:
 
 
 def _is_size_error(problem: dict) -> bool:
-    """Too many texts or too long a text: the request is too large (413), not malformed (422)."""
-    return problem["type"] in ("too_long", "string_too_long") and problem["loc"][:2] == ("body", "texts")
+    """Too many texts or recordings, or one too long: the request is too large (413), not malformed (422)."""
+    return problem["type"] in ("too_long", "string_too_long") and problem["loc"][:2] in (
+        ("body", "texts"),
+        ("body", "audio"),
+    )
 
 
-def _describe(problem: dict) -> str:
+def _describe(problem: dict, audio_seconds: float | None = None) -> str:
     """One validation problem as 'field: what is wrong'."""
     if problem["type"] == "json_invalid":
         return f"malformed JSON: {problem.get('ctx', {}).get('error', problem['msg'])}"
     if problem["loc"] == ("body",) and problem["type"] == "model_attributes_type":
         return "the body must be a JSON object, sent with Content-Type: application/json"
     location = ".".join(str(part) for part in problem["loc"] if part != "body")
+    if problem["type"] == "string_too_long" and problem["loc"][:2] == ("body", "audio"):
+        return (
+            f"{location}: {problem['msg']}, the size of a WAV file of {audio_seconds:g} s (16-bit mono), "
+            "the server's limit"
+        )
     return f"{location}: {problem['msg']}" if location else problem["msg"]

@@ -1,8 +1,9 @@
 """Merging concurrent translation requests into few model calls.
 
-Sentences decode faster in a batch than one request at a time, so requests
-that wait at the same moment with the same search settings (beam size, n-best) are
-merged into one `Translator.translate` call. The model runs in one worker thread:
+Sentences (or recordings) decode faster in a batch than one request at a time, so
+requests that wait at the same moment with the same search settings (beam size, n-best)
+are merged into one model call: `Translator.translate` for texts, `Translator.transcribe`
+for audio. The model runs in one worker thread:
 off the event loop, so the server keeps accepting requests while it decodes, and
 never concurrently with itself, as torch modules are not meant to be.
 """
@@ -15,17 +16,22 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
 
+import numpy as np
+
 from rnnsearch.translator import Translation
 
-TranslateFn = Callable[[list[str], int, int], list[Translation]]
-"""(texts, beam_size, n_best) → one Translation per text, in order."""
+Item = str | np.ndarray
+"""What one request item is: a text, or a recording's samples."""
+
+TranslateFn = Callable[[list[Item], int, int], list[Translation]]
+"""(items, beam_size, n_best) → one Translation per item, in order."""
 
 
 @dataclass(eq=False)
 class _Job:
-    """One request's texts, waiting for its share of a model call."""
+    """One request's items, waiting for its share of a model call."""
 
-    texts: list[str]
+    items: list[Item]
     key: tuple[int, int]
     future: asyncio.Future[list[Translation]]
     arrived: float
@@ -35,7 +41,7 @@ class Batcher:
     """Queues requests and feeds them to the model in merged batches, one batch at a time.
 
     A batch starts when the oldest waiting request has waited `max_wait` seconds, or
-    as soon as the requests waiting with its settings fill `max_batch` sentences. A
+    as soon as the requests waiting with its settings fill `max_batch` items. A
     request is never split, so one larger than `max_batch` makes a batch of its own.
 
     `requests` and `calls` count the requests received and the model calls made, so
@@ -72,12 +78,13 @@ class Batcher:
             self._worker.shutdown(wait=False, cancel_futures=True)
         self._task = self._worker = None
 
-    async def translate(self, texts: list[str], beam_size: int, n_best: int) -> list[Translation]:
-        """Translate `texts` as part of whatever batch they join; cancelling withdraws the request."""
+    async def translate(self, items: list[Item], beam_size: int, n_best: int) -> list[Translation]:
+        """Translate `items` (texts or recordings) as part of whatever batch they join; cancelling
+        withdraws the request."""
         if self._task is None:
             raise RuntimeError("Batcher.start() must be awaited before translating")
         loop = asyncio.get_running_loop()
-        job = _Job(list(texts), (beam_size, n_best), loop.create_future(), loop.time())
+        job = _Job(list(items), (beam_size, n_best), loop.create_future(), loop.time())
         self._pending.append(job)
         self.requests += 1
         self._arrival.set()
@@ -107,7 +114,7 @@ class Batcher:
 
     def _batch_is_full(self, pending: list[_Job]) -> bool:
         key = pending[0].key
-        return sum(len(job.texts) for job in pending if job.key == key) >= self.max_batch
+        return sum(len(job.items) for job in pending if job.key == key) >= self.max_batch
 
     def _take_batch(self) -> list[_Job]:
         """The oldest request and, in order, the others with its settings that still fit in `max_batch`.
@@ -118,21 +125,21 @@ class Batcher:
         batch: list[_Job] = []
         size = 0
         for job in self._pending:
-            if job.key == key and (not batch or size + len(job.texts) <= self.max_batch):
+            if job.key == key and (not batch or size + len(job.items) <= self.max_batch):
                 batch.append(job)
-                size += len(job.texts)
+                size += len(job.items)
         self._pending = [job for job in self._pending if job not in batch]
         return batch
 
     async def _run(self, batch: list[_Job]) -> None:
         """One model call for the whole batch; if it fails, each request is retried alone so that
         one bad request gets its own error instead of failing the others merged with it."""
-        texts = [text for job in batch for text in job.texts]
+        items = [item for job in batch for item in job.items]
         beam_size, n_best = batch[0].key
         self.calls += 1
         loop = asyncio.get_running_loop()
         try:
-            results = await loop.run_in_executor(self._worker, self._translate, texts, beam_size, n_best)
+            results = await loop.run_in_executor(self._worker, self._translate, items, beam_size, n_best)
         except Exception as error:
             if len(batch) == 1:
                 _settle(batch[0].future, error)
@@ -143,8 +150,8 @@ class Batcher:
             return
         start = 0
         for job in batch:
-            _settle(job.future, results[start : start + len(job.texts)])
-            start += len(job.texts)
+            _settle(job.future, results[start : start + len(job.items)])
+            start += len(job.items)
 
 
 def _settle(future: asyncio.Future[list[Translation]], outcome: list[Translation] | Exception) -> None:

@@ -8,18 +8,21 @@ from pathlib import Path
 from rnnsearch.config import load_config
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.schemas import MAX_BEAM_SIZE, ModelInfo, ServedLimits, TrainingFigures
+from rnnsearch.speech.digits import SAMPLE_RATE
 from rnnsearch.training.checkpoint import CONFIG, METRICS
 from rnnsearch.translator import Translator
 
 
 def describe_model(translator: Translator, model_dir: str | Path, limits: Limits) -> ModelInfo:
-    """The served model's languages, vocabularies, architecture, size, training figures and limits."""
+    """The served model's input, languages, vocabularies, architecture, size, training figures and limits."""
     model_dir = Path(model_dir)
     config = load_config(model_dir / CONFIG)
+    speech = translator.speech
     return ModelInfo(
+        input="audio" if speech else "text",
         source_language=config.data.src_lang,
         target_language=config.data.tgt_lang,
-        source_vocabulary=len(translator.src_subwords),
+        source_vocabulary=None if speech else len(translator.src_subwords),
         target_vocabulary=len(translator.tgt_subwords),
         parameters=sum(p.numel() for p in translator.model.parameters() if p.requires_grad),
         has_alignment=translator.model.has_alignment,
@@ -27,14 +30,25 @@ def describe_model(translator: Translator, model_dir: str | Path, limits: Limits
         subwords=config.subwords,
         search=translator.search,
         training=training_figures(model_dir / METRICS),
+        sample_rate=SAMPLE_RATE if speech else None,
+        seconds_per_vector=translator.seconds_per_vector,
         limits=ServedLimits(
             max_texts=limits.max_texts,
             max_chars=limits.max_chars,
             max_source_pieces=translator.search.max_source_length,
+            max_audio_seconds=max_audio_seconds(translator, limits),
             timeout_seconds=limits.timeout,
             max_beam_size=MAX_BEAM_SIZE,
         ),
     )
+
+
+def max_audio_seconds(translator: Translator, limits: Limits) -> float | None:
+    """Seconds per recording: the server's limit, or less where the model's search.max_source_length
+    input vectors cover less audio; None for a text model."""
+    if not translator.speech:
+        return None
+    return min(limits.max_audio_seconds, translator.search.max_source_length * translator.seconds_per_vector)
 
 
 def training_figures(metrics: Path) -> TrainingFigures | None:

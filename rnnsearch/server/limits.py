@@ -7,13 +7,15 @@ from dataclasses import dataclass
 class Limits:
     """What one request may ask of the server, and how requests are merged into model calls.
 
-    max_texts: texts per request. max_chars: characters per text. timeout: seconds a
+    max_texts: texts (or recordings) per request. max_chars: characters per text.
+    max_audio_seconds: seconds per recording, for a speech model. timeout: seconds a
     request may take, waiting for its batch included. max_batch: sentences per merged
     model call. max_wait: seconds a request waits for others to join its batch.
     """
 
     max_texts: int = 64
     max_chars: int = 2000
+    max_audio_seconds: float = 30.0
     timeout: float = 30.0
     max_batch: int = 64
     max_wait: float = 0.005

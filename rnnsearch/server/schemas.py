@@ -5,12 +5,13 @@ so every bound a request must respect is declared here rather than checked by ha
 The request model is built per server because its size limits are server options.
 """
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
 from rnnsearch.config import ModelConfig, SearchConfig, SubwordConfig
 from rnnsearch.server.limits import Limits
+from rnnsearch.speech.digits import SAMPLE_RATE
 
 MAX_BEAM_SIZE = 64
 """Bounds the work one request can ask for: decoding time grows with the beam size."""
@@ -44,8 +45,27 @@ class _TranslateOptions(BaseModel):
     alignments: bool = Field(True, description="include each hypothesis's alignment matrix")
 
 
-def translate_request_model(limits: Limits) -> type[_TranslateOptions]:
-    """The request body of POST /v1/translate, with this server's size limits in its schema."""
+def translate_request_model(limits: Limits, audio_chars: int | None = None) -> type[_TranslateOptions]:
+    """The request body of POST /v1/translate, with this server's size limits in its schema.
+
+    A text model takes `texts`; a speech model (audio_chars: the longest base64 WAV it
+    takes, see `audio_base64_chars`) takes `audio` instead.
+    """
+    if audio_chars is not None:
+        item = Annotated[str, Field(max_length=audio_chars)]
+        audio = Annotated[
+            list[item],
+            Field(
+                min_length=1,
+                max_length=limits.max_texts,
+                description=(
+                    f"recordings to transcribe, one per item: base64-encoded WAV files, {SAMPLE_RATE} Hz PCM "
+                    f"(8- or 16-bit, mono or averaged to mono), at most {limits.max_audio_seconds:g} s each"
+                ),
+                examples=[["UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="]],
+            ),
+        ]
+        return create_model("TranslateRequest", __base__=_TranslateOptions, audio=(audio, ...))
     text = Annotated[str, Field(max_length=limits.max_chars)]
     texts = Annotated[
         list[text],
@@ -57,6 +77,16 @@ def translate_request_model(limits: Limits) -> type[_TranslateOptions]:
         ),
     ]
     return create_model("TranslateRequest", __base__=_TranslateOptions, texts=(texts, ...))
+
+
+WAV_HEADER_ROOM = 4096
+"""Bytes a WAV file may hold besides its samples: the RIFF header and extra chunks (LIST, fact)."""
+
+
+def audio_base64_chars(seconds: float) -> int:
+    """Characters of the base64 encoding of a 16-bit mono WAV file of `seconds` at SAMPLE_RATE."""
+    size = int(seconds * SAMPLE_RATE) * 2 + WAV_HEADER_ROOM
+    return 4 * -(-size // 3)
 
 
 class Hypothesis(BaseModel):
@@ -77,14 +107,19 @@ class Hypothesis(BaseModel):
 class Translation(Hypothesis):
     """The best translation of a text, with the rest of its n-best list."""
 
-    source_tokens: list[str] = Field(description="the text's subword pieces, ending with </s>; empty for an empty text")
+    source_tokens: list[str] = Field(
+        description=(
+            "the text's subword pieces, ending with </s>; empty for an empty text; for audio, the start time "
+            "of each encoder input vector, such as 0.03s"
+        )
+    )
     alternatives: list[Hypothesis] = Field(
         default_factory=list, description="the rest of the n-best list, best first; empty when n_best is 1"
     )
 
 
 class TranslateResponse(BaseModel):
-    translations: list[Translation] = Field(description="one per text, in order")
+    translations: list[Translation] = Field(description="one per text (or recording), in order")
 
 
 class Health(BaseModel):
@@ -101,9 +136,12 @@ class TrainingFigures(BaseModel):
 
 
 class ServedLimits(BaseModel):
-    max_texts: int = Field(description="texts per request")
+    max_texts: int = Field(description="texts (or recordings) per request")
     max_chars: int = Field(description="characters per text")
-    max_source_pieces: int = Field(description="subword pieces per text (the model's search.max_source_length)")
+    max_source_pieces: int = Field(
+        description="subword pieces per text, or input vectors per recording (the model's search.max_source_length)"
+    )
+    max_audio_seconds: float | None = Field(description="seconds per recording; null for a text model")
     timeout_seconds: float
     max_beam_size: int
 
@@ -111,9 +149,12 @@ class ServedLimits(BaseModel):
 class ModelInfo(BaseModel):
     """The served model: languages, vocabularies, architecture and how it was trained."""
 
+    input: Literal["text", "audio"] = Field(
+        description="what the model reads: text sent in `texts`, or audio sent as WAV files in `audio`"
+    )
     source_language: str
     target_language: str
-    source_vocabulary: int = Field(description="subword pieces in the source vocabulary")
+    source_vocabulary: int | None = Field(description="subword pieces in the source vocabulary; null for audio")
     target_vocabulary: int
     parameters: int = Field(description="trainable parameters")
     has_alignment: bool = Field(description="false for the fixed-context baseline (model.attention: none)")
@@ -121,4 +162,8 @@ class ModelInfo(BaseModel):
     subwords: SubwordConfig
     search: SearchConfig = Field(description="search settings, whose beam_size is the default")
     training: TrainingFigures | None = Field(description="null when the model directory has no metrics.jsonl")
+    sample_rate: int | None = Field(description="the sample rate WAV files must have, in Hz; null for text")
+    seconds_per_vector: float | None = Field(
+        description="audio per encoder input vector, the time step of source_tokens; null for text"
+    )
     limits: ServedLimits

@@ -60,6 +60,8 @@ def _decode(handle: BinaryIO, name: str, expected_rate: int | None) -> tuple[np.
         raise UserError(f"{name}: not a WAV file (too short for a WAV header)") from None
     except wave.Error as error:
         raise UserError(f"{name}: not a PCM WAV file ({error})") from None
+    except RuntimeError:  # the wave module's chunk reader, for a chunk size that does not fit
+        raise UserError(f"{name}: not a PCM WAV file (a chunk's size does not fit the file)") from None
     if width not in _FORMATS:
         raise UserError(f"{name}: {8 * width}-bit samples are not supported; expected 8- or 16-bit PCM")
     if expected_rate is not None and rate != expected_rate:

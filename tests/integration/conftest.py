@@ -1,9 +1,13 @@
-"""A 300-sentence Multi30k subset and a tiny model trained on it through the CLI."""
+"""A 300-sentence Multi30k subset and a tiny model trained on it through the CLI, and a tiny
+spoken-digits model with a helper that writes WAV files."""
 
 from __future__ import annotations
 
+import io
+import wave
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -11,6 +15,7 @@ from rnnsearch.cli import main
 from rnnsearch.text.corpus import read_lines
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "multi30k"
+SPEECH_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "fsdd_digits.yaml"
 
 
 def write_lines(path: Path, lines: list[str]) -> Path:
@@ -66,4 +71,44 @@ def model_dir(corpus, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("model")
     config = write_config(folder / "config.yaml", tiny_config(corpus, folder / "run"))
     assert main(["train", str(config)]) == 0
+    return folder / "run"
+
+
+def wav_bytes(samples: np.ndarray, rate: int = 8000) -> bytes:
+    """A 16-bit mono PCM WAV file of float samples in [-1, 1]."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
+    return buffer.getvalue()
+
+
+def write_wav(path: Path, samples: np.ndarray, rate: int = 8000) -> Path:
+    path.write_bytes(wav_bytes(samples, rate))
+    return path
+
+
+@pytest.fixture(scope="session")
+def speech_model(tmp_path_factory) -> Path:
+    """A tiny spoken-digits model, trained for a few steps on 120 utterances of up to 3 digits."""
+    folder = tmp_path_factory.mktemp("speech")
+    overrides = [
+        f"train.model_dir={folder / 'run'}",
+        f"data.cache_dir={folder / 'cache'}",
+        "data.train_utterances=120",
+        "data.valid_utterances=6",
+        "data.test_utterances=8",
+        "data.max_digits=3",
+        "model.embedding_size=16",
+        "model.encoder.hidden_size=16",
+        "model.attention.size=16",
+        "model.decoder.hidden_size=32",
+        "model.decoder.readout_size=16",
+        "train.max_steps=6",
+        "train.valid_every=3",
+        "train.log_every=3",
+    ]
+    assert main(["train", str(SPEECH_CONFIG), *[a for o in overrides for a in ("--set", o)]]) == 0
     return folder / "run"

@@ -7,6 +7,7 @@ except under CI (CI=true), where a missing browser is a failure.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -21,6 +22,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 from playwright.sync_api import Page, expect, sync_playwright
+
+from rnnsearch.speech.digits import make_utterances
+from tests.integration.conftest import write_wav
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = [
@@ -226,3 +230,48 @@ def test_ctrl_enter_translates_every_line_and_a_line_can_be_selected(server_url,
             server_url, ["Zwei Männer spielen Fußball."], int(page.input_value("#beam-size")), 1
         )
         assert sources == answer["source_tokens"]
+
+
+@pytest.fixture(scope="module")
+def speech_server_url(speech_model, tmp_path_factory) -> Iterator[str]:
+    """`rnnsearch serve` for the tiny speech model, as `server_url` is for the text model."""
+    log_path = tmp_path_factory.mktemp("speech-server") / "server.log"
+    command = [sys.executable, "-m", "rnnsearch", "serve", str(speech_model), "--port", "0", "--device", "cpu"]
+    with log_path.open("w") as log:
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            yield served_url(server, log_path)
+        finally:
+            stop(server)
+
+
+def test_a_speech_model_takes_a_wav_file_and_draws_its_waveform_over_the_heatmap(speech_server_url, tmp_path):
+    utterance = make_utterances("customary", "test", 1, seed=11, max_digits=3)[0]
+    wav = write_wav(tmp_path / "digits.wav", utterance.samples)
+    with chromium_page(tmp_path / "profile") as page:
+        page.goto(speech_server_url)
+        expect(page.locator("#model-info")).to_contain_text("audio → digits")
+        expect(page.locator("#source")).to_be_hidden()
+        page.locator("#audio-files").set_input_files(str(wav))
+        page.locator("#translate-button").click()
+        expect(page.locator("#heatmap svg.alignment path.waveform")).to_be_attached(timeout=TIMEOUT_MS)
+        expect(page.locator("#status")).not_to_have_class(ERROR)
+        expect(page.locator("li.result .source")).to_have_text("digits.wav")
+
+        body = json.dumps({"audio": [base64.b64encode(wav.read_bytes()).decode()], "beam_size": 5}).encode()
+        request = urllib.request.Request(speech_server_url + "v1/translate", body, {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            [answer] = json.load(response)["translations"]
+        sources = page.locator("#heatmap text.source-label").all_text_contents()
+        assert sources == answer["source_tokens"]
+        assert len(heatmap_cells(page)) == len(answer["target_tokens"]) * len(sources)
+        assert page.locator("#heatmap rect.wave-column").count() == len(sources)
+        assert page.get_attribute("#heatmap path.waveform", "d").count("M") > len(sources)
+
+        column = page.locator('#heatmap rect.wave-column[data-s="2"]')
+        cell_box = page.locator('#heatmap rect.cell[data-t="0"][data-s="2"]').bounding_box()
+        column_box = column.bounding_box()
+        assert abs(column_box["x"] - cell_box["x"]) < 1 and column_box["y"] < cell_box["y"]
+        column.hover()
+        expect(column).to_have_class(HIGHLIGHT)
+        expect(page.locator('#heatmap text.source-label[data-s="2"]')).to_have_class(HIGHLIGHT)

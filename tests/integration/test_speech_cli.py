@@ -4,49 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-import wave
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from rnnsearch.cli import main
 from rnnsearch.speech.digits import make_utterances
-from tests.integration.conftest import write_config, write_lines
-
-CONFIG = Path(__file__).resolve().parents[2] / "configs" / "fsdd_digits.yaml"
-
-
-def write_wav(path: Path, samples: np.ndarray, rate: int = 8000) -> Path:
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
-    return path
-
-
-@pytest.fixture(scope="module")
-def speech_model(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("speech")
-    overrides = [
-        f"train.model_dir={folder / 'run'}",
-        f"data.cache_dir={folder / 'cache'}",
-        "data.train_utterances=120",
-        "data.valid_utterances=6",
-        "data.test_utterances=8",
-        "data.max_digits=3",
-        "model.embedding_size=16",
-        "model.encoder.hidden_size=16",
-        "model.attention.size=16",
-        "model.decoder.hidden_size=32",
-        "model.decoder.readout_size=16",
-        "train.max_steps=6",
-        "train.valid_every=3",
-        "train.log_every=3",
-    ]
-    assert main(["train", str(CONFIG), *[a for o in overrides for a in ("--set", o)]]) == 0
-    return folder / "run"
+from tests.integration.conftest import write_config, write_lines, write_wav
 
 
 def test_a_speech_model_directory_has_no_source_subwords(speech_model):

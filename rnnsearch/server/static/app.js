@@ -1,18 +1,27 @@
-// The web page: send the lines to /v1/translate, list the translations, and draw the
-// alignment of the selected hypothesis as an SVG heatmap whose rows and columns light
-// up together when pointed at. Plain DOM and SVG, no libraries, so it works offline.
+// The web page: send the lines (or, for a speech model, the chosen WAV files) to
+// /v1/translate, list the translations, and draw the alignment of the selected hypothesis
+// as an SVG heatmap whose rows and columns light up together when pointed at; a recording's
+// waveform is drawn above the heatmap on the same time axis. Plain DOM and SVG, no
+// libraries, so it works offline.
 "use strict";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const CELL = 22; // side of one heatmap cell, in pixels
 const CHAR_WIDTH = 7.5; // width of one 12px monospace character, for the label margins
 const STRONG = 0.5; // a link i–j is shown when α_ij is at least this fraction of row i's largest weight
+const WAVE_HEIGHT = 80; // height of a recording's waveform above the heatmap, in pixels
+const WAVE_BAR = 2; // pixels per vertical bar of the waveform
 
 const page = {
   model: null, // the answer of GET /v1/model
-  sources: [], // the lines last sent
+  sources: [], // the lines (or file names) last sent
+  recordings: [], // for audio: each file's decoded {samples, rate}, or null where it could not be read
   translations: [], // the answer of POST /v1/translate for them
 };
+
+function readsAudio() {
+  return page.model !== null && page.model.input === "audio";
+}
 
 function element(id) {
   return document.getElementById(id);
@@ -56,6 +65,11 @@ async function loadModel() {
       element(id).max = model.limits.max_beam_size;
     }
     element("beam-size").value = model.search.beam_size;
+    if (model.input === "audio") {
+      element("text-input").hidden = true;
+      element("audio-input").hidden = false;
+      element("submit-hint").textContent = `at most ${model.limits.max_audio_seconds} s per file`;
+    }
   } catch (error) {
     element("model-info").textContent = "";
     showStatus(`Could not read the model description: ${error.message}`, true);
@@ -70,9 +84,9 @@ function sourceLines() {
   return lines;
 }
 
-async function postTranslate(texts) {
+async function postTranslate(items) {
   const body = {
-    texts,
+    ...items,
     beam_size: Number(element("beam-size").value),
     n_best: Number(element("n-best").value),
     alignments: true,
@@ -89,23 +103,99 @@ async function postTranslate(texts) {
   return answer.translations;
 }
 
+// Base64 of binary data, in slices small enough for String.fromCharCode's argument list.
+function base64(buffer) {
+  const bytes = new Uint8Array(buffer);
+  const parts = [];
+  for (let start = 0; start < bytes.length; start += 0x8000) {
+    parts.push(String.fromCharCode(...bytes.subarray(start, start + 0x8000)));
+  }
+  return btoa(parts.join(""));
+}
+
+// The samples of a PCM WAV file (8- or 16-bit, channels averaged) as floats in [-1, 1], and
+// its sample rate; null for anything else, which the server then explains.
+function wavSamples(buffer) {
+  const view = new DataView(buffer);
+  const tag = (offset) => String.fromCharCode(...new Uint8Array(buffer, offset, 4));
+  if (buffer.byteLength < 12 || tag(0) !== "RIFF" || tag(8) !== "WAVE") {
+    return null;
+  }
+  let format = null;
+  for (let offset = 12; offset + 8 <= buffer.byteLength; ) {
+    const id = tag(offset);
+    const size = view.getUint32(offset + 4, true);
+    const body = offset + 8;
+    if (id === "fmt " && size >= 16 && body + 16 <= buffer.byteLength) {
+      format = {
+        channels: view.getUint16(body + 2, true),
+        rate: view.getUint32(body + 4, true),
+        width: view.getUint16(body + 14, true) / 8,
+      };
+    } else if (id === "data" && format) {
+      const { channels, rate, width } = format;
+      if ((width !== 1 && width !== 2) || channels < 1) {
+        return null;
+      }
+      const frames = Math.floor((Math.min(body + size, buffer.byteLength) - body) / (width * channels));
+      const samples = new Float32Array(frames);
+      for (let f = 0; f < frames; f++) {
+        let sum = 0;
+        for (let c = 0; c < channels; c++) {
+          const at = body + (f * channels + c) * width;
+          sum += width === 2 ? view.getInt16(at, true) / 32768 : (view.getUint8(at) - 128) / 128;
+        }
+        samples[f] = sum / channels;
+      }
+      return { samples, rate };
+    }
+    offset = body + size + (size % 2);
+  }
+  return null;
+}
+
+async function readInput() {
+  if (!readsAudio()) {
+    const texts = sourceLines();
+    if (texts.every((text) => text.trim() === "")) {
+      throw new Error("Type or paste a sentence first.");
+    }
+    return { items: { texts }, names: texts, recordings: [] };
+  }
+  const files = [...element("audio-files").files];
+  if (files.length === 0) {
+    throw new Error("Choose a WAV file first.");
+  }
+  const buffers = await Promise.all(files.map((file) => file.arrayBuffer()));
+  return {
+    items: { audio: buffers.map(base64) },
+    names: files.map((file) => file.name),
+    recordings: buffers.map(wavSamples),
+  };
+}
+
 async function translate(event) {
   event.preventDefault();
-  const texts = sourceLines();
-  if (texts.every((text) => text.trim() === "")) {
-    showStatus("Type or paste a sentence first.", true);
+  let input;
+  try {
+    input = await readInput();
+  } catch (error) {
+    showStatus(error.message, true);
     return;
   }
   const button = element("translate-button");
   button.disabled = true;
-  showStatus("Translating…");
+  showStatus(readsAudio() ? "Transcribing…" : "Translating…");
   try {
-    page.translations = await postTranslate(texts);
-    page.sources = texts;
+    page.translations = await postTranslate(input.items);
+    page.sources = input.names;
+    page.recordings = input.recordings;
     showResults();
     const first = page.translations.findIndex((t) => t.source_tokens.length > 0);
     select(Math.max(first, 0), 0);
-    showStatus(`Translated ${texts.length} line${texts.length === 1 ? "" : "s"}.`);
+    const count = input.names.length;
+    const what = readsAudio() ? "recording" : "line";
+    showStatus(`${readsAudio() ? "Transcribed" : "Translated"} ${count} ${what}${count === 1 ? "" : "s"}.`);
   } catch (error) {
     showStatus(error.message, true);
   } finally {
@@ -144,7 +234,8 @@ function select(index, rank) {
   const translation = page.translations[index];
   showNbest(translation, index, rank);
   const chosen = hypotheses(translation)[rank];
-  drawHeatmap(element("heatmap"), translation.source_tokens, chosen.target_tokens, chosen.alignment);
+  const recording = page.recordings[index] || null;
+  drawHeatmap(element("heatmap"), translation.source_tokens, chosen.target_tokens, chosen.alignment, recording);
 }
 
 function showNbest(translation, index, rank) {
@@ -175,7 +266,7 @@ function notice(container, message) {
   container.replaceChildren(paragraph);
 }
 
-function drawHeatmap(container, sourceTokens, targetTokens, alignment) {
+function drawHeatmap(container, sourceTokens, targetTokens, alignment, recording = null) {
   if (page.model && !page.model.has_alignment) {
     notice(
       container,
@@ -188,7 +279,7 @@ function drawHeatmap(container, sourceTokens, targetTokens, alignment) {
   } else if (!alignment) {
     notice(container, "The server sent no alignment for this translation.");
   } else {
-    container.replaceChildren(heatmapSvg(sourceTokens, targetTokens, alignment));
+    container.replaceChildren(heatmapSvg(sourceTokens, targetTokens, alignment, recording));
   }
 }
 
@@ -207,9 +298,12 @@ function labelSpace(tokens) {
   return Math.ceil(Math.max(...tokens.map((t) => t.length)) * CHAR_WIDTH) + 12;
 }
 
-function heatmapSvg(sourceTokens, targetTokens, alignment) {
+// A recording is drawn as a waveform band above the source labels: column j of the heatmap
+// lies under the audio of input vector j, from j to j + 1 times the model's seconds per vector.
+function heatmapSvg(sourceTokens, targetTokens, alignment, recording = null) {
+  const wave = recording && page.model && page.model.seconds_per_vector ? WAVE_HEIGHT + 8 : 0;
   const left = labelSpace(targetTokens);
-  const top = labelSpace(sourceTokens);
+  const top = wave + labelSpace(sourceTokens);
   const width = left + CELL * sourceTokens.length + 2;
   const height = top + CELL * targetTokens.length + 2;
   const svg = svgElement("svg", {
@@ -233,7 +327,13 @@ function heatmapSvg(sourceTokens, targetTokens, alignment) {
       return svgElement("text", { ...attributes, tabindex: 0 }, token);
     }),
     cells: alignment.map((row, i) => row.map((weight, j) => cell(i, j, weight, left, top, sourceTokens, targetTokens))),
+    columns: [],
   };
+  if (wave) {
+    const band = waveform(recording, sourceTokens.length, left);
+    parts.columns = band.columns;
+    svg.append(...band.nodes);
+  }
   const frame = { class: "frame", x: left, y: top };
   svg.append(
     svgElement("rect", { ...frame, width: CELL * sourceTokens.length, height: CELL * targetTokens.length }),
@@ -243,6 +343,53 @@ function heatmapSvg(sourceTokens, targetTokens, alignment) {
   );
   connectHighlighting(svg, parts, strongLinks(alignment));
   return svg;
+}
+
+// The waveform of `recording` over `columns` heatmap columns starting at x = left: one bar per
+// WAVE_BAR pixels from the lowest to the highest sample in its time slice, scaled to the loudest
+// sample; a transparent rect per column (data-s) lights up and can be pointed at like its label.
+function waveform(recording, columns, left) {
+  const { samples, rate } = recording;
+  const step = page.model.seconds_per_vector;
+  const middle = 4 + WAVE_HEIGHT / 2;
+  let peak = 0;
+  for (const value of samples) {
+    peak = Math.max(peak, Math.abs(value));
+  }
+  const scale = peak > 0 ? (WAVE_HEIGHT / 2 - 1) / peak : 0;
+  const perPixel = (step * rate) / CELL;
+  const commands = [];
+  for (let x = 0; x < CELL * columns; x += WAVE_BAR) {
+    const from = Math.floor(x * perPixel);
+    const to = Math.min(samples.length, Math.floor((x + WAVE_BAR) * perPixel));
+    if (from >= to) {
+      continue;
+    }
+    let low = samples[from];
+    let high = samples[from];
+    for (let k = from + 1; k < to; k++) {
+      low = Math.min(low, samples[k]);
+      high = Math.max(high, samples[k]);
+    }
+    const bar = left + x + WAVE_BAR / 2;
+    commands.push(`M${bar} ${(middle - high * scale).toFixed(1)}V${(middle - low * scale + 0.5).toFixed(1)}`);
+  }
+  const columnRects = Array.from({ length: columns }, (_, j) => {
+    const seconds = `${(j * step).toFixed(2)}–${((j + 1) * step).toFixed(2)} s`;
+    const rect = svgElement("rect", {
+      class: "wave-column",
+      "data-s": j,
+      x: left + CELL * j,
+      y: 4,
+      width: CELL,
+      height: WAVE_HEIGHT,
+    });
+    rect.append(svgElement("title", {}, seconds));
+    return rect;
+  });
+  const axis = { class: "wave-axis", x1: left, x2: left + CELL * columns, y1: middle, y2: middle };
+  const path = svgElement("path", { class: "waveform", d: commands.join("") });
+  return { columns: columnRects, nodes: [...columnRects, svgElement("line", axis), path] };
 }
 
 function cell(i, j, weight, left, top, sourceTokens, targetTokens) {
@@ -283,17 +430,23 @@ function connectHighlighting(svg, parts, strong) {
     }
     svg.classList.remove("hovering");
   };
+  const lightSource = (j) => {
+    light(parts.sources[j]);
+    if (parts.columns[j]) {
+      light(parts.columns[j]);
+    }
+  };
   const showTarget = (i) => {
     light(parts.targets[i]);
     strong[i].forEach((isStrong, j) => {
       if (isStrong) {
-        light(parts.sources[j]);
+        lightSource(j);
         light(parts.cells[i][j]);
       }
     });
   };
   const showSource = (j) => {
-    light(parts.sources[j]);
+    lightSource(j);
     strong.forEach((row, i) => {
       if (row[j]) {
         light(parts.targets[i]);
