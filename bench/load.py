@@ -27,9 +27,7 @@ import json
 import math
 import os
 import platform
-import re
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -41,9 +39,12 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rnnsearch.errors import UserError  # noqa: E402
+from rnnsearch.server.process import served  # noqa: E402
+
 SENTENCES = "data/multi30k/test_2016_flickr.de.gz"
-SERVING = re.compile(r" at (http://\S+/) \(Ctrl\+C to stop\)")
-"""The line `rnnsearch serve` prints once it listens."""
 REQUEST_TIMEOUT = 120.0
 """Seconds a client waits for one answer: longer than the server's default 30 s timeout."""
 
@@ -115,37 +116,13 @@ def read_sentences(path: str) -> list[str]:
 
 @contextmanager
 def started_server(model_dir: str, limit: float = 300.0) -> Iterator[str]:
-    """`rnnsearch serve model_dir` on a free loopback port: yields its URL, and stops it afterwards.
-
-    Its output goes to a file, not a pipe: uvicorn logs every request, and a pipe that
-    nobody reads fills up and stalls the server.
-    """
-    command = [sys.executable, "-m", "rnnsearch", "serve", model_dir, "--port", "0", "--device", "cpu"]
+    """`rnnsearch serve model_dir` on a free loopback port: yields its URL, and stops it afterwards."""
     with tempfile.TemporaryDirectory(prefix="rnnsearch-load-") as folder:
-        log_path = Path(folder) / "server.log"
-        with log_path.open("w") as log:
-            server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-            try:
-                yield served_url(server, log_path, limit)
-            finally:
-                server.terminate()
-                try:
-                    server.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait()
-
-
-def served_url(server: subprocess.Popen, log_path: Path, limit: float) -> str:
-    """The URL in the server's 'serving … at http://HOST:PORT/' line, waited for at most `limit` seconds."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline and server.poll() is None:
-        match = SERVING.search(log_path.read_text(encoding="utf-8", errors="replace"))
-        if match:
-            return match.group(1)
-        time.sleep(0.2)
-    output = log_path.read_text(encoding="utf-8", errors="replace")[-2000:]
-    raise SystemExit(f"the server printed no address (exit status {server.poll()}):\n{output}")
+        try:
+            with served(model_dir, Path(folder) / "server.log", limit) as url:
+                yield url
+        except UserError as error:
+            raise SystemExit(str(error)) from None
 
 
 class Client:

@@ -11,9 +11,6 @@ import base64
 import json
 import os
 import re
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +20,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Page, expect, sync_playwright
 
+from rnnsearch.server.process import served
 from rnnsearch.speech.digits import make_utterances
 from tests.integration.conftest import write_wav
 
@@ -40,7 +38,6 @@ CHROMIUM_FLAGS = [
 """Without the background-networking flags Chromium keeps trying to reach outside services."""
 
 SENTENCE = "Ein Hund läuft durch den Schnee."
-SERVING = re.compile(r" at (http://127\.0\.0\.1:\d+/) ")
 HIGHLIGHT = re.compile(r"\bhighlight\b")
 SELECTED = re.compile(r"\bselected\b")
 ERROR = re.compile(r"\berror\b")
@@ -60,40 +57,9 @@ def chromium_or_skip() -> Path:
 
 @pytest.fixture(scope="module")
 def server_url(model_dir, tmp_path_factory) -> Iterator[str]:
-    """The address of `rnnsearch serve MODEL --port 0` on loopback; stopped afterwards, whatever happens.
-
-    The server's output goes to a file: a pipe that nobody reads would fill with uvicorn's
-    request log and stall the server.
-    """
-    log_path = tmp_path_factory.mktemp("server") / "server.log"
-    command = [sys.executable, "-m", "rnnsearch", "serve", str(model_dir), "--port", "0", "--device", "cpu"]
-    with log_path.open("w") as log:
-        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            yield served_url(server, log_path)
-        finally:
-            stop(server)
-
-
-def served_url(server: subprocess.Popen, log_path: Path, limit: float = 120.0) -> str:
-    """The address in the server's 'serving … at http://127.0.0.1:PORT/' line."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline and server.poll() is None:
-        match = SERVING.search(log_path.read_text(encoding="utf-8"))
-        if match:
-            return match.group(1)
-        time.sleep(0.2)
-    raise AssertionError(f"the server printed no address (exit status {server.poll()}):\n{log_path.read_text()}")
-
-
-def stop(server: subprocess.Popen) -> None:
-    """Terminate the server, and kill it if it has not exited 30 s later."""
-    server.terminate()
-    try:
-        server.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
+    """The address of `rnnsearch serve MODEL --port 0` on loopback; stopped afterwards, whatever happens."""
+    with served(model_dir, tmp_path_factory.mktemp("server") / "server.log") as url:
+        yield url
 
 
 @contextmanager
@@ -235,14 +201,8 @@ def test_ctrl_enter_translates_every_line_and_a_line_can_be_selected(server_url,
 @pytest.fixture(scope="module")
 def speech_server_url(speech_model, tmp_path_factory) -> Iterator[str]:
     """`rnnsearch serve` for the tiny speech model, as `server_url` is for the text model."""
-    log_path = tmp_path_factory.mktemp("speech-server") / "server.log"
-    command = [sys.executable, "-m", "rnnsearch", "serve", str(speech_model), "--port", "0", "--device", "cpu"]
-    with log_path.open("w") as log:
-        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            yield served_url(server, log_path)
-        finally:
-            stop(server)
+    with served(speech_model, tmp_path_factory.mktemp("speech-server") / "server.log") as url:
+        yield url
 
 
 def test_a_speech_model_takes_a_wav_file_and_draws_its_waveform_over_the_heatmap(speech_server_url, tmp_path):
