@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from rnnsearch.cli import main
-from tests.integration.test_speech_cli import CONFIG
+from tests.integration.conftest import SPEECH_CONFIG
 
 CHANCE_DER = 90.0  # guessing one of ten digits per digit is wrong nine times in ten
 
@@ -29,7 +29,7 @@ def test_a_small_model_beats_chance_clearly_on_spoken_digits(tmp_path):
         "train.max_steps": 250,
         "train.valid_every": 250,
     }
-    assert main(["train", str(CONFIG), *[a for k, v in overrides.items() for a in ("--set", f"{k}={v}")]]) == 0
+    assert main(["train", str(SPEECH_CONFIG), *[a for k, v in overrides.items() for a in ("--set", f"{k}={v}")]]) == 0
     rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     final = [r for r in rows if "valid_der" in r][-1]
     assert final["valid_der"] < CHANCE_DER - 30, final
