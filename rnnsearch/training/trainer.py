@@ -150,13 +150,20 @@ def _prepare_speech(config: Config, model_dir: Path, resume: bool, world: World)
 
 
 def configure_cpu(threads: int | None) -> None:
-    """Threads matched to the cores, and an allocator that keeps freed memory.
+    """Threads matched to the cores, denormal floats flushed to zero, and an allocator
+    that keeps freed memory.
+
+    Tiny values (below 1e-38) that reach the weights or Adam's moments make every
+    matrix product that touches them run in slow microcode: on the peer-comparable
+    model this cut training from about 3,100 to about 330 target tokens/s. Flushing
+    them to zero changes only values below float32's normal range.
 
     glibc serves blocks over 32 MiB (the logits of a batch) with fresh mmap()s, so
     every training step page-faults them in again and zero-fills the pages; keeping
     them in the heap instead made steps about 10% faster on a 2-core CPU.
     """
     torch.set_num_threads(threads or len(os.sched_getaffinity(0)))
+    torch.set_flush_denormal(True)
     try:
         libc = ctypes.CDLL("libc.so.6")
     except OSError:
