@@ -39,7 +39,13 @@ from rnnsearch.text.corpus import read_lines, read_parallel  # noqa: E402
 from rnnsearch.text.subwords import PAD  # noqa: E402
 from rnnsearch.training.checkpoint import load_model_files  # noqa: E402
 from rnnsearch.training.loss import SmoothedCrossEntropy, sequence_loss  # noqa: E402
-from rnnsearch.training.trainer import configure_cpu, encode_pairs, train_vocabularies, training_step  # noqa: E402
+from rnnsearch.training.trainer import (  # noqa: E402
+    configure_cpu,
+    encode_pairs,
+    flushing_denormals,
+    train_vocabularies,
+    training_step,
+)
 
 
 def training_speed(config, steps: int, warmup: int) -> dict:
@@ -160,11 +166,13 @@ def main() -> None:
     args = parser.parse_args()
     config = load_config(args.config, args.set)
     configure_cpu(config.train.threads)
+    with flushing_denormals():
+        training = training_speed(config, args.steps, args.warmup)
     results = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}",
         "config": " ".join([args.config, *args.set]),
-        **training_speed(config, args.steps, args.warmup),
+        **training,
         **gemm_ceiling(config),
     }
     results["train_share_of_sgemm_2048"] = results["train_achieved_gflops"] / results["sgemm_2048_gflops"]

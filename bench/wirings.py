@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from speed import training_speed  # noqa: E402
 
 from rnnsearch.config import load_config  # noqa: E402
-from rnnsearch.training.trainer import configure_cpu  # noqa: E402
+from rnnsearch.training.trainer import configure_cpu, flushing_denormals  # noqa: E402
 
 VARIANTS = {
     "bahdanau": [],
@@ -45,7 +45,8 @@ def main() -> None:
     best: dict[str, dict] = {}
     for _ in range(args.rounds):
         for name, overrides in VARIANTS.items():
-            result = training_speed(load_config(args.config, overrides), args.steps, args.warmup)
+            with flushing_denormals():
+                result = training_speed(load_config(args.config, overrides), args.steps, args.warmup)
             if name not in best or result["train_target_tokens_per_s"] > best[name]["train_target_tokens_per_s"]:
                 best[name] = result
     print(f"{time.strftime('%Y-%m-%d')}, {platform.machine()}, {torch.get_num_threads()} threads, {args.config}")
