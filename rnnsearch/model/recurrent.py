@@ -66,8 +66,7 @@ class DecoderRNN(nn.Module):
 
     def embedding_gates(self, embedded: torch.Tensor) -> torch.Tensor:
         """The first layer's input gates from E y_{i-1} alone, for any leading shape (…, E) → (…, G·D)."""
-        weight = self.rnn.weight_ih_l0[:, : self.embedding_size].contiguous()
-        return F.linear(embedded, weight, self.rnn.bias_ih_l0)
+        return F.linear(embedded, self._input_columns(0, self.embedding_size), self.rnn.bias_ih_l0)
 
     def step_input_weight(self) -> torch.Tensor:
         """The first layer's input weights for the per-step part x_i.
@@ -75,7 +74,14 @@ class DecoderRNN(nn.Module):
         Taken once per sequence, not once per step, so that backpropagation gathers
         their gradient in one slice instead of one full-size copy per step.
         """
-        return self.rnn.weight_ih_l0[:, self.embedding_size :].contiguous()
+        return self._input_columns(self.embedding_size, None)
+
+    def _input_columns(self, start: int, end: int | None) -> torch.Tensor:
+        """Columns of the first layer's input weights: a contiguous copy under autograd, where
+        the backward matrix products run faster on it, and a plain view in search, where a
+        copy at every decoding step would be wasted work."""
+        columns = self.rnn.weight_ih_l0[:, start:end]
+        return columns.contiguous() if torch.is_grad_enabled() else columns
 
     def initial_memory(self, hidden: torch.Tensor) -> torch.Tensor | None:
         """An LSTM's memory cells start at zero; a GRU has none."""
