@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rnnsearch.model.activations import tanh_
 from rnnsearch.model.attention import Attention, FixedContext
 from rnnsearch.model.recurrent import DecoderRNN, layer_state
 
@@ -110,7 +111,7 @@ class Decoder(nn.Module):
     def initial_state(self, annotations: torch.Tensor, summary: torch.Tensor, padding: torch.Tensor) -> DecoderState:
         """s_0 = tanh(W_s h), h the encoder's summary (←h_1 when bidirectional), and the
         source-side tensors every step reuses."""
-        state = torch.tanh(self.init_layer(summary)).unflatten(1, (self.rnn.layers, -1))
+        state = tanh_(self.init_layer(summary)).unflatten(1, (self.rnn.layers, -1))
         feed = summary.new_zeros(summary.size(0), self.output_layer.in_features) if self.input_feeding else None
         return DecoderState(
             state=state,
@@ -128,7 +129,7 @@ class Decoder(nn.Module):
         if self.maxout:
             pre = pre.unflatten(-1, (-1, 2)).amax(dim=-1)
         else:
-            pre = torch.tanh(pre)
+            pre = tanh_(pre)
         return self.dropout(pre)
 
     def _attend(self, query: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor | None]:

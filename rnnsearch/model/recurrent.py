@@ -17,6 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rnnsearch.model.activations import tanh, tanh_
+
 CELLS: dict[str, type[nn.RNNBase]] = {"gru": nn.GRU, "lstm": nn.LSTM}
 
 
@@ -29,7 +31,7 @@ def gru_update(gi: torch.Tensor, gh: torch.Tensor, state: torch.Tensor) -> torch
     h_r, h_z, h_n = gh.chunk(3, dim=1)
     reset = torch.sigmoid(i_r + h_r)
     update = torch.sigmoid(i_z + h_z)
-    candidate = torch.tanh(i_n + reset * h_n)
+    candidate = tanh_(i_n + reset * h_n)
     return candidate + update * (state - candidate)
 
 
@@ -38,8 +40,8 @@ def lstm_update(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """One LSTM update: gates (R, 4D) in torch.nn.LSTM's order (input, forget, cell, output)."""
     i, f, g, o = (gi + gh).chunk(4, dim=1)
-    memory = torch.sigmoid(f) * memory + torch.sigmoid(i) * torch.tanh(g)
-    return torch.sigmoid(o) * torch.tanh(memory), memory
+    memory = torch.sigmoid(f) * memory + torch.sigmoid(i) * tanh(g)
+    return torch.sigmoid(o) * tanh(memory), memory
 
 
 class DecoderRNN(nn.Module):

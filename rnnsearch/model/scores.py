@@ -17,6 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rnnsearch.model.activations import tanh_
+
 
 class AdditiveScore(nn.Module):
     """e_ij = v_aᵀ tanh(W_a s + U_a h_j): Bahdanau et al. (2015), eq. (6) and A.1.2."""
@@ -33,7 +35,7 @@ class AdditiveScore(nn.Module):
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         """query s (B, T, D), keys (B, S, n) → energies e (B, T, S)."""
-        hidden = torch.tanh(keys.unsqueeze(1) + self.query_layer(query).unsqueeze(2))  # (B, T, S, n)
+        hidden = tanh_(keys.unsqueeze(1) + self.query_layer(query).unsqueeze(2))  # (B, T, S, n)
         return self.v(hidden).squeeze(3)
 
 
