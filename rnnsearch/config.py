@@ -196,7 +196,7 @@ class SearchConfig(_Section):
     length_penalty: float = Field(1.0, ge=0.0, description="alpha in score / length**alpha")
     max_length_ratio: float = Field(2.0, gt=0)
     max_length_extra: int = Field(10, ge=0, description="output pieces allowed beyond ratio × source length")
-    batch_sentences: int = Field(64, gt=0)
+    batch_sentences: int = Field(64, gt=0, description="sentences decoded together")
     max_source_length: int = Field(250, gt=0, description="longer inputs are refused with an error, not cut")
 
 

@@ -20,6 +20,8 @@ from rnnsearch.text.corpus import is_blank
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.training.checkpoint import load_model_files, load_weights, weights_path
 
+SENTENCES_PER_SEARCH = 1024  # sentences handed to one search call, `search.batch_sentences` of them in flight
+
 END = "</s>"
 
 
@@ -131,12 +133,11 @@ class Translator:
             raise UserError(f"need beam size ≥ 1 and 1 ≤ n-best ≤ beam size (got {beam_size} and {n_best})")
         todo = sorted((i for i in range(len(sources)) if not blank[i]), key=lambda i: -len(sources[i]))
         results = {i: self._empty(originals[i]) for i in range(len(sources)) if blank[i]}
-        step = self.search.batch_sentences
         was_training = self.model.training
         self.model.eval()
         try:
-            for start in range(0, len(todo), step):
-                chunk = todo[start : start + step]
+            for start in range(0, len(todo), SENTENCES_PER_SEARCH):
+                chunk = todo[start : start + SENTENCES_PER_SEARCH]
                 hypotheses = self._search([sources[i] for i in chunk], beam_size, n_best)
                 for i, nbest in zip(chunk, hypotheses):
                     results[i] = self._to_text(originals[i], self._source_tokens(sources[i]), nbest)
@@ -151,9 +152,12 @@ class Translator:
             src, src_lengths = source_tensors(sources)
         limits = max_output_lengths(src_lengths, self.search.max_length_ratio, self.search.max_length_extra)
         src, src_lengths = src.to(self.device), src_lengths.to(self.device)
+        in_flight = self.search.batch_sentences
         if beam_size == 1:
-            return greedy_search(self.model, src, src_lengths, limits, self.search.length_penalty)
-        return beam_search(self.model, src, src_lengths, limits, self.search.length_penalty, beam_size, n_best)
+            return greedy_search(self.model, src, src_lengths, limits, self.search.length_penalty, in_flight)
+        return beam_search(
+            self.model, src, src_lengths, limits, self.search.length_penalty, beam_size, n_best, in_flight
+        )
 
     def _source_tokens(self, source: Source) -> list[str]:
         """Source pieces and </s> for text; for audio, each input vector's start time in seconds."""

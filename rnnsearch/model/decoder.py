@@ -67,12 +67,41 @@ class DecoderState:
             self, state=self.state.index_select(0, rows), memory=_rows(self.memory, rows), feed=_rows(self.feed, rows)
         )
 
+    def extend(self, other: DecoderState) -> DecoderState:
+        """These rows followed by `other`'s, for sentences that join a batch in flight.
+
+        Both source sides are cut or padded to the longest real source among the rows;
+        padded positions are masked, so every row attends exactly as it did before.
+        """
+        length = int(torch.cat([(~self.padding).sum(1), (~other.padding).sum(1)]).max())
+        first, second = self._source_length(length), other._source_length(length)
+        return DecoderState(
+            *(None if a is None else torch.cat([a, b]) for a, b in zip(first._fields(), second._fields()))
+        )
+
+    def _source_length(self, length: int) -> DecoderState:
+        """The same rows with the source side cut or padded to `length` positions."""
+        return replace(
+            self,
+            annotations=_source_length(self.annotations, length, 0.0),
+            keys=_source_length(self.keys, length, 0.0) if self.keys.dim() == 3 else self.keys,
+            padding=_source_length(self.padding, length, True),
+        )
+
     def _fields(self) -> tuple[torch.Tensor | None, ...]:
         return self.state, self.memory, self.feed, self.annotations, self.keys, self.padding
 
 
 def _rows(tensor: torch.Tensor | None, rows: torch.Tensor) -> torch.Tensor | None:
     return None if tensor is None else tensor.index_select(0, rows)
+
+
+def _source_length(tensor: torch.Tensor, length: int, fill: float | bool) -> torch.Tensor:
+    """(R, S, …) → (R, length, …): cut, or padded with `fill`."""
+    if tensor.size(1) >= length:
+        return tensor[:, :length]
+    extra = tensor.new_full((tensor.size(0), length - tensor.size(1), *tensor.shape[2:]), fill)
+    return torch.cat([tensor, extra], dim=1)
 
 
 class Decoder(nn.Module):

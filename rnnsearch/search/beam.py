@@ -6,8 +6,11 @@ extension ending in </s> is finished and closes its slot for good, so the beam o
 that sentence shrinks by one (Bahdanau et al.'s GroundHog search does the same). A
 sentence is done when every slot is closed, so no hypothesis is cut short because
 a better-scoring one happened to end first, and finished hypotheses are never
-extended. At the length limit only </s> is allowed. Done sentences leave the batch.
-The final ranking uses length-normalised scores; with K = 1 this is greedy search.
+extended. At the length limit only </s> is allowed. The final ranking uses
+length-normalised scores; with K = 1 this is greedy search.
+
+Sentences are decoded `in_flight` at a time, as in greedy search: a done sentence
+leaves at once, and when a quarter of the places are free the next sentences join.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import math
 
 import torch
 
-from rnnsearch.search import Hypothesis, normalised, restrict
+from rnnsearch.search import Arrivals, Hypothesis, normalised, restrict
 from rnnsearch.text.subwords import BOS, EOS
 
 
@@ -29,61 +32,125 @@ def beam_search(
     length_penalty: float,
     beam_size: int,
     n_best: int = 1,
+    in_flight: int | None = None,
 ) -> list[list[Hypothesis]]:
-    """The `n_best` highest-scoring finished hypotheses of every sentence, best first."""
-    device = src.device
-    batch, k = src.size(0), beam_size
-    state = model.encode(src, src_lengths).select(torch.arange(batch, device=device).repeat_interleave(k))
-    sentences = torch.arange(batch)  # active sentences, in row-block order
-    open_slots = torch.full((batch,), k)
-    log_prob = torch.full((batch, k), -math.inf, device=device)
-    log_prob[:, 0] = 0.0  # one live hypothesis to start with
-    history = torch.empty(batch * k, 0, dtype=torch.long, device=device)  # (R, t)
-    weights_history = torch.empty(batch * k, 0, src.size(1), device=device)  # (R, t, S)
-    prev = torch.full((batch * k,), BOS, dtype=torch.long, device=device)
-    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
+    """The `n_best` highest-scoring finished hypotheses of every sentence, best first, in
+    the order of `src`; at most `in_flight` sentences (default: all) are decoded together."""
+    k, device = beam_size, src.device
+    in_flight = in_flight or src.size(0)
+    beams = _Beams(k, device, model.has_alignment)
+    finished: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
+    arrivals, state = Arrivals(model, src, src_lengths, in_flight), None
+    while arrivals.remaining > 0 or beams.size > 0:
+        free = in_flight - beams.size
+        if arrivals.remaining > 0 and (beams.size == 0 or free >= max(1, in_flight // 4)):
+            newcomers, new = arrivals.take(free)
+            new = new.select(torch.arange(len(newcomers), device=device).repeat_interleave(k))  # K rows each
+            state = new if state is None else state.extend(new)
+            beams.join(newcomers, state.padding.size(1))
+        log_probs, state, weights = model.step(beams.prev, state)  # (R, V), …, (R, S)
+        force_end = (max_lengths[beams.sentences] <= beams.positions + 1).repeat_interleave(k).to(device)
+        state = beams.advance(restrict(log_probs, force_end), weights, state, finished, src_lengths, length_penalty)
+    return [sorted(hypotheses, key=lambda h: h.score, reverse=True)[:n_best] for hypotheses in finished]
 
-    for step in range(int(max_lengths.max())):
-        log_probs, state, weights = model.step(prev, state)  # (R, V), …, (R, S)
-        force_end = (max_lengths[sentences] <= step + 1).repeat_interleave(k).to(device)
-        log_probs = restrict(log_probs, force_end)
+
+class _Beams:
+    """The hypotheses in flight: K rows per sentence, sentence after sentence.
+
+    Rows that join later share the history tensors; a sentence's columns start at its
+    `offset`, the history's width when it joined.
+    """
+
+    def __init__(self, k: int, device: torch.device, with_alignments: bool):
+        self.k, self.device = k, device
+        self.sentences = torch.zeros(0, dtype=torch.long)  # (b,) the sentence of each block of K rows
+        self.positions = torch.zeros(0, dtype=torch.long)  # (b,) output position of each sentence
+        self.offsets = torch.zeros(0, dtype=torch.long)  # (b,) its first history column
+        self.open_slots = torch.zeros(0, dtype=torch.long)  # (b,)
+        self.log_prob = torch.zeros(0, k, device=device)  # (b, K); -inf: no live hypothesis in the slot
+        self.prev = torch.zeros(0, dtype=torch.long, device=device)  # (R,)
+        self.history = torch.zeros(0, 0, dtype=torch.long, device=device)  # (R, t)
+        self.weights_history = torch.zeros(0, 0, 0, device=device) if with_alignments else None  # (R, t, S)
+
+    @property
+    def size(self) -> int:
+        """Sentences in flight."""
+        return self.sentences.numel()
+
+    def join(self, sentences: torch.Tensor, source_length: int) -> None:
+        """Open K slots for each new sentence, one live hypothesis to start with; drop
+        history columns no sentence in flight reads any more."""
+        start = int(self.offsets.min()) if self.size else self.history.size(1)
+        self.history, self.offsets = self.history[:, start:], self.offsets - start
+        new, rows, width = len(sentences), len(sentences) * self.k, self.history.size(1)
+        self.sentences = torch.cat([self.sentences, sentences])
+        self.positions = torch.cat([self.positions, torch.zeros(new, dtype=torch.long)])
+        self.offsets = torch.cat([self.offsets, torch.full((new,), width)])
+        self.open_slots = torch.cat([self.open_slots, torch.full((new,), self.k)])
+        start_log_prob = torch.full((new, self.k), -math.inf, device=self.device)
+        start_log_prob[:, 0] = 0.0
+        self.log_prob = torch.cat([self.log_prob, start_log_prob])
+        self.prev = torch.cat([self.prev, torch.full((rows,), BOS, dtype=torch.long, device=self.device)])
+        self.history = torch.cat([self.history, self.history.new_zeros(rows, width)])
+        if self.weights_history is not None:
+            old = _source_width(self.weights_history[:, start:], source_length)
+            self.weights_history = torch.cat([old, old.new_zeros(rows, width, source_length)])
+
+    def advance(self, log_probs, weights, state, finished, src_lengths, length_penalty):
+        """Extend every beam by one token, record finished hypotheses, retire done sentences;
+        returns the decoder state reordered to match."""
+        k, device = self.k, self.device
         vocab = log_probs.size(1)
-        candidates = (log_prob.view(-1, 1) + log_probs).view(-1, k * vocab)  # (b, K·V)
+        candidates = (self.log_prob.view(-1, 1) + log_probs).view(-1, k * vocab)  # (b, K·V)
         top_log_prob, top_index = candidates.topk(k, dim=1)  # (b, K)
         parent_beam, token = top_index // vocab, top_index % vocab
         rank = torch.arange(k, device=device).unsqueeze(0)
-        accepted = (rank < open_slots.to(device).unsqueeze(1)) & torch.isfinite(top_log_prob)
+        accepted = (rank < self.open_slots.to(device).unsqueeze(1)) & torch.isfinite(top_log_prob)
         ends = accepted & (token == EOS)
-        parents = (parent_beam + torch.arange(len(sentences), device=device).unsqueeze(1) * k).view(-1)
-        if weights is not None:
+        parents = (parent_beam + torch.arange(self.size, device=device).unsqueeze(1) * k).view(-1)
+        if self.weights_history is not None:
             step_weights = weights.float().index_select(0, parents).unsqueeze(1)
-            weights_history = torch.cat([weights_history.index_select(0, parents), step_weights], 1)
-        history = torch.cat([history.index_select(0, parents), token.view(-1, 1)], 1)
-
+            self.weights_history = torch.cat([self.weights_history.index_select(0, parents), step_weights], 1)
+        self.history = torch.cat([self.history.index_select(0, parents), token.view(-1, 1)], 1)
+        self.positions += 1
         for block, beam in ends.nonzero().tolist():
-            row, sentence = block * k + beam, int(sentences[block])
+            row, sentence, offset = block * k + beam, int(self.sentences[block]), int(self.offsets[block])
             total = float(top_log_prob[block, beam])
+            alignment = None
+            if self.weights_history is not None:
+                alignment = self.weights_history[row, offset:, : src_lengths[sentence]].cpu()
             finished[sentence].append(
                 Hypothesis(
-                    tokens=history[row, :-1].tolist(),
+                    tokens=self.history[row, offset:-1].tolist(),
                     log_prob=total,
-                    score=normalised(total, step + 1, length_penalty),
-                    alignment=weights_history[row, :, : src_lengths[sentence]].cpu() if model.has_alignment else None,
+                    score=normalised(total, int(self.positions[block]), length_penalty),
+                    alignment=alignment,
                 )
             )
-        open_slots -= ends.sum(1).cpu()
-        log_prob = torch.where(accepted & ~ends, top_log_prob, -math.inf)
-        prev = token.view(-1)
-
+        self.open_slots -= ends.sum(1).cpu()
+        self.log_prob = torch.where(accepted & ~ends, top_log_prob, -math.inf)
+        self.prev = token.view(-1)
         state = state.reorder_beams(parents)
-        alive = torch.isfinite(log_prob).any(1).cpu() & (open_slots > 0)
-        if not bool(alive.all()):
-            keep_blocks = alive.nonzero().squeeze(1)
-            keep_rows = (keep_blocks.unsqueeze(1) * k + torch.arange(k)).view(-1).to(device)
-            sentences, open_slots = sentences[keep_blocks], open_slots[keep_blocks]
-            log_prob = log_prob[keep_blocks.to(device)]
-            state, prev = state.select(keep_rows), prev[keep_rows]
-            history, weights_history = history[keep_rows], weights_history[keep_rows]
-        if sentences.numel() == 0:
-            break
-    return [sorted(hypotheses, key=lambda h: h.score, reverse=True)[:n_best] for hypotheses in finished]
+        alive = torch.isfinite(self.log_prob).any(1).cpu() & (self.open_slots > 0)
+        if bool(alive.all()):
+            return state
+        return state.select(self._keep(alive.nonzero().squeeze(1)))
+
+    def _keep(self, blocks: torch.Tensor) -> torch.Tensor:
+        """Keep these sentences' blocks only; returns their rows."""
+        rows = (blocks.unsqueeze(1) * self.k + torch.arange(self.k)).view(-1).to(self.device)
+        self.sentences, self.positions = self.sentences[blocks], self.positions[blocks]
+        self.offsets, self.open_slots = self.offsets[blocks], self.open_slots[blocks]
+        self.log_prob = self.log_prob[blocks.to(self.device)]
+        self.prev, self.history = self.prev[rows], self.history[rows]
+        if self.weights_history is not None:
+            self.weights_history = self.weights_history[rows]
+        return rows
+
+
+def _source_width(weights_history: torch.Tensor, length: int) -> torch.Tensor:
+    """(R, t, S) → (R, t, length); the cut columns are padding, weighted 0."""
+    if weights_history.size(2) >= length:
+        return weights_history[:, :, :length]
+    extra = weights_history.new_zeros(*weights_history.shape[:2], length - weights_history.size(2))
+    return torch.cat([weights_history, extra], dim=2)

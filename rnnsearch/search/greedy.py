@@ -1,44 +1,65 @@
-"""Greedy search: the most probable next token at every step, all sentences at once."""
+"""Greedy search: the most probable next token at every step, many sentences at once.
+
+Sentences are decoded `in_flight` at a time. One that emits </s> leaves at once, and
+when a quarter of the places are free the next sentences join, so the matrix
+products keep working on full batches instead of on the few long sentences left at
+the end of a batch. Each sentence's output is the same whether it is decoded alone
+or together with others.
+"""
 
 from __future__ import annotations
 
 import torch
 
-from rnnsearch.search import Hypothesis, normalised, restrict
+from rnnsearch.search import Arrivals, Hypothesis, normalised, restrict
 from rnnsearch.text.subwords import BOS, EOS
 
 
 @torch.no_grad()
 def greedy_search(
-    model, src: torch.Tensor, src_lengths: torch.Tensor, max_lengths: torch.Tensor, length_penalty: float
+    model,
+    src: torch.Tensor,
+    src_lengths: torch.Tensor,
+    max_lengths: torch.Tensor,
+    length_penalty: float,
+    in_flight: int | None = None,
 ) -> list[list[Hypothesis]]:
-    """One hypothesis per sentence. Sentences that emit </s> leave the batch at once."""
-    batch, source_len = src.shape[:2]
+    """One hypothesis per sentence, in the order of `src`; at most `in_flight` sentences
+    (default: all) are decoded together. Sentences join in the order given, so sorting
+    them by length keeps the padding low."""
+    count, device = src.size(0), src.device
+    in_flight = in_flight or count
     longest = int(max_lengths.max())
-    state = model.encode(src, src_lengths)
-    tokens = torch.zeros(batch, longest, dtype=torch.long)
-    alignments = torch.zeros(batch, longest, source_len)
-    log_probs_sum = torch.zeros(batch)
-    lengths = torch.zeros(batch, dtype=torch.long)
-    rows = torch.arange(batch)  # sentence of each active row
-    prev = torch.full((batch,), BOS, dtype=torch.long, device=src.device)
-    for step in range(longest):
+    tokens = torch.zeros(count, longest, dtype=torch.long)
+    alignments = torch.zeros(count, longest, src.size(1)) if model.has_alignment else None
+    log_probs_sum = torch.zeros(count)
+    lengths = torch.zeros(count, dtype=torch.long)
+    rows = torch.zeros(0, dtype=torch.long)  # the sentence of each row in flight
+    positions = torch.zeros(0, dtype=torch.long)  # each row's output position
+    prev = torch.zeros(0, dtype=torch.long, device=device)
+    arrivals, state = Arrivals(model, src, src_lengths, in_flight), None
+    while arrivals.remaining > 0 or rows.numel() > 0:
+        free = in_flight - rows.numel()
+        if arrivals.remaining > 0 and (rows.numel() == 0 or free >= max(1, in_flight // 4)):
+            newcomers, new = arrivals.take(free)
+            state = new if state is None else state.extend(new)
+            rows, positions = torch.cat([rows, newcomers]), torch.cat([positions, torch.zeros_like(newcomers)])
+            prev = torch.cat([prev, torch.full((len(newcomers),), BOS, dtype=torch.long, device=device)])
         log_probs, state, weights = model.step(prev, state)
-        log_probs = restrict(log_probs, (max_lengths[rows] <= step + 1).to(log_probs.device))
+        log_probs = restrict(log_probs, (max_lengths[rows] <= positions + 1).to(device))
         best_log_prob, best = log_probs.max(dim=-1)
-        tokens[rows, step] = best.cpu()
-        if weights is not None:
-            alignments[rows, step] = weights.float().cpu()
+        tokens[rows, positions] = best.cpu()
+        if alignments is not None:
+            alignments[rows, positions, : weights.size(1)] = weights.float().cpu()
         log_probs_sum[rows] += best_log_prob.cpu()
+        positions += 1
         ended = (best == EOS).cpu()
-        lengths[rows[ended]] = step + 1
+        lengths[rows[ended]] = positions[ended]
         if bool(ended.any()):
             keep = (~ended).nonzero().squeeze(1)
-            rows = rows[keep]
-            state = state.select(keep.to(src.device))
-            best = best[keep.to(src.device)]
-        if rows.numel() == 0:
-            break
+            rows, positions = rows[keep], positions[keep]
+            state = state.select(keep.to(device))
+            best = best[keep.to(device)]
         prev = best
     return [
         [
@@ -46,8 +67,8 @@ def greedy_search(
                 tokens=tokens[b, : lengths[b] - 1].tolist(),
                 log_prob=float(log_probs_sum[b]),
                 score=normalised(float(log_probs_sum[b]), int(lengths[b]), length_penalty),
-                alignment=alignments[b, : lengths[b], : src_lengths[b]] if model.has_alignment else None,
+                alignment=None if alignments is None else alignments[b, : lengths[b], : src_lengths[b]],
             )
         ]
-        for b in range(batch)
+        for b in range(count)
     ]

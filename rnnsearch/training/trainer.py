@@ -384,7 +384,8 @@ class Trainer:
         self.model.eval()
         options = self.config.train
         loss_sum, tokens = 0.0, 0
-        for indices in epoch_batches(self.corpus.valid, options.batch_tokens, None, 0, 0):
+        batches = epoch_batches(self.corpus.valid, options.batch_tokens, options.max_batch_sentences, 0, 0)
+        for indices in batches:  # batched as in training, so validation never needs more memory
             batch = make_batch([self.corpus.valid[i] for i in indices]).to(self.device)
             loss, n_tokens = sequence_loss(self.model, batch, 0.0)
             loss_sum, tokens = loss_sum + float(loss), tokens + n_tokens

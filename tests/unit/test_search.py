@@ -63,6 +63,34 @@ def test_translation_does_not_depend_on_batch_size(beam_size):
         assert outputs == reference
 
 
+def _in_flight_search(model, sources, beam_size, n_best, in_flight):
+    src, lengths = source_tensors(sources)
+    limits = max_output_lengths(lengths, 1.5, 3)
+    if beam_size == 1:
+        return greedy_search(model, src, lengths, limits, 1.0, in_flight)
+    return beam_search(model, src, lengths, limits, 1.0, beam_size, n_best, in_flight)
+
+
+@pytest.mark.parametrize("beam_size, n_best", [(1, 1), (4, 3)])
+@pytest.mark.parametrize("score", ["additive", "location", "none"])
+def test_sentences_joining_a_batch_in_flight_get_the_same_output(beam_size, n_best, score):
+    """With 5 places, sentences of other lengths join rows that are mid-sentence: the
+    source side is cut and padded around them, and each row's history starts later."""
+    model = tiny_model(vocab=20, seed=4, score=score)
+    sources = sorted(random_sources(40, 20, seed=9, max_len=15), key=len, reverse=True)
+    everything_at_once = _in_flight_search(model, sources, beam_size, n_best, None)
+    for in_flight in (1, 5):
+        joined = _in_flight_search(model, sources, beam_size, n_best, in_flight)
+        for reference, found in zip(everything_at_once, joined, strict=True):
+            assert [h.tokens for h in found] == [h.tokens for h in reference]
+            assert [h.score for h in found] == pytest.approx([h.score for h in reference], abs=1e-5)
+            for h, r in zip(found, reference):
+                assert (h.alignment is None) == (r.alignment is None)
+                if h.alignment is not None:
+                    assert h.alignment.shape == r.alignment.shape
+                    assert torch.allclose(h.alignment, r.alignment, atol=1e-6)
+
+
 def _sequence_log_prob(model, source, tokens):
     src, lengths = source_tensors([source])
     tgt_in = torch.tensor([[BOS] + tokens])
