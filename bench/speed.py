@@ -1,17 +1,20 @@
 """Training and decoding speed of rnnsearch on this machine.
 
     python bench/speed.py [--config configs/peer_comparable.yaml] [--set section.key=value ...]
-                          [--steps 60] [--model-dir runs/peer] [--json out.json]
+                          [--steps 60] [--model-dir runs/de-en] [--rounds 1] [--json out.json]
 
 Training: steady-state target tokens per second over `--steps` batches after a
-warm-up, on the config's real training batches, from a freshly initialised model.
+warm-up, on the config's real training batches, from a freshly initialised model
+(`--steps 0` skips training).
 Decoding: greedy and beam-5 sentences per second on a trained model's test set
-(`--model-dir`; data.test of its config), with detokenised BLEU.
+(`--model-dir`; data.test of its config), the fastest of `--rounds` runs, with
+detokenised BLEU.
 Achieved GFLOP/s: the matrix-product FLOPs of a training step (forward and backward,
 counted by torch.utils.flop_counter on the benchmark's batches) per target token, times
 target tokens per second, next to the machine's sgemm speed measured in the same run.
 Phases: mean milliseconds per step in the encoder, the decoder (recurrence, attention
-and readout), the output layer and loss, backward, and the optimizer, each timed alone.
+and readout), the output layer and loss, backward, and the optimizer, each timed alone
+(under bfloat16 autocast with `--set train.precision=bf16`).
 Peak RSS is the process's maximum resident set size.
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import platform
 import resource
 import sys
@@ -63,7 +67,8 @@ def training_speed(config, steps: int, warmup: int) -> dict:
         if step == warmup:
             tokens, started = 0, time.perf_counter()
         batch = make_batch([pairs[i] for i in indices])
-        _, n = training_step(model, optimizer, batch, config.train.label_smoothing, config.train.clip_norm)
+        train = config.train
+        _, n = training_step(model, optimizer, batch, train.label_smoothing, train.clip_norm, precision=train.precision)
         tokens += n
     seconds = time.perf_counter() - started
     sample = [make_batch([pairs[i] for i in indices]) for indices in order[warmup : warmup + min(steps, 20)]]
@@ -96,16 +101,18 @@ def training_flops(model, batches, label_smoothing: float) -> float:
 def step_phases(model, optimizer, batches, config) -> dict[str, float]:
     """Mean milliseconds per training step in each phase, timed one phase at a time."""
     totals = dict.fromkeys(("encoder", "decoder", "output_and_loss", "backward", "optimizer"), 0.0)
+    bf16 = config.train.precision == "bf16"
     for batch in batches:
         marks = [time.perf_counter()]
-        state = model.encode(batch.src, batch.src_lengths)
-        marks.append(time.perf_counter())
-        readout, _ = model.decoder(batch.tgt_in, state)
-        marks.append(time.perf_counter())
-        real = batch.tgt_out != PAD
-        loss = SmoothedCrossEntropy.apply(
-            model.logits(readout[real]).float(), batch.tgt_out[real], config.train.label_smoothing
-        )
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            state = model.encode(batch.src, batch.src_lengths)
+            marks.append(time.perf_counter())
+            readout, _ = model.decoder(batch.tgt_in, state)
+            marks.append(time.perf_counter())
+            real = batch.tgt_out != PAD
+            loss = SmoothedCrossEntropy.apply(
+                model.logits(readout[real]).float(), batch.tgt_out[real], config.train.label_smoothing
+            )
         marks.append(time.perf_counter())
         optimizer.zero_grad(set_to_none=True)
         (loss / int(real.sum())).backward()
@@ -140,17 +147,20 @@ def gemm_ceiling(config) -> dict:
     }
 
 
-def decoding_speed(model_dir: str) -> dict:
+def decoding_speed(model_dir: str, rounds: int) -> dict:
+    """Sentences per second, the best of `rounds` runs, and BLEU of greedy and beam-5 search."""
     translator = rnnsearch.load(model_dir, device="cpu")
     test = load_model_files(model_dir)[0].data.test
     sources, references = read_lines(test.src), read_lines(test.tgt)
     results = {}
     for beam in (1, 5):
-        started = time.perf_counter()
-        hypotheses = [t.text for t in translator.translate(sources, beam_size=beam)]
-        seconds = time.perf_counter() - started
+        fastest = math.inf
+        for _ in range(rounds):
+            started = time.perf_counter()
+            hypotheses = [t.text for t in translator.translate(sources, beam_size=beam)]
+            fastest = min(fastest, time.perf_counter() - started)
         name = "greedy" if beam == 1 else f"beam{beam}"
-        results[f"{name}_sentences_per_s"] = len(sources) / seconds
+        results[f"{name}_sentences_per_s"] = len(sources) / fastest
         results[f"{name}_bleu"] = bleu(hypotheses, references).value
     return results
 
@@ -159,25 +169,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default="configs/peer_comparable.yaml")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
-    parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--steps", type=int, default=60, help="training steps to time; 0: decoding only")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--model-dir", help="trained model for the decoding figures")
+    parser.add_argument("--rounds", type=int, default=1, help="decoding runs per search; the fastest counts")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
     config = load_config(args.config, args.set)
     configure_cpu(config.train.threads)
-    with flushing_denormals():
-        training = training_speed(config, args.steps, args.warmup)
     results = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}",
         "config": " ".join([args.config, *args.set]),
-        **training,
-        **gemm_ceiling(config),
     }
-    results["train_share_of_sgemm_2048"] = results["train_achieved_gflops"] / results["sgemm_2048_gflops"]
+    if args.steps > 0:
+        with flushing_denormals():
+            results.update(training_speed(config, args.steps, args.warmup))
+        results.update(gemm_ceiling(config))
+        results["train_share_of_sgemm_2048"] = results["train_achieved_gflops"] / results["sgemm_2048_gflops"]
     if args.model_dir:
-        results.update(decoding_speed(args.model_dir))
+        results.update(decoding_speed(args.model_dir, args.rounds))
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for key, value in results.items():
         print(f"{key:32} {value:,.2f}" if isinstance(value, float) else f"{key:32} {value}")

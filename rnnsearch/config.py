@@ -188,6 +188,11 @@ class TrainConfig(_Section):
     max_steps: int | None = Field(None, gt=0)
     max_minutes: float | None = Field(None, gt=0)
     threads: int | None = Field(None, gt=0, description="CPU threads; default: the physical cores")
+    precision: Literal["fp32", "bf16"] = Field(
+        "fp32",
+        description="bf16: the forward pass under bfloat16 autocast (fast on CPUs with AVX-512 BF16 or AMX and on "
+        "recent GPUs); attention weights and the loss stay fp32, the weights and the optimizer fp32",
+    )
     device: str = "auto"
 
 

@@ -191,14 +191,17 @@ def training_step(
     label_smoothing: float,
     clip_norm: float,
     world: World = SINGLE_PROCESS,
+    precision: str = "fp32",
 ) -> tuple[float, int]:
     """One update on the per-token mean loss, gradients clipped to `clip_norm`.
 
     Under DDP (`model` wrapped, `world` of N ranks) the mean is over the tokens of all
-    ranks' batches: DDP averages the N gradients, hence the factor N. Returns this
-    rank's summed loss and its number of target tokens.
+    ranks' batches: DDP averages the N gradients, hence the factor N. With precision
+    bf16 the forward pass runs under bfloat16 autocast. Returns this rank's summed
+    loss and its number of target tokens.
     """
-    loss, tokens = sequence_loss(model, batch, label_smoothing)
+    with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
+        loss, tokens = sequence_loss(model, batch, label_smoothing)
     optimizer.zero_grad(set_to_none=True)
     (loss / world.total(tokens) * world.size).backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
@@ -314,7 +317,13 @@ class Trainer:
             for group in self.optimizer.param_groups:
                 group["lr"] = self._learning_rate()
             loss, n_tokens = training_step(
-                self.trainee, self.optimizer, batch, options.label_smoothing, options.clip_norm, self.world
+                self.trainee,
+                self.optimizer,
+                batch,
+                options.label_smoothing,
+                options.clip_norm,
+                self.world,
+                options.precision,
             )
             progress.step += 1
             loss_sum += loss
