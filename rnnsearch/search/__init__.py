@@ -71,6 +71,15 @@ class Arrivals:
         """Sentences not yet handed out."""
         return self.src.size(0) - self.encoded + self.waiting.numel()
 
+    def due(self, busy: int) -> int:
+        """How many sentences join now that `busy` of the `batch` places are taken: none
+        until a quarter of the places are free (or all, when nothing is in flight), so
+        that joining, which copies the state in flight, stays rare."""
+        free = self.batch - busy
+        if self.remaining == 0 or (busy > 0 and free < max(1, self.batch // 4)):
+            return 0
+        return free
+
     def take(self, count: int):
         """The next `count` sentences (fewer at the end) and their initial decoder states."""
         while self.waiting.numel() < count and self.encoded < self.src.size(0):

@@ -37,14 +37,12 @@ def beam_search(
     """The `n_best` highest-scoring finished hypotheses of every sentence, best first, in
     the order of `src`; at most `in_flight` sentences (default: all) are decoded together."""
     k, device = beam_size, src.device
-    in_flight = in_flight or src.size(0)
     beams = _Beams(k, device, model.has_alignment)
     finished: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
-    arrivals, state = Arrivals(model, src, src_lengths, in_flight), None
+    arrivals, state = Arrivals(model, src, src_lengths, in_flight or src.size(0)), None
     while arrivals.remaining > 0 or beams.size > 0:
-        free = in_flight - beams.size
-        if arrivals.remaining > 0 and (beams.size == 0 or free >= max(1, in_flight // 4)):
-            newcomers, new = arrivals.take(free)
+        if joining := arrivals.due(beams.size):
+            newcomers, new = arrivals.take(joining)
             new = new.select(torch.arange(len(newcomers), device=device).repeat_interleave(k))  # K rows each
             state = new if state is None else state.extend(new)
             beams.join(newcomers, state.padding.size(1))

@@ -28,7 +28,6 @@ def greedy_search(
     (default: all) are decoded together. Sentences join in the order given, so sorting
     them by length keeps the padding low."""
     count, device = src.size(0), src.device
-    in_flight = in_flight or count
     longest = int(max_lengths.max())
     tokens = torch.zeros(count, longest, dtype=torch.long)
     alignments = torch.zeros(count, longest, src.size(1)) if model.has_alignment else None
@@ -37,11 +36,10 @@ def greedy_search(
     rows = torch.zeros(0, dtype=torch.long)  # the sentence of each row in flight
     positions = torch.zeros(0, dtype=torch.long)  # each row's output position
     prev = torch.zeros(0, dtype=torch.long, device=device)
-    arrivals, state = Arrivals(model, src, src_lengths, in_flight), None
+    arrivals, state = Arrivals(model, src, src_lengths, in_flight or count), None
     while arrivals.remaining > 0 or rows.numel() > 0:
-        free = in_flight - rows.numel()
-        if arrivals.remaining > 0 and (rows.numel() == 0 or free >= max(1, in_flight // 4)):
-            newcomers, new = arrivals.take(free)
+        if joining := arrivals.due(rows.numel()):
+            newcomers, new = arrivals.take(joining)
             state = new if state is None else state.extend(new)
             rows, positions = torch.cat([rows, newcomers]), torch.cat([positions, torch.zeros_like(newcomers)])
             prev = torch.cat([prev, torch.full((len(newcomers),), BOS, dtype=torch.long, device=device)])
