@@ -62,12 +62,12 @@ def training_speed(config, steps: int, warmup: int) -> dict:
     optimizer = torch.optim.Adam(model.parameters(), lr=config.train.learning_rate, fused=True)
     order = epoch_batches(pairs, config.train.batch_tokens, config.train.max_batch_sentences, config.train.seed, 0)
     model.train()
+    train = config.train
     tokens, started = 0, None
     for step, indices in enumerate(order[: warmup + steps]):
         if step == warmup:
             tokens, started = 0, time.perf_counter()
         batch = make_batch([pairs[i] for i in indices])
-        train = config.train
         _, n = training_step(model, optimizer, batch, train.label_smoothing, train.clip_norm, precision=train.precision)
         tokens += n
     seconds = time.perf_counter() - started
