@@ -35,8 +35,37 @@ class AdditiveScore(nn.Module):
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         """query s (B, T, D), keys (B, S, n) → energies e (B, T, S)."""
-        hidden = tanh_(keys.unsqueeze(1) + self.query_layer(query).unsqueeze(2))  # (B, T, S, n)
-        return self.v(hidden).squeeze(3)
+        return _AdditiveEnergies.apply(self.query_layer(query), keys, self.v.weight[0])
+
+
+def _additive_hidden(queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+    """tanh(W_a s_i + U_a h_j) for every i, j: (B, T, n) and (B, S, n) → (B, T, S, n)."""
+    return tanh_(keys.unsqueeze(1) + queries.unsqueeze(2))
+
+
+class _AdditiveEnergies(torch.autograd.Function):
+    """e = v_aᵀ tanh(W_a s + U_a h_j) from W_a s (B, T, n), U_a h_j (B, S, n) and v_a (n).
+
+    The backward pass recomputes the tanh instead of keeping it: in training that is a
+    (B, S, n) tensor for every target position, the largest thing the decoder loop
+    would otherwise hold until the backward pass.
+    """
+
+    @staticmethod
+    def forward(ctx, queries: torch.Tensor, keys: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(queries, keys, v)
+        return torch.matmul(_additive_hidden(queries, keys), v.to(queries.dtype))
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        queries, keys, v = ctx.saved_tensors
+        hidden = _additive_hidden(queries, keys)
+        grad = grad.to(hidden.dtype)
+        grad_v = torch.matmul(grad.reshape(1, -1), hidden.reshape(-1, hidden.size(-1))).squeeze(0)
+        grad_hidden = (
+            hidden.square_().neg_().add_(1).mul_(grad.unsqueeze(-1)).mul_(v.to(hidden.dtype))
+        )  # ∂e/∂(pre-tanh)
+        return grad_hidden.sum(2), grad_hidden.sum(1), grad_v.to(v.dtype)
 
 
 class GeneralScore(nn.Module):

@@ -69,3 +69,23 @@ def test_dot_has_no_parameters_when_sizes_agree():
     score = SCORES["dot"](16, 16, 8)
     assert sum(p.numel() for p in score.parameters()) == 0
     assert sum(p.numel() for p in SCORES["dot"](16, 12, 8).parameters()) == 16 * 12
+
+
+def test_additive_energies_and_gradients_match_the_formula():
+    """The additive score recomputes its tanh in the backward pass; values and gradients
+    must equal e = v_aᵀ tanh(W_a s + U_a h_j) differentiated by autograd."""
+    torch.manual_seed(0)
+    score = SCORES["additive"](6, 8, 5).double()
+    query, keys = torch.randn(3, 2, 6, dtype=torch.float64), torch.randn(3, 4, 5, dtype=torch.float64)
+    query.requires_grad_(True)
+    keys.requires_grad_(True)
+    inputs = [query, keys, score.query_layer.weight, score.v.weight]
+    expected = score.v(torch.tanh(keys.unsqueeze(1) + score.query_layer(query).unsqueeze(2))).squeeze(3)
+    actual = score(query, keys)
+    assert torch.allclose(actual, expected, atol=1e-12)
+    grad = torch.randn_like(expected)
+    assert all(
+        torch.allclose(a, e, atol=1e-12)
+        for a, e in zip(torch.autograd.grad(actual, inputs, grad), torch.autograd.grad(expected, inputs, grad))
+    )
+    assert torch.autograd.gradcheck(score, (query, keys))
