@@ -8,13 +8,14 @@ warm-up, on the config's real training batches, from a freshly initialised model
 (`--steps 0` skips training).
 Decoding: greedy and beam-5 sentences per second on a trained model's test set
 (`--model-dir`; data.test of its config), the fastest of `--rounds` runs, with
-detokenised BLEU.
+detokenised BLEU, in the search precision of `--set search.precision=…` (default fp32).
 Achieved GFLOP/s: the matrix-product FLOPs of a training step (forward and backward,
 counted by torch.utils.flop_counter on the benchmark's batches) per target token, times
 target tokens per second, next to the machine's sgemm speed measured in the same run.
 Phases: mean milliseconds per step in the encoder, the decoder (recurrence, attention
-and readout), the output layer and loss, backward, and the optimizer, each timed alone
-(under bfloat16 autocast with `--set train.precision=bf16`).
+and readout), the output layer and loss (with the output layer's own gradients, which
+the fused loss computes in its forward pass), backward, and the optimizer, each timed
+alone (under bfloat16 autocast with `--set train.precision=bf16`).
 Peak RSS is the process's maximum resident set size.
 """
 
@@ -42,7 +43,7 @@ from rnnsearch.text.batches import epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines, read_parallel  # noqa: E402
 from rnnsearch.text.subwords import PAD  # noqa: E402
 from rnnsearch.training.checkpoint import load_model_files  # noqa: E402
-from rnnsearch.training.loss import SmoothedCrossEntropy, sequence_loss  # noqa: E402
+from rnnsearch.training.loss import output_layer_loss, sequence_loss  # noqa: E402
 from rnnsearch.training.trainer import (  # noqa: E402
     configure_cpu,
     encode_pairs,
@@ -110,8 +111,8 @@ def step_phases(model, optimizer, batches, config) -> dict[str, float]:
             readout, _ = model.decoder(batch.tgt_in, state)
             marks.append(time.perf_counter())
             real = batch.tgt_out != PAD
-            loss = SmoothedCrossEntropy.apply(
-                model.logits(readout[real]).float(), batch.tgt_out[real], config.train.label_smoothing
+            loss = output_layer_loss(
+                readout[real], model.decoder.output_layer, batch.tgt_out[real], config.train.label_smoothing
             )
         marks.append(time.perf_counter())
         optimizer.zero_grad(set_to_none=True)
@@ -147,9 +148,9 @@ def gemm_ceiling(config) -> dict:
     }
 
 
-def decoding_speed(model_dir: str, rounds: int) -> dict:
+def decoding_speed(model_dir: str, rounds: int, precision: str) -> dict:
     """Sentences per second, the best of `rounds` runs, and BLEU of greedy and beam-5 search."""
-    translator = rnnsearch.load(model_dir, device="cpu")
+    translator = rnnsearch.load(model_dir, device="cpu", precision=precision)
     test = load_model_files(model_dir)[0].data.test
     sources, references = read_lines(test.src), read_lines(test.tgt)
     results = {}
@@ -188,7 +189,7 @@ def main() -> None:
         results.update(gemm_ceiling(config))
         results["train_share_of_sgemm_2048"] = results["train_achieved_gflops"] / results["sgemm_2048_gflops"]
     if args.model_dir:
-        results.update(decoding_speed(args.model_dir, args.rounds))
+        results.update(decoding_speed(args.model_dir, args.rounds, config.search.precision))
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for key, value in results.items():
         print(f"{key:32} {value:,.2f}" if isinstance(value, float) else f"{key:32} {value}")

@@ -1,40 +1,76 @@
-"""Label-smoothed cross-entropy over real target positions only."""
+"""Label-smoothed cross-entropy over real target positions only, fused with the output layer."""
 
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
+from torch import nn
 
 from rnnsearch.text.batches import Batch
 from rnnsearch.text.subwords import PAD
 
+CHUNK_ELEMENTS = 1 << 22  # logits computed at once: 16 MiB of fp32, so a chunk stays in cache
 
-class SmoothedCrossEntropy(torch.autograd.Function):
-    """Summed label-smoothed cross-entropy of logits (N, V) against targets (N,).
 
-    loss_n = (1 - ε) · (−log p(y_n)) + ε · mean_v(−log p(v)), as torch's
-    cross_entropy(label_smoothing=ε) defines it. Forward keeps only the row
-    log-normalisers; backward writes the gradient softmax − smoothed one-hot in one
-    pass. Over an 8k vocabulary this saves the full-size intermediate tensors
-    (zero-filled gradients, a second smoothing term) that dominate the loss's cost.
+def _chunked_loss(
+    readout: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor,
+    targets: torch.Tensor,
+    smoothing: float,
+    gradients: bool,
+) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None]:
+    """The summed loss, and the gradients of readout, weight and bias if asked, a chunk of rows at a time."""
+    rows = max(1, CHUNK_ELEMENTS // weight.size(0))
+    total = readout.new_zeros((), dtype=torch.float32)
+    grads = (torch.empty_like(readout), torch.zeros_like(weight), torch.zeros_like(bias)) if gradients else None
+    for start in range(0, readout.size(0), rows):
+        chunk, chunk_targets = readout[start : start + rows], targets[start : start + rows]
+        logits = F.linear(chunk, weight, bias).float()  # (n, V)
+        log_normaliser = torch.logsumexp(logits, dim=1, keepdim=True)
+        nll = log_normaliser.squeeze(1) - logits.gather(1, chunk_targets.unsqueeze(1)).squeeze(1)
+        uniform = log_normaliser.squeeze(1) - logits.mean(dim=1)
+        total += ((1.0 - smoothing) * nll + smoothing * uniform).sum()
+        if grads is not None:
+            grad_readout, grad_weight, grad_bias = grads
+            grad = logits.sub_(log_normaliser).exp_().sub_(smoothing / logits.size(1))  # softmax − ε/V
+            grad.scatter_add_(1, chunk_targets.unsqueeze(1), torch.full_like(log_normaliser, smoothing - 1.0))
+            grad_bias += grad.sum(0)
+            grad = grad.to(chunk.dtype)
+            grad_readout[start : start + rows] = torch.matmul(grad, weight.to(chunk.dtype))
+            grad_weight += torch.matmul(grad.t(), chunk)
+    return total, grads
+
+
+class OutputLayerLoss(torch.autograd.Function):
+    """Summed label-smoothed cross-entropy of softmax(W_o t_n + b_o) against targets y_n.
+
+    loss_n = (1 − ε) · (−log p(y_n)) + ε · mean_v(−log p(v)), as torch's
+    cross_entropy(label_smoothing=ε) defines it. The (N, V) logits are the largest
+    tensor of a training step, and their gradient is as large. Here they never exist
+    whole: rows are taken a chunk at a time, and while a chunk's logits are in cache,
+    the loss and the gradients of t, W_o and b_o are computed from them (softmax −
+    smoothed one-hot, in place). The backward pass only scales what the forward pass kept.
     """
 
     @staticmethod
-    def forward(ctx, logits: torch.Tensor, targets: torch.Tensor, smoothing: float) -> torch.Tensor:
-        log_normaliser = torch.logsumexp(logits, dim=1, keepdim=True)  # (N, 1)
-        nll = log_normaliser.squeeze(1) - logits.gather(1, targets.unsqueeze(1)).squeeze(1)
-        uniform = log_normaliser.squeeze(1) - logits.mean(dim=1)
-        ctx.save_for_backward(logits, log_normaliser, targets)
-        ctx.smoothing = smoothing
-        return ((1.0 - smoothing) * nll + smoothing * uniform).sum()
+    def forward(ctx, readout, weight, bias, targets, smoothing: float) -> torch.Tensor:
+        total, grads = _chunked_loss(readout, weight, bias, targets, smoothing, gradients=True)
+        ctx.save_for_backward(*grads)
+        return total
 
     @staticmethod
     def backward(ctx, grad_output: torch.Tensor):
-        logits, log_normaliser, targets = ctx.saved_tensors
-        smoothing = ctx.smoothing
-        grad = torch.exp(logits - log_normaliser)  # softmax
-        grad.sub_(smoothing / logits.size(1))
-        grad.scatter_add_(1, targets.unsqueeze(1), torch.full_like(log_normaliser, smoothing - 1.0))
-        return grad.mul_(grad_output), None, None
+        grad_readout, grad_weight, grad_bias = ctx.saved_tensors
+        return grad_readout * grad_output, grad_weight * grad_output, grad_bias * grad_output, None, None
+
+
+def output_layer_loss(readout: torch.Tensor, layer: nn.Linear, targets: torch.Tensor, smoothing: float) -> torch.Tensor:
+    """Summed label-smoothed cross-entropy of the output layer applied to `readout` (N, l)
+    against `targets` (N,); gradients are computed only where autograd will want them."""
+    if torch.is_grad_enabled() and (readout.requires_grad or layer.weight.requires_grad):
+        return OutputLayerLoss.apply(readout, layer.weight, layer.bias, targets, smoothing)
+    return _chunked_loss(readout, layer.weight, layer.bias, targets, smoothing, gradients=False)[0]
 
 
 def sequence_loss(model, batch: Batch, label_smoothing: float) -> tuple[torch.Tensor, int]:
@@ -45,6 +81,6 @@ def sequence_loss(model, batch: Batch, label_smoothing: float) -> tuple[torch.Te
     """
     readout, _ = model(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, l)
     real = batch.tgt_out != PAD
-    logits = getattr(model, "module", model).logits(readout[real]).float()  # (N, V); `module` under DDP
-    loss = SmoothedCrossEntropy.apply(logits, batch.tgt_out[real], label_smoothing)
+    layer = getattr(model, "module", model).decoder.output_layer  # `module` under DDP
+    loss = output_layer_loss(readout[real], layer, batch.tgt_out[real], label_smoothing)
     return loss, int(real.sum())
