@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 
+from rnnsearch.config import PRECISIONS
 from rnnsearch.errors import UserError
 from rnnsearch.text.synthetic import TASKS
 
@@ -52,7 +53,7 @@ def _alignment_row(translation) -> dict:
 def _translate(args: argparse.Namespace) -> None:
     import rnnsearch
 
-    translator = rnnsearch.load(args.model_dir, device=args.device)
+    translator = rnnsearch.load(args.model_dir, device=args.device, precision=args.precision)
     if args.alignments or args.hard_alignments:
         translator.require_alignment()
     lines = _read_input(args.input)
@@ -89,7 +90,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     from rnnsearch.evaluation import metrics
     from rnnsearch.text.corpus import read_lines
 
-    translator = rnnsearch.load(args.model_dir, device=args.device)
+    translator = rnnsearch.load(args.model_dir, device=args.device, precision=args.precision)
     if translator.speech:
         _evaluate_speech(translator, args)
         return
@@ -100,6 +101,12 @@ def _evaluate(args: argparse.Namespace) -> None:
         raise UserError(f"{args.src} has {len(sources)} lines but {args.ref} has {len(references)}")
     hypotheses = [t.text for t in translator.translate(sources, beam_size=args.beam_size)]
     if args.lowercase_tokenized:
+        cased = next((n for n, line in enumerate(references, start=1) if line != line.lower()), None)
+        if cased is not None:
+            raise UserError(
+                f"{args.ref}, line {cased}: has capitals, but --lowercase-tokenized compares against lowercased "
+                "tokenised references (such as data/multi30k/tok/*.lc.norm.tok.*)"
+            )
         lang = translator.target_language
         scores = [metrics.bleu_lowercase_tokenized(hypotheses, references, lang)]
     else:
@@ -153,7 +160,7 @@ def _attention(args: argparse.Namespace) -> None:
     import rnnsearch
     from rnnsearch.evaluation.plots import alignment_heatmap
 
-    translator = rnnsearch.load(args.model_dir, device=args.device)
+    translator = rnnsearch.load(args.model_dir, device=args.device, precision=args.precision)
     translator.require_alignment()
     if translator.speech:
         translation = translator.transcribe_files([args.sentence], beam_size=args.beam_size)[0]
@@ -198,7 +205,7 @@ def _serve(args: argparse.Namespace) -> None:
         timeout=args.timeout,
         max_batch=args.max_batch,
     )
-    serve(args.model_dir, args.host, args.port, args.device, limits)
+    serve(args.model_dir, args.host, args.port, args.device, limits, args.precision)
 
 
 def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
@@ -233,6 +240,7 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("model_dir", help="directory written by `rnnsearch train`")
         command.add_argument("--beam-size", type=int, default=None, help="1 = greedy (default: the config's)")
         command.add_argument("--device", default="cpu", help="cpu, cuda or auto")
+        command.add_argument("--precision", choices=PRECISIONS, help="search precision (default: the config's)")
         return command
 
     translate = model_command(
@@ -301,6 +309,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     serve.add_argument("--port", type=int, default=8000, help="default %(default)s; 0 picks a free port")
     serve.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
+    serve.add_argument("--precision", choices=PRECISIONS, help="search precision (default: the config's)")
     serve.add_argument(
         "--max-texts", type=_positive(int), default=64, help="texts or recordings per request (default %(default)s)"
     )

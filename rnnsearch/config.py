@@ -7,12 +7,15 @@ wrong types are rejected with a one-line message naming the key.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rnnsearch.errors import UserError
+
+Precision = Literal["fp32", "bf16"]
+PRECISIONS: tuple[str, ...] = get_args(Precision)
 
 
 class _Section(BaseModel):
@@ -176,8 +179,15 @@ class TrainConfig(_Section):
     warmup_steps: int = Field(200, ge=0)
     clip_norm: float = Field(1.0, gt=0)
     label_smoothing: float = Field(0.1, ge=0.0, lt=1.0)
-    lr_decay_factor: float = Field(0.5, gt=0.0, le=1.0)
-    lr_patience: int = Field(2, ge=0, description="validations without improvement before the rate decays")
+    lr_schedule: Literal["plateau", "anneal"] = Field(
+        "plateau",
+        description="plateau: multiply the rate by lr_decay_factor after lr_patience validations without gain; "
+        "anneal: hold the rate after warmup, then decay it linearly to min_learning_rate over the last "
+        "anneal_fraction of the budget (max_steps or max_minutes, whichever ends first)",
+    )
+    anneal_fraction: float = Field(0.25, gt=0.0, le=1.0, description="anneal schedule only")
+    lr_decay_factor: float = Field(0.5, gt=0.0, le=1.0, description="plateau schedule only")
+    lr_patience: int = Field(2, ge=0, description="plateau schedule only: validations without gain before it decays")
     min_learning_rate: float = Field(1e-5, ge=0)
     patience: int = Field(8, ge=1, description="validations without improvement before training stops")
     selection_metric: Literal["bleu", "loss", "error_rate"] = Field(
@@ -188,12 +198,18 @@ class TrainConfig(_Section):
     max_steps: int | None = Field(None, gt=0)
     max_minutes: float | None = Field(None, gt=0)
     threads: int | None = Field(None, gt=0, description="CPU threads; default: the physical cores")
-    precision: Literal["fp32", "bf16"] = Field(
+    precision: Precision = Field(
         "fp32",
         description="bf16: the forward pass under bfloat16 autocast (fast on CPUs with AVX-512 BF16 or AMX and on "
         "recent GPUs); attention weights and the loss stay fp32, the weights and the optimizer fp32",
     )
     device: str = "auto"
+
+    @model_validator(mode="after")
+    def _annealing_needs_a_budget(self) -> TrainConfig:
+        if self.lr_schedule == "anneal" and self.max_steps is None and self.max_minutes is None:
+            raise ValueError("lr_schedule 'anneal' needs max_steps or max_minutes: it decays to the end of the budget")
+        return self
 
 
 class SearchConfig(_Section):
@@ -203,6 +219,11 @@ class SearchConfig(_Section):
     max_length_extra: int = Field(10, ge=0, description="output pieces allowed beyond ratio × source length")
     batch_sentences: int = Field(64, gt=0, description="sentences decoded together")
     max_source_length: int = Field(250, gt=0, description="longer inputs are refused with an error, not cut")
+    precision: Precision = Field(
+        "fp32",
+        description="bf16: search under bfloat16 autocast, faster on CPUs with AVX-512 BF16 or AMX and on recent "
+        "GPUs; scores and attention weights stay fp32, but rounding can change a few outputs",
+    )
 
 
 class Config(_Section):

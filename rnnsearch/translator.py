@@ -152,12 +152,11 @@ class Translator:
             src, src_lengths = source_tensors(sources)
         limits = max_output_lengths(src_lengths, self.search.max_length_ratio, self.search.max_length_extra)
         src, src_lengths = src.to(self.device), src_lengths.to(self.device)
-        in_flight = self.search.batch_sentences
-        if beam_size == 1:
-            return greedy_search(self.model, src, src_lengths, limits, self.search.length_penalty, in_flight)
-        return beam_search(
-            self.model, src, src_lengths, limits, self.search.length_penalty, beam_size, n_best, in_flight
-        )
+        in_flight, penalty = self.search.batch_sentences, self.search.length_penalty
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.search.precision == "bf16"):
+            if beam_size == 1:
+                return greedy_search(self.model, src, src_lengths, limits, penalty, in_flight)
+            return beam_search(self.model, src, src_lengths, limits, penalty, beam_size, n_best, in_flight)
 
     def _source_tokens(self, source: Source) -> list[str]:
         """Source pieces and </s> for text; for audio, each input vector's start time in seconds."""
@@ -209,9 +208,12 @@ def source_and_target_sizes(
     return len(src_subwords), len(tgt_subwords), False
 
 
-def load(model_dir: str | Path, device: str = "auto") -> Translator:
-    """A Translator for the trained model in `model_dir` (best weights if there are any)."""
+def load(model_dir: str | Path, device: str = "auto", precision: str | None = None) -> Translator:
+    """A Translator for the trained model in `model_dir` (best weights if there are any);
+    `precision` (fp32 or bf16) overrides the search precision of the model's config."""
     config, src_subwords, tgt_subwords = load_model_files(model_dir)
+    if precision is not None:
+        config = config.model_copy(update={"search": config.search.model_copy(update={"precision": precision})})
     model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords))
     load_weights(model, weights_path(model_dir))
     model.to(resolve_device(device)).eval()

@@ -26,14 +26,17 @@ def listen(host: str, port: int) -> socket.socket:
         raise UserError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
 
 
-def serve(model_dir: str | Path, host: str, port: int, device: str, limits: Limits) -> None:
-    """Serve the model in `model_dir` on host:port until interrupted (Ctrl+C or SIGTERM)."""
+def serve(
+    model_dir: str | Path, host: str, port: int, device: str, limits: Limits, precision: str | None = None
+) -> None:
+    """Serve the model in `model_dir` on host:port until interrupted (Ctrl+C or SIGTERM);
+    `precision` overrides the search precision of the model's config."""
     import uvicorn
 
     from rnnsearch.server.app import create_app
     from rnnsearch.translator import load
 
-    translator = load(model_dir, device=device)
+    translator = load(model_dir, device=device, precision=precision)
     app = create_app(translator, model_dir, limits)
     sock = listen(host, port)
     bound = sock.getsockname()[1]

@@ -257,9 +257,28 @@ class Trainer:
             say(message)
 
     def _learning_rate(self) -> float:
-        warmup = self.config.train.warmup_steps
+        options = self.config.train
+        warmup = options.warmup_steps
         ramp = min(1.0, (self.progress.step + 1) / warmup) if warmup else 1.0
-        return max(self.config.train.learning_rate * self.progress.lr_scale * ramp, self.config.train.min_learning_rate)
+        decay = self.progress.lr_scale if options.lr_schedule == "plateau" else self._annealing()
+        return max(options.learning_rate * decay * ramp, options.min_learning_rate)
+
+    def _budget_fraction(self) -> float:
+        """How much of the training budget is spent: steps or minutes, whichever runs out first."""
+        options, progress = self.config.train, self.progress
+        fractions = [0.0]
+        if options.max_steps is not None:
+            fractions.append(progress.step / options.max_steps)
+        if options.max_minutes is not None:
+            fractions.append(progress.seconds / (60 * options.max_minutes))
+        return min(1.0, max(fractions))
+
+    def _annealing(self) -> float:
+        """1 until the last `anneal_fraction` of the budget, then down in a straight line to 0
+        at its end: a short run gains more from annealing at its end than from waiting for
+        plateaus it barely reaches, and keeps the full rate for most of its time."""
+        left = 1.0 - self._budget_fraction()
+        return min(1.0, left / self.config.train.anneal_fraction)
 
     def _clock(self) -> None:
         """Bring progress.seconds (wall time across resumed runs) up to now."""

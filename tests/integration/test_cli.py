@@ -69,6 +69,20 @@ def test_saved_and_reloaded_model_translates_identically(model_dir, corpus):
     assert all(np.array_equal(a.alignment, b.alignment) for a, b in zip(first, again))
 
 
+def test_bf16_search_really_runs_in_bf16_and_keeps_fp32_alignments(model_dir, corpus, tmp_path, capsys):
+    sources = (corpus / "val.de").read_text().splitlines()[:20]
+    fp32 = rnnsearch.load(model_dir, device="cpu").translate(sources, beam_size=1)
+    bf16 = rnnsearch.load(model_dir, device="cpu", precision="bf16")
+    greedy = bf16.translate(sources, beam_size=1)
+    assert [t.score for t in greedy] != [t.score for t in fp32]
+    for translation in greedy:
+        assert translation.alignment.dtype == np.float32
+        assert np.allclose(translation.alignment.sum(1), 1.0, atol=1e-5)
+    path = write_lines(tmp_path / "in.de", sources[:3])
+    status, out, _ = run_cli(capsys, "translate", model_dir, "-i", path, "--precision", "bf16", "--beam-size", 1)
+    assert status == 0 and out.splitlines() == [t.text for t in greedy[:3]]
+
+
 def evaluate(capsys, model_dir, corpus, *options, ref=None) -> tuple[int, str, str]:
     return run_cli(
         capsys, "evaluate", model_dir, "--src", corpus / "val.de", "--ref", ref or corpus / "val.en", *options
@@ -92,6 +106,11 @@ def test_evaluate_lowercase_tokenized(model_dir, corpus, tmp_path, capsys):
     assert status == 0 and "tok:none" in out
 
 
+def test_evaluate_lowercase_tokenized_refuses_cased_references(model_dir, corpus, capsys):
+    status, _, err = evaluate(capsys, model_dir, corpus, "--beam-size", 1, "--lowercase-tokenized")
+    assert_one_line_error(status, err, "val.en", "line 1", "lowercased")
+
+
 @pytest.mark.parametrize("suffix", ["png", "svg"])
 def test_attention_draws_a_heatmap(model_dir, tmp_path, capsys, suffix):
     path = tmp_path / f"heatmap.{suffix}"
@@ -111,6 +130,19 @@ def test_resume_continues_exactly_where_training_stopped(corpus, tmp_path, capsy
         return [(r["step"], r.get("train_loss"), r.get("valid_loss")) for r in rows]
 
     assert losses(tmp_path / "split") == losses(tmp_path / "whole")
+
+
+def test_annealed_schedule_warms_up_holds_then_anneals_to_the_floor_at_the_last_step(corpus, tmp_path):
+    options = {"lr_schedule": "anneal", "anneal_fraction": 0.5, "max_steps": 12, "valid_every": 12}
+    options["min_learning_rate"] = 1e-5
+    config = write_config(tmp_path / "c.yaml", tiny_config(corpus, tmp_path / "run", **options))
+    assert main(["train", str(config)]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    rates = [r["lr"] for r in rows if "lr" in r]
+    peak = rates.index(max(rates))
+    assert rates[:peak] == sorted(rates[:peak]) and rates[peak:] == sorted(rates[peak:], reverse=True)
+    assert 0 < peak < len(rates) - 1 and rates.count(rates[peak]) >= 2
+    assert rates[-1] == pytest.approx(1e-5)
 
 
 def test_training_refuses_to_overwrite_a_trained_model(model_dir, tmp_path, capsys):

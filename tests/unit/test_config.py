@@ -123,6 +123,16 @@ def test_the_readout_defaults_to_the_wirings_own(wiring: str, readout: str) -> N
     assert config_from_dict(yaml.safe_load(config.to_yaml())) == config
 
 
+def test_annealing_needs_a_budget() -> None:
+    tree = minimal_tree() | {"train": {"lr_schedule": "anneal"}}
+    with pytest.raises(UserError) as excinfo:
+        config_from_dict(tree)
+    message = user_error_message(excinfo)
+    assert "train" in message and "max_minutes" in message
+    tree["train"]["max_minutes"] = 15
+    assert config_from_dict(tree).train.lr_schedule == "anneal"
+
+
 def test_min_frequency_allowed_for_words() -> None:
     tree = minimal_tree() | {"subwords": {"kind": "word", "min_frequency": 2}}
     assert config_from_dict(tree).subwords.min_frequency == 2
