@@ -8,6 +8,7 @@ epoch's batch order, and an epoch's batches are rebuilt from (seed, epoch).
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import math
 import os
@@ -226,6 +227,11 @@ class Trainer:
             with flushing_denormals():
                 self._run(resume)
         finally:
+            # The DDP wrapper holds the process group's worker threads: it must go while
+            # the group and the interpreter are alive, not in a garbage collection at exit,
+            # where gloo aborts the process.
+            self.trainee = None
+            gc.collect()
             leave_world(self.world)
         return self.progress
 
