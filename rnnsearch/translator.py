@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from rnnsearch.config import Config
+from rnnsearch.config import PRECISIONS, Config
 from rnnsearch.errors import UserError
 from rnnsearch.model.seq2seq import RNNSearch, build_model
 from rnnsearch.search import Hypothesis, max_output_lengths
@@ -213,6 +213,8 @@ def load(model_dir: str | Path, device: str = "auto", precision: str | None = No
     `precision` (fp32 or bf16) overrides the search precision of the model's config."""
     config, src_subwords, tgt_subwords = load_model_files(model_dir)
     if precision is not None:
+        if precision not in PRECISIONS:
+            raise UserError(f"precision {precision!r}: choose from {', '.join(PRECISIONS)}")
         config = config.model_copy(update={"search": config.search.model_copy(update={"precision": precision})})
     model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords))
     load_weights(model, weights_path(model_dir))

@@ -8,6 +8,7 @@ import pytest
 
 import rnnsearch
 from rnnsearch.cli import main
+from rnnsearch.errors import UserError
 from tests.integration.conftest import tiny_config, write_config, write_lines
 
 
@@ -78,6 +79,8 @@ def test_bf16_search_really_runs_in_bf16_and_keeps_fp32_alignments(model_dir, co
     for translation in greedy:
         assert translation.alignment.dtype == np.float32
         assert np.allclose(translation.alignment.sum(1), 1.0, atol=1e-5)
+    with pytest.raises(UserError, match="fp16"):
+        rnnsearch.load(model_dir, device="cpu", precision="fp16")
     path = write_lines(tmp_path / "in.de", sources[:3])
     status, out, _ = run_cli(capsys, "translate", model_dir, "-i", path, "--precision", "bf16", "--beam-size", 1)
     assert status == 0 and out.splitlines() == [t.text for t in greedy[:3]]
