@@ -394,7 +394,7 @@ class Trainer:
         else:
             progress.validations_without_gain += 1
             progress.plateau += 1
-            if progress.plateau > options.lr_patience:
+            if options.lr_schedule == "plateau" and progress.plateau > options.lr_patience:
                 progress.lr_scale *= options.lr_decay_factor
                 progress.plateau = 0
         self._log(row)
