@@ -16,7 +16,11 @@ Phases: mean milliseconds per step in the encoder, the decoder (recurrence, atte
 and readout), the output layer and loss (with the output layer's own gradients, which
 the fused loss computes in its forward pass), backward, and the optimizer, each timed
 alone (under bfloat16 autocast with `--set train.precision=bf16`).
-Peak RSS is the process's maximum resident set size.
+Peak RSS is the process's maximum resident set size; on CUDA also the peak GPU memory
+held by tensors.
+Device: the config's train.device (`--set train.device=cuda`; default auto), for
+training and decoding alike. On CUDA the ceilings are the device's fp32 and bf16 matrix
+products, and every timed region ends with a synchronisation.
 """
 
 from __future__ import annotations
@@ -51,15 +55,23 @@ from rnnsearch.training.trainer import (  # noqa: E402
     train_vocabularies,
     training_step,
 )
+from rnnsearch.translator import resolve_device  # noqa: E402
 
 
-def training_speed(config, steps: int, warmup: int) -> dict:
+def clock(device: torch.device) -> float:
+    """Seconds on a monotonic clock, once the device has finished the work queued so far."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter()
+
+
+def training_speed(config, steps: int, warmup: int, device: torch.device) -> dict:
     """Steady-state training speed, achieved GFLOP/s, and where a step's time goes."""
     sources, targets = read_parallel(config.data.train.src, config.data.train.tgt)
     src_sw, tgt_sw = train_vocabularies(config, sources, targets)
     pairs, _ = encode_pairs(sources, targets, src_sw, tgt_sw, config.data.max_length)
     torch.manual_seed(config.train.seed)
-    model = build_model(config.model, len(src_sw), len(tgt_sw))
+    model = build_model(config.model, len(src_sw), len(tgt_sw)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.train.learning_rate, fused=True)
     order = epoch_batches(pairs, config.train.batch_tokens, config.train.max_batch_sentences, config.train.seed, 0)
     model.train()
@@ -67,12 +79,12 @@ def training_speed(config, steps: int, warmup: int) -> dict:
     tokens, started = 0, None
     for step, indices in enumerate(order[: warmup + steps]):
         if step == warmup:
-            tokens, started = 0, time.perf_counter()
-        batch = make_batch([pairs[i] for i in indices])
+            tokens, started = 0, clock(device)
+        batch = make_batch([pairs[i] for i in indices]).to(device)
         _, n = training_step(model, optimizer, batch, train.label_smoothing, train.clip_norm, precision=train.precision)
         tokens += n
-    seconds = time.perf_counter() - started
-    sample = [make_batch([pairs[i] for i in indices]) for indices in order[warmup : warmup + min(steps, 20)]]
+    seconds = clock(device) - started
+    sample = [make_batch([pairs[i] for i in indices]).to(device) for indices in order[warmup : warmup + min(steps, 20)]]
     tokens_per_second = tokens / seconds
     flops_per_token = training_flops(model, sample, config.train.label_smoothing) / sum(b.target_tokens for b in sample)
     return {
@@ -103,67 +115,84 @@ def step_phases(model, optimizer, batches, config) -> dict[str, float]:
     """Mean milliseconds per training step in each phase, timed one phase at a time."""
     totals = dict.fromkeys(("encoder", "decoder", "output_and_loss", "backward", "optimizer"), 0.0)
     bf16 = config.train.precision == "bf16"
+    device = next(model.parameters()).device
     for batch in batches:
-        marks = [time.perf_counter()]
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        marks = [clock(device)]
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
             state = model.encode(batch.src, batch.src_lengths)
-            marks.append(time.perf_counter())
+            marks.append(clock(device))
             readout, _ = model.decoder(batch.tgt_in, state)
-            marks.append(time.perf_counter())
+            marks.append(clock(device))
             real = batch.tgt_out != PAD
             loss = output_layer_loss(
                 readout[real], model.decoder.output_layer, batch.tgt_out[real], config.train.label_smoothing
             )
-        marks.append(time.perf_counter())
+        marks.append(clock(device))
         optimizer.zero_grad(set_to_none=True)
         (loss / int(real.sum())).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.train.clip_norm)
-        marks.append(time.perf_counter())
+        marks.append(clock(device))
         optimizer.step()
-        marks.append(time.perf_counter())
+        marks.append(clock(device))
         for name, start, end in zip(totals, marks, marks[1:]):
             totals[name] += end - start
     return {name: 1000 * value / len(batches) for name, value in totals.items()}
 
 
-def sgemm_gflops(m: int, k: int, n: int, seconds: float = 1.0) -> float:
-    """Measured float32 matrix-product speed for (m × k) @ (k × n), in GFLOP/s."""
-    a, b = torch.randn(m, k), torch.randn(k, n)
+def gemm_gflops(
+    m: int, k: int, n: int, device: torch.device, dtype: torch.dtype = torch.float32, seconds: float = 1.0
+) -> float:
+    """Measured matrix-product speed for (m × k) @ (k × n) on `device`, in GFLOP/s."""
+    a, b = torch.randn(m, k, device=device, dtype=dtype), torch.randn(k, n, device=device, dtype=dtype)
     for _ in range(3):
         torch.mm(a, b)
-    repeats, started = 0, time.perf_counter()
+    repeats, started = 0, clock(device)
     while time.perf_counter() - started < seconds:
-        torch.mm(a, b)
-        repeats += 1
-    return 2 * m * k * n * repeats / (time.perf_counter() - started) / 1e9
+        for _ in range(10):
+            torch.mm(a, b)
+        repeats += 10
+        clock(device)
+    return 2 * m * k * n * repeats / (clock(device) - started) / 1e9
 
 
-def gemm_ceiling(config) -> dict:
-    """The machine's sgemm speed in this run: large square, and at a decoder step's shape."""
+def gemm_ceiling(config, device: torch.device) -> dict:
+    """The device's fp32 matrix-product speed in this run: large square, and at a decoder
+    step's shape; on CUDA also bf16 (the tensor cores' rate, which bf16 training can reach)."""
     rows = config.train.max_batch_sentences or 64
     hidden = config.model.decoder.hidden_size
-    return {
-        "sgemm_2048_gflops": sgemm_gflops(2048, 2048, 2048),
-        "sgemm_decoder_step_gflops": sgemm_gflops(rows, hidden, 3 * hidden),
+    square = 8192 if device.type == "cuda" else 2048
+    ceilings = {
+        "sgemm_square_gflops": gemm_gflops(square, square, square, device),
+        "sgemm_decoder_step_gflops": gemm_gflops(rows, hidden, 3 * hidden, device),
     }
+    if device.type == "cuda":
+        ceilings["bf16_gemm_square_gflops"] = gemm_gflops(square, square, square, device, torch.bfloat16)
+    return ceilings
 
 
-def decoding_speed(model_dir: str, rounds: int, precision: str) -> dict:
+def decoding_speed(model_dir: str, rounds: int, precision: str, device: torch.device) -> dict:
     """Sentences per second, the best of `rounds` runs, and BLEU of greedy and beam-5 search."""
-    translator = rnnsearch.load(model_dir, device="cpu", precision=precision)
+    translator = rnnsearch.load(model_dir, device=str(device), precision=precision)
     test = load_model_files(model_dir)[0].data.test
     sources, references = read_lines(test.src), read_lines(test.tgt)
     results = {}
     for beam in (1, 5):
         fastest = math.inf
         for _ in range(rounds):
-            started = time.perf_counter()
+            started = clock(device)
             hypotheses = [t.text for t in translator.translate(sources, beam_size=beam)]
-            fastest = min(fastest, time.perf_counter() - started)
+            fastest = min(fastest, clock(device) - started)
         name = "greedy" if beam == 1 else f"beam{beam}"
         results[f"{name}_sentences_per_s"] = len(sources) / fastest
         results[f"{name}_bleu"] = bleu(hypotheses, references).value
     return results
+
+
+def machine(device: torch.device) -> str:
+    """The processor or GPU the figures were measured on, in words."""
+    if device.type == "cuda":
+        return f"{torch.cuda.get_device_name(device)}, torch {torch.__version__}"
+    return f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}"
 
 
 def main() -> None:
@@ -178,19 +207,22 @@ def main() -> None:
     args = parser.parse_args()
     config = load_config(args.config, args.set)
     configure_cpu(config.train.threads)
+    device = resolve_device(config.train.device)
     results = {
         "date": time.strftime("%Y-%m-%d"),
-        "machine": f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}",
+        "machine": machine(device),
         "config": " ".join([args.config, *args.set]),
     }
     if args.steps > 0:
         with flushing_denormals():
-            results.update(training_speed(config, args.steps, args.warmup))
-        results.update(gemm_ceiling(config))
-        results["train_share_of_sgemm_2048"] = results["train_achieved_gflops"] / results["sgemm_2048_gflops"]
+            results.update(training_speed(config, args.steps, args.warmup, device))
+        results.update(gemm_ceiling(config, device))
+        results["train_share_of_sgemm"] = results["train_achieved_gflops"] / results["sgemm_square_gflops"]
     if args.model_dir:
-        results.update(decoding_speed(args.model_dir, args.rounds, config.search.precision))
+        results.update(decoding_speed(args.model_dir, args.rounds, config.search.precision, device))
     results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if device.type == "cuda":
+        results["peak_gpu_memory_mib"] = torch.cuda.max_memory_allocated(device) / 2**20
     for key, value in results.items():
         print(f"{key:32} {value:,.2f}" if isinstance(value, float) else f"{key:32} {value}")
     if args.json:

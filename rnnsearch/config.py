@@ -200,8 +200,8 @@ class TrainConfig(_Section):
     threads: int | None = Field(None, gt=0, description="CPU threads; default: the physical cores")
     precision: Precision = Field(
         "fp32",
-        description="bf16: the forward pass under bfloat16 autocast (fast on CPUs with AVX-512 BF16 or AMX and on "
-        "recent GPUs); attention weights and the loss stay fp32, the weights and the optimizer fp32",
+        description="bf16: the forward pass under bfloat16 autocast (fast on CPUs with AVX-512 BF16 or AMX; on a GPU "
+        "small models gain nothing); attention weights and the loss stay fp32, the weights and the optimizer fp32",
     )
     device: str = "auto"
 
@@ -221,8 +221,8 @@ class SearchConfig(_Section):
     max_source_length: int = Field(250, gt=0, description="longer inputs are refused with an error, not cut")
     precision: Precision = Field(
         "fp32",
-        description="bf16: search under bfloat16 autocast, faster on CPUs with AVX-512 BF16 or AMX and on recent "
-        "GPUs; scores and attention weights stay fp32, but rounding can change a few outputs",
+        description="bf16: search under bfloat16 autocast, faster on CPUs with AVX-512 BF16 or AMX (on an H100 "
+        "1.2× greedy); scores and attention weights stay fp32, but rounding can change a few outputs",
     )
 
 

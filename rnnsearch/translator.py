@@ -167,9 +167,11 @@ class Translator:
     @property
     def seconds_per_vector(self) -> float | None:
         """Audio per encoder input vector for a speech model; None for text."""
-        from rnnsearch.speech.corpus import seconds_per_vector
+        if self.src_subwords is not None:
+            return None
+        from rnnsearch.speech.corpus import seconds_per_vector  # the audio stack, for speech models only
 
-        return seconds_per_vector(self.data) if self.src_subwords is None else None
+        return seconds_per_vector(self.data)
 
     def _to_text(self, source: str, source_tokens: list[str], nbest: list[Hypothesis]) -> Translation:
         translations = [

@@ -1,0 +1,107 @@
+"""The CUDA path computes what the CPU path computes: losses, gradients, searches, a whole
+training run, and bf16 autocast with α_ij and the loss in fp32. Run where a GPU is present;
+skipped elsewhere."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+import rnnsearch
+from rnnsearch.cli import main
+from rnnsearch.search import max_output_lengths
+from rnnsearch.search.beam import beam_search
+from rnnsearch.search.greedy import greedy_search
+from rnnsearch.text.batches import make_batch, source_tensors
+from rnnsearch.training.loss import sequence_loss
+from rnnsearch.training.trainer import training_step
+from tests.conftest import random_sources, tiny_model
+from tests.integration.conftest import tiny_config, write_config
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+CUDA = torch.device("cuda")
+DECODERS = {
+    "bahdanau-gru": {},
+    "luong-input-feeding-lstm": {"wiring": "luong", "input_feeding": True, "cell": "lstm"},
+    "bahdanau-lstm-2-layers": {"cell": "lstm", "layers": 2},
+}
+
+
+@pytest.fixture(autouse=True)
+def exact_fp32_products():
+    """Full fp32 matrix products and cuDNN RNNs (no TF32) while these tests compare with the CPU."""
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def _batch(seed: int, vocab: int = 20):
+    sources = random_sources(16, vocab, seed=seed, min_len=2, max_len=11)
+    targets = random_sources(16, vocab, seed=seed + 1, min_len=2, max_len=9)
+    return make_batch(list(zip(sources, targets)))
+
+
+@pytest.mark.parametrize("score", ["additive", "general", "scaled_dot", "location", "none"])
+def test_loss_and_gradients_on_cuda_equal_the_cpu(score):
+    cpu_model = tiny_model(vocab=20, seed=3, score=score).train()
+    cuda_model = copy.deepcopy(cpu_model).to(CUDA)
+    batch = _batch(seed=7)
+    cpu_loss, tokens = sequence_loss(cpu_model, batch, 0.1)
+    cuda_loss, cuda_tokens = sequence_loss(cuda_model, batch.to(CUDA), 0.1)
+    cpu_loss.backward()
+    cuda_loss.backward()
+    assert cuda_tokens == tokens
+    assert cuda_loss.item() == pytest.approx(cpu_loss.item(), rel=1e-5)
+    for (name, p), q in zip(cpu_model.named_parameters(), cuda_model.parameters()):
+        assert torch.linalg.norm(q.grad.cpu() - p.grad) <= 1e-4 * torch.linalg.norm(p.grad), name
+
+
+@pytest.mark.parametrize("decoder", DECODERS.values(), ids=DECODERS.keys())
+def test_greedy_and_beam_search_on_cuda_equal_the_cpu(decoder):
+    cpu_model = tiny_model(vocab=20, seed=2, decoder=decoder)
+    cuda_model = copy.deepcopy(cpu_model).to(CUDA)
+    src, lengths = source_tensors(random_sources(24, 20, seed=8, max_len=12))
+    limits = max_output_lengths(lengths, 1.5, 3)
+    for search in (
+        lambda model, s, n: greedy_search(model, s, n, limits, 1.0),
+        lambda model, s, n: beam_search(model, s, n, limits, 1.0, 4, 2),
+    ):
+        expected = search(cpu_model, src, lengths)
+        found = search(cuda_model, src.to(CUDA), lengths.to(CUDA))
+        for cpu_hypotheses, cuda_hypotheses in zip(expected, found):
+            for a, b in zip(cpu_hypotheses, cuda_hypotheses):
+                assert b.tokens == a.tokens
+                assert b.score == pytest.approx(a.score, abs=1e-4)
+                assert torch.allclose(b.alignment, a.alignment, atol=1e-5)
+
+
+def test_a_bf16_step_on_cuda_keeps_fp32_weights_alignments_and_loss():
+    reference = tiny_model(vocab=20, seed=5).train().to(CUDA)
+    mixed = copy.deepcopy(reference)
+    batch = _batch(seed=3).to(CUDA)
+    fp32_loss, _ = training_step(reference, torch.optim.SGD(reference.parameters(), lr=0.1), batch, 0.1, 1.0)
+    bf16_loss, _ = training_step(mixed, torch.optim.SGD(mixed.parameters(), lr=0.1), batch, 0.1, 1.0, precision="bf16")
+    assert bf16_loss != fp32_loss and bf16_loss == pytest.approx(fp32_loss, rel=0.03)
+    assert all(p.dtype == torch.float32 for p in mixed.parameters())
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+        _, weights = mixed(batch.src, batch.src_lengths, batch.tgt_in)
+        loss, _ = sequence_loss(mixed, batch, 0.1)
+    assert weights.dtype == torch.float32 and loss.dtype == torch.float32
+    assert torch.allclose(weights.sum(-1), torch.ones(weights.shape[:2], device=CUDA), atol=1e-6)
+    padded = torch.arange(batch.src.size(1), device=CUDA) >= batch.src_lengths.unsqueeze(1)
+    assert bool((weights.masked_select(padded.unsqueeze(1).expand_as(weights)) == 0).all())
+
+
+def test_a_model_trained_on_cuda_translates_the_same_on_the_cpu(corpus, tmp_path):
+    config = write_config(tmp_path / "config.yaml", tiny_config(corpus, tmp_path / "run", device="cuda"))
+    assert main(["train", str(config)]) == 0
+    sources = ["Ein Hund läuft über eine Wiese.", "Zwei Männer spielen Fußball.", "Eine Frau singt."]
+    on_cpu = rnnsearch.load(tmp_path / "run", device="cpu").translate(sources, beam_size=3)
+    on_cuda = rnnsearch.load(tmp_path / "run", device="cuda").translate(sources, beam_size=3)
+    assert [t.text for t in on_cuda] == [t.text for t in on_cpu]
+    for a, b in zip(on_cpu, on_cuda):
+        assert b.score == pytest.approx(a.score, abs=1e-3)
