@@ -13,10 +13,13 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 import sacrebleu
 from sacrebleu.metrics.base import Metric
-from sacremoses import MosesPunctNormalizer, MosesTokenizer
+
+if TYPE_CHECKING:
+    from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
 DEFAULT_LENGTH_BUCKETS = [0, 10, 20, 30, 40, 50, 60]
 
@@ -59,6 +62,8 @@ def chrf(hypotheses: list[str], references: list[str]) -> Score:
 
 @cache
 def _moses(lang: str) -> tuple[MosesPunctNormalizer, MosesTokenizer]:
+    from sacremoses import MosesPunctNormalizer, MosesTokenizer  # 9 MiB and 0.2 s to import: only when used
+
     return MosesPunctNormalizer(lang), MosesTokenizer(lang)
 
 

@@ -21,10 +21,10 @@ from typing import Literal
 import librosa
 import numpy as np
 from safetensors import SafetensorError
-from safetensors.numpy import load_file, save
+from safetensors.numpy import load_file, save_file
 
 from rnnsearch.speech.digits import Utterance
-from rnnsearch.training.checkpoint import atomic_write
+from rnnsearch.training.checkpoint import replacing
 
 NORMALISATIONS = ("utterance", "none")
 TOP_DB = 80.0
@@ -133,7 +133,8 @@ def _write_cache(path: Path, features: list[np.ndarray], settings: FeatureSettin
     lengths = np.array([len(f) for f in features], dtype=np.int64)
     stacked = np.concatenate(features) if features else np.zeros((0, settings.bins), dtype=np.float32)
     metadata = {"settings": json.dumps(asdict(settings), sort_keys=True)}
-    atomic_write(path, save({"features": stacked, "lengths": lengths}, metadata=metadata))
+    with replacing(path) as temporary:
+        save_file({"features": stacked, "lengths": lengths}, temporary, metadata=metadata)
 
 
 def _read_cache(path: Path, count: int, bins: int) -> list[np.ndarray] | None:

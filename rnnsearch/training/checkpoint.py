@@ -17,12 +17,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import torch
 from safetensors import SafetensorError, safe_open
-from safetensors.torch import save as save_safetensors_bytes
+from safetensors.torch import save_file as save_safetensors_file
 
 from rnnsearch.config import Config, load_config
 from rnnsearch.errors import UserError
@@ -38,24 +40,38 @@ LEARNING_CURVE = "learning_curve.png"
 ALIGNMENTS = "alignments"
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that readers see the old file or the new one, whole."""
+@contextmanager
+def replacing(path: Path) -> Iterator[Path]:
+    """A temporary file beside `path` for the block to write; on success it is synced to
+    disk and renamed over `path`, so readers see the old file or the new one, whole."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(handle)
     try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
+        yield Path(temporary)
+        with open(temporary, "rb") as written:
+            os.fsync(written.fileno())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
 
 
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so that readers see the old file or the new one, whole."""
+    with replacing(path) as temporary, open(temporary, "wb") as out:
+        out.write(data)
+
+
 def write_tensors(path: Path, tensors: dict[str, torch.Tensor], info: dict[str, Any]) -> None:
-    """A safetensors file of `tensors`, with `info` as JSON in its metadata."""
+    """A safetensors file of `tensors`, with `info` as JSON in its metadata.
+
+    Streamed from the tensors' own memory to the file: building the file in memory
+    first would hold two extra copies of weights and optimizer state (220 MiB for the
+    default model) at every save.
+    """
     tensors = {name: t.detach().cpu().contiguous() for name, t in tensors.items()}
-    atomic_write(path, save_safetensors_bytes(tensors, metadata={"info": json.dumps(info)}))
+    with replacing(path) as temporary:
+        save_safetensors_file(tensors, temporary, metadata={"info": json.dumps(info)})
 
 
 def read_tensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:

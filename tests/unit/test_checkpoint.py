@@ -197,3 +197,14 @@ def test_unreadable_info_metadata(tmp_path: Path) -> None:
     with pytest.raises(UserError) as excinfo:
         read_tensors(path)
     assert str(path) in message_of(excinfo)
+
+
+def test_a_failed_tensor_write_keeps_the_previous_checkpoint_and_no_temporary(tmp_path: Path) -> None:
+    path = tmp_path / "last.safetensors"
+    write_tensors(path, {"weight": torch.arange(6.0)}, {"step": 1})
+    shared = torch.ones(4)
+    with pytest.raises(RuntimeError):
+        write_tensors(path, {"a": shared, "b": shared}, {"step": 2})  # safetensors refuses aliases
+    tensors, info = read_tensors(path)
+    assert torch.equal(tensors["weight"], torch.arange(6.0)) and info == {"step": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["last.safetensors"]
