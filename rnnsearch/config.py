@@ -189,7 +189,12 @@ class TrainConfig(_Section):
     lr_decay_factor: float = Field(0.5, gt=0.0, le=1.0, description="plateau schedule only")
     lr_patience: int = Field(2, ge=0, description="plateau schedule only: validations without gain before it decays")
     min_learning_rate: float = Field(1e-5, ge=0)
-    patience: int = Field(8, ge=1, description="validations without improvement before training stops")
+    patience: int = Field(
+        8,
+        ge=1,
+        description="plateau schedule only: validations without improvement before training stops; an annealed "
+        "run trains to the end of its budget, since its rate holds (and validation stalls) until the anneal",
+    )
     selection_metric: Literal["bleu", "loss", "error_rate"] = Field(
         "bleu", description="bleu for text, error_rate (digit error rate) for spoken digits, or loss for either"
     )

@@ -409,7 +409,7 @@ class Trainer:
         )
         self._clock()
         self._save_last()
-        return progress.validations_without_gain >= options.patience
+        return options.lr_schedule == "plateau" and progress.validations_without_gain >= options.patience
 
     @torch.no_grad()
     def validate(self) -> dict[str, float]:

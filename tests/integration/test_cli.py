@@ -148,6 +148,17 @@ def test_annealed_schedule_warms_up_holds_then_anneals_to_the_floor_at_the_last_
     assert rates[-1] == pytest.approx(1e-5)
 
 
+@pytest.mark.parametrize(("schedule", "last_step"), [("plateau", 4), ("anneal", 8)])
+def test_patience_stops_a_plateau_run_but_an_annealed_run_trains_to_its_budget(corpus, tmp_path, schedule, last_step):
+    """A rate too small to change anything: validation never gains after the first time."""
+    options = {"lr_schedule": schedule, "max_steps": 8, "valid_every": 2, "patience": 1}
+    options |= {"learning_rate": 1e-12, "min_learning_rate": 0.0, "warmup_steps": 0}
+    config = write_config(tmp_path / "c.yaml", tiny_config(corpus, tmp_path / "run", **options))
+    assert main(["train", str(config)]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows if "valid_bleu" in r] == list(range(2, last_step + 1, 2))
+
+
 def test_training_refuses_to_overwrite_a_trained_model(model_dir, tmp_path, capsys):
     config = write_config(tmp_path / "c.yaml", tiny_config(model_dir.parent, model_dir))
     status, _, err = run_cli(capsys, "train", config)
