@@ -33,15 +33,18 @@ from rnnsearch.model.recurrent import DecoderRNN, layer_state
 
 @dataclass(frozen=True)
 class DecoderState:
-    """Everything a decoder step needs; rows are sentences (or sentence × beam).
+    """Everything a decoder step needs; rows are sentences, or sentence × beam.
 
     state       s_{i-1}, every layer     (R, L, D)
     memory      LSTM cells, or None      (R, L, D)
     feed        h̃_{i-1} for input feeding, or None  (R, l)
-    annotations h_j                      (R, S, A)
+    annotations h_j                      (R/K, S, A)
     keys        the score's source side, precomputed once per batch (e.g. U_a h_j);
-                the summary (R, A) for the fixed-context baseline
-    padding                              (R, S)  True at padded source positions
+                the summary (R/K, A) for the fixed-context baseline
+    padding                              (R/K, S)  True at padded source positions
+    beam        K: the consecutive rows that share one sentence's source side. The K
+                hypotheses of a beam read the same h_j, so it is held once per
+                sentence, not copied K times (and copied again whenever rows move).
     """
 
     state: torch.Tensor
@@ -50,6 +53,7 @@ class DecoderState:
     annotations: torch.Tensor
     keys: torch.Tensor
     padding: torch.Tensor
+    beam: int = 1
 
     @property
     def top(self) -> torch.Tensor:
@@ -57,8 +61,21 @@ class DecoderState:
         return layer_state(self.state, -1)
 
     def select(self, rows: torch.Tensor) -> DecoderState:
-        """The state of the given rows, in that order (tiling for beams, retiring rows)."""
-        return DecoderState(*(_rows(t, rows) for t in self._fields()))
+        """The state of the given rows, in that order (retiring rows); with beams, rows
+        come in whole blocks of K, and the source side follows their sentences."""
+        sources = rows if self.beam == 1 else rows.view(-1, self.beam)[:, 0] // self.beam
+        return DecoderState(
+            *(_rows(t, rows) for t in self._recurrent()),
+            *(_rows(t, sources) for t in self._source_side()),
+            beam=self.beam,
+        )
+
+    def tile_beams(self, k: int) -> DecoderState:
+        """K rows for every sentence, sharing its source side: the start of a beam search."""
+        if self.beam != 1:
+            raise ValueError("the state is already tiled into beams")
+        tiled = (None if t is None else t.repeat_interleave(k, dim=0) for t in self._recurrent())
+        return DecoderState(*tiled, *self._source_side(), beam=k)
 
     def reorder_beams(self, rows: torch.Tensor) -> DecoderState:
         """Reorder the recurrent part only: for beams of one sentence, rows that trade
@@ -73,10 +90,13 @@ class DecoderState:
         Both source sides are cut or padded to the longest real source among the rows;
         padded positions are masked, so every row attends exactly as it did before.
         """
+        if other.beam != self.beam:
+            raise ValueError(f"cannot join states of beam {self.beam} and {other.beam}")
         length = int(torch.cat([(~self.padding).sum(1), (~other.padding).sum(1)]).max())
         first, second = self._source_length(length), other._source_length(length)
         return DecoderState(
-            *(None if a is None else torch.cat([a, b]) for a, b in zip(first._fields(), second._fields()))
+            *(None if a is None else torch.cat([a, b]) for a, b in zip(first._fields(), second._fields())),
+            beam=self.beam,
         )
 
     def _source_length(self, length: int) -> DecoderState:
@@ -88,8 +108,14 @@ class DecoderState:
             padding=_source_length(self.padding, length, True),
         )
 
+    def _recurrent(self) -> tuple[torch.Tensor | None, ...]:
+        return self.state, self.memory, self.feed
+
+    def _source_side(self) -> tuple[torch.Tensor, ...]:
+        return self.annotations, self.keys, self.padding
+
     def _fields(self) -> tuple[torch.Tensor | None, ...]:
-        return self.state, self.memory, self.feed, self.annotations, self.keys, self.padding
+        return *self._recurrent(), *self._source_side()
 
 
 def _rows(tensor: torch.Tensor | None, rows: torch.Tensor) -> torch.Tensor | None:
@@ -162,7 +188,15 @@ class Decoder(nn.Module):
         return self.dropout(pre)
 
     def _attend(self, query: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor | None]:
-        return self.attention(query, decoder.keys, decoder.annotations, decoder.padding)
+        """c_i and α_i for queries (R, [T,] D); a beam's K queries attend to their shared
+        source side as K positions of one sentence."""
+        k = decoder.beam
+        if k == 1:
+            return self.attention(query, decoder.keys, decoder.annotations, decoder.padding)
+        context, weights = self.attention(
+            query.unflatten(0, (-1, k)), decoder.keys, decoder.annotations, decoder.padding
+        )
+        return context.flatten(0, 1), None if weights is None else weights.flatten(0, 1)
 
     def _bahdanau_step(
         self, gates: torch.Tensor, embedded: torch.Tensor, decoder: DecoderState, context_weight: torch.Tensor

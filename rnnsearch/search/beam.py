@@ -43,7 +43,7 @@ def beam_search(
     while arrivals.remaining > 0 or beams.size > 0:
         if joining := arrivals.due(beams.size):
             newcomers, new = arrivals.take(joining)
-            new = new.select(torch.arange(len(newcomers), device=device).repeat_interleave(k))  # K rows each
+            new = new.tile_beams(k)  # K rows each, one source side
             state = new if state is None else state.extend(new)
             beams.join(newcomers, state.padding.size(1))
         log_probs, state, weights = model.step(beams.prev, state)  # (R, V), …, (R, S)

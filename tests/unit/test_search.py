@@ -143,3 +143,32 @@ def test_outputs_respect_the_length_limit_and_never_emit_specials(beam_size):
     for nbest, limit in zip(search(model, sources, beam_size, ratio=1.0, extra=2), limits):
         assert len(nbest[0].tokens) + 1 == int(limit)
         assert not {PAD, BOS, EOS} & set(nbest[0].tokens)
+
+
+@pytest.mark.parametrize("score", ["additive", "general", "cosine", "location", "none"])
+@pytest.mark.parametrize(
+    "decoder", [{}, {"wiring": "luong", "input_feeding": True, "cell": "lstm"}], ids=["bahdanau", "luong-feeding"]
+)
+def test_beams_sharing_one_source_side_step_like_rows_with_their_own_copies(score, decoder):
+    """A beam's K rows read one copy of the sentence's h_j; every step, reordering within
+    beams and retiring whole sentences must give what K private copies give."""
+    model = tiny_model(vocab=20, seed=3, score=score, decoder=decoder)
+    src, lengths = source_tensors(random_sources(6, 20, seed=2, min_len=2, max_len=10))
+    k, state = 3, model.encode(src, lengths)
+    shared, copied = state.tile_beams(k), state.select(torch.arange(6).repeat_interleave(k))
+    assert shared.annotations.size(0) == 6 and copied.annotations.size(0) == 6 * k
+    prev = torch.randint(4, 20, (6 * k,), generator=torch.Generator().manual_seed(0))
+    for step in range(4):
+        shared_log_probs, shared, shared_weights = model.step(prev, shared)
+        copied_log_probs, copied, copied_weights = model.step(prev, copied)
+        assert torch.allclose(shared_log_probs, copied_log_probs, atol=1e-6)
+        assert (shared_weights is None) == (copied_weights is None)
+        if shared_weights is not None:
+            assert torch.allclose(shared_weights, copied_weights, atol=1e-7)
+        blocks = shared.state.size(0) // k
+        within = torch.stack([torch.randperm(k) for _ in range(blocks)]) + torch.arange(blocks).unsqueeze(1) * k
+        shared, copied = shared.reorder_beams(within.view(-1)), copied.reorder_beams(within.view(-1))
+        prev = shared_log_probs.argmax(-1)[within.view(-1)]
+        if step == 1:  # the second and fifth sentences finish
+            rows = torch.tensor([b * k + j for b in (0, 2, 3, 5) for j in range(k)])
+            shared, copied, prev = shared.select(rows), copied.select(rows), prev[rows]
