@@ -207,7 +207,7 @@ def main() -> None:
     args = parser.parse_args()
     config = load_config(args.config, args.set)
     configure_cpu(config.train.threads)
-    device = resolve_device(config.train.device)
+    device = resolve_device(config.train.device, "train.device")
     results = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": machine(device),

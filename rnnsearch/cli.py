@@ -239,7 +239,7 @@ def _parser() -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help)
         command.add_argument("model_dir", help="directory written by `rnnsearch train`")
         command.add_argument("--beam-size", type=int, default=None, help="1 = greedy (default: the config's)")
-        command.add_argument("--device", default="cpu", help="cpu, cuda or auto")
+        command.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: the GPU if any)")
         command.add_argument("--precision", choices=PRECISIONS, help="search precision (default: the config's)")
         return command
 
@@ -308,7 +308,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("model_dir", help="directory written by `rnnsearch train`")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     serve.add_argument("--port", type=int, default=8000, help="default %(default)s; 0 picks a free port")
-    serve.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
+    serve.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: the GPU if any)")
     serve.add_argument("--precision", choices=PRECISIONS, help="search precision (default: the config's)")
     serve.add_argument(
         "--max-texts", type=_positive(int), default=64, help="texts or recordings per request (default %(default)s)"
@@ -338,6 +338,10 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if getattr(args, "device", None) is not None:
+            from rnnsearch.translator import resolve_device
+
+            resolve_device(args.device, "--device")
         args.run(args)
     except UserError as error:
         print(f"rnnsearch: error: {error}", file=sys.stderr)

@@ -44,13 +44,23 @@ class Translation:
     alternatives: list[Translation] = field(default_factory=list)
 
 
-def resolve_device(name: str) -> torch.device:
+def resolve_device(name: str, key: str = "device") -> torch.device:
+    """cpu, cuda, cuda:N, or auto (the GPU where PyTorch sees one); anything else, or a GPU
+    that is not there, is a one-line error naming `key`, where it was asked for."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
-        return torch.device(name)
+        device = torch.device(name)
     except RuntimeError:
-        raise UserError(f"train.device: unknown device {name!r}") from None
+        device = None
+    if device is None or device.type not in ("cpu", "cuda"):
+        raise UserError(f"{key}: unknown device {name!r}; choose cpu, cuda, cuda:N or auto")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise UserError(f"{key}: {name!r} asked for, but this PyTorch sees no CUDA GPU; use cpu or auto")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise UserError(f"{key}: {name!r} asked for, but only {torch.cuda.device_count()} GPU(s) are visible")
+    return device
 
 
 class Translator:

@@ -215,7 +215,7 @@ class Trainer:
         self.config = config
         self.model_dir = Path(model_dir)
         self.world = SINGLE_PROCESS
-        self.device = resolve_device(config.train.device)
+        self.device = resolve_device(config.train.device, "train.device")
         self.progress = Progress()
 
     def run(self, resume: bool = False) -> Progress:

@@ -5,6 +5,7 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 
 import rnnsearch
 from rnnsearch.cli import main
@@ -253,3 +254,19 @@ def test_fixed_context_model_translates_and_says_why_it_has_no_alignment(corpus,
     ):
         status, _, err = run_cli(capsys, *command)
         assert_one_line_error(status, err, "no alignment model")
+
+
+def test_an_unknown_device_is_a_one_line_error_naming_the_option(model_dir, tmp_path, capsys):
+    status, _, err = run_cli(
+        capsys, "translate", model_dir, "--device", "gpu", "-i", write_lines(tmp_path / "in", ["x"])
+    )
+    assert_one_line_error(status, err, "--device", "'gpu'", "cpu, cuda, cuda:N or auto")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a CUDA GPU")
+def test_asking_for_a_gpu_that_is_not_there_is_a_one_line_error(model_dir, corpus, tmp_path, capsys):
+    status, _, err = run_cli(capsys, "evaluate", model_dir, "--device", "cuda", "--src", corpus / "val.de")
+    assert_one_line_error(status, err, "--device", "'cuda'", "no CUDA GPU")
+    config = write_config(tmp_path / "c.yaml", tiny_config(corpus, tmp_path / "run", device="cuda:0"))
+    status, _, err = run_cli(capsys, "train", config)
+    assert_one_line_error(status, err, "train.device", "'cuda:0'", "no CUDA GPU")
