@@ -12,7 +12,7 @@ import torch
 from rnnsearch.config import PRECISIONS, Config
 from rnnsearch.errors import UserError
 from rnnsearch.model.seq2seq import RNNSearch, build_model
-from rnnsearch.search import Hypothesis, max_output_lengths
+from rnnsearch.search import Cancelled, Hypothesis, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import Source, source_tensors, vector_tensors
@@ -86,10 +86,18 @@ class Translator:
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
-    def translate(self, texts: Sequence[str], beam_size: int | None = None, n_best: int = 1) -> list[Translation]:
+    def translate(
+        self,
+        texts: Sequence[str],
+        beam_size: int | None = None,
+        n_best: int = 1,
+        cancelled: Cancelled | None = None,
+    ) -> list[Translation]:
         """Translate every text, in order; an empty or blank text gives an empty translation.
 
         beam_size 1 is greedy search; the default comes from the model's config.
+        `cancelled`, asked before every decoder step, stops the work with SearchCancelled
+        once it returns True.
         """
         if self.src_subwords is None:
             raise UserError("this model reads audio, not text: give it WAV files")
@@ -101,17 +109,23 @@ class Translator:
                     f"search.max_source_length = {self.search.max_source_length}"
                 )
         blank = [is_blank(text) for text in texts]
-        return self._decode(list(texts), ids, blank, beam_size, n_best)
+        return self._decode(list(texts), ids, blank, beam_size, n_best, cancelled)
 
     def transcribe(
-        self, audio: Sequence[np.ndarray], names: Sequence[str], beam_size: int | None = None, n_best: int = 1
+        self,
+        audio: Sequence[np.ndarray],
+        names: Sequence[str],
+        beam_size: int | None = None,
+        n_best: int = 1,
+        cancelled: Cancelled | None = None,
     ) -> list[Translation]:
-        """Recognise recordings (mono float samples at the model's sample rate), named for the output."""
+        """Recognise recordings (mono float samples at the model's sample rate), named for the
+        output; `cancelled` as for `translate`."""
         from rnnsearch.speech.corpus import audio_inputs
 
         if self.src_subwords is not None:
             raise UserError("this model reads text, not audio")
-        return self.translate_vectors(audio_inputs(audio, self.data), names, beam_size, n_best)
+        return self.translate_vectors(audio_inputs(audio, self.data), names, beam_size, n_best, cancelled)
 
     def transcribe_files(
         self, paths: Sequence[str], beam_size: int | None = None, n_best: int = 1
@@ -129,13 +143,25 @@ class Translator:
         return self.src_subwords is None
 
     def translate_vectors(
-        self, inputs: Sequence[torch.Tensor], names: Sequence[str], beam_size: int | None = None, n_best: int = 1
+        self,
+        inputs: Sequence[torch.Tensor],
+        names: Sequence[str],
+        beam_size: int | None = None,
+        n_best: int = 1,
+        cancelled: Cancelled | None = None,
     ) -> list[Translation]:
         """Decode encoder inputs that are already feature vectors (frames, size), e.g. a validation set."""
-        return self._decode(list(names), list(inputs), [len(x) == 0 for x in inputs], beam_size, n_best)
+        blank = [len(x) == 0 for x in inputs]
+        return self._decode(list(names), list(inputs), blank, beam_size, n_best, cancelled)
 
     def _decode(
-        self, originals: list[str], sources: list[Source], blank: list[bool], beam_size: int | None, n_best: int
+        self,
+        originals: list[str],
+        sources: list[Source],
+        blank: list[bool],
+        beam_size: int | None,
+        n_best: int,
+        cancelled: Cancelled | None,
     ) -> list[Translation]:
         """Search for every non-blank source, longest first in batches, and return results in input order."""
         beam_size = self.search.beam_size if beam_size is None else beam_size
@@ -148,14 +174,16 @@ class Translator:
         try:
             for start in range(0, len(todo), SENTENCES_PER_SEARCH):
                 chunk = todo[start : start + SENTENCES_PER_SEARCH]
-                hypotheses = self._search([sources[i] for i in chunk], beam_size, n_best)
+                hypotheses = self._search([sources[i] for i in chunk], beam_size, n_best, cancelled)
                 for i, nbest in zip(chunk, hypotheses):
                     results[i] = self._to_text(originals[i], self._source_tokens(sources[i]), nbest)
         finally:
             self.model.train(was_training)
         return [results[i] for i in range(len(sources))]
 
-    def _search(self, sources: list[Source], beam_size: int, n_best: int) -> list[list[Hypothesis]]:
+    def _search(
+        self, sources: list[Source], beam_size: int, n_best: int, cancelled: Cancelled | None
+    ) -> list[list[Hypothesis]]:
         if isinstance(sources[0], torch.Tensor):
             src, src_lengths = vector_tensors(sources)
         else:
@@ -165,8 +193,8 @@ class Translator:
         in_flight, penalty = self.search.batch_sentences, self.search.length_penalty
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.search.precision == "bf16"):
             if beam_size == 1:
-                return greedy_search(self.model, src, src_lengths, limits, penalty, in_flight)
-            return beam_search(self.model, src, src_lengths, limits, penalty, beam_size, n_best, in_flight)
+                return greedy_search(self.model, src, src_lengths, limits, penalty, in_flight, cancelled)
+            return beam_search(self.model, src, src_lengths, limits, penalty, beam_size, n_best, in_flight, cancelled)
 
     def _source_tokens(self, source: Source) -> list[str]:
         """Source pieces and </s> for text; for audio, each input vector's start time in seconds."""

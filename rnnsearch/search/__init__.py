@@ -6,11 +6,25 @@ Search uses only the model's `encode` and `step` and the state's `select`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
 from rnnsearch.text.subwords import BOS, EOS, PAD
+
+Cancelled = Callable[[], bool]
+"""Asked before every decoder step; True stops the search with SearchCancelled."""
+
+
+class SearchCancelled(Exception):
+    """The caller no longer wants the result (a server request that timed out or went away)."""
+
+
+def check(cancelled: Cancelled | None) -> None:
+    """Raise SearchCancelled if the caller has given up on the search."""
+    if cancelled is not None and cancelled():
+        raise SearchCancelled
 
 
 @dataclass

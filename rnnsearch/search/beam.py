@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from rnnsearch.search import Arrivals, Hypothesis, normalised, restrict
+from rnnsearch.search import Arrivals, Cancelled, Hypothesis, check, normalised, restrict
 from rnnsearch.text.subwords import BOS, EOS
 
 
@@ -33,14 +33,17 @@ def beam_search(
     beam_size: int,
     n_best: int = 1,
     in_flight: int | None = None,
+    cancelled: Cancelled | None = None,
 ) -> list[list[Hypothesis]]:
     """The `n_best` highest-scoring finished hypotheses of every sentence, best first, in
-    the order of `src`; at most `in_flight` sentences (default: all) are decoded together."""
+    the order of `src`; at most `in_flight` sentences (default: all) are decoded together.
+    `cancelled` is asked before every step."""
     k, device = beam_size, src.device
     beams = _Beams(k, device, model.has_alignment)
     finished: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
     arrivals, state = Arrivals(model, src, src_lengths, in_flight or src.size(0)), None
     while arrivals.remaining > 0 or beams.size > 0:
+        check(cancelled)
         if joining := arrivals.due(beams.size):
             newcomers, new = arrivals.take(joining)
             new = new.tile_beams(k)  # K rows each, one source side

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from rnnsearch.search import Arrivals, Hypothesis, normalised, restrict
+from rnnsearch.search import Arrivals, Cancelled, Hypothesis, check, normalised, restrict
 from rnnsearch.text.subwords import BOS, EOS
 
 
@@ -23,10 +23,11 @@ def greedy_search(
     max_lengths: torch.Tensor,
     length_penalty: float,
     in_flight: int | None = None,
+    cancelled: Cancelled | None = None,
 ) -> list[list[Hypothesis]]:
     """One hypothesis per sentence, in the order of `src`; at most `in_flight` sentences
     (default: all) are decoded together. Sentences join in the order given, so sorting
-    them by length keeps the padding low."""
+    them by length keeps the padding low. `cancelled` is asked before every step."""
     count, device = src.size(0), src.device
     longest = int(max_lengths.max())
     tokens = torch.zeros(count, longest, dtype=torch.long)
@@ -38,6 +39,7 @@ def greedy_search(
     prev = torch.zeros(0, dtype=torch.long, device=device)
     arrivals, state = Arrivals(model, src, src_lengths, in_flight or count), None
     while arrivals.remaining > 0 or rows.numel() > 0:
+        check(cancelled)
         if joining := arrivals.due(rows.numel()):
             newcomers, new = arrivals.take(joining)
             state = new if state is None else state.extend(new)

@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rnnsearch import __version__
 from rnnsearch.errors import UserError
+from rnnsearch.search import Cancelled
 from rnnsearch.server import schemas
 from rnnsearch.server.batcher import Batcher, TranslateFn
 from rnnsearch.server.info import describe_model, max_audio_seconds
@@ -85,8 +86,8 @@ def _decoder(translator: Translator) -> TranslateFn:
     if not translator.speech:
         return translator.translate
 
-    def transcribe(audio: list[np.ndarray], beam_size: int, n_best: int) -> list[Translation]:
-        return translator.transcribe(audio, [f"audio.{k}" for k in range(len(audio))], beam_size, n_best)
+    def transcribe(audio: list[np.ndarray], beam_size: int, n_best: int, cancelled: Cancelled) -> list[Translation]:
+        return translator.transcribe(audio, [f"audio.{k}" for k in range(len(audio))], beam_size, n_best, cancelled)
 
     return transcribe
 

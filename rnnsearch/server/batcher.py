@@ -23,8 +23,9 @@ from rnnsearch.translator import Translation
 Item = str | np.ndarray
 """What one request item is: a text, or a recording's samples."""
 
-TranslateFn = Callable[[list[Item], int, int], list[Translation]]
-"""(items, beam_size, n_best) → one Translation per item, in order."""
+TranslateFn = Callable[[list[Item], int, int, Callable[[], bool]], list[Translation]]
+"""(items, beam_size, n_best, cancelled) → one Translation per item, in order; `cancelled()`
+turns True when no request of the call still waits, and the call may then stop early by raising."""
 
 
 @dataclass(eq=False)
@@ -133,13 +134,21 @@ class Batcher:
 
     async def _run(self, batch: list[_Job]) -> None:
         """One model call for the whole batch; if it fails, each request is retried alone so that
-        one bad request gets its own error instead of failing the others merged with it."""
+        one bad request gets its own error instead of failing the others merged with it.
+
+        Once every request of the call has been given up on (timed out, disconnected), the
+        call is told so, and the model thread is free for the requests that still wait.
+        """
         items = [item for job in batch for item in job.items]
         beam_size, n_best = batch[0].key
         self.calls += 1
         loop = asyncio.get_running_loop()
+
+        def cancelled() -> bool:  # asked from the model thread; done() only reads a flag
+            return all(job.future.done() for job in batch)
+
         try:
-            results = await loop.run_in_executor(self._worker, self._translate, items, beam_size, n_best)
+            results = await loop.run_in_executor(self._worker, self._translate, items, beam_size, n_best, cancelled)
         except Exception as error:
             if len(batch) == 1:
                 _settle(batch[0].future, error)

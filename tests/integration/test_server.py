@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +25,7 @@ import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict, load_config
 from rnnsearch.model.seq2seq import build_model
+from rnnsearch.search import SearchCancelled
 from rnnsearch.server import Limits, create_app
 from rnnsearch.server.batcher import Batcher
 from rnnsearch.translator import Translator
@@ -246,7 +248,7 @@ def run_batcher(scenario):
     """Run `scenario(batcher)` on an event loop with a started batcher that fails on the text 'bad'."""
     seen: list[list[str]] = []
 
-    def fake_translate(texts: list[str], beam_size: int, n_best: int) -> list[str]:
+    def fake_translate(texts: list[str], beam_size: int, n_best: int, cancelled) -> list[str]:
         seen.append(list(texts))
         if "bad" in texts:
             raise ValueError("bad text")
@@ -282,6 +284,36 @@ def test_a_withdrawn_request_is_not_translated():
 
     results, seen = run_batcher(scenario)
     assert results == [["X"], ["Y"], ["Z"]] and seen == [["x", "y", "z"]]
+
+
+def test_a_model_call_stops_once_every_request_in_it_has_given_up():
+    """The model thread is told when nobody waits for its call any more, and is then free
+    for the next request instead of finishing work whose answer would be thrown away."""
+    gave_up = threading.Event()
+
+    def translate_until_cancelled(texts: list[str], beam_size: int, n_best: int, cancelled) -> list[str]:
+        if texts != ["slow"]:
+            return [text.upper() for text in texts]
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if cancelled():
+                gave_up.set()
+                raise SearchCancelled
+            time.sleep(0.005)
+        return ["never cancelled"]
+
+    async def run():
+        batcher = Batcher(translate_until_cancelled, max_batch=3, max_wait=0.001)
+        await batcher.start()
+        try:
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(batcher.translate(["slow"], 2, 1), 0.05)
+            return await asyncio.wait_for(batcher.translate(["quick"], 2, 1), 5.0)
+        finally:
+            await batcher.stop()
+
+    assert asyncio.run(run()) == ["QUICK"]
+    assert gave_up.is_set()
 
 
 def fixed_context_model_dir(model_dir: Path, folder: Path) -> tuple[Translator, Path]:

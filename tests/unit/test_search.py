@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from rnnsearch.search import max_output_lengths, normalised
+from rnnsearch.search import SearchCancelled, max_output_lengths, normalised
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import source_tensors
@@ -172,3 +172,21 @@ def test_beams_sharing_one_source_side_step_like_rows_with_their_own_copies(scor
         if step == 1:  # the second and fifth sentences finish
             rows = torch.tensor([b * k + j for b in (0, 2, 3, 5) for j in range(k)])
             shared, copied, prev = shared.select(rows), copied.select(rows), prev[rows]
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_a_cancelled_search_stops_before_its_next_step(model, beam_size):
+    asked = []
+
+    def cancelled():
+        asked.append(True)
+        return len(asked) > 3
+
+    src, lengths = source_tensors(random_sources(10, 12, seed=5, min_len=5))
+    limits = max_output_lengths(lengths, 1.5, 3)
+    with pytest.raises(SearchCancelled):
+        if beam_size == 1:
+            greedy_search(model, src, lengths, limits, 1.0, None, cancelled)
+        else:
+            beam_search(model, src, lengths, limits, 1.0, beam_size, 1, None, cancelled)
+    assert len(asked) == 4  # three steps ran; the fourth was not started
