@@ -5,6 +5,7 @@
     GET  /v1/model       input kind, languages, vocabularies, architecture, training figures, limits
     GET  /v1/health      {"status": "ok"}
     GET  /               the web page (static/), plain HTML, CSS, JavaScript and SVG
+    GET  /docs           Swagger UI over /openapi.json (static/swagger/, no CDN)
 
 Every error answer is JSON, {"error": "one line"}: 413 for a request over the size
 limits, 422 for a malformed or invalid one, 504 when it takes longer than the timeout.
@@ -20,7 +21,8 @@ from pathlib import Path
 import numpy as np
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -71,6 +73,8 @@ def create_app(translator: Translator, model_dir: str | Path, limits: Limits | N
         version=__version__,
         summary="Translate with an attentional encoder–decoder and see the alignment it learned.",
         lifespan=lifespan,
+        docs_url=None,  # served by _add_page, from local files instead of a CDN
+        redoc_url=None,
     )
     app.state.batcher = batcher
     app.state.limits = limits
@@ -216,11 +220,23 @@ def _translation(result: Translation, alignments: bool) -> schemas.Translation:
 
 
 def _add_page(app: FastAPI) -> None:
+    """The web page at /, and the API's Swagger UI at /docs, both from files shipped with
+    the package, so neither needs a network."""
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
         return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url,
+            title="rnnsearch API",
+            swagger_js_url="/static/swagger/swagger-ui-bundle.js",
+            swagger_css_url="/static/swagger/swagger-ui.css",
+            swagger_favicon_url="/static/swagger/favicon-32x32.png",
+        )
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -235,3 +235,24 @@ def test_a_speech_model_takes_a_wav_file_and_draws_its_waveform_over_the_heatmap
         column.hover()
         expect(column).to_have_class(HIGHLIGHT)
         expect(page.locator('#heatmap text.source-label[data-s="2"]')).to_have_class(HIGHLIGHT)
+
+
+def test_the_api_docs_page_works_without_any_network_but_the_server(server_url, tmp_path):
+    """Swagger UI at /docs loads every file from the server itself: with all other hosts
+    blocked it still lists the API's operations."""
+    outside: list[str] = []
+
+    def loopback_only(route):
+        url = route.request.url
+        if url.startswith(server_url):
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    with chromium_page(tmp_path / "profile") as page:
+        page.route("**/*", loopback_only)
+        page.goto(server_url + "docs")
+        expect(page.locator(".opblock-summary-path", has_text="/v1/translate")).to_be_visible()
+        expect(page.locator(".opblock-summary-path", has_text="/v1/model")).to_be_visible()
+    assert outside == []
