@@ -32,8 +32,8 @@ class RNNSearch(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Teacher forcing → readout t (B, T, l) and alignments α (B, T, S) (None without attention).
 
-        The vocabulary projection is left to `logits`, so a loss can apply it to real
-        target positions only.
+        The vocabulary projection is left to the caller (`logits`, or the training loss,
+        which fuses it with the cross-entropy), so it runs on real target positions only.
         """
         return self.decoder(tgt_in, self.encode(src, src_lengths))
 

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rnnsearch.search import Cancelled
 from rnnsearch.translator import Translation
 
 Item = str | np.ndarray
 """What one request item is: a text, or a recording's samples."""
 
-TranslateFn = Callable[[list[Item], int, int, Callable[[], bool]], list[Translation]]
+TranslateFn = Callable[[list[Item], int, int, Cancelled], list[Translation]]
 """(items, beam_size, n_best, cancelled) → one Translation per item, in order; `cancelled()`
 turns True when no request of the call still waits, and the call may then stop early by raising."""
 
