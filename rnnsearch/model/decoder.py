@@ -23,11 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from rnnsearch.model.activations import tanh_
 from rnnsearch.model.attention import Attention, FixedContext
+from rnnsearch.model.linear import Linear, linear
 from rnnsearch.model.recurrent import DecoderRNN, layer_state
 
 
@@ -149,7 +149,7 @@ class Decoder(nn.Module):
         super().__init__()
         hidden_size = rnn.rnn.hidden_size
         self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=0)  # E
-        self.init_layer = nn.Linear(summary_size, rnn.layers * hidden_size)  # W_s: s_0 of every layer
+        self.init_layer = Linear(summary_size, rnn.layers * hidden_size)  # W_s: s_0 of every layer
         self.attention = attention
         self.rnn = rnn
         self.luong = wiring == "luong"
@@ -157,9 +157,9 @@ class Decoder(nn.Module):
         self.maxout = readout == "maxout"
         pieces = 2 if self.maxout else 1
         readout_inputs = annotation_size + hidden_size + (0 if self.luong else embedding_size)
-        self.readout_layer = nn.Linear(readout_inputs, pieces * readout_size)  # W_c (Luong), U_o V_o C_o (Bahdanau)
+        self.readout_layer = Linear(readout_inputs, pieces * readout_size)  # W_c (Luong), U_o V_o C_o (Bahdanau)
         self.dropout = nn.Dropout(dropout)
-        self.output_layer = nn.Linear(readout_size, vocab_size)  # W_o
+        self.output_layer = Linear(readout_size, vocab_size)  # W_o
         if tied_embeddings:
             self.output_layer.weight = self.embedding.weight
 
@@ -203,7 +203,7 @@ class Decoder(nn.Module):
     ) -> tuple[DecoderState, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
         """Attend with s_{i-1}, then s_i = f(s_{i-1}, [E y_{i-1} ; c_i]); the readout is left to the caller."""
         context, weights = self._attend(decoder.top, decoder)
-        state, memory = self.rnn.step(gates + F.linear(context, context_weight), decoder.state, decoder.memory)
+        state, memory = self.rnn.step(gates + linear(context, context_weight), decoder.state, decoder.memory)
         return replace(decoder, state=state, memory=memory), context, weights, None
 
     def _luong_step(
@@ -211,7 +211,7 @@ class Decoder(nn.Module):
     ) -> tuple[DecoderState, torch.Tensor, torch.Tensor | None, torch.Tensor]:
         """s_i = f(s_{i-1}, [E y_{i-1} ; h̃_{i-1}]), attend with s_i, then h̃_i."""
         if decoder.feed is not None:
-            gates = gates + F.linear(decoder.feed, feed_weight)
+            gates = gates + linear(decoder.feed, feed_weight)
         state, memory = self.rnn.step(gates, decoder.state, decoder.memory)
         top = layer_state(state, -1)
         context, weights = self._attend(top, decoder)

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from rnnsearch.model.linear import Linear
 from rnnsearch.model.recurrent import CELLS
 
 
@@ -35,7 +36,7 @@ class Encoder(nn.Module):
         """source_size: the vocabulary size for ids, the feature size for vectors."""
         super().__init__()
         if vector_input:
-            self.embedding = nn.Linear(source_size, embedding_size)
+            self.embedding = Linear(source_size, embedding_size)
         else:
             self.embedding = nn.Embedding(source_size, embedding_size, padding_idx=0)
         self.dropout = nn.Dropout(dropout)

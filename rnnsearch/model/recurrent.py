@@ -14,10 +14,10 @@ part x_i (a context or an attentional vector) whose share is added step by step.
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from rnnsearch.model.activations import tanh, tanh_
+from rnnsearch.model.linear import linear
 
 CELLS: dict[str, type[nn.RNNBase]] = {"gru": nn.GRU, "lstm": nn.LSTM}
 
@@ -68,7 +68,7 @@ class DecoderRNN(nn.Module):
 
     def embedding_gates(self, embedded: torch.Tensor) -> torch.Tensor:
         """The first layer's input gates from E y_{i-1} alone, for any leading shape (…, E) → (…, G·D)."""
-        return F.linear(embedded, self._input_columns(0, self.embedding_size), self.rnn.bias_ih_l0)
+        return linear(embedded, self._input_columns(0, self.embedding_size), self.rnn.bias_ih_l0)
 
     def step_input_weight(self) -> torch.Tensor:
         """The first layer's input weights for the per-step part x_i.
@@ -100,9 +100,9 @@ class DecoderRNN(nn.Module):
                 gi = first_gates
             else:
                 below = self.between_layers(below)
-                gi = F.linear(below, getattr(self.rnn, f"weight_ih_l{layer}"), getattr(self.rnn, f"bias_ih_l{layer}"))
+                gi = linear(below, getattr(self.rnn, f"weight_ih_l{layer}"), getattr(self.rnn, f"bias_ih_l{layer}"))
             previous = layer_state(hidden, layer)
-            gh = F.linear(previous, getattr(self.rnn, f"weight_hh_l{layer}"), getattr(self.rnn, f"bias_hh_l{layer}"))
+            gh = linear(previous, getattr(self.rnn, f"weight_hh_l{layer}"), getattr(self.rnn, f"bias_hh_l{layer}"))
             if self.is_lstm:
                 below, cell = lstm_update(gi, gh, previous, memory[:, layer])
                 memories.append(cell)

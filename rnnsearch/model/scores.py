@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from rnnsearch.model.activations import tanh_
+from rnnsearch.model.linear import Linear
 
 
 class AdditiveScore(nn.Module):
@@ -25,8 +26,8 @@ class AdditiveScore(nn.Module):
 
     def __init__(self, query_size: int, annotation_size: int, hidden_size: int):
         super().__init__()
-        self.query_layer = nn.Linear(query_size, hidden_size, bias=False)  # W_a
-        self.key_layer = nn.Linear(annotation_size, hidden_size)  # U_a (with the bias)
+        self.query_layer = Linear(query_size, hidden_size, bias=False)  # W_a
+        self.key_layer = Linear(annotation_size, hidden_size)  # U_a (with the bias)
         self.v = nn.Linear(hidden_size, 1, bias=False)  # v_a
 
     def keys(self, annotations: torch.Tensor) -> torch.Tensor:
@@ -73,7 +74,7 @@ class GeneralScore(nn.Module):
 
     def __init__(self, query_size: int, annotation_size: int, hidden_size: int):
         super().__init__()
-        self.key_layer = nn.Linear(annotation_size, query_size, bias=False)  # W_a
+        self.key_layer = Linear(annotation_size, query_size, bias=False)  # W_a
 
     def keys(self, annotations: torch.Tensor) -> torch.Tensor:
         return self.key_layer(annotations)  # (B, S, D)
@@ -93,7 +94,7 @@ class DotScore(nn.Module):
         super().__init__()
         self.size = query_size
         self.key_layer = (
-            nn.Identity() if annotation_size == query_size else nn.Linear(annotation_size, query_size, bias=False)
+            nn.Identity() if annotation_size == query_size else Linear(annotation_size, query_size, bias=False)
         )
 
     def keys(self, annotations: torch.Tensor) -> torch.Tensor:
@@ -130,7 +131,7 @@ class LocationScore(nn.Module):
 
     def __init__(self, query_size: int, annotation_size: int, hidden_size: int):
         super().__init__()
-        self.positions = nn.Linear(query_size, hidden_size)  # W_a
+        self.positions = Linear(query_size, hidden_size)  # W_a
 
     def keys(self, annotations: torch.Tensor) -> torch.Tensor:
         if annotations.size(1) > self.positions.out_features:

@@ -19,11 +19,13 @@ import math
 
 import torch
 
+from rnnsearch.model.linear import packed_weights
 from rnnsearch.search import Arrivals, Cancelled, Hypothesis, check, normalised, restrict
 from rnnsearch.text.subwords import BOS, EOS
 
 
 @torch.no_grad()
+@packed_weights()
 def beam_search(
     model,
     src: torch.Tensor,

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import torch
 
+from rnnsearch.model.linear import packed_weights
 from rnnsearch.search import Arrivals, Cancelled, Hypothesis, check, normalised, restrict
 from rnnsearch.text.subwords import BOS, EOS
 
 
 @torch.no_grad()
+@packed_weights()
 def greedy_search(
     model,
     src: torch.Tensor,

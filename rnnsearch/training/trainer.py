@@ -26,6 +26,7 @@ from rnnsearch.config import Config
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.metrics import bleu
 from rnnsearch.evaluation.plots import alignment_heatmap, learning_curves
+from rnnsearch.model.linear import packed_weights
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.text.batches import Batch, Pair, epoch_batches, make_batch
 from rnnsearch.text.corpus import FilterReport, is_blank, read_parallel
@@ -201,10 +202,11 @@ def training_step(
     bf16 the forward pass runs under bfloat16 autocast. Returns this rank's summed
     loss and its number of target tokens.
     """
-    with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
-        loss, tokens = sequence_loss(model, batch, label_smoothing)
     optimizer.zero_grad(set_to_none=True)
-    (loss / world.total(tokens) * world.size).backward()
+    with packed_weights():  # the weights stay the same until optimizer.step()
+        with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
+            loss, tokens = sequence_loss(model, batch, label_smoothing)
+        (loss / world.total(tokens) * world.size).backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
     optimizer.step()
     return loss.item(), tokens
@@ -412,6 +414,7 @@ class Trainer:
         return options.lr_schedule == "plateau" and progress.validations_without_gain >= options.patience
 
     @torch.no_grad()
+    @packed_weights()
     def validate(self) -> dict[str, float]:
         """Validation loss and perplexity (no label smoothing), and greedy BLEU for text or
         digit error rate and string accuracy for spoken digits."""

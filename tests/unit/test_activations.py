@@ -18,10 +18,10 @@ def test_gradient_is_one_minus_tanh_squared():
     x = torch.randn(50, 7, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(tanh, (x,))
     assert torch.autograd.gradcheck(lambda t: tanh_(t * 1.0), (x,))
-    y = torch.randn(4, 3, 5, requires_grad=True)
+    y = torch.randn(4, 3, 5, generator=torch.Generator().manual_seed(0)).requires_grad_()
     ours = torch.autograd.grad(tanh_(y * 3).sum(), y)[0]
     reference = torch.autograd.grad(torch.tanh(y * 3).sum(), y)[0]
-    assert torch.allclose(ours, reference, atol=1e-6)
+    assert torch.allclose(ours, reference, atol=2e-6)  # 3 · 2|t| · 2.5e-7: the chain rule scales tanh's error
 
 
 def test_tanh_leaves_its_input_and_tanh_underscore_overwrites_it():

@@ -1,0 +1,115 @@
+import pytest
+import torch
+import torch.nn.functional as F
+
+from rnnsearch.model import linear as packing
+from rnnsearch.model.linear import Linear, linear, packed_weights
+from rnnsearch.search import max_output_lengths
+from rnnsearch.search.beam import beam_search
+from rnnsearch.search.greedy import greedy_search
+from rnnsearch.text.batches import source_tensors
+from tests.conftest import random_sources, tiny_model
+
+needs_onednn = pytest.mark.skipif(not packing._ONEDNN, reason="this PyTorch has no oneDNN")
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("shape", [(5, 24), (3, 4, 24), (1, 24)])
+def test_packed_products_equal_f_linear(shape, bias):
+    torch.manual_seed(0)
+    weight = torch.randn(40, 24)
+    b = torch.randn(40) if bias else None
+    x = torch.randn(*shape)
+    with torch.no_grad(), packed_weights():
+        assert torch.allclose(linear(x, weight, b), F.linear(x, weight, b), atol=1e-5)
+
+
+def test_a_block_of_columns_is_packed_as_its_own_matrix():
+    torch.manual_seed(0)
+    weight = torch.randn(30, 50)
+    x_left, x_right = torch.randn(6, 20), torch.randn(6, 30)
+    with torch.no_grad(), packed_weights():
+        assert torch.allclose(linear(x_left, weight[:, :20]), x_left @ weight[:, :20].T, atol=1e-5)
+        assert torch.allclose(linear(x_right, weight[:, 20:]), x_right @ weight[:, 20:].T, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(5, 24), (3, 4, 24)])
+def test_gradients_equal_f_linear(shape):
+    torch.manual_seed(0)
+    x = torch.randn(*shape)
+    weight, bias = torch.randn(40, 24), torch.randn(40)
+    upstream = torch.randn(*shape[:-1], 40)
+    grads = []
+    for product in (linear, F.linear):
+        inputs = [t.clone().requires_grad_() for t in (x, weight, bias)]
+        with packed_weights():
+            (product(*inputs) * upstream).sum().backward()
+        grads.append([t.grad for t in inputs])
+    for ours, reference in zip(*grads):
+        assert torch.allclose(ours, reference, atol=1e-4)
+
+
+def test_a_weight_that_needs_no_gradient_gets_none_and_backward_may_run_after_the_scope():
+    x = torch.randn(3, 8, requires_grad=True)
+    weight = torch.randn(5, 8)
+    with packed_weights():
+        y = linear(x, weight)
+    y.sum().backward()
+    assert torch.allclose(x.grad, weight.sum(0).expand(3, 8), atol=1e-5)
+    assert weight.grad is None
+
+
+def test_outside_a_scope_it_is_f_linear():
+    torch.manual_seed(0)
+    layer = Linear(16, 8)
+    x = torch.randn(4, 16)
+    assert torch.equal(layer(x), F.linear(x, layer.weight, layer.bias))
+
+
+@needs_onednn
+def test_every_scope_packs_the_weights_as_they_are_then():
+    """Fused Adam writes to the weights without moving their version counters, so a
+    packed copy must not outlive the training step it was made for."""
+    torch.manual_seed(0)
+    layer = Linear(16, 8)
+    optimizer = torch.optim.Adam(layer.parameters(), lr=0.1, fused=True)
+    x = torch.randn(4, 16)
+    for _ in range(3):
+        with packed_weights():
+            loss = layer(x).square().sum()
+            loss.backward()
+        optimizer.step()
+        with torch.no_grad(), packed_weights():
+            assert torch.allclose(layer(x), F.linear(x, layer.weight, layer.bias), atol=1e-5)
+    assert packing._scope.packed is None
+
+
+@needs_onednn
+def test_an_in_place_change_inside_a_scope_is_packed_again():
+    layer = Linear(16, 8)
+    x = torch.randn(4, 16)
+    with torch.no_grad(), packed_weights():
+        layer(x)
+        layer.load_state_dict({"weight": torch.zeros(8, 16), "bias": torch.ones(8)})
+        assert torch.equal(layer(x), torch.ones(4, 8))
+
+
+@needs_onednn
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_search_outputs_do_not_depend_on_packing(beam_size, monkeypatch):
+    model = tiny_model(vocab=20, seed=3)
+    src, lengths = source_tensors(random_sources(30, 20, seed=5, max_len=12))
+    limits = max_output_lengths(lengths, 1.5, 3)
+
+    def run():
+        if beam_size == 1:
+            return greedy_search(model, src, lengths, limits, 1.0)
+        return beam_search(model, src, lengths, limits, 1.0, beam_size, 1)
+
+    packed = run()
+    monkeypatch.setattr(packing, "_ONEDNN", False)
+    plain = run()
+    assert [h[0].tokens for h in packed] == [h[0].tokens for h in plain]
+    for a, b in zip(packed, plain):
+        assert a[0].score == pytest.approx(b[0].score, abs=1e-4)
+        assert torch.allclose(a[0].alignment, b[0].alignment, atol=1e-5)
