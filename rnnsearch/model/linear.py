@@ -12,7 +12,8 @@ Those are the scopes that pack: `with packed_weights():` around a search or a tr
 step's forward and backward passes. Inside one, each weight is packed on first use and
 the packed copy is dropped when the scope ends, so no optimizer step (fused Adam writes
 to the weights without moving their version counters) can leave a stale copy behind.
-Outside any scope, and for autocast, other dtypes or CUDA, `linear` is `F.linear`.
+Outside any scope, and for small weights, autocast, other dtypes or CUDA, `linear` is
+`F.linear`.
 
 In training the forward products and the gradient of x (by the packed Wᵀ) take this
 path; the gradient of W, a sum over rows, stays a plain matrix product.
@@ -29,6 +30,8 @@ import torch.nn.functional as F
 from torch import nn
 
 ROWS_HINT = 64  # the row count oneDNN chooses its weight layout for; any count works
+MIN_PACKED_ELEMENTS = 1 << 17  # below about 512 × 256, packing (~0.1 ms) and oneDNN's
+# per-call overhead (~20 µs) cost more than the faster product saves
 
 _ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 _scope = threading.local()  # .packed: {weight's identity: (weight, packed)} inside a scope, else absent
@@ -84,6 +87,7 @@ def _packable(x: torch.Tensor, weight: torch.Tensor) -> bool:
         and _in_scope()
         and torch.backends.mkldnn.enabled
         and x.device.type == "cpu"
+        and weight.numel() >= MIN_PACKED_ELEMENTS
         and x.dtype == weight.dtype == torch.float32
         and not torch.is_autocast_enabled("cpu")
         and x.dim() >= 2

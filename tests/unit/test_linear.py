@@ -13,6 +13,12 @@ from tests.conftest import random_sources, tiny_model
 needs_onednn = pytest.mark.skipif(not packing._ONEDNN, reason="this PyTorch has no oneDNN")
 
 
+@pytest.fixture(autouse=True)
+def pack_small_weights(monkeypatch):
+    """The test weights are far below the size where packing pays; pack them anyway."""
+    monkeypatch.setattr(packing, "MIN_PACKED_ELEMENTS", 0)
+
+
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("shape", [(5, 24), (3, 4, 24), (1, 24)])
 def test_packed_products_equal_f_linear(shape, bias):
@@ -57,6 +63,16 @@ def test_a_weight_that_needs_no_gradient_gets_none_and_backward_may_run_after_th
     y.sum().backward()
     assert torch.allclose(x.grad, weight.sum(0).expand(3, 8), atol=1e-5)
     assert weight.grad is None
+
+
+@needs_onednn
+def test_small_weights_are_not_packed(monkeypatch):
+    monkeypatch.setattr(packing, "MIN_PACKED_ELEMENTS", 1000)
+    small, large = torch.randn(20, 40), torch.randn(40, 40)
+    with torch.no_grad(), packed_weights():
+        linear(torch.randn(3, 40), small)
+        linear(torch.randn(3, 40), large)
+        assert [entry[0] for entry in packing._scope.packed.values()] == [large]
 
 
 def test_outside_a_scope_it_is_f_linear():

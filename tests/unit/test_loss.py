@@ -4,6 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from rnnsearch.model import linear as packing
 from rnnsearch.model.linear import packed_weights
 from rnnsearch.text.batches import make_batch
 from rnnsearch.training import loss as loss_module
@@ -16,6 +17,7 @@ from tests.conftest import tiny_model
 @pytest.mark.parametrize("chunk_elements", [37 * 7, 1 << 22])  # 7 rows a chunk, or all 50 at once
 def test_fused_loss_matches_the_output_layer_and_torch_cross_entropy(smoothing, chunk_elements, packed, monkeypatch):
     monkeypatch.setattr(loss_module, "CHUNK_ELEMENTS", chunk_elements)
+    monkeypatch.setattr(packing, "MIN_PACKED_ELEMENTS", 0)  # pack even this small output layer
     torch.manual_seed(0)
     layer = torch.nn.Linear(6, 37)
     readout = (3 * torch.randn(50, 6)).requires_grad_()
