@@ -42,7 +42,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import rnnsearch  # noqa: E402
 from rnnsearch.config import load_config  # noqa: E402
 from rnnsearch.evaluation.metrics import bleu  # noqa: E402
-from rnnsearch.model.linear import packed_weights  # noqa: E402
 from rnnsearch.model.seq2seq import build_model  # noqa: E402
 from rnnsearch.text.batches import epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines, read_parallel  # noqa: E402
@@ -103,20 +102,13 @@ def training_speed(config, steps: int, warmup: int, device: torch.device) -> dic
 def training_flops(model, batches, label_smoothing: float) -> float:
     """Floating-point operations of forward and backward passes over `batches`, as counted
     by torch.utils.flop_counter (matrix products: what a GEMM ceiling bounds)."""
-    packed = {torch.ops.mkldnn._linear_pointwise: packed_linear_flops} if torch.backends.mkldnn.is_available() else {}
-    counter = FlopCounterMode(display=False, custom_mapping=packed)
+    counter = FlopCounterMode(display=False)
     with counter:
         for batch in batches:
-            with packed_weights():
-                loss, tokens = sequence_loss(model, batch, label_smoothing)
-                (loss / tokens).backward()
+            loss, tokens = sequence_loss(model, batch, label_smoothing)
+            (loss / tokens).backward()
     model.zero_grad(set_to_none=True)
     return counter.get_total_flops()
-
-
-def packed_linear_flops(x_shape, weight_shape, *args, out_shape=None, **kwargs) -> int:
-    """FLOPs of x Wᵀ with a oneDNN-packed W (rnnsearch.model.linear), unknown to torch's counter."""
-    return 2 * math.prod(x_shape) * weight_shape[0]
 
 
 def step_phases(model, optimizer, batches, config) -> dict[str, float]:
@@ -126,19 +118,18 @@ def step_phases(model, optimizer, batches, config) -> dict[str, float]:
     device = next(model.parameters()).device
     for batch in batches:
         marks = [clock(device)]
-        optimizer.zero_grad(set_to_none=True)
-        with packed_weights():
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-                state = model.encode(batch.src, batch.src_lengths)
-                marks.append(clock(device))
-                readout, _ = model.decoder(batch.tgt_in, state)
-                marks.append(clock(device))
-                real = batch.tgt_out != PAD
-                loss = output_layer_loss(
-                    readout[real], model.decoder.output_layer, batch.tgt_out[real], config.train.label_smoothing
-                )
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            state = model.encode(batch.src, batch.src_lengths)
             marks.append(clock(device))
-            (loss / int(real.sum())).backward()
+            readout, _ = model.decoder(batch.tgt_in, state)
+            marks.append(clock(device))
+            real = batch.tgt_out != PAD
+            loss = output_layer_loss(
+                readout[real], model.decoder.output_layer, batch.tgt_out[real], config.train.label_smoothing
+            )
+        marks.append(clock(device))
+        optimizer.zero_grad(set_to_none=True)
+        (loss / int(real.sum())).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.train.clip_norm)
         marks.append(clock(device))
         optimizer.step()

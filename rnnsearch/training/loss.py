@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from rnnsearch.model.linear import linear
 from rnnsearch.text.batches import Batch
 from rnnsearch.text.subwords import PAD
 
@@ -26,7 +26,7 @@ def _chunked_loss(
     grads = (torch.empty_like(readout), torch.zeros_like(weight), torch.zeros_like(bias)) if gradients else None
     for start in range(0, readout.size(0), rows):
         chunk, chunk_targets = readout[start : start + rows], targets[start : start + rows]
-        logits = linear(chunk, weight, bias).float()  # (n, V)
+        logits = F.linear(chunk, weight, bias).float()  # (n, V)
         log_normaliser = torch.logsumexp(logits, dim=1, keepdim=True)
         nll = log_normaliser.squeeze(1) - logits.gather(1, chunk_targets.unsqueeze(1)).squeeze(1)
         uniform = log_normaliser.squeeze(1) - logits.mean(dim=1)
@@ -37,7 +37,7 @@ def _chunked_loss(
             grad.scatter_add_(1, chunk_targets.unsqueeze(1), torch.full_like(log_normaliser, smoothing - 1.0))
             grad_bias += grad.sum(0)
             grad = grad.to(chunk.dtype)
-            grad_readout[start : start + rows] = linear(grad, weight.to(chunk.dtype).t())
+            grad_readout[start : start + rows] = torch.matmul(grad, weight.to(chunk.dtype))
             grad_weight += torch.matmul(grad.t(), chunk)
     return total, grads
 

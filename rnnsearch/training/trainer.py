@@ -202,11 +202,10 @@ def training_step(
     bf16 the forward pass runs under bfloat16 autocast. Returns this rank's summed
     loss and its number of target tokens.
     """
+    with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
+        loss, tokens = sequence_loss(model, batch, label_smoothing)
     optimizer.zero_grad(set_to_none=True)
-    with packed_weights():  # the weights stay the same until optimizer.step()
-        with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
-            loss, tokens = sequence_loss(model, batch, label_smoothing)
-        (loss / world.total(tokens) * world.size).backward()
+    (loss / world.total(tokens) * world.size).backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
     optimizer.step()
     return loss.item(), tokens

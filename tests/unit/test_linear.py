@@ -39,30 +39,12 @@ def test_a_block_of_columns_is_packed_as_its_own_matrix():
         assert torch.allclose(linear(x_right, weight[:, 20:]), x_right @ weight[:, 20:].T, atol=1e-5)
 
 
-@pytest.mark.parametrize("shape", [(5, 24), (3, 4, 24)])
-def test_gradients_equal_f_linear(shape):
+def test_under_autograd_it_is_f_linear():
     torch.manual_seed(0)
-    x = torch.randn(*shape)
-    weight, bias = torch.randn(40, 24), torch.randn(40)
-    upstream = torch.randn(*shape[:-1], 40)
-    grads = []
-    for product in (linear, F.linear):
-        inputs = [t.clone().requires_grad_() for t in (x, weight, bias)]
-        with packed_weights():
-            (product(*inputs) * upstream).sum().backward()
-        grads.append([t.grad for t in inputs])
-    for ours, reference in zip(*grads):
-        assert torch.allclose(ours, reference, atol=1e-4)
-
-
-def test_a_weight_that_needs_no_gradient_gets_none_and_backward_may_run_after_the_scope():
-    x = torch.randn(3, 8, requires_grad=True)
-    weight = torch.randn(5, 8)
+    layer = Linear(16, 8)
+    x = torch.randn(4, 16, requires_grad=True)
     with packed_weights():
-        y = linear(x, weight)
-    y.sum().backward()
-    assert torch.allclose(x.grad, weight.sum(0).expand(3, 8), atol=1e-5)
-    assert weight.grad is None
+        assert torch.equal(layer(x), F.linear(x, layer.weight, layer.bias))
 
 
 @needs_onednn
@@ -85,15 +67,13 @@ def test_outside_a_scope_it_is_f_linear():
 @needs_onednn
 def test_every_scope_packs_the_weights_as_they_are_then():
     """Fused Adam writes to the weights without moving their version counters, so a
-    packed copy must not outlive the training step it was made for."""
+    packed copy must not outlive the scope it was made for."""
     torch.manual_seed(0)
     layer = Linear(16, 8)
     optimizer = torch.optim.Adam(layer.parameters(), lr=0.1, fused=True)
-    x = torch.randn(4, 16)
+    x = torch.randn(70, 16)
     for _ in range(3):
-        with packed_weights():
-            loss = layer(x).square().sum()
-            loss.backward()
+        layer(x).square().sum().backward()
         optimizer.step()
         with torch.no_grad(), packed_weights():
             assert torch.allclose(layer(x), F.linear(x, layer.weight, layer.bias), atol=1e-5)

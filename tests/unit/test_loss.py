@@ -1,23 +1,17 @@
-import contextlib
-
 import pytest
 import torch
 import torch.nn.functional as F
 
-from rnnsearch.model import linear as packing
-from rnnsearch.model.linear import packed_weights
 from rnnsearch.text.batches import make_batch
 from rnnsearch.training import loss as loss_module
 from rnnsearch.training.loss import output_layer_loss, sequence_loss
 from tests.conftest import tiny_model
 
 
-@pytest.mark.parametrize("packed", [False, True], ids=["plain", "packed"])
 @pytest.mark.parametrize("smoothing", [0.0, 0.1, 0.3])
 @pytest.mark.parametrize("chunk_elements", [37 * 7, 1 << 22])  # 7 rows a chunk, or all 50 at once
-def test_fused_loss_matches_the_output_layer_and_torch_cross_entropy(smoothing, chunk_elements, packed, monkeypatch):
+def test_fused_loss_matches_the_output_layer_and_torch_cross_entropy(smoothing, chunk_elements, monkeypatch):
     monkeypatch.setattr(loss_module, "CHUNK_ELEMENTS", chunk_elements)
-    monkeypatch.setattr(packing, "MIN_PACKED_ELEMENTS", 0)  # pack even this small output layer
     torch.manual_seed(0)
     layer = torch.nn.Linear(6, 37)
     readout = (3 * torch.randn(50, 6)).requires_grad_()
@@ -25,9 +19,8 @@ def test_fused_loss_matches_the_output_layer_and_torch_cross_entropy(smoothing, 
     inputs = (readout, layer.weight, layer.bias)
     expected = F.cross_entropy(layer(readout), targets, label_smoothing=smoothing, reduction="sum")
     expected_grads = torch.autograd.grad(2.0 * expected, inputs)
-    with packed_weights() if packed else contextlib.nullcontext():  # as in a training step
-        loss = output_layer_loss(readout, layer, targets, smoothing)
-        grads = torch.autograd.grad(2.0 * loss, inputs)
+    loss = output_layer_loss(readout, layer, targets, smoothing)
+    grads = torch.autograd.grad(2.0 * loss, inputs)
     assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
     assert all(torch.allclose(g, e, atol=1e-4) for g, e in zip(grads, expected_grads))
     with torch.no_grad():
