@@ -55,7 +55,8 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
         return F.linear(x, weight, bias)
     rows = x.reshape(-1, x.size(-1))
     count = rows.size(0)
-    rows = F.pad(rows, (0, 0, 0, -count % ROW_MULTIPLE))
+    if count % ROW_MULTIPLE:
+        rows = F.pad(rows, (0, 0, 0, -count % ROW_MULTIPLE))
     products = torch.ops.mkldnn._linear_pointwise(rows, packed_weight(weight), bias, "none", [], "")
     return products[:count].view(*x.shape[:-1], -1)
 
