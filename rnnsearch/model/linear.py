@@ -25,8 +25,10 @@ import torch.nn.functional as F
 from torch import nn
 
 ROWS_HINT = 64  # the row count oneDNN chooses its weight layout for; any count works
-ROW_MULTIPLE = 64  # rows are padded to a multiple of this: oneDNN compiles and caches code
+ROW_MULTIPLE = 32  # rows are padded to a multiple of this: oneDNN compiles and caches code
 # for every row count it sees, and a search sees hundreds (unpadded, beam 5 held 170 MiB more)
+MIN_PACKED_ROWS = 16  # fewer rows (one sentence, or one beam): MKL, with no packing to pay
+# for and no padding, so a single translation is no slower
 MIN_PACKED_ELEMENTS = 1 << 17  # below about 512 × 256, packing (~0.1 ms) and oneDNN's
 # per-call overhead (~20 µs) cost more than the faster product saves
 
@@ -51,10 +53,10 @@ def packed_weights() -> Iterator[None]:
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """x (…, in) → (…, out): x Wᵀ + b, as `F.linear`; `weight` may be a view such as a
     block of columns of a larger matrix."""
-    if not _packable(x, weight):
+    count = x.numel() // x.size(-1) if x.dim() > 1 else 0  # rows
+    if count < MIN_PACKED_ROWS or not _packable(x, weight):
         return F.linear(x, weight, bias)
-    rows = x.reshape(-1, x.size(-1))
-    count = rows.size(0)
+    rows = x.reshape(count, -1)
     if count % ROW_MULTIPLE:
         rows = F.pad(rows, (0, 0, 0, -count % ROW_MULTIPLE))
     products = torch.ops.mkldnn._linear_pointwise(rows, packed_weight(weight), bias, "none", [], "")
@@ -86,8 +88,6 @@ def _packable(x: torch.Tensor, weight: torch.Tensor) -> bool:
         and weight.numel() >= MIN_PACKED_ELEMENTS
         and x.dtype == weight.dtype == torch.float32
         and not torch.is_autocast_enabled("cpu")
-        and x.dim() >= 2
-        and x.numel() > 0
     )
 
 

@@ -15,8 +15,9 @@ needs_onednn = pytest.mark.skipif(not packing._ONEDNN, reason="this PyTorch has 
 
 @pytest.fixture(autouse=True)
 def pack_small_weights(monkeypatch):
-    """The test weights are far below the size where packing pays; pack them anyway."""
+    """The test weights and batches are far below the sizes where packing pays; pack them anyway."""
     monkeypatch.setattr(packing, "MIN_PACKED_ELEMENTS", 0)
+    monkeypatch.setattr(packing, "MIN_PACKED_ROWS", 0)
 
 
 @pytest.mark.parametrize("bias", [True, False])
@@ -55,6 +56,20 @@ def test_small_weights_are_not_packed(monkeypatch):
         linear(torch.randn(3, 40), small)
         linear(torch.randn(3, 40), large)
         assert [entry[0] for entry in packing._scope.packed.values()] == [large]
+
+
+@needs_onednn
+def test_a_few_rows_are_multiplied_without_packing(monkeypatch):
+    """One sentence, or one beam, is not worth packing the weights for."""
+    monkeypatch.setattr(packing, "MIN_PACKED_ROWS", 16)
+    weight = torch.randn(40, 40)
+    with torch.no_grad(), packed_weights():
+        few = torch.randn(5, 40)
+        assert torch.equal(linear(few, weight), F.linear(few, weight))
+        assert not packing._scope.packed
+        many = torch.randn(2, 8, 40)
+        assert torch.allclose(linear(many, weight), F.linear(many, weight), atol=1e-5)
+        assert [entry[0] for entry in packing._scope.packed.values()] == [weight]
 
 
 def test_outside_a_scope_it_is_f_linear():
