@@ -11,7 +11,8 @@ every decoder step of a search.
 it, each weight is packed on first use, and the packed copy is dropped when the scope
 ends, so no later write to the weights (fused Adam changes them without moving their
 version counters) can leave a stale copy behind. Outside any scope, under autograd,
-and for small weights, autocast, other dtypes or CUDA, `linear` is `F.linear`.
+and for small weights, few rows, autocast, other dtypes or CUDA, `linear` is
+`F.linear`.
 """
 
 from __future__ import annotations
