@@ -20,7 +20,7 @@ import math
 import torch
 
 from rnnsearch.model.linear import packed_weights
-from rnnsearch.search import Arrivals, Cancelled, Hypothesis, check, normalised, restrict
+from rnnsearch.search import Arrivals, Cancelled, Hypothesis, check, normalised, restrict, top_extensions
 from rnnsearch.text.subwords import BOS, EOS
 
 
@@ -104,8 +104,7 @@ class _Beams:
         returns the decoder state reordered to match."""
         k, device = self.k, self.device
         vocab = log_probs.size(1)
-        candidates = (self.log_prob.view(-1, 1) + log_probs).view(-1, k * vocab)  # (b, K·V)
-        top_log_prob, top_index = candidates.topk(k, dim=1)  # (b, K)
+        top_log_prob, top_index = top_extensions(self.log_prob, log_probs, k)  # (b, K) of the K·V extensions
         parent_beam, token = top_index // vocab, top_index % vocab
         rank = torch.arange(k, device=device).unsqueeze(0)
         accepted = (rank < self.open_slots.to(device).unsqueeze(1)) & torch.isfinite(top_log_prob)

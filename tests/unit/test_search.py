@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from rnnsearch.search import SearchCancelled, max_output_lengths, normalised
+from rnnsearch.search import CHUNK, SearchCancelled, max_output_lengths, normalised, top_extensions
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import source_tensors
@@ -190,3 +190,19 @@ def test_a_cancelled_search_stops_before_its_next_step(model, beam_size):
         else:
             beam_search(model, src, lengths, limits, 1.0, beam_size, 1, None, cancelled)
     assert len(asked) == 4  # three steps ran; the fourth was not started
+
+
+@pytest.mark.parametrize("vocab", [CHUNK * 5, CHUNK * 5 + 7, CHUNK - 3])
+def test_top_extensions_equal_a_top_k_over_all_extensions(vocab):
+    torch.manual_seed(vocab)
+    sentences, k = 6, 4
+    log_probs = torch.randn(sentences * k, vocab).log_softmax(-1)
+    log_prob = torch.randn(sentences, k)
+    log_prob[0, 1:] = -math.inf  # a sentence with one live hypothesis, as at the first step
+    log_prob[1, 2] = -math.inf  # a closed slot
+    log_probs[5, :] = -math.inf  # a row that may only end, restricted to </s>
+    log_probs[5, EOS] = -0.5
+    expected = (log_prob.view(-1, 1) + log_probs).view(sentences, -1).topk(k, dim=1)
+    scores, indices = top_extensions(log_prob, log_probs, k)
+    torch.testing.assert_close(scores, expected.values, rtol=0, atol=0)
+    assert torch.equal(indices, expected.indices)
