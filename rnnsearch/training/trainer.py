@@ -37,6 +37,7 @@ from rnnsearch.training.loss import sequence_loss
 from rnnsearch.translator import Translation, Translator, resolve_device, source_and_target_sizes
 
 M_ARENA_MAX = -8  # a mallopt() parameter, from glibc's malloc.h
+ONEDNN_CACHE_CAPACITY = "128"  # compiled oneDNN primitives kept, against oneDNN's default of 1,024
 WATCHED_SENTENCES = 3  # validation sentences whose alignment is drawn at every validation
 
 
@@ -154,13 +155,22 @@ def _prepare_speech(config: Config, model_dir: Path, resume: bool, world: World)
 
 
 def configure_cpu(threads: int | None) -> None:
-    """Threads matched to the cores, and one malloc arena for all of them.
+    """Threads matched to the cores, one malloc arena for all of them, and a smaller
+    oneDNN cache.
 
     glibc gives each allocating thread an arena whose freed blocks only that arena
     reuses. One arena, with glibc's default return of freed memory to the system,
     lowered the trainer's peak RSS on the peer-comparable model from about 830 to
     about 800 MiB (three runs each) at the same speed.
+
+    In bf16, the CPU's matrix products run on oneDNN, which compiles code for every
+    shape it meets and keeps up to 1,024 of them; batches of varying size meet many
+    shapes, and a 30-minute bf16 run of the default de→en config grew to 3,410 MiB.
+    Keeping 128, 1,000 steps of it peaked at 1,979 MiB instead of 2,948, with the same
+    losses and no loss of speed. oneDNN reads the capacity when it first runs, so a
+    value set in the environment wins.
     """
+    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", ONEDNN_CACHE_CAPACITY)
     torch.set_num_threads(threads or len(os.sched_getaffinity(0)))
     try:
         libc = ctypes.CDLL("libc.so.6")
