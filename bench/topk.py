@@ -22,6 +22,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from packing import seconds_per_call  # noqa: E402  (this script's folder comes first on sys.path)
+
 import rnnsearch  # noqa: E402
 import rnnsearch.search.beam as beam_module  # noqa: E402
 from rnnsearch.search import top_extensions  # noqa: E402
@@ -39,25 +41,12 @@ def full_top_k(log_prob: torch.Tensor, log_probs: torch.Tensor, k: int) -> tuple
 SELECTIONS = {"chunked": top_extensions, "full": full_top_k}
 
 
-def microseconds_per_call(select, *args, calls: int = 200) -> float:
-    """The best of three timings of `calls` calls, after a warm-up."""
-    for _ in range(10):
-        select(*args)
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        for _ in range(calls):
-            select(*args)
-        best = min(best, (time.perf_counter() - started) / calls)
-    return best * 1e6
-
-
 def selection_speeds(vocab: int) -> None:
     """Microseconds a step for each selection, on random log-probabilities of the model's vocabulary size."""
     log_probs = torch.randn(SENTENCES * BEAM, vocab).log_softmax(-1)
     log_prob = torch.randn(SENTENCES, BEAM)
     for name, select in SELECTIONS.items():
-        print(f"{name:8} {microseconds_per_call(select, log_prob, log_probs, BEAM):.0f} µs a step")
+        print(f"{name:8} {1e6 * seconds_per_call(select, log_prob, log_probs, BEAM):.0f} µs a step")
 
 
 def main() -> None:
