@@ -3,7 +3,7 @@
     python bench/topk.py [--model-dir runs/de-en] [--rounds 6]
 
 First times the selection alone at beam 5's shape (64 sentences × 5 hypotheses × the
-model's vocabulary): `rnnsearch.search.top_extensions`, which ranks chunks of the
+model's vocabulary): `rnnsearch.search.beam.top_extensions`, which ranks chunks of the
 vocabulary by their maxima before ranking entries, against adding the hypotheses'
 scores to all K·V extensions and taking one top-k over them, the plain way. Then
 translates the model's test set (data.test of its config) with beam 5, alternating
@@ -26,7 +26,6 @@ from packing import seconds_per_call  # noqa: E402  (this script's folder comes 
 
 import rnnsearch  # noqa: E402
 import rnnsearch.search.beam as beam_module  # noqa: E402
-from rnnsearch.search import top_extensions  # noqa: E402
 from rnnsearch.text.corpus import read_lines  # noqa: E402
 from rnnsearch.training.checkpoint import load_model_files  # noqa: E402
 
@@ -38,7 +37,7 @@ def full_top_k(log_prob: torch.Tensor, log_probs: torch.Tensor, k: int) -> tuple
     return (log_prob.view(-1, 1) + log_probs).view(log_prob.size(0), -1).topk(k, dim=1)
 
 
-SELECTIONS = {"chunked": top_extensions, "full": full_top_k}
+SELECTIONS = {"chunked": beam_module.top_extensions, "full": full_top_k}
 
 
 def selection_speeds(vocab: int) -> None:
@@ -66,7 +65,7 @@ def main() -> None:
             started = time.perf_counter()
             outputs[name] = [t.text for t in translator.translate(sources, beam_size=BEAM)]
             speeds.setdefault(name, []).append(len(sources) / (time.perf_counter() - started))
-    beam_module.top_extensions = top_extensions
+    beam_module.top_extensions = SELECTIONS["chunked"]
     for name, runs in speeds.items():
         print(
             f"beam {BEAM}  {name:8} sentences/s {', '.join(f'{s:.0f}' for s in runs)}  mean {sum(runs) / len(runs):.0f}"

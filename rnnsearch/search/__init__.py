@@ -66,40 +66,6 @@ def restrict(log_probs: torch.Tensor, force_end: torch.Tensor) -> torch.Tensor:
     return log_probs
 
 
-CHUNK = 64
-"""Vocabulary columns per chunk in `top_extensions`."""
-
-
-def top_extensions(log_prob: torch.Tensor, log_probs: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The k best one-token extensions of every sentence's K hypotheses, best first.
-
-    log_prob (b, K) scores the hypotheses, log_probs (b·K, V) their next tokens; returns
-    the scores log_prob[s, j] + log_probs[s·K + j, w] (b, k) and the indices j·V + w (b, k).
-
-    Picks the k chunks of CHUNK columns with the highest maxima first, then the best
-    k within them. That loses nothing: were one of the k best extensions in another
-    chunk, the k chunks picked would each hold a better one. On the CPU a top-k over
-    all K·V columns took 3–5× longer.
-    """
-    vocab = log_probs.size(1)
-    sentences, beam = log_prob.shape
-    whole = vocab - vocab % CHUNK
-    maxima = log_probs[:, :whole].unflatten(1, (-1, CHUNK)).amax(2)  # (b·K, V / CHUNK)
-    if whole < vocab:
-        maxima = torch.cat([maxima, log_probs[:, whole:].amax(1, keepdim=True)], 1)
-    chunks = maxima.size(1)
-    best_chunks = (maxima + log_prob.view(-1, 1)).view(sentences, -1).topk(k, dim=1).indices  # (b, k)
-    parent, chunk = best_chunks // chunks, best_chunks % chunks
-    columns = chunk.unsqueeze(-1) * CHUNK + torch.arange(CHUNK, device=log_probs.device)  # (b, k, CHUNK)
-    row = parent + torch.arange(sentences, device=log_probs.device).unsqueeze(1) * beam
-    scores = log_probs[row.unsqueeze(-1), columns.clamp(max=vocab - 1)] + log_prob.gather(1, parent).unsqueeze(-1)
-    if whole < vocab:
-        scores = scores.masked_fill(columns >= vocab, -math.inf)
-    top, position = scores.view(sentences, -1).topk(k, dim=1)
-    column = columns.view(sentences, -1).gather(1, position)
-    return top, parent.gather(1, position // CHUNK) * vocab + column
-
-
 class Arrivals:
     """The sentences of a search, encoded `batch` at a time in the order given and handed
     out as places in the batch in flight become free.

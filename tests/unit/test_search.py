@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from rnnsearch.search import CHUNK, SearchCancelled, max_output_lengths, normalised, top_extensions
-from rnnsearch.search.beam import beam_search
+from rnnsearch.search import SearchCancelled, max_output_lengths, normalised
+from rnnsearch.search.beam import CHUNK, beam_search, top_extensions
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import source_tensors
 from rnnsearch.text.subwords import BOS, EOS, PAD
