@@ -32,9 +32,13 @@ from rnnsearch.training.checkpoint import load_model_files  # noqa: E402
 BEAM, SENTENCES = 5, 64
 
 
-def full_top_k(log_prob: torch.Tensor, log_probs: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """One top-k over every sentence's K·V extensions."""
-    return (log_prob.view(-1, 1) + log_probs).view(log_prob.size(0), -1).topk(k, dim=1)
+def full_top_k(
+    log_prob: torch.Tensor, log_probs: torch.Tensor, k: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One top-k over every sentence's K·V extensions: scores, hypotheses, tokens."""
+    vocab = log_probs.size(1)
+    top, index = (log_prob.view(-1, 1) + log_probs).view(log_prob.size(0), -1).topk(k, dim=1)
+    return top, index // vocab, index % vocab
 
 
 SELECTIONS = {"chunked": beam_module.top_extensions, "full": full_top_k}

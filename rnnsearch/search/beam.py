@@ -106,9 +106,7 @@ class _Beams:
         """Extend every beam by one token, record finished hypotheses, retire done sentences;
         returns the decoder state reordered to match."""
         k, device = self.k, self.device
-        vocab = log_probs.size(1)
-        top_log_prob, top_index = top_extensions(self.log_prob, log_probs, k)  # (b, K) of the K·V extensions
-        parent_beam, token = top_index // vocab, top_index % vocab
+        top_log_prob, parent_beam, token = top_extensions(self.log_prob, log_probs, k)  # (b, K) each
         rank = torch.arange(k, device=device).unsqueeze(0)
         accepted = (rank < self.open_slots.to(device).unsqueeze(1)) & torch.isfinite(top_log_prob)
         ends = accepted & (token == EOS)
@@ -153,11 +151,14 @@ class _Beams:
         return rows
 
 
-def top_extensions(log_prob: torch.Tensor, log_probs: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+def top_extensions(
+    log_prob: torch.Tensor, log_probs: torch.Tensor, k: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The k best one-token extensions of every sentence's K hypotheses, best first.
 
     log_prob (b, K) scores the hypotheses, log_probs (b·K, V) their next tokens; returns
-    the scores log_prob[s, j] + log_probs[s·K + j, w] (b, k) and the indices j·V + w (b, k).
+    the scores log_prob[s, j] + log_probs[s·K + j, w], the hypotheses j they extend and
+    the tokens w, each (b, k).
 
     Picks the k chunks of CHUNK columns with the highest maxima first, then the best
     k within them. That loses nothing: were one of the k best extensions in another
@@ -174,13 +175,14 @@ def top_extensions(log_prob: torch.Tensor, log_probs: torch.Tensor, k: int) -> t
     best_chunks = (maxima + log_prob.view(-1, 1)).view(sentences, -1).topk(k, dim=1).indices  # (b, k)
     parent, chunk = best_chunks // chunks, best_chunks % chunks
     columns = chunk.unsqueeze(-1) * CHUNK + torch.arange(CHUNK, device=log_probs.device)  # (b, k, CHUNK)
+    beyond = columns >= vocab  # past the end in a partial last chunk: scored -inf, never accepted
+    columns = columns.clamp(max=vocab - 1)
     row = parent + torch.arange(sentences, device=log_probs.device).unsqueeze(1) * beam
-    scores = log_probs[row.unsqueeze(-1), columns.clamp(max=vocab - 1)] + log_prob.gather(1, parent).unsqueeze(-1)
+    scores = log_probs[row.unsqueeze(-1), columns] + log_prob.gather(1, parent).unsqueeze(-1)
     if whole < vocab:
-        scores = scores.masked_fill(columns >= vocab, -math.inf)
+        scores = scores.masked_fill(beyond, -math.inf)
     top, position = scores.view(sentences, -1).topk(k, dim=1)
-    column = columns.view(sentences, -1).gather(1, position)
-    return top, parent.gather(1, position // CHUNK) * vocab + column
+    return top, parent.gather(1, position // CHUNK), columns.view(sentences, -1).gather(1, position)
 
 
 def _source_width(weights_history: torch.Tensor, length: int) -> torch.Tensor:

@@ -203,6 +203,16 @@ def test_top_extensions_equal_a_top_k_over_all_extensions(vocab):
     log_probs[5, :] = -math.inf  # a row that may only end, restricted to </s>
     log_probs[5, EOS] = -0.5
     expected = (log_prob.view(-1, 1) + log_probs).view(sentences, -1).topk(k, dim=1)
-    scores, indices = top_extensions(log_prob, log_probs, k)
+    scores, parents, tokens = top_extensions(log_prob, log_probs, k)
     torch.testing.assert_close(scores, expected.values, rtol=0, atol=0)
-    assert torch.equal(indices, expected.indices)
+    assert torch.equal(parents * vocab + tokens, expected.indices)
+
+
+def test_top_extensions_name_real_tokens_when_fewer_than_k_are_possible():
+    vocab, k = CHUNK + 5, 3
+    log_probs = torch.full((k, vocab), -math.inf)
+    log_probs[0, EOS] = -0.1  # the one live hypothesis may only end
+    log_prob = torch.tensor([[0.0, -math.inf, -math.inf]])
+    scores, parents, tokens = top_extensions(log_prob, log_probs, k)
+    assert scores[0, 0] == -0.1 and parents[0, 0] == 0 and tokens[0, 0] == EOS
+    assert bool((tokens >= 0).all() and (tokens < vocab).all() and (parents < k).all())
