@@ -14,6 +14,7 @@ from rnnsearch.errors import UserError
 from rnnsearch.model.seq2seq import RNNSearch, build_model
 from rnnsearch.search import Cancelled, Hypothesis, max_output_lengths
 from rnnsearch.search.beam import beam_search
+from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import Source, source_tensors, vector_tensors
 from rnnsearch.text.corpus import is_blank
@@ -191,10 +192,15 @@ class Translator:
         limits = max_output_lengths(src_lengths, self.search.max_length_ratio, self.search.max_length_extra)
         src, src_lengths = src.to(self.device), src_lengths.to(self.device)
         in_flight, penalty = self.search.batch_sentences, self.search.length_penalty
+        # On a GPU, launching a step's kernels costs more than running them: there the
+        # search keeps fixed shapes and replays each step as a CUDA graph.
+        on_gpu = self.device.type == "cuda"
+        greedy = fixed_shape_greedy_search if on_gpu else greedy_search
+        beam = fixed_shape_beam_search if on_gpu else beam_search
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.search.precision == "bf16"):
             if beam_size == 1:
-                return greedy_search(self.model, src, src_lengths, limits, penalty, in_flight, cancelled)
-            return beam_search(self.model, src, src_lengths, limits, penalty, beam_size, n_best, in_flight, cancelled)
+                return greedy(self.model, src, src_lengths, limits, penalty, in_flight, cancelled)
+            return beam(self.model, src, src_lengths, limits, penalty, beam_size, n_best, in_flight, cancelled)
 
     def _source_tokens(self, source: Source) -> list[str]:
         """Source pieces and </s> for text; for audio, each input vector's start time in seconds."""
@@ -248,14 +254,23 @@ def source_and_target_sizes(
     return len(src_subwords), len(tgt_subwords), False
 
 
-def load(model_dir: str | Path, device: str = "auto", precision: str | None = None) -> Translator:
+def load(
+    model_dir: str | Path, device: str = "auto", precision: str | None = None, batch_sentences: int | None = None
+) -> Translator:
     """A Translator for the trained model in `model_dir` (best weights if there are any);
-    `precision` (fp32 or bf16) overrides the search precision of the model's config."""
+    `precision` (fp32 or bf16) and `batch_sentences` override the search section of the
+    model's config."""
     config, src_subwords, tgt_subwords = load_model_files(model_dir)
+    search: dict[str, object] = {}
     if precision is not None:
         if precision not in PRECISIONS:
             raise UserError(f"precision {precision!r}: choose from {', '.join(PRECISIONS)}")
-        config = config.model_copy(update={"search": config.search.model_copy(update={"precision": precision})})
+        search["precision"] = precision
+    if batch_sentences is not None:
+        if batch_sentences < 1:
+            raise UserError(f"batch_sentences {batch_sentences}: must be at least 1")
+        search["batch_sentences"] = batch_sentences
+    config = config.model_copy(update={"search": config.search.model_copy(update=search)})
     model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords))
     load_weights(model, weights_path(model_dir))
     model.to(resolve_device(device)).eval()

@@ -93,14 +93,15 @@ class DecoderState:
         if other.beam != self.beam:
             raise ValueError(f"cannot join states of beam {self.beam} and {other.beam}")
         length = int(torch.cat([(~self.padding).sum(1), (~other.padding).sum(1)]).max())
-        first, second = self._source_length(length), other._source_length(length)
+        first, second = self.with_source_length(length), other.with_source_length(length)
         return DecoderState(
             *(None if a is None else torch.cat([a, b]) for a, b in zip(first._fields(), second._fields())),
             beam=self.beam,
         )
 
-    def _source_length(self, length: int) -> DecoderState:
-        """The same rows with the source side cut or padded to `length` positions."""
+    def with_source_length(self, length: int) -> DecoderState:
+        """The same rows with the source side cut or padded to `length` positions; padded
+        positions are masked, so every row attends as before."""
         return replace(
             self,
             annotations=_source_length(self.annotations, length, 0.0),

@@ -13,6 +13,7 @@ import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.search import max_output_lengths
 from rnnsearch.search.beam import beam_search
+from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import make_batch, source_tensors
 from rnnsearch.training.loss import sequence_loss
@@ -77,6 +78,29 @@ def test_greedy_and_beam_search_on_cuda_equal_the_cpu(decoder):
                 assert b.tokens == a.tokens
                 assert b.score == pytest.approx(a.score, abs=1e-4)
                 assert torch.allclose(b.alignment, a.alignment, atol=1e-5)
+
+
+@pytest.mark.parametrize("decoder", DECODERS.values(), ids=DECODERS.keys())
+@pytest.mark.parametrize("score", ["additive", "location", "none"])
+def test_searches_replayed_as_cuda_graphs_equal_the_eager_searches_on_the_cpu(decoder, score):
+    """Batches of 7 sentences of falling length: several graphs, some replayed for a second batch."""
+    cpu_model = tiny_model(vocab=20, seed=5, score=score, decoder=decoder)
+    cuda_model = copy.deepcopy(cpu_model).to(CUDA)
+    src, lengths = source_tensors(sorted(random_sources(40, 20, seed=9, max_len=15), key=len, reverse=True))
+    limits = max_output_lengths(lengths, 1.5, 3)
+    for eager, graphed, options in (
+        (greedy_search, fixed_shape_greedy_search, ()),
+        (beam_search, fixed_shape_beam_search, (4, 3)),
+    ):
+        expected = eager(cpu_model, src, lengths, limits, 1.0, *options, in_flight=7)
+        found = graphed(cuda_model, src.to(CUDA), lengths.to(CUDA), limits, 1.0, *options, in_flight=7)
+        for cpu_hypotheses, cuda_hypotheses in zip(expected, found, strict=True):
+            assert [h.tokens for h in cuda_hypotheses] == [h.tokens for h in cpu_hypotheses]
+            for a, b in zip(cpu_hypotheses, cuda_hypotheses):
+                assert b.score == pytest.approx(a.score, abs=1e-4)
+                assert (a.alignment is None) == (b.alignment is None)
+                if a.alignment is not None:
+                    assert torch.allclose(b.alignment, a.alignment, atol=1e-5)
 
 
 def test_a_bf16_step_on_cuda_keeps_fp32_weights_alignments_and_loss():

@@ -1,0 +1,346 @@
+"""Greedy and beam search in fixed shapes, so that a GPU replays each step as a CUDA graph.
+
+On a GPU one decoder step for 64 sentences is a chain of some 50 small kernels, and
+launching them takes longer than running them; the searches in `greedy` and `beam`
+also read every step's result back to the host, to retire finished sentences.
+Here a batch of sentences keeps its shape until every one of them is done: finished
+rows go on stepping with their results ignored, and whatever a step decides (the next
+tokens, which hypotheses ended, the histories) stays on the device. One step is
+captured as a CUDA graph once per batch shape and then replayed; the host looks at
+the device only every `CHECK_EVERY` steps, to see whether the batch is done.
+
+The results are those of `greedy_search` and `beam_search`: the same rules, step for
+step, on the same rows. On the CPU the same code runs without capture, which is how
+the tests compare the two.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from rnnsearch.model.decoder import DecoderState
+from rnnsearch.search import Cancelled, Hypothesis, check, normalised
+from rnnsearch.search.beam import top_extensions
+from rnnsearch.text.subwords import BOS, EOS, PAD
+
+CHECK_EVERY = 8
+"""Steps replayed between two looks at whether a batch is done."""
+
+SOURCE_MULTIPLE = 16
+"""Source lengths are padded up to a multiple of this, so that batches share graphs."""
+
+WARM_UP_STEPS = 2
+"""Eager steps before a capture, so that libraries set themselves up outside the graph."""
+
+
+@torch.no_grad()
+def fixed_shape_greedy_search(
+    model,
+    src: torch.Tensor,
+    src_lengths: torch.Tensor,
+    max_lengths: torch.Tensor,
+    length_penalty: float,
+    in_flight: int | None = None,
+    cancelled: Cancelled | None = None,
+) -> list[list[Hypothesis]]:
+    """`greedy_search`'s results, `in_flight` sentences (default: all) at a time in the
+    order given; `cancelled` is asked every `CHECK_EVERY` steps."""
+    longest = int(max_lengths.max())
+    loops = _Loops(lambda start: _GreedyLoop(model, start, longest), src.device)
+    results: list[list[Hypothesis]] = []
+    for batch in _batches(src.size(0), in_flight):
+        start = _start(model, src, src_lengths, batch)
+        loop = loops.get(start)
+        loop.load(start, max_lengths[batch].to(src.device))
+        loop.run(int(max_lengths[batch].max()), cancelled)
+        results += loop.hypotheses(src_lengths[batch].tolist(), length_penalty)
+    return results
+
+
+@torch.no_grad()
+def fixed_shape_beam_search(
+    model,
+    src: torch.Tensor,
+    src_lengths: torch.Tensor,
+    max_lengths: torch.Tensor,
+    length_penalty: float,
+    beam_size: int,
+    n_best: int = 1,
+    in_flight: int | None = None,
+    cancelled: Cancelled | None = None,
+) -> list[list[Hypothesis]]:
+    """`beam_search`'s results, `in_flight` sentences (default: all) at a time in the order
+    given; `cancelled` is asked every `CHECK_EVERY` steps."""
+    longest = int(max_lengths.max())
+    loops = _Loops(lambda start: _BeamLoop(model, start, longest), src.device)
+    results: list[list[Hypothesis]] = []
+    for batch in _batches(src.size(0), in_flight):
+        start = _start(model, src, src_lengths, batch).tile_beams(beam_size)
+        loop = loops.get(start)
+        loop.load(start, max_lengths[batch].to(src.device))
+        loop.run(int(max_lengths[batch].max()), cancelled)
+        results += loop.hypotheses(src_lengths[batch].tolist(), length_penalty, n_best)
+    return results
+
+
+def _batches(count: int, in_flight: int | None) -> list[torch.Tensor]:
+    size = in_flight or count
+    return [torch.arange(first, min(count, first + size)) for first in range(0, count, size)]
+
+
+def _start(model, src: torch.Tensor, src_lengths: torch.Tensor, batch: torch.Tensor) -> DecoderState:
+    """The batch's initial decoder state, its source side padded to a multiple of
+    SOURCE_MULTIPLE positions (no further than the longest source of the search)."""
+    index = batch.to(src.device)
+    lengths = src_lengths[index]
+    longest = int(lengths.max())
+    state = model.encode(src[index, :longest], lengths)
+    return state.with_source_length(min(src.size(1), -(-longest // SOURCE_MULTIPLE) * SOURCE_MULTIPLE))
+
+
+def _forbid(log_probs: torch.Tensor, force_end: torch.Tensor) -> torch.Tensor:
+    """`restrict` without reading anything back: <pad> and <s> nowhere, and only </s>
+    on rows (R,) that must end now."""
+    log_probs[:, PAD] = -math.inf
+    log_probs[:, BOS] = -math.inf
+    others = torch.arange(log_probs.size(1), device=log_probs.device) != EOS
+    return log_probs.masked_fill(force_end.unsqueeze(1) & others, -math.inf)
+
+
+class _Loop:
+    """The tensors of one batch shape, updated in place by `step`: what a CUDA graph needs."""
+
+    def __init__(self, model, start: DecoderState, longest: int):
+        self.model = model
+        self.state = DecoderState(*(None if t is None else t.clone() for t in _fields(start)), beam=start.beam)
+        self.position = torch.zeros(1, dtype=torch.long, device=start.padding.device)
+        self.longest = longest
+        self.with_alignments = model.has_alignment
+        self.graph: torch.cuda.CUDAGraph | None = None  # `step`, captured, on a GPU
+
+    def load(self, start: DecoderState, max_lengths: torch.Tensor) -> None:
+        """Begin a batch of the same shape."""
+        for buffer, value in zip(_fields(self.state), _fields(start)):
+            if buffer is not None:
+                buffer.copy_(value)
+        self.position.zero_()
+
+    def step(self) -> None:
+        """One search step for every row; reads nothing back to the host."""
+        raise NotImplementedError
+
+    def done(self) -> bool:
+        raise NotImplementedError
+
+    def run(self, steps: int, cancelled: Cancelled | None) -> None:
+        """Up to `steps` steps, fewer once every row is done."""
+        taken = 0
+        while taken < steps:
+            check(cancelled)
+            for _ in range(min(CHECK_EVERY, steps - taken)):
+                self.step() if self.graph is None else self.graph.replay()
+            taken += CHECK_EVERY
+            if self.done():
+                return
+
+    def _advance_state(self, state: DecoderState) -> None:
+        for buffer, value in zip(_fields(self.state)[:3], _fields(state)[:3]):
+            if buffer is not None:
+                buffer.copy_(value)
+
+
+class _GreedyLoop(_Loop):
+    def __init__(self, model, start: DecoderState, longest: int):
+        super().__init__(model, start, longest)
+        rows, device = start.padding.size(0), start.padding.device
+        self.max_lengths = torch.zeros(rows, dtype=torch.long, device=device)
+        self.prev = torch.zeros(rows, dtype=torch.long, device=device)
+        self.tokens = torch.zeros(rows, longest, dtype=torch.long, device=device)
+        self.log_prob = torch.zeros(rows, device=device)
+        self.lengths = torch.zeros(rows, dtype=torch.long, device=device)  # 0 until </s>
+        width = start.padding.size(1)
+        self.alignments = torch.zeros(rows, longest, width, device=device) if self.with_alignments else None
+
+    def load(self, start: DecoderState, max_lengths: torch.Tensor) -> None:
+        super().load(start, max_lengths)
+        self.max_lengths.copy_(max_lengths)
+        self.prev.fill_(BOS)
+        self.log_prob.zero_()
+        self.lengths.zero_()
+
+    def step(self) -> None:
+        log_probs, state, weights = self.model.step(self.prev, self.state)
+        log_probs = _forbid(log_probs, self.max_lengths <= self.position + 1)
+        best_log_prob, best = log_probs.max(dim=-1)
+        running = self.lengths == 0
+        self.tokens.index_copy_(1, self.position, best.unsqueeze(1))
+        if self.alignments is not None:
+            self.alignments.index_copy_(1, self.position, weights.float().unsqueeze(1))
+        self.log_prob += best_log_prob.masked_fill(~running, 0.0)
+        self.lengths.copy_(torch.where(running & (best == EOS), self.position + 1, self.lengths))
+        self.prev.copy_(best)
+        self._advance_state(state)
+        self.position += 1
+
+    def done(self) -> bool:
+        return bool((self.lengths > 0).all())
+
+    def hypotheses(self, src_lengths: list[int], length_penalty: float) -> list[list[Hypothesis]]:
+        steps = int(self.position)  # read back only the columns written
+        tokens, log_probs, lengths = self.tokens[:, :steps].tolist(), self.log_prob.tolist(), self.lengths.tolist()
+        alignments = None if self.alignments is None else _host_copy(self.alignments[:, :steps])
+        return [
+            [
+                Hypothesis(
+                    tokens=tokens[row][: lengths[row] - 1],
+                    log_prob=log_probs[row],
+                    score=normalised(log_probs[row], lengths[row], length_penalty),
+                    alignment=None if alignments is None else alignments[row, : lengths[row], : src_lengths[row]],
+                )
+            ]
+            for row in range(len(src_lengths))
+        ]
+
+
+class _BeamLoop(_Loop):
+    """K rows per sentence, as in `beam_search`. A sentence closes one of its K slots with
+    every hypothesis that ends, so it finishes at most K: each is copied to that slot's
+    place in the `finished_*` tensors (place K takes the writes of rows that did not end)."""
+
+    def __init__(self, model, start: DecoderState, longest: int):
+        super().__init__(model, start, longest)
+        k, device = start.beam, start.padding.device
+        sentences, width = start.padding.shape
+        self.k = k
+        self.sentences = torch.arange(sentences, device=device)
+        self.max_lengths = torch.zeros(sentences, dtype=torch.long, device=device)
+        self.prev = torch.zeros(sentences * k, dtype=torch.long, device=device)
+        self.log_prob = torch.zeros(sentences, k, device=device)  # -inf: no live hypothesis in the slot
+        self.open_slots = torch.zeros(sentences, dtype=torch.long, device=device)
+        self.history = torch.zeros(sentences * k, longest, dtype=torch.long, device=device)
+        self.finished_tokens = torch.zeros(sentences, k + 1, longest, dtype=torch.long, device=device)
+        self.finished_log_prob = torch.zeros(sentences, k + 1, device=device)
+        self.finished_length = torch.zeros(sentences, k + 1, dtype=torch.long, device=device)
+        self.weights_history = self.finished_alignments = None
+        if self.with_alignments:
+            self.weights_history = torch.zeros(sentences * k, longest, width, device=device)
+            self.finished_alignments = torch.zeros(sentences, k + 1, longest, width, device=device)
+
+    def load(self, start: DecoderState, max_lengths: torch.Tensor) -> None:
+        super().load(start, max_lengths)
+        self.max_lengths.copy_(max_lengths)
+        self.prev.fill_(BOS)
+        self.log_prob.fill_(-math.inf)
+        self.log_prob[:, 0] = 0.0
+        self.open_slots.fill_(self.k)
+
+    def step(self) -> None:
+        k, sentences = self.k, self.sentences
+        log_probs, state, weights = self.model.step(self.prev, self.state)
+        force_end = (self.max_lengths <= self.position + 1).unsqueeze(1).expand(-1, k).reshape(-1)
+        top_log_prob, parent_beam, token = top_extensions(self.log_prob, _forbid(log_probs, force_end), k)
+        rank = torch.arange(k, device=token.device)
+        accepted = (rank < self.open_slots.unsqueeze(1)) & torch.isfinite(top_log_prob)
+        ends = accepted & (token == EOS)
+        parents = (parent_beam + sentences.unsqueeze(1) * k).view(-1)
+        history = self.history.index_select(0, parents)
+        history.index_copy_(1, self.position, token.view(-1, 1))
+        self.history.copy_(history)
+        slot = torch.where(ends, (k - self.open_slots).unsqueeze(1) + ends.cumsum(1) - 1, k)
+        place = (sentences.unsqueeze(1).expand_as(slot), slot)
+        self.finished_tokens.index_put_(place, history.view(len(sentences), k, -1))
+        self.finished_log_prob.index_put_(place, top_log_prob)
+        self.finished_length.index_put_(place, (self.position + 1).expand_as(slot))
+        if self.weights_history is not None:
+            weights_history = self.weights_history.index_select(0, parents)
+            weights_history.index_copy_(1, self.position, weights.float().index_select(0, parents).unsqueeze(1))
+            self.weights_history.copy_(weights_history)
+            self.finished_alignments.index_put_(
+                place, weights_history.view(len(sentences), k, *weights_history.shape[1:])
+            )
+        self.open_slots -= ends.sum(1)
+        self.log_prob.copy_(torch.where(accepted & ~ends, top_log_prob, -math.inf))
+        self.prev.copy_(token.view(-1))
+        self._advance_state(state.reorder_beams(parents))
+        self.position += 1
+
+    def done(self) -> bool:
+        return bool(((self.open_slots == 0) | ~torch.isfinite(self.log_prob).any(1)).all())
+
+    def hypotheses(self, src_lengths: list[int], length_penalty: float, n_best: int) -> list[list[Hypothesis]]:
+        """Every sentence's finished hypotheses in the order they ended, as `beam_search`
+        collects them, then ranked."""
+        k, steps = self.k, int(self.position)  # read back only the slots and columns written
+        closed = (k - self.open_slots).tolist()
+        tokens, log_probs = self.finished_tokens[:, :k, :steps].tolist(), self.finished_log_prob.tolist()
+        lengths = self.finished_length.tolist()
+        alignments = None
+        if self.finished_alignments is not None:
+            alignments = _host_copy(self.finished_alignments[:, :k, :steps])
+        results = []
+        for sentence, source_length in enumerate(src_lengths):
+            found = []
+            for slot in range(closed[sentence]):
+                length, total = lengths[sentence][slot], log_probs[sentence][slot]
+                alignment = None if alignments is None else alignments[sentence, slot, :length, :source_length]
+                found.append(
+                    Hypothesis(
+                        tokens=tokens[sentence][slot][: length - 1],
+                        log_prob=total,
+                        score=normalised(total, length, length_penalty),
+                        alignment=alignment,
+                    )
+                )
+            results.append(sorted(found, key=lambda h: h.score, reverse=True)[:n_best])
+        return results
+
+
+class _Loops:
+    """The loops of one search, one per batch shape; on a GPU each with its step captured
+    as a CUDA graph, all drawing on one memory pool (they never run at the same time)."""
+
+    def __init__(self, make: Callable[[DecoderState], _Loop], device: torch.device):
+        self.make = make
+        self.cuda = device.type == "cuda"
+        self.loops: dict[tuple[int, ...], _Loop] = {}
+        self.pool = torch.cuda.graph_pool_handle() if self.cuda else None
+
+    def get(self, start: DecoderState) -> _Loop:
+        """The loop for `start`'s shape, made (and captured) on first use."""
+        shape = (*start.state.shape, *start.padding.shape)
+        if shape not in self.loops:
+            loop = self.make(start)
+            if self.cuda:
+                loop.graph = self._capture(loop, start)
+            self.loops[shape] = loop
+        return self.loops[shape]
+
+    def _capture(self, loop: _Loop, start: DecoderState) -> torch.cuda.CUDAGraph:
+        """Warm up on a side stream, as CUDA graph capture asks, then record one step. The
+        warm-up moves the loop's tensors on; `load` sets them again before each batch."""
+        device = start.padding.device
+        loop.load(start, torch.full((start.padding.size(0),), loop.longest, device=device))
+        side = torch.cuda.Stream(device)
+        side.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(side):
+            for _ in range(min(WARM_UP_STEPS, loop.longest)):
+                loop.step()
+        torch.cuda.current_stream(device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=self.pool):
+            loop.step()
+        return graph
+
+
+def _fields(state: DecoderState) -> tuple[torch.Tensor | None, ...]:
+    """The recurrent part (state, memory, feed), then the source side (annotations, keys, padding)."""
+    return state.state, state.memory, state.feed, state.annotations, state.keys, state.padding
+
+
+def _host_copy(tensor: torch.Tensor) -> torch.Tensor:
+    """A copy on the host, also where the tensor already lives there: the loop overwrites
+    its tensors with the next batch, while hypotheses keep views of this copy."""
+    return tensor.to("cpu", copy=True)
