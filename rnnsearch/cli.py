@@ -53,7 +53,9 @@ def _alignment_row(translation) -> dict:
 def _translate(args: argparse.Namespace) -> None:
     import rnnsearch
 
-    translator = rnnsearch.load(args.model_dir, device=args.device, precision=args.precision)
+    translator = rnnsearch.load(
+        args.model_dir, device=args.device, precision=args.precision, batch_sentences=args.batch_sentences
+    )
     if args.alignments or args.hard_alignments:
         translator.require_alignment()
     lines = _read_input(args.input)
@@ -90,7 +92,9 @@ def _evaluate(args: argparse.Namespace) -> None:
     from rnnsearch.evaluation import metrics
     from rnnsearch.text.corpus import read_lines
 
-    translator = rnnsearch.load(args.model_dir, device=args.device, precision=args.precision)
+    translator = rnnsearch.load(
+        args.model_dir, device=args.device, precision=args.precision, batch_sentences=args.batch_sentences
+    )
     if translator.speech:
         _evaluate_speech(translator, args)
         return
@@ -160,7 +164,9 @@ def _attention(args: argparse.Namespace) -> None:
     import rnnsearch
     from rnnsearch.evaluation.plots import alignment_heatmap
 
-    translator = rnnsearch.load(args.model_dir, device=args.device, precision=args.precision)
+    translator = rnnsearch.load(
+        args.model_dir, device=args.device, precision=args.precision, batch_sentences=args.batch_sentences
+    )
     translator.require_alignment()
     if translator.speech:
         translation = translator.transcribe_files([args.sentence], beam_size=args.beam_size)[0]
@@ -241,6 +247,11 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--beam-size", type=int, default=None, help="1 = greedy (default: the config's)")
         command.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: the GPU if any)")
         command.add_argument("--precision", choices=PRECISIONS, help="search precision (default: the config's)")
+        command.add_argument(
+            "--batch-sentences",
+            type=_positive(int),
+            help="sentences decoded together (default: the config's search.batch_sentences); a GPU gains from more",
+        )
         return command
 
     translate = model_command(

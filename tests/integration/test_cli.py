@@ -52,6 +52,16 @@ def test_translate_is_a_line_for_line_filter(model_dir, tmp_path, capsys, monkey
     assert np.allclose(matrix.sum(1), 1.0, atol=1e-3)
 
 
+def test_sentences_decoded_together_change_the_speed_not_the_translations(model_dir, tmp_path, capsys):
+    source = write_lines(tmp_path / "in.de", ["Ein Hund läuft.", "Zwei Männer spielen Fußball.", "Eine Frau singt."])
+    _, together, _ = run_cli(capsys, "translate", model_dir, "-i", source)
+    status, one_by_one, _ = run_cli(capsys, "translate", model_dir, "-i", source, "--batch-sentences", 1)
+    assert status == 0 and one_by_one == together
+    with pytest.raises(SystemExit):
+        main(["translate", str(model_dir), "-i", str(source), "--batch-sentences", "0"])
+    assert "--batch-sentences: must be greater than 0" in capsys.readouterr().err
+
+
 def test_nbest_output_lists_n_scored_hypotheses_per_line(model_dir, tmp_path, capsys):
     source = write_lines(tmp_path / "in.de", ["Ein Hund läuft.", "Eine Frau singt."])
     status, out, _ = run_cli(capsys, "translate", model_dir, "-i", source, "--beam-size", 4, "--n-best", 3)
