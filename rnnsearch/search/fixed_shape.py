@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import torch
 
+from rnnsearch.capture import garbage_collector_paused
 from rnnsearch.model.decoder import DecoderState
 from rnnsearch.search import Cancelled, Hypothesis, check, normalised
 from rnnsearch.search.beam import top_extensions
@@ -330,7 +331,7 @@ class _Loops:
                 loop.step()
         torch.cuda.current_stream(device).wait_stream(side)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=self.pool):
+        with garbage_collector_paused(), torch.cuda.graph(graph, pool=self.pool):
             loop.step()
         return graph
 
