@@ -209,6 +209,11 @@ class TrainConfig(_Section):
         "small models gain nothing); attention weights and the loss stay fp32, the weights and the optimizer fp32",
     )
     device: str = "auto"
+    cuda_graphs: bool = Field(
+        True,
+        description="on a GPU (one process, fp32): replay the decoder's forward and backward as CUDA graphs, one "
+        "set per batch shape, each keeping its own activations; false runs every kernel from Python",
+    )
 
     @model_validator(mode="after")
     def _annealing_needs_a_budget(self) -> TrainConfig:

@@ -32,6 +32,7 @@ from rnnsearch.text.batches import Batch, Pair, epoch_batches, make_batch
 from rnnsearch.text.corpus import FilterReport, is_blank, read_parallel
 from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import checkpoint
+from rnnsearch.training.cuda_graphs import GraphedLoss
 from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
 from rnnsearch.training.loss import sequence_loss
 from rnnsearch.translator import Translation, Translator, resolve_device, source_and_target_sizes
@@ -204,16 +205,21 @@ def training_step(
     clip_norm: float,
     world: World = SINGLE_PROCESS,
     precision: str = "fp32",
+    graphed: GraphedLoss | None = None,
 ) -> tuple[float, int]:
     """One update on the per-token mean loss, gradients clipped to `clip_norm`.
 
     Under DDP (`model` wrapped, `world` of N ranks) the mean is over the tokens of all
     ranks' batches: DDP averages the N gradients, hence the factor N. With precision
-    bf16 the forward pass runs under bfloat16 autocast. Returns this rank's summed
-    loss and its number of target tokens.
+    bf16 the forward pass runs under bfloat16 autocast. `graphed`, on a GPU, computes
+    the loss with CUDA graphs instead. Returns this rank's summed loss and its number
+    of target tokens.
     """
-    with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
-        loss, tokens = sequence_loss(model, batch, label_smoothing)
+    if graphed is not None:
+        loss, tokens = graphed(batch)
+    else:
+        with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
+            loss, tokens = sequence_loss(model, batch, label_smoothing)
     optimizer.zero_grad(set_to_none=True)
     (loss / world.total(tokens) * world.size).backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
@@ -263,9 +269,13 @@ class Trainer:
             torch.manual_seed(options.seed + world.rank)  # each rank its own dropout masks
             device_ids = [self.device.index] if self.device.type == "cuda" else None
             self.trainee = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=device_ids)
+        self.graphed = None
+        if self.device.type == "cuda" and options.cuda_graphs and not world.distributed and options.precision == "fp32":
+            self.graphed = GraphedLoss(self.model, options.label_smoothing, config.data.max_length + 1)
         self._say(
             f"model: {sum(p.numel() for p in self.model.parameters()):,} parameters on {self.device}"
             + (f", {world.size} processes" if world.distributed else "")
+            + (", decoder replayed as CUDA graphs" if self.graphed else "")
         )
         self._loop()
 
@@ -360,6 +370,7 @@ class Trainer:
                 options.clip_norm,
                 self.world,
                 options.precision,
+                self.graphed,
             )
             progress.step += 1
             loss_sum += loss

@@ -16,6 +16,7 @@ from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import make_batch, source_tensors
+from rnnsearch.training.cuda_graphs import GraphedLoss
 from rnnsearch.training.loss import sequence_loss
 from rnnsearch.training.trainer import training_step
 from tests.conftest import random_sources, tiny_model
@@ -40,9 +41,9 @@ def exact_fp32_products():
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
-def _batch(seed: int, vocab: int = 20):
-    sources = random_sources(16, vocab, seed=seed, min_len=2, max_len=11)
-    targets = random_sources(16, vocab, seed=seed + 1, min_len=2, max_len=9)
+def _batch(seed: int, vocab: int = 20, count: int = 16):
+    sources = random_sources(count, vocab, seed=seed, min_len=2, max_len=11)
+    targets = random_sources(count, vocab, seed=seed + 1, min_len=2, max_len=9)
     return make_batch(list(zip(sources, targets)))
 
 
@@ -101,6 +102,42 @@ def test_searches_replayed_as_cuda_graphs_equal_the_eager_searches_on_the_cpu(de
                 assert (a.alignment is None) == (b.alignment is None)
                 if a.alignment is not None:
                     assert torch.allclose(b.alignment, a.alignment, atol=1e-5)
+
+
+@pytest.mark.parametrize("decoder", {"luong": {"wiring": "luong"}, **DECODERS}.values())
+def test_training_steps_replayed_as_cuda_graphs_equal_eager_steps(decoder):
+    """Three updates; the second batch has the first one's padded shape, so its graphs
+    are replayed on new data; the third needs a new shape."""
+    eager_model = tiny_model(vocab=20, seed=3, decoder=decoder).train().to(CUDA)
+    graphed_model = copy.deepcopy(eager_model)
+    eager_optimizer = torch.optim.Adam(eager_model.parameters(), lr=0.01)
+    graphed_optimizer = torch.optim.Adam(graphed_model.parameters(), lr=0.01)
+    graphed = GraphedLoss(graphed_model, 0.1, longest_source=64)
+    for batch in (_batch(seed=7), _batch(seed=9), _batch(seed=11, count=40)):
+        batch = batch.to(CUDA)
+        eager_loss, tokens = training_step(eager_model, eager_optimizer, batch, 0.1, 1.0)
+        graphed_loss, graphed_tokens = training_step(graphed_model, graphed_optimizer, batch, 0.1, 1.0, graphed=graphed)
+        assert graphed_tokens == tokens
+        assert graphed_loss == pytest.approx(eager_loss, rel=1e-5)
+    assert len(graphed.graphed) == 2
+    for (name, p), q in zip(eager_model.named_parameters(), graphed_model.parameters()):
+        assert torch.allclose(q, p, rtol=1e-4, atol=1e-5), name
+
+
+def test_graph_replays_draw_new_dropout_masks_and_learn():
+    model = tiny_model(vocab=20, seed=3).to(CUDA)
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.3
+    model.train()
+    graphed = GraphedLoss(model, 0.1, longest_source=64)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    batch = _batch(seed=7).to(CUDA)
+    with torch.no_grad():
+        twice = [graphed(batch)[0].item() for _ in range(2)]
+    assert twice[0] != twice[1]
+    losses = [training_step(model, optimizer, batch, 0.1, 1.0, graphed=graphed)[0] for _ in range(30)]
+    assert losses[-1] < 0.7 * losses[0]
 
 
 def test_a_bf16_step_on_cuda_keeps_fp32_weights_alignments_and_loss():

@@ -1,0 +1,119 @@
+"""The training step's decoder and loss, replayed as CUDA graphs on a GPU.
+
+With Multi30k-sized batches a GPU spends a training step launching kernels: the
+decoder runs its attention and recurrence once per target position, forward and
+backward, each a handful of small kernels. Here each batch shape's decoder forward
+and backward are captured once (`torch.cuda.make_graphed_callables`) and replayed.
+
+The encoder stays eager: its cuDNN RNN reads packed sequences whose layout depends on
+every sentence's length. Its annotations are then padded to a grid of shapes (rows to
+a multiple of ROW_MULTIPLE, source and target positions to a multiple of
+POSITION_MULTIPLE), so that a few dozen shapes cover a corpus. Padded source positions
+are masked as always, padded rows attend to nothing real, and padded target positions
+(<pad>) count for nothing in the loss: the loss and the gradients are those of the
+batch itself. Each shape keeps what its backward pass needs, so GPU memory grows with
+the number of shapes met; `train.cuda_graphs: false` turns this off.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from rnnsearch.capture import garbage_collector_paused
+from rnnsearch.text.batches import Batch
+from rnnsearch.text.subwords import PAD
+
+ROW_MULTIPLE = 16
+POSITION_MULTIPLE = 8
+
+
+class DecoderLoss(nn.Module):
+    """The summed label-smoothed cross-entropy of the decoder's predictions, from the
+    encoder's annotations and summary; target positions holding <pad> count for nothing."""
+
+    def __init__(self, model: nn.Module, label_smoothing: float):
+        super().__init__()
+        self.decoder = model.decoder
+        self.label_smoothing = label_smoothing
+
+    def forward(
+        self,
+        annotations: torch.Tensor,
+        summary: torch.Tensor,
+        padding: torch.Tensor,
+        tgt_in: torch.Tensor,
+        tgt_out: torch.Tensor,
+    ) -> torch.Tensor:
+        readout, _ = self.decoder(tgt_in, self.decoder.initial_state(annotations, summary, padding))
+        logits = self.decoder.output_layer(readout).flatten(0, 1).float()
+        return F.cross_entropy(
+            logits, tgt_out.flatten(), ignore_index=PAD, label_smoothing=self.label_smoothing, reduction="sum"
+        )
+
+
+def fixed_shape_inputs(
+    annotations: torch.Tensor, summary: torch.Tensor, batch: Batch, longest_source: int
+) -> tuple[torch.Tensor, ...]:
+    """DecoderLoss's inputs for `batch`, padded to the grid of shapes; source positions
+    no further than `longest_source`, beyond which some alignment models cannot reach."""
+    rows, source, target = annotations.size(0), annotations.size(1), batch.tgt_in.size(1)
+    extra_rows = _round_up(rows, ROW_MULTIPLE) - rows
+    extra_source = max(source, min(_round_up(source, POSITION_MULTIPLE), longest_source)) - source
+    extra_target = _round_up(target, POSITION_MULTIPLE) - target
+    lengths = F.pad(batch.src_lengths, (0, extra_rows))  # padded rows: no real position
+    padding = torch.arange(source + extra_source, device=lengths.device).unsqueeze(0) >= lengths.unsqueeze(1)
+    return (
+        F.pad(annotations, (0, 0, 0, extra_source, 0, extra_rows)),
+        F.pad(summary, (0, 0, 0, extra_rows)),
+        padding,
+        F.pad(batch.tgt_in, (0, extra_target, 0, extra_rows), value=PAD),
+        F.pad(batch.tgt_out, (0, extra_target, 0, extra_rows), value=PAD),
+    )
+
+
+class GraphedLoss:
+    """`sequence_loss` for one model on a GPU: the encoder eager, then the decoder and loss
+    of the batch's shape as CUDA graphs, captured when the shape is first met.
+
+    All shapes share one memory pool: their graphs run one after another, and what one
+    keeps between its forward and backward replays is kept alive, so no other reuses it.
+    Captures run on a forked random-number generator: the warm-up passes a capture
+    makes draw no dropout masks from the run's own stream, which therefore does not
+    depend on when shapes are first met (a resumed run meets them at other steps).
+    """
+
+    def __init__(self, model: nn.Module, label_smoothing: float, longest_source: int):
+        self.model, self.label_smoothing, self.longest_source = model, label_smoothing, longest_source
+        self.graphed: dict[tuple[int, ...], nn.Module] = {}
+        self.pool = torch.cuda.graph_pool_handle()
+        # The decoder's parameters gather their gradients in nodes made while capturing, on
+        # the capture's stream, and kept by the graphs; the replayed backward pass hands
+        # them gradients from the training stream. That costs a stream synchronisation, not
+        # a wrong result, so autograd need not warn about it at every run.
+        torch.autograd.graph.set_warn_on_accumulate_grad_stream_mismatch(False)
+
+    def __call__(self, batch: Batch) -> tuple[torch.Tensor, int]:
+        """Summed loss over the batch's target tokens, and how many there are."""
+        annotations, summary = self.model.encoder(batch.src, batch.src_lengths)
+        inputs = fixed_shape_inputs(annotations, summary, batch, self.longest_source)
+        shape = (*inputs[0].shape[:2], inputs[3].size(1))
+        if shape not in self.graphed:
+            self.graphed[shape] = self._capture(inputs)
+        return self.graphed[shape](*inputs), batch.target_tokens
+
+    def _capture(self, inputs: tuple[torch.Tensor, ...]) -> nn.Module:
+        samples = tuple(t.detach().clone().requires_grad_(t.requires_grad) for t in inputs)
+        with (
+            garbage_collector_paused(),
+            torch.random.fork_rng(devices=[inputs[0].device.index]),
+            torch.enable_grad(),
+        ):
+            return torch.cuda.make_graphed_callables(
+                DecoderLoss(self.model, self.label_smoothing), samples, pool=self.pool, allow_unused_input=True
+            )
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
