@@ -19,8 +19,11 @@ alone (under bfloat16 autocast with `--set train.precision=bf16`).
 Peak RSS is the process's maximum resident set size; on CUDA also the peak GPU memory
 held by tensors.
 Device: the config's train.device (`--set train.device=cuda`; default auto), for
-training and decoding alike. On CUDA the ceilings are the device's fp32 and bf16 matrix
-products, and every timed region ends with a synchronisation.
+training and decoding alike. On CUDA in fp32 the decoder is replayed as CUDA graphs,
+as the trainer does (`--set train.cuda_graphs=false`: eager); a first untimed pass over
+the warm-up and timed batches captures their shapes, and its time is reported. On
+CUDA the ceilings are the device's fp32 and bf16 matrix products, and every timed
+region ends with a synchronisation.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from rnnsearch.text.batches import epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines, read_parallel  # noqa: E402
 from rnnsearch.text.subwords import PAD  # noqa: E402
 from rnnsearch.training.checkpoint import load_model_files  # noqa: E402
+from rnnsearch.training.cuda_graphs import GraphedLoss  # noqa: E402
 from rnnsearch.training.loss import output_layer_loss, sequence_loss  # noqa: E402
 from rnnsearch.training.trainer import (  # noqa: E402
     configure_cpu,
@@ -76,12 +80,28 @@ def training_speed(config, steps: int, warmup: int, device: torch.device) -> dic
     order = epoch_batches(pairs, config.train.batch_tokens, config.train.max_batch_sentences, config.train.seed, 0)
     model.train()
     train = config.train
+    graphed, capture_seconds = None, 0.0
+    if device.type == "cuda" and train.cuda_graphs and train.precision == "fp32":
+        graphed = GraphedLoss(model, train.label_smoothing, config.data.max_length + 1)
+        started = clock(device)
+        for indices in order[: warmup + steps]:  # every shape of the timed batches captured before timing
+            training_step(
+                model,
+                optimizer,
+                make_batch([pairs[i] for i in indices]).to(device),
+                train.label_smoothing,
+                train.clip_norm,
+                graphed=graphed,
+            )
+        capture_seconds = clock(device) - started
     tokens, started = 0, None
     for step, indices in enumerate(order[: warmup + steps]):
         if step == warmup:
             tokens, started = 0, clock(device)
         batch = make_batch([pairs[i] for i in indices]).to(device)
-        _, n = training_step(model, optimizer, batch, train.label_smoothing, train.clip_norm, precision=train.precision)
+        _, n = training_step(
+            model, optimizer, batch, train.label_smoothing, train.clip_norm, precision=train.precision, graphed=graphed
+        )
         tokens += n
     seconds = clock(device) - started
     sample = [make_batch([pairs[i] for i in indices]).to(device) for indices in order[warmup : warmup + min(steps, 20)]]
@@ -95,6 +115,7 @@ def training_speed(config, steps: int, warmup: int, device: torch.device) -> dic
         "train_sentences_per_batch": sum(len(b) for b in order[warmup : warmup + steps]) / steps,
         "train_mflop_per_target_token": flops_per_token / 1e6,
         "train_achieved_gflops": flops_per_token * tokens_per_second / 1e9,
+        **({"train_graph_shapes": len(graphed.graphed), "train_capture_pass_s": capture_seconds} if graphed else {}),
         **{f"phase_{name}_ms": value for name, value in step_phases(model, optimizer, sample, config).items()},
     }
 
