@@ -14,9 +14,9 @@ def garbage_collector_paused() -> Iterator[None]:
     A collection in the middle of a capture can free another graph (one left in a
     reference cycle, as `make_graphed_callables` leaves the modules it patches), and
     destroying a graph is not allowed while a capture is running: the capture fails.
-    What is garbage before the capture is collected first.
+    Such garbage waits for the next collection after the capture; collecting before
+    every capture would cost a full collection each time.
     """
-    gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()
     try:
