@@ -118,22 +118,26 @@ class _Loop:
         self.model = model
         self.state = DecoderState(*(None if t is None else t.clone() for t in _fields(start)), beam=start.beam)
         self.position = torch.zeros(1, dtype=torch.long, device=start.padding.device)
+        self.max_lengths = torch.zeros(start.padding.size(0), dtype=torch.long, device=start.padding.device)
         self.longest = longest
         self.with_alignments = model.has_alignment
         self.graph: torch.cuda.CUDAGraph | None = None  # `step`, captured, on a GPU
 
     def load(self, start: DecoderState, max_lengths: torch.Tensor) -> None:
-        """Begin a batch of the same shape."""
+        """Begin a batch of the same shape: its initial state, and the output steps allowed
+        to each sentence."""
         for buffer, value in zip(_fields(self.state), _fields(start)):
             if buffer is not None:
                 buffer.copy_(value)
         self.position.zero_()
+        self.max_lengths.copy_(max_lengths)
 
     def step(self) -> None:
         """One search step for every row; reads nothing back to the host."""
         raise NotImplementedError
 
     def done(self) -> bool:
+        """Whether every sentence of the batch is done; waits for the device."""
         raise NotImplementedError
 
     def run(self, steps: int, cancelled: Cancelled | None) -> None:
@@ -148,6 +152,7 @@ class _Loop:
                 return
 
     def _advance_state(self, state: DecoderState) -> None:
+        """Take the recurrent part of the next state; the source side never changes."""
         for buffer, value in zip(_fields(self.state)[:3], _fields(state)[:3]):
             if buffer is not None:
                 buffer.copy_(value)
@@ -157,7 +162,6 @@ class _GreedyLoop(_Loop):
     def __init__(self, model, start: DecoderState, longest: int):
         super().__init__(model, start, longest)
         rows, device = start.padding.size(0), start.padding.device
-        self.max_lengths = torch.zeros(rows, dtype=torch.long, device=device)
         self.prev = torch.zeros(rows, dtype=torch.long, device=device)
         self.tokens = torch.zeros(rows, longest, dtype=torch.long, device=device)
         self.log_prob = torch.zeros(rows, device=device)
@@ -167,7 +171,6 @@ class _GreedyLoop(_Loop):
 
     def load(self, start: DecoderState, max_lengths: torch.Tensor) -> None:
         super().load(start, max_lengths)
-        self.max_lengths.copy_(max_lengths)
         self.prev.fill_(BOS)
         self.log_prob.zero_()
         self.lengths.zero_()
@@ -217,7 +220,6 @@ class _BeamLoop(_Loop):
         sentences, width = start.padding.shape
         self.k = k
         self.sentences = torch.arange(sentences, device=device)
-        self.max_lengths = torch.zeros(sentences, dtype=torch.long, device=device)
         self.prev = torch.zeros(sentences * k, dtype=torch.long, device=device)
         self.log_prob = torch.zeros(sentences, k, device=device)  # -inf: no live hypothesis in the slot
         self.open_slots = torch.zeros(sentences, dtype=torch.long, device=device)
@@ -232,7 +234,6 @@ class _BeamLoop(_Loop):
 
     def load(self, start: DecoderState, max_lengths: torch.Tensor) -> None:
         super().load(start, max_lengths)
-        self.max_lengths.copy_(max_lengths)
         self.prev.fill_(BOS)
         self.log_prob.fill_(-math.inf)
         self.log_prob[:, 0] = 0.0
