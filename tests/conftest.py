@@ -46,3 +46,17 @@ def random_sources(count: int, vocab: int, seed: int, min_len: int = 1, max_len:
 @pytest.fixture
 def model() -> RNNSearch:
     return tiny_model()
+
+
+def assert_same_hypotheses(expected, found) -> None:
+    """Two searches' n-best lists agree: tokens exactly; scores, log-probabilities and
+    alignments within float tolerance."""
+    for reference, hypotheses in zip(expected, found, strict=True):
+        assert [h.tokens for h in hypotheses] == [h.tokens for h in reference]
+        assert [h.score for h in hypotheses] == pytest.approx([h.score for h in reference], abs=1e-5)
+        assert [h.log_prob for h in hypotheses] == pytest.approx([h.log_prob for h in reference], abs=1e-5)
+        for h, r in zip(hypotheses, reference):
+            assert (h.alignment is None) == (r.alignment is None)
+            if r.alignment is not None:
+                assert h.alignment.shape == r.alignment.shape
+                assert torch.allclose(h.alignment, r.alignment, atol=1e-6)

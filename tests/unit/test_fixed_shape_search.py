@@ -10,7 +10,7 @@ from rnnsearch.search.fixed_shape import CHECK_EVERY, fixed_shape_beam_search, f
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import source_tensors
 from rnnsearch.text.subwords import BOS, EOS, PAD
-from tests.conftest import random_sources, tiny_model
+from tests.conftest import assert_same_hypotheses, random_sources, tiny_model
 
 DECODERS = {
     "bahdanau-gru": {},
@@ -21,18 +21,6 @@ SEARCHES = {
     "greedy": (greedy_search, fixed_shape_greedy_search, ()),
     "beam": (beam_search, fixed_shape_beam_search, (4, 3)),
 }
-
-
-def assert_same_hypotheses(expected, found):
-    for reference, hypotheses in zip(expected, found, strict=True):
-        assert [h.tokens for h in hypotheses] == [h.tokens for h in reference]
-        assert [h.score for h in hypotheses] == pytest.approx([h.score for h in reference], abs=1e-5)
-        assert [h.log_prob for h in hypotheses] == pytest.approx([h.log_prob for h in reference], abs=1e-5)
-        for h, r in zip(hypotheses, reference):
-            assert (h.alignment is None) == (r.alignment is None)
-            if r.alignment is not None:
-                assert h.alignment.shape == r.alignment.shape
-                assert torch.allclose(h.alignment, r.alignment, atol=1e-6)
 
 
 @pytest.mark.parametrize("search", SEARCHES.values(), ids=SEARCHES.keys())

@@ -9,7 +9,7 @@ from rnnsearch.search.beam import CHUNK, beam_search, top_extensions
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import source_tensors
 from rnnsearch.text.subwords import BOS, EOS, PAD
-from tests.conftest import random_sources, tiny_model
+from tests.conftest import assert_same_hypotheses, random_sources, tiny_model
 
 
 def search(model, sources, beam_size=1, n_best=1, penalty=1.0, ratio=1.5, extra=3):
@@ -80,15 +80,7 @@ def test_sentences_joining_a_batch_in_flight_get_the_same_output(beam_size, n_be
     sources = sorted(random_sources(40, 20, seed=9, max_len=15), key=len, reverse=True)
     everything_at_once = _in_flight_search(model, sources, beam_size, n_best, None)
     for in_flight in (1, 5):
-        joined = _in_flight_search(model, sources, beam_size, n_best, in_flight)
-        for reference, found in zip(everything_at_once, joined, strict=True):
-            assert [h.tokens for h in found] == [h.tokens for h in reference]
-            assert [h.score for h in found] == pytest.approx([h.score for h in reference], abs=1e-5)
-            for h, r in zip(found, reference):
-                assert (h.alignment is None) == (r.alignment is None)
-                if h.alignment is not None:
-                    assert h.alignment.shape == r.alignment.shape
-                    assert torch.allclose(h.alignment, r.alignment, atol=1e-6)
+        assert_same_hypotheses(everything_at_once, _in_flight_search(model, sources, beam_size, n_best, in_flight))
 
 
 def _sequence_log_prob(model, source, tokens):
