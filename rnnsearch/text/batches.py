@@ -18,8 +18,8 @@ import torch
 
 from rnnsearch.text.subwords import BOS, EOS, PAD
 
-Source = list[int] | torch.Tensor
-Pair = tuple[Source, list[int]]
+Source = Sequence[int] | torch.Tensor
+Pair = tuple[Source, Sequence[int]]
 
 
 @dataclass
@@ -83,8 +83,8 @@ def make_batch(pairs: Sequence[Pair]) -> Batch:
     return Batch(
         src=src,
         src_lengths=src_lengths,
-        tgt_in=pad([[BOS] + t for _, t in pairs]),
-        tgt_out=pad([t + [EOS] for _, t in pairs]),
+        tgt_in=pad([[BOS, *t] for _, t in pairs]),
+        tgt_out=pad([[*t, EOS] for _, t in pairs]),
     )
 
 

@@ -11,6 +11,7 @@ import pytest
 from rnnsearch.errors import UserError
 from rnnsearch.text.corpus import FilterReport, decode_lines, read_lines, read_parallel
 from rnnsearch.text.subwords import Subwords, train_subwords
+from rnnsearch.training import trainer
 from rnnsearch.training.trainer import encode_pairs
 
 LINES = ["Ein Hund läuft.", "", "  zwei  Leerzeichen ", "Ünïcödé ✓ 漢字"]
@@ -129,7 +130,9 @@ def word_subwords() -> Subwords:
     return train_subwords(texts, "word", 100)
 
 
-def test_encode_pairs_filters_and_counts(word_subwords: Subwords) -> None:
+@pytest.mark.parametrize("chunk", [3, 4096])  # pairs encoded three at a time, or all at once
+def test_encode_pairs_filters_and_counts(word_subwords: Subwords, chunk: int, monkeypatch) -> None:
+    monkeypatch.setattr(trainer, "ENCODE_CHUNK", chunk)
     sources = [
         "the cat sat",
         "",
@@ -154,7 +157,8 @@ def test_encode_pairs_filters_and_counts(word_subwords: Subwords) -> None:
     assert report == FilterReport(kept=2, empty=4, too_long=2)
     assert report.kept + report.empty + report.too_long == len(sources)
     kept = [("the cat sat", "a dog ran"), ("the dog ran", "the cat")]
-    assert pairs == [(word_subwords.encode([s])[0], word_subwords.encode([t])[0]) for s, t in kept]
+    expected = [(word_subwords.encode([s])[0], word_subwords.encode([t])[0]) for s, t in kept]
+    assert [(list(source), list(target)) for source, target in pairs] == expected
     for source, target in pairs:
         assert 0 < len(source) <= 4 and 0 < len(target) <= 4
         assert all(i > 3 for i in source + target)
