@@ -1,7 +1,7 @@
 """Search on a GPU: fixed shapes replayed as CUDA graphs, against the eager search.
 
     python bench/graphs.py --model-dir runs/de-en [--rounds 3] [--precision bf16]
-                           [--in-flight 64 256] [--profile]
+                           [--in-flight 64 256] [--profile] [--latency 50]
 
 Translates the model's test set (data.test of its config) on CUDA with greedy and
 beam-5 search, alternating the two searches in one process, `--rounds` times each, for
@@ -9,7 +9,9 @@ each number of sentences in flight (search.batch_sentences). The fixed-shape sea
 (`rnnsearch.search.fixed_shape`, what the translator runs on a GPU) captures its
 graphs afresh in every call, and that time is counted. Reports sentences per second,
 detokenised BLEU, the peak GPU memory of each search, and how many outputs differ.
-`--profile` instead prints where one graphed call of each search spends its time.
+`--profile` instead prints where one graphed call of each search spends its time, and
+`--latency N` the milliseconds per call when the first N sentences come one per call, as
+single requests to a server do (every graphed call captures its graph afresh).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ def main() -> None:
     parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     parser.add_argument("--in-flight", type=int, nargs="+", default=[64])
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--latency", type=int, metavar="N")
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     translator = rnnsearch.load(args.model_dir, device="cuda", precision=args.precision)
@@ -60,6 +63,9 @@ def main() -> None:
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, {len(sources)} sentences, {args.precision}")
     if args.profile:
         profile(translator, sources)
+        return
+    if args.latency:
+        latency(translator, sources[: args.latency], args.rounds)
         return
     for in_flight in args.in_flight:
         translator.search = translator.search.model_copy(update={"batch_sentences": in_flight})
@@ -81,6 +87,24 @@ def profile(translator, sources: list[str]) -> None:
         profiler.disable()
         print(f"beam {beam_size}")
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+
+
+def latency(translator, sources: list[str], rounds: int) -> None:
+    """Milliseconds per one-sentence call, median over the sentences, for each search."""
+    for beam_size in (1, 5):
+        times: dict[str, list[float]] = {}
+        for round_ in range(rounds):
+            for name in list(SEARCHES) if round_ % 2 == 0 else list(SEARCHES)[::-1]:
+                use(name)
+                translator.translate(sources[:1], beam_size=beam_size)  # warm-up
+                for source in sources:
+                    torch.cuda.synchronize()
+                    started = time.perf_counter()
+                    translator.translate([source], beam_size=beam_size)
+                    times.setdefault(name, []).append(1000 * (time.perf_counter() - started))
+        for name, values in times.items():
+            values.sort()
+            print(f"beam {beam_size}  {name:6}  one sentence a call: median {values[len(values) // 2]:.1f} ms")
 
 
 def compare(translator, sources: list[str], references: list[str], beam_size: int, rounds: int, label: str) -> None:
