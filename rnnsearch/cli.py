@@ -7,10 +7,14 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rnnsearch.config import PRECISIONS
 from rnnsearch.errors import UserError
 from rnnsearch.text.synthetic import TASKS
+
+if TYPE_CHECKING:
+    from rnnsearch.translator import Translator
 
 
 def _train(args: argparse.Namespace) -> None:
@@ -50,12 +54,18 @@ def _alignment_row(translation) -> dict:
     }
 
 
-def _translate(args: argparse.Namespace) -> None:
+def _load(args: argparse.Namespace) -> Translator:
+    """The translator a model command asks for: its model directory, device and search options."""
     import rnnsearch
 
-    translator = rnnsearch.load(
+    return rnnsearch.load(
         args.model_dir, device=args.device, precision=args.precision, batch_sentences=args.batch_sentences
     )
+
+
+def _translate(args: argparse.Namespace) -> None:
+
+    translator = _load(args)
     if args.alignments or args.hard_alignments:
         translator.require_alignment()
     lines = _read_input(args.input)
@@ -88,13 +98,10 @@ def _write_hard_alignments(path: str, translations: list) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
-    import rnnsearch
     from rnnsearch.evaluation import metrics
     from rnnsearch.text.corpus import read_lines
 
-    translator = rnnsearch.load(
-        args.model_dir, device=args.device, precision=args.precision, batch_sentences=args.batch_sentences
-    )
+    translator = _load(args)
     if translator.speech:
         _evaluate_speech(translator, args)
         return
@@ -161,12 +168,9 @@ def _evaluate_speech(translator, args: argparse.Namespace) -> None:
 
 
 def _attention(args: argparse.Namespace) -> None:
-    import rnnsearch
     from rnnsearch.evaluation.plots import alignment_heatmap
 
-    translator = rnnsearch.load(
-        args.model_dir, device=args.device, precision=args.precision, batch_sentences=args.batch_sentences
-    )
+    translator = _load(args)
     translator.require_alignment()
     if translator.speech:
         translation = translator.transcribe_files([args.sentence], beam_size=args.beam_size)[0]
