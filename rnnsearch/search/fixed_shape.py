@@ -17,7 +17,7 @@ the tests compare the two.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
 
@@ -49,16 +49,11 @@ def fixed_shape_greedy_search(
 ) -> list[list[Hypothesis]]:
     """`greedy_search`'s results, `in_flight` sentences (default: all) at a time in the
     order given; `cancelled` is asked every `CHECK_EVERY` steps."""
-    longest = int(max_lengths.max())
-    loops = _Loops(lambda start: _GreedyLoop(model, start, longest), src.device)
-    results: list[list[Hypothesis]] = []
-    for batch in _batches(src.size(0), in_flight):
-        start = _start(model, src, src_lengths, batch)
-        loop = loops.get(start)
-        loop.load(start, max_lengths[batch].to(src.device))
-        loop.run(int(max_lengths[batch].max()), cancelled)
-        results += loop.hypotheses(src_lengths[batch].tolist(), length_penalty)
-    return results
+    return [
+        hypotheses
+        for loop, lengths in _searched_batches(model, src, src_lengths, max_lengths, None, in_flight, cancelled)
+        for hypotheses in loop.hypotheses(lengths, length_penalty)
+    ]
 
 
 @torch.no_grad()
@@ -75,16 +70,35 @@ def fixed_shape_beam_search(
 ) -> list[list[Hypothesis]]:
     """`beam_search`'s results, `in_flight` sentences (default: all) at a time in the order
     given; `cancelled` is asked every `CHECK_EVERY` steps."""
+    return [
+        hypotheses
+        for loop, lengths in _searched_batches(model, src, src_lengths, max_lengths, beam_size, in_flight, cancelled)
+        for hypotheses in loop.hypotheses(lengths, length_penalty, n_best)
+    ]
+
+
+def _searched_batches(
+    model,
+    src: torch.Tensor,
+    src_lengths: torch.Tensor,
+    max_lengths: torch.Tensor,
+    beam_size: int | None,
+    in_flight: int | None,
+    cancelled: Cancelled | None,
+) -> Iterator[tuple[_Loop, list[int]]]:
+    """Each batch's loop once it has run (greedy without `beam_size`), with the batch's
+    source lengths; the loop's tensors hold the batch until the next one is loaded."""
     longest = int(max_lengths.max())
-    loops = _Loops(lambda start: _BeamLoop(model, start, longest), src.device)
-    results: list[list[Hypothesis]] = []
+    make = _GreedyLoop if beam_size is None else _BeamLoop
+    loops = _Loops(lambda start: make(model, start, longest), src.device)
     for batch in _batches(src.size(0), in_flight):
-        start = _start(model, src, src_lengths, batch).tile_beams(beam_size)
+        start = _start(model, src, src_lengths, batch)
+        if beam_size is not None:
+            start = start.tile_beams(beam_size)
         loop = loops.get(start)
         loop.load(start, max_lengths[batch].to(src.device))
         loop.run(int(max_lengths[batch].max()), cancelled)
-        results += loop.hypotheses(src_lengths[batch].tolist(), length_penalty, n_best)
-    return results
+        yield loop, src_lengths[batch].tolist()
 
 
 def _batches(count: int, in_flight: int | None) -> list[torch.Tensor]:
@@ -102,13 +116,12 @@ def _start(model, src: torch.Tensor, src_lengths: torch.Tensor, batch: torch.Ten
     return state.with_source_length(min(src.size(1), -(-longest // SOURCE_MULTIPLE) * SOURCE_MULTIPLE))
 
 
-def _forbid(log_probs: torch.Tensor, force_end: torch.Tensor) -> torch.Tensor:
+def _forbid(log_probs: torch.Tensor, force_end: torch.Tensor, not_end: torch.Tensor) -> torch.Tensor:
     """`restrict` without reading anything back: <pad> and <s> nowhere, and only </s>
-    on rows (R,) that must end now."""
+    on rows (R,) that must end now; `not_end` (V,) is True for every token but </s>."""
     log_probs[:, PAD] = -math.inf
     log_probs[:, BOS] = -math.inf
-    others = torch.arange(log_probs.size(1), device=log_probs.device) != EOS
-    return log_probs.masked_fill(force_end.unsqueeze(1) & others, -math.inf)
+    return log_probs.masked_fill(force_end.unsqueeze(1) & not_end, -math.inf)
 
 
 class _Loop:
@@ -119,6 +132,8 @@ class _Loop:
         self.state = DecoderState(*(None if t is None else t.clone() for t in _fields(start)), beam=start.beam)
         self.position = torch.zeros(1, dtype=torch.long, device=start.padding.device)
         self.max_lengths = torch.zeros(start.padding.size(0), dtype=torch.long, device=start.padding.device)
+        vocab = model.decoder.output_layer.out_features
+        self.not_end = torch.arange(vocab, device=start.padding.device) != EOS
         self.longest = longest
         self.with_alignments = model.has_alignment
         self.graph: torch.cuda.CUDAGraph | None = None  # `step`, captured, on a GPU
@@ -177,7 +192,7 @@ class _GreedyLoop(_Loop):
 
     def step(self) -> None:
         log_probs, state, weights = self.model.step(self.prev, self.state)
-        log_probs = _forbid(log_probs, self.max_lengths <= self.position + 1)
+        log_probs = _forbid(log_probs, self.max_lengths <= self.position + 1, self.not_end)
         best_log_prob, best = log_probs.max(dim=-1)
         running = self.lengths == 0
         self.tokens.index_copy_(1, self.position, best.unsqueeze(1))
@@ -243,7 +258,7 @@ class _BeamLoop(_Loop):
         k, sentences = self.k, self.sentences
         log_probs, state, weights = self.model.step(self.prev, self.state)
         force_end = (self.max_lengths <= self.position + 1).unsqueeze(1).expand(-1, k).reshape(-1)
-        top_log_prob, parent_beam, token = top_extensions(self.log_prob, _forbid(log_probs, force_end), k)
+        top_log_prob, parent_beam, token = top_extensions(self.log_prob, _forbid(log_probs, force_end, self.not_end), k)
         rank = torch.arange(k, device=token.device)
         accepted = (rank < self.open_slots.unsqueeze(1)) & torch.isfinite(top_log_prob)
         ends = accepted & (token == EOS)
