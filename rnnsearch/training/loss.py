@@ -26,15 +26,19 @@ def _chunked_loss(
     grads = (torch.empty_like(readout), torch.zeros_like(weight), torch.zeros_like(bias)) if gradients else None
     for start in range(0, readout.size(0), rows):
         chunk, chunk_targets = readout[start : start + rows], targets[start : start + rows]
-        logits = F.linear(chunk, weight, bias).float()  # (n, V)
-        log_normaliser = torch.logsumexp(logits, dim=1, keepdim=True)
-        nll = log_normaliser.squeeze(1) - logits.gather(1, chunk_targets.unsqueeze(1)).squeeze(1)
-        uniform = log_normaliser.squeeze(1) - logits.mean(dim=1)
+        shifted = F.linear(chunk, weight, bias).float()  # logits (n, V), shifted in place below
+        shifted -= shifted.amax(dim=1, keepdim=True)  # a constant per row cancels in every term
+        target_logits = shifted.gather(1, chunk_targets.unsqueeze(1)).squeeze(1)
+        mean_logits = shifted.mean(dim=1)
+        normaliser = shifted.exp_().sum(dim=1, keepdim=True)  # the logits' buffer now holds exp(shifted)
+        log_normaliser = normaliser.log().squeeze(1)
+        nll = log_normaliser - target_logits
+        uniform = log_normaliser - mean_logits
         total += ((1.0 - smoothing) * nll + smoothing * uniform).sum()
         if grads is not None:
             grad_readout, grad_weight, grad_bias = grads
-            grad = logits.sub_(log_normaliser).exp_().sub_(smoothing / logits.size(1))  # softmax − ε/V
-            grad.scatter_add_(1, chunk_targets.unsqueeze(1), torch.full_like(log_normaliser, smoothing - 1.0))
+            grad = shifted.div_(normaliser).sub_(smoothing / shifted.size(1))  # softmax − ε/V
+            grad.scatter_add_(1, chunk_targets.unsqueeze(1), torch.full_like(normaliser, smoothing - 1.0))
             grad_bias += grad.sum(0)
             grad = grad.to(chunk.dtype)
             grad_readout[start : start + rows] = torch.matmul(grad, weight.to(chunk.dtype))
