@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
+from rnnsearch.model import fused_decoder
 from rnnsearch.model.activations import tanh_
 from rnnsearch.model.attention import Attention, FixedContext
 from rnnsearch.model.linear import Linear, linear
@@ -230,6 +231,9 @@ class Decoder(nn.Module):
             states = self.rnn.sequence(embedded, decoder.state, decoder.memory)  # s_i for every i: (B, T, D)
             context, weights = self._attend(states, decoder)  # all positions in one batched product
             return self.readout(states, embedded, context), weights
+        if fused_decoder.supports(self, decoder):
+            tops, contexts, weights = fused_decoder.bahdanau_gru_loop(self, embedded, decoder)
+            return self.readout(tops, embedded, contexts), weights
         step = self._luong_step if self.luong else self._bahdanau_step
         step_weight = self.rnn.step_input_weight()
         tops, contexts, weights, readouts = [], [], [], []

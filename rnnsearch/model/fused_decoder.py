@@ -1,0 +1,186 @@
+"""Training's decoder loop for the paper's model — Bahdanau wiring, one GRU layer, the
+additive score — as one autograd function with a hand-written backward pass.
+
+The loop computes, for i = 1 … T, the same arithmetic as `Decoder._bahdanau_step`
+(MODEL.md §3):
+
+    e_ij = v_aᵀ tanh(W_a s_{i-1} + U_a h_j);  α_i = softmax(e_i);  c_i = Σ_j α_ij h_j
+    s_i  = GRU(s_{i-1}, [E y_{i-1} ; c_i])
+
+Why a second implementation: recorded by autograd, every step is some forty small
+operations, each with its own bookkeeping in the backward pass, and the weights that
+every step shares (W_a, W_hh and the context's share of W_ih) get their gradient as
+one small product per step, summed step by step. Here the forward pass keeps what the
+backward pass needs in time-major buffers, the backward pass walks back through time
+once, writing each step's gate gradients into one (T, B, ·) buffer, and the shared
+weights' gradients are formed after the loop as one product each over all T·B rows.
+
+The score's (B, S, n) tensor is the largest thing a step touches. As in
+`scores._AdditiveEnergies`, it is recomputed in the backward pass rather than kept for
+every step, and it lives in one buffer reused by every step, not in fresh memory the
+system must map in each time. tanh(x) = 2σ(2x) − 1 (see `activations`), so the loop keeps
+σ(2(W_a s + U_a h_j)) only: the doubled keys are formed once per batch, v_aᵀ tanh is
+2 v_aᵀσ − Σ v_a, and 1 − tanh² is 4σ(1 − σ). A step then passes over that tensor three
+times forward and seven times backward, where the general loop passes six and fourteen
+times.
+
+It runs where it was measured to pay: under autograd, in fp32, on the CPU. The general
+step loop stays the reference; tests hold the two to the same losses and gradients.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from torch.autograd.function import once_differentiable
+
+from rnnsearch.model.activations import tanh_
+from rnnsearch.model.attention import Attention
+from rnnsearch.model.scores import AdditiveScore
+
+if TYPE_CHECKING:
+    from rnnsearch.model.decoder import Decoder, DecoderState
+
+
+def supports(decoder: Decoder, state: DecoderState) -> bool:
+    """Whether this loop computes `decoder`'s teacher-forced pass over `state`."""
+    rnn = decoder.rnn
+    return (
+        torch.is_grad_enabled()
+        and not decoder.luong
+        and isinstance(decoder.attention, Attention)
+        and isinstance(decoder.attention.score, AdditiveScore)
+        and not rnn.is_lstm
+        and rnn.layers == 1
+        and state.beam == 1
+        and state.annotations.device.type == "cpu"
+        and state.annotations.dtype == torch.float32
+        and not torch.is_autocast_enabled("cpu")
+    )
+
+
+def bahdanau_gru_loop(
+    decoder: Decoder, embedded: torch.Tensor, state: DecoderState
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """E y_{i-1} (B, T, E) → s_i (B, T, D), c_i (B, T, A) and α_i (B, T, S) for every i."""
+    rnn, score = decoder.rnn, decoder.attention.score
+    return _AttentiveGRU.apply(
+        rnn.embedding_gates(embedded),
+        state.top,
+        state.keys,
+        state.annotations,
+        state.padding,
+        score.query_layer.weight,
+        score.v.weight[0],
+        rnn.step_input_weight(),
+        rnn.rnn.weight_hh_l0,
+        rnn.rnn.bias_hh_l0,
+    )
+
+
+class _AttentiveGRU(torch.autograd.Function):
+    """gates (B, T, 3D): E y_{i-1}'s share of the GRU's input gates, with b_ih; s_0 (B, D);
+    keys U_a h_j (B, S, n); annotations h_j (B, S, A); padding (B, S); W_a (n, D); v_a (n);
+    the context's share of W_ih (3D, A); W_hh (3D, D); b_hh (3D)."""
+
+    @staticmethod
+    def forward(ctx, gates, initial, keys, annotations, padding, query_weight, v, context_weight, weight_hh, bias_hh):
+        batch, steps, size = gates.size(0), gates.size(1), initial.size(1)
+        states = initial.new_empty(steps + 1, batch, size)  # s_0 … s_T
+        states[0] = initial
+        contexts = annotations.new_empty(steps, batch, annotations.size(2))
+        weights = annotations.new_empty(steps, batch, annotations.size(1))
+        queries = keys.new_empty(steps, batch, keys.size(2))  # W_a s_{i-1}
+        reset_update = initial.new_empty(steps, batch, 2 * size)  # r_i and z_i
+        candidates = initial.new_empty(steps, batch, size)  # ñ_i
+        recurrent_candidates = initial.new_empty(steps, batch, size)  # W_hn s_{i-1} + b_hn
+        lowest = torch.finfo(weights.dtype).min
+        doubled_keys, v_sum = keys * 2, v.sum()
+        sigmoids = keys.new_empty(keys.shape)  # σ(2(W_a s_{i-1} + U_a h_j)), one buffer for every step
+        for i in range(steps):
+            previous = states[i]
+            torch.mm(previous, query_weight.t(), out=queries[i])
+            torch.add(doubled_keys, queries[i].unsqueeze(1), alpha=2, out=sigmoids).sigmoid_()
+            energies = torch.matmul(sigmoids, v).mul_(2).sub_(v_sum)  # e_ij = v_aᵀ(2σ − 1): (B, S)
+            torch.ops.aten._softmax.out(energies.masked_fill_(padding, lowest), -1, False, out=weights[i])  # α_ij
+            torch.bmm(weights[i].unsqueeze(1), annotations, out=contexts[i].unsqueeze(1))  # c_i
+            input_gates = torch.addmm(gates[:, i], contexts[i], context_weight.t())
+            recurrent_gates = torch.addmm(bias_hh, previous, weight_hh.t())
+            torch.add(input_gates[:, : 2 * size], recurrent_gates[:, : 2 * size], out=reset_update[i]).sigmoid_()
+            recurrent_candidates[i] = recurrent_gates[:, 2 * size :]
+            reset = reset_update[i, :, :size]
+            tanh_(torch.addcmul(input_gates[:, 2 * size :], reset, recurrent_candidates[i], out=candidates[i]))
+            torch.sub(previous, candidates[i], out=states[i + 1]).mul_(reset_update[i, :, size:]).add_(candidates[i])
+        ctx.save_for_backward(keys, annotations, padding, query_weight, v, context_weight, weight_hh)
+        ctx.buffers = states, contexts, weights, queries, reset_update, candidates, recurrent_candidates
+        ctx.mark_non_differentiable(padding)
+        return states[1:].transpose(0, 1), contexts.transpose(0, 1), weights.transpose(0, 1)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_states, grad_contexts, grad_weights):
+        keys, annotations, padding, query_weight, v, context_weight, weight_hh = ctx.saved_tensors
+        states, contexts, weights, queries, reset_update, candidates, recurrent_candidates = ctx.buffers
+        steps, batch, size = candidates.shape
+        grad_gates = reset_update.new_empty(steps, batch, 3 * size)  # ∂/∂(input gates)
+        grad_recurrent_candidates = torch.empty_like(candidates)  # ∂/∂(W_hn s_{i-1} + b_hn)
+        grad_queries = torch.empty_like(queries)
+        grad_keys = torch.zeros_like(keys)  # ∂/∂(U_a h_j), without the factor 4 v_a that every step shares
+        doubled_keys = keys * 2
+        sigmoids = torch.empty_like(keys)
+        grad_annotations = torch.zeros_like(annotations)
+        grad_v = torch.zeros_like(v)
+        grad_state = torch.zeros_like(states[0])  # ∂/∂s_i from the steps after i
+        four_v = 4 * v
+        for i in reversed(range(steps)):
+            grad = grad_state if grad_states is None else grad_state + grad_states[:, i]
+            previous, candidate = states[i], candidates[i]
+            reset, update = reset_update[i, :, :size], reset_update[i, :, size:]
+            gates = grad_gates[i]
+            grad_state = grad * update  # s_i = ñ + z (s_{i-1} − ñ)
+            torch.ops.aten.sigmoid_backward.grad_input(
+                grad * (previous - candidate), update, grad_input=gates[:, size : 2 * size]
+            )
+            torch.ops.aten.tanh_backward.grad_input(grad - grad_state, candidate, grad_input=gates[:, 2 * size :])
+            torch.mul(gates[:, 2 * size :], reset, out=grad_recurrent_candidates[i])
+            torch.ops.aten.sigmoid_backward.grad_input(
+                gates[:, 2 * size :] * recurrent_candidates[i], reset, grad_input=gates[:, :size]
+            )
+            grad_state.addmm_(gates[:, : 2 * size], weight_hh[: 2 * size])
+            grad_state.addmm_(grad_recurrent_candidates[i], weight_hh[2 * size :])
+            grad_context = torch.mm(gates, context_weight)
+            if grad_contexts is not None:
+                grad_context += grad_contexts[:, i]
+            alpha = weights[i]
+            grad_alpha = torch.bmm(annotations, grad_context.unsqueeze(2)).squeeze(2)
+            if grad_weights is not None:
+                grad_alpha += grad_weights[:, i]
+            grad_annotations.baddbmm_(alpha.unsqueeze(2), grad_context.unsqueeze(1))
+            grad_energies = torch.ops.aten._softmax_backward_data(grad_alpha, alpha, -1, alpha.dtype)
+            grad_energies.masked_fill_(padding, 0.0)
+            torch.add(doubled_keys, queries[i].unsqueeze(1), alpha=2, out=sigmoids).sigmoid_()  # recomputed
+            grad_v.addmv_(sigmoids.flatten(0, 1).t(), grad_energies.flatten(), alpha=2).sub_(grad_energies.sum())
+            torch.addcmul(sigmoids, sigmoids, sigmoids, value=-1, out=sigmoids).mul_(grad_energies.unsqueeze(2))
+            grad_keys += sigmoids  # σ(1 − σ) ∂e: 1 − tanh² = 4σ(1 − σ)
+            torch.sum(sigmoids, 1, out=grad_queries[i]).mul_(four_v)
+            grad_state.addmm_(grad_queries[i], query_weight)
+        grad_keys.mul_(four_v)
+        previous_states = states[:-1].flatten(0, 1)
+        rows = grad_gates.flatten(0, 1)
+        grad_weight_hh = torch.cat(
+            [rows[:, : 2 * size].t() @ previous_states, grad_recurrent_candidates.flatten(0, 1).t() @ previous_states]
+        )
+        grad_bias_hh = torch.cat([rows[:, : 2 * size].sum(0), grad_recurrent_candidates.flatten(0, 1).sum(0)])
+        return (
+            grad_gates.transpose(0, 1),
+            grad_state,
+            grad_keys,
+            grad_annotations,
+            None,
+            grad_queries.flatten(0, 1).t() @ previous_states,
+            grad_v,
+            rows.t() @ contexts.flatten(0, 1),
+            grad_weight_hh,
+            grad_bias_hh,
+        )

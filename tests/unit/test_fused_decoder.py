@@ -1,0 +1,103 @@
+"""The fused training loop (Bahdanau wiring, GRU, additive score) against the general
+step loop it replaces on the CPU: same loss, same alignments, same gradients."""
+
+import pytest
+import torch
+
+from rnnsearch.model import fused_decoder
+from rnnsearch.text.batches import make_batch
+from rnnsearch.training.loss import sequence_loss
+from tests.conftest import random_sources, tiny_model
+
+
+def batch_of(count: int, vocab: int, seed: int):
+    sources = random_sources(count, vocab, seed=seed, min_len=1, max_len=11)
+    targets = random_sources(count, vocab, seed=seed + 1, min_len=1, max_len=13)
+    return make_batch(list(zip(sources, targets)))
+
+
+def loss_alignments_and_gradients(model, batch, monkeypatch, fused: bool):
+    """The smoothed loss plus a random weighting of the alignments (so that their gradient
+    is tested too), its gradients, and whether the fused loop ran."""
+    ran = []
+    if fused:
+        loop = fused_decoder.bahdanau_gru_loop
+        monkeypatch.setattr(fused_decoder, "bahdanau_gru_loop", lambda *a: ran.append(1) or loop(*a))
+    else:
+        monkeypatch.setattr(fused_decoder, "supports", lambda *a: False)
+    readout, alignments = model(batch.src, batch.src_lengths, batch.tgt_in)
+    loss, _ = sequence_loss(model, batch, 0.1)
+    weighting = torch.rand(alignments.shape, generator=torch.Generator().manual_seed(5))
+    total = loss + (alignments * weighting).sum() + readout.square().sum()
+    parameters = [p for p in model.parameters()]
+    monkeypatch.undo()
+    return total, alignments.detach(), torch.autograd.grad(total, parameters), bool(ran)
+
+
+@pytest.mark.parametrize("readout", ["maxout", "tanh"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_fused_loop_gives_the_step_loops_loss_alignments_and_gradients(readout, seed, monkeypatch):
+    model = tiny_model(vocab=23, seed=seed, readout=readout).train()
+    batch = batch_of(9, 23, seed=10 + seed)
+    expected, expected_alignments, expected_grads, _ = loss_alignments_and_gradients(model, batch, monkeypatch, False)
+    found, alignments, grads, ran = loss_alignments_and_gradients(model, batch, monkeypatch, True)
+
+    assert ran
+    assert found.item() == pytest.approx(expected.item(), rel=1e-6)
+    assert torch.allclose(alignments, expected_alignments, atol=1e-6)
+    assert bool((alignments.sum(-1) - 1).abs().max() < 1e-5)
+    padding = torch.arange(batch.src.size(1)) >= batch.src_lengths.unsqueeze(1)
+    assert bool((alignments.masked_select(padding.unsqueeze(1)) == 0).all())
+    for (name, _), g, e in zip(model.named_parameters(), grads, expected_grads, strict=True):
+        assert torch.allclose(g, e, rtol=1e-4, atol=1e-5 * float(e.abs().max())), name
+
+
+def test_the_fused_loops_backward_pass_is_the_derivative_of_its_forward_pass():
+    """Finite differences in float64 on every input: the hand-written backward pass."""
+    generator = torch.Generator().manual_seed(0)
+    batch, steps, size, source, attention, annotation = 3, 4, 5, 6, 7, 8
+
+    def tensor(*shape):
+        return torch.randn(*shape, generator=generator, dtype=torch.float64, requires_grad=True)
+
+    padding = torch.arange(source) >= torch.tensor([[6], [3], [1]])
+    inputs = (
+        tensor(batch, steps, 3 * size),  # E y's share of the input gates
+        tensor(batch, size),  # s_0
+        tensor(batch, source, attention),  # U_a h_j
+        tensor(batch, source, annotation),  # h_j
+        padding,
+        tensor(attention, size),  # W_a
+        tensor(attention),  # v_a
+        tensor(3 * size, annotation),  # the context's share of W_ih
+        tensor(3 * size, size),  # W_hh
+        tensor(3 * size),  # b_hh
+    )
+    assert torch.autograd.gradcheck(fused_decoder._AttentiveGRU.apply, inputs)
+
+
+DECODERS = {
+    "luong": {"decoder": {"wiring": "luong"}},
+    "lstm": {"decoder": {"cell": "lstm"}},
+    "two layers": {"decoder": {"layers": 2}},
+    "general score": {"score": "general"},
+    "fixed context": {"score": "none"},
+}
+
+
+@pytest.mark.parametrize("options", DECODERS.values(), ids=DECODERS.keys())
+def test_other_decoders_keep_the_step_loop(options):
+    model = tiny_model(vocab=23, **options).train()
+    batch = batch_of(4, 23, seed=3)
+    assert not fused_decoder.supports(model.decoder, model.encode(batch.src, batch.src_lengths))
+
+
+def test_the_fused_loop_runs_only_where_gradients_are_wanted_in_fp32():
+    model = tiny_model(vocab=23).train()
+    batch = batch_of(4, 23, seed=3)
+    state = model.encode(batch.src, batch.src_lengths)
+    assert fused_decoder.supports(model.decoder, state)
+    with torch.no_grad():
+        assert not fused_decoder.supports(model.decoder, state)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert not fused_decoder.supports(model.decoder, state)
