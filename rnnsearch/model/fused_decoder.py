@@ -112,16 +112,16 @@ class _AttentiveGRU(torch.autograd.Function):
             reset = reset_update[i, :, :size]
             tanh_(torch.addcmul(input_gates[:, 2 * size :], reset, recurrent_candidates[i], out=candidates[i]))
             torch.sub(previous, candidates[i], out=states[i + 1]).mul_(reset_update[i, :, size:]).add_(candidates[i])
-        ctx.save_for_backward(keys, annotations, padding, query_weight, v, context_weight, weight_hh)
-        ctx.buffers = states, contexts, weights, queries, reset_update, candidates, recurrent_candidates
+        buffers = states, contexts, weights, queries, reset_update, candidates, recurrent_candidates
+        ctx.save_for_backward(keys, annotations, padding, query_weight, v, context_weight, weight_hh, *buffers)
         ctx.mark_non_differentiable(padding)
         return states[1:].transpose(0, 1), contexts.transpose(0, 1), weights.transpose(0, 1)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_states, grad_contexts, grad_weights):
-        keys, annotations, padding, query_weight, v, context_weight, weight_hh = ctx.saved_tensors
-        states, contexts, weights, queries, reset_update, candidates, recurrent_candidates = ctx.buffers
+        keys, annotations, padding, query_weight, v, context_weight, weight_hh, *buffers = ctx.saved_tensors
+        states, contexts, weights, queries, reset_update, candidates, recurrent_candidates = buffers
         steps, batch, size = candidates.shape
         grad_gates = reset_update.new_empty(steps, batch, 3 * size)  # ∂/∂(input gates)
         grad_recurrent_candidates = torch.empty_like(candidates)  # ∂/∂(W_hn s_{i-1} + b_hn)
@@ -147,8 +147,8 @@ class _AttentiveGRU(torch.autograd.Function):
             torch.ops.aten.sigmoid_backward.grad_input(
                 gates[:, 2 * size :] * recurrent_candidates[i], reset, grad_input=gates[:, :size]
             )
-            grad_state.addmm_(gates[:, : 2 * size], weight_hh[: 2 * size])
-            grad_state.addmm_(grad_recurrent_candidates[i], weight_hh[2 * size :])
+            grad_state = torch.addmm(grad_state, gates[:, : 2 * size], weight_hh[: 2 * size])
+            grad_state = torch.addmm(grad_state, grad_recurrent_candidates[i], weight_hh[2 * size :])
             grad_context = torch.mm(gates, context_weight)
             if grad_contexts is not None:
                 grad_context += grad_contexts[:, i]
@@ -164,7 +164,7 @@ class _AttentiveGRU(torch.autograd.Function):
             torch.addcmul(sigmoids, sigmoids, sigmoids, value=-1, out=sigmoids).mul_(grad_energies.unsqueeze(2))
             grad_keys += sigmoids  # σ(1 − σ) ∂e: 1 − tanh² = 4σ(1 − σ)
             torch.sum(sigmoids, 1, out=grad_queries[i]).mul_(four_v)
-            grad_state.addmm_(grad_queries[i], query_weight)
+            grad_state = torch.addmm(grad_state, grad_queries[i], query_weight)
         grad_keys.mul_(four_v)
         previous_states = states[:-1].flatten(0, 1)
         rows = grad_gates.flatten(0, 1)
