@@ -114,7 +114,6 @@ class _AttentiveGRU(torch.autograd.Function):
             torch.sub(previous, candidates[i], out=states[i + 1]).mul_(reset_update[i, :, size:]).add_(candidates[i])
         buffers = states, contexts, weights, queries, reset_update, candidates, recurrent_candidates
         ctx.save_for_backward(keys, annotations, padding, query_weight, v, context_weight, weight_hh, *buffers)
-        ctx.mark_non_differentiable(padding)
         return states[1:].transpose(0, 1), contexts.transpose(0, 1), weights.transpose(0, 1)
 
     @staticmethod
