@@ -29,7 +29,7 @@ def loss_alignments_and_gradients(model, batch, monkeypatch, fused: bool):
     loss, _ = sequence_loss(model, batch, 0.1)
     weighting = torch.rand(alignments.shape, generator=torch.Generator().manual_seed(5))
     total = loss + (alignments * weighting).sum() + readout.square().sum()
-    parameters = [p for p in model.parameters()]
+    parameters = list(model.parameters())
     monkeypatch.undo()
     return total, alignments.detach(), torch.autograd.grad(total, parameters), bool(ran)
 
