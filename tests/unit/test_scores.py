@@ -89,3 +89,20 @@ def test_additive_energies_and_gradients_match_the_formula():
         for a, e in zip(torch.autograd.grad(actual, inputs, grad), torch.autograd.grad(expected, inputs, grad))
     )
     assert torch.autograd.gradcheck(score, (query, keys))
+
+
+def test_additive_energies_in_float32_match_the_tanh_formula():
+    """In fp32 on the CPU the energies are computed from σ(2x) and Σ v_a; they must equal
+    v_aᵀ tanh(x) in float64 even when v_a's large mean makes Σ v_a σ far exceed them."""
+    torch.manual_seed(1)
+    score = SCORES["additive"](16, 24, 512)
+    with torch.no_grad():
+        score.v.weight.add_(0.5)
+    query, keys = torch.randn(4, 3, 16), torch.randn(4, 7, 512)
+    with torch.no_grad():
+        actual = score(query, keys)
+        wide = score.double()
+        expected = wide.v(torch.tanh(keys.double().unsqueeze(1) + wide.query_layer(query.double()).unsqueeze(2)))
+    assert actual.dtype == torch.float32
+    assert torch.allclose(actual.double(), expected.squeeze(3), atol=2e-4)
+    assert torch.allclose(actual.double().softmax(-1), expected.squeeze(3).softmax(-1), atol=2e-5)
