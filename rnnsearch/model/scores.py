@@ -47,10 +47,9 @@ def _additive_hidden(queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
 def _additive_energies_from_sigmoid(queries: torch.Tensor, keys: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """v_aᵀ tanh(x) as 2 v_aᵀ σ(2x) − Σ v_a, x = W_a s_i + U_a h_j: (B, T, S).
 
-    The same energies as with tanh (tanh(x) = 2σ(2x) − 1), but the (B, T, S, n) tensor,
-    the largest of a decoder step, is passed over three times instead of five: on the
-    CPU, where tanh itself is computed from sigmoid, this is what an elementwise pass
-    there costs most. Kept to fp32: in bf16 the product with v_a would be rounded at the
+    The same energies as with tanh (tanh(x) = 2σ(2x) − 1), which on the CPU is itself
+    computed from sigmoid, but the (B, T, S, n) tensor, the largest of a decoder step,
+    is passed over three times instead of five. Kept to fp32: in bf16 the product with v_a would be rounded at the
     scale of Σ v_a σ, which can be far larger than the energies themselves.
     """
     hidden = torch.add(keys.unsqueeze(1), queries.unsqueeze(2)).mul_(2).sigmoid_()
