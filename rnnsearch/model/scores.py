@@ -49,8 +49,9 @@ def _additive_energies_from_sigmoid(queries: torch.Tensor, keys: torch.Tensor, v
 
     The same energies as with tanh (tanh(x) = 2σ(2x) − 1), which on the CPU is itself
     computed from sigmoid, but the (B, T, S, n) tensor, the largest of a decoder step,
-    is passed over three times instead of five. Kept to fp32: in bf16 the product with v_a would be rounded at the
-    scale of Σ v_a σ, which can be far larger than the energies themselves.
+    is passed over three times instead of five. Kept to fp32: in bf16 the product with
+    v_a would be rounded at the scale of Σ v_a σ, which can be far larger than the
+    energies themselves.
     """
     hidden = torch.add(keys.unsqueeze(1), queries.unsqueeze(2)).mul_(2).sigmoid_()
     return torch.matmul(hidden, v * 2).sub_(v.sum())
