@@ -71,6 +71,30 @@ class DecoderState:
             beam=self.beam,
         )
 
+    def without(self, ended: torch.Tensor) -> tuple[DecoderState, torch.Tensor]:
+        """The state without the rows where `ended` (R,) is True, and for each row kept the
+        index it had before; one row per sentence (no beams).
+
+        The last rows move into the places that free up, so retiring a few rows copies
+        only the rows that move, where `select` copies every row that stays. The move is
+        made in place: the state's tensors must not be read through any other reference.
+        """
+        if self.beam != 1:
+            raise ValueError("rows can only be retired one by one without beams")
+        ended = ended.cpu()
+        count = int((~ended).sum())
+        holes = ended[:count].nonzero().squeeze(1)
+        movers = (~ended[count:]).nonzero().squeeze(1) + count
+        order = torch.arange(count)
+        order[holes] = movers
+        if holes.numel() > 0:
+            holes, movers = holes.to(self.padding.device), movers.to(self.padding.device)
+            for tensor in self._fields():
+                if tensor is not None:
+                    tensor.index_copy_(0, holes, tensor.index_select(0, movers))
+        kept = (None if tensor is None else tensor[:count] for tensor in self._fields())
+        return DecoderState(*kept, beam=1), order
+
     def tile_beams(self, k: int) -> DecoderState:
         """K rows for every sentence, sharing its source side: the start of a beam search."""
         if self.beam != 1:

@@ -58,10 +58,8 @@ def greedy_search(
         ended = (best == EOS).cpu()
         lengths[rows[ended]] = positions[ended]
         if bool(ended.any()):
-            keep = (~ended).nonzero().squeeze(1)
-            rows, positions = rows[keep], positions[keep]
-            state = state.select(keep.to(device))
-            best = best[keep.to(device)]
+            state, order = state.without(ended)
+            rows, positions, best = rows[order], positions[order], best[order.to(device)]
         prev = best
     return [
         [

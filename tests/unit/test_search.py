@@ -166,6 +166,25 @@ def test_beams_sharing_one_source_side_step_like_rows_with_their_own_copies(scor
             shared, copied, prev = shared.select(rows), copied.select(rows), prev[rows]
 
 
+@pytest.mark.parametrize("decoder", [{}, {"wiring": "luong", "input_feeding": True, "cell": "lstm"}])
+def test_retiring_rows_in_place_keeps_every_remaining_row_as_it_was(decoder):
+    """Rows that end are replaced by the last rows; each kept row must carry its whole
+    state (recurrent part and source side) to its new place, and say where it was."""
+    model = tiny_model(vocab=20, seed=3, decoder=decoder)
+    src, lengths = source_tensors(random_sources(9, 20, seed=4, min_len=2, max_len=10))
+    state = model.encode(src, lengths)
+    _, state, _ = model.step(torch.full((9,), BOS), state)
+    copy = state.select(torch.arange(9))
+    ended = torch.tensor([True, False, False, True, False, False, False, True, False])
+    kept, order = state.without(ended)
+    assert sorted(order.tolist()) == [1, 2, 4, 5, 6, 8]
+    for tensor, original in zip(kept._fields(), copy._fields()):
+        if original is not None:
+            assert torch.equal(tensor, original[order])
+    unchanged, order = kept.without(torch.zeros(6, dtype=torch.bool))
+    assert order.tolist() == list(range(6)) and torch.equal(unchanged.state, kept.state)
+
+
 @pytest.mark.parametrize("beam_size", [1, 4])
 def test_a_cancelled_search_stops_before_its_next_step(model, beam_size):
     asked = []
