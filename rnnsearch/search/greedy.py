@@ -15,6 +15,9 @@ from rnnsearch.model.linear import packed_weights
 from rnnsearch.search import Arrivals, Cancelled, Hypothesis, check, normalised, restrict
 from rnnsearch.text.subwords import BOS, EOS
 
+CHUNK = 64
+"""Columns per chunk in `row_maxima`."""
+
 
 @torch.no_grad()
 @packed_weights()
@@ -49,7 +52,7 @@ def greedy_search(
             prev = torch.cat([prev, torch.full((len(newcomers),), BOS, dtype=torch.long, device=device)])
         log_probs, state, weights = model.step(prev, state)
         log_probs = restrict(log_probs, (max_lengths[rows] <= positions + 1).to(device))
-        best_log_prob, best = log_probs.max(dim=-1)
+        best_log_prob, best = row_maxima(log_probs)
         tokens[rows, positions] = best.cpu()
         if alignments is not None:
             alignments[rows, positions, : weights.size(1)] = weights.float().cpu()
@@ -72,3 +75,21 @@ def greedy_search(
         ]
         for b in range(count)
     ]
+
+
+def row_maxima(scores: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The maximum of every row of `scores` (R, V) and its first column, as `max(dim=1)`.
+
+    Finds the chunk of CHUNK columns that holds each row's maximum first, from the
+    chunks' maxima, then the column within it. On the CPU, `max` with indices over
+    8,000 columns took 5× as long: `amax` without indices is vectorised, `max` is not.
+    """
+    rows, columns = scores.shape
+    whole = columns - columns % CHUNK
+    maxima = scores[:, :whole].view(rows, -1, CHUNK).amax(2)
+    if whole < columns:
+        maxima = torch.cat([maxima, scores[:, whole:].amax(1, keepdim=True)], 1)
+    first = maxima.argmax(1, keepdim=True) * CHUNK
+    candidates = (first + torch.arange(CHUNK, device=scores.device)).clamp_(max=columns - 1)
+    best, position = scores.gather(1, candidates).max(1, keepdim=True)
+    return best.squeeze(1), candidates.gather(1, position).squeeze(1)

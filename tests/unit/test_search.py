@@ -6,7 +6,8 @@ import torch
 
 from rnnsearch.search import SearchCancelled, max_output_lengths, normalised
 from rnnsearch.search.beam import CHUNK, beam_search, top_extensions
-from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.greedy import CHUNK as GREEDY_CHUNK
+from rnnsearch.search.greedy import greedy_search, row_maxima
 from rnnsearch.text.batches import source_tensors
 from rnnsearch.text.subwords import BOS, EOS, PAD
 from tests.conftest import assert_same_hypotheses, random_sources, tiny_model
@@ -164,6 +165,19 @@ def test_beams_sharing_one_source_side_step_like_rows_with_their_own_copies(scor
         if step == 1:  # the second and fifth sentences finish
             rows = torch.tensor([b * k + j for b in (0, 2, 3, 5) for j in range(k)])
             shared, copied, prev = shared.select(rows), copied.select(rows), prev[rows]
+
+
+@pytest.mark.parametrize("columns", [GREEDY_CHUNK * 3, GREEDY_CHUNK * 3 + 5, 7])
+def test_row_maxima_equal_max_with_its_first_index_on_ties(columns):
+    generator = torch.Generator().manual_seed(columns)
+    scores = torch.randint(-40, 40, (200, columns), generator=generator).float()  # many ties
+    scores[0] = -math.inf
+    scores[1, :-1] = -math.inf  # the maximum in the last, possibly partial, chunk
+    best, column = row_maxima(scores)
+    expected = scores.max(1)
+    assert torch.equal(best, expected.values)
+    first = [int((row == top).nonzero()[0]) for row, top in zip(scores, expected.values)]
+    assert column.tolist() == first
 
 
 @pytest.mark.parametrize("decoder", [{}, {"wiring": "luong", "input_feeding": True, "cell": "lstm"}])
