@@ -274,15 +274,22 @@ class Decoder(nn.Module):
         return readout, None if weights[0] is None else torch.stack(weights, 1)
 
     def step(
-        self, prev_tokens: torch.Tensor, decoder: DecoderState
+        self, prev_tokens: torch.Tensor, decoder: DecoderState, scored: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
-        """One search step: y_{i-1} (R,) → log p(y_i) (R, V), the new state, α_i (R, S) or None."""
+        """One search step: y_{i-1} (R,) → log p(y_i) (R, V), the new state, α_i (R, S) or None.
+
+        `scored` (L,) limits log p(y_i) to those rows, in that order (L, V); the rest only
+        move on to their next state. Beam search leaves its empty slots out: the readout
+        and the vocabulary projection are over half of a step's work.
+        """
         embedded = self.dropout(self.embedding(prev_tokens))
         gates = self.rnn.embedding_gates(embedded)
         if self.luong:
             decoder, _, weights, readout = self._luong_step(gates, embedded, decoder, self.rnn.step_input_weight())
+            readout = readout if scored is None else readout[scored]
         else:
             decoder, context, weights, _ = self._bahdanau_step(gates, embedded, decoder, self.rnn.step_input_weight())
-            readout = self.readout(decoder.top, embedded, context)
+            inputs = (decoder.top, embedded, context)
+            readout = self.readout(*(inputs if scored is None else (x[scored] for x in inputs)))
         logits = self.output_layer(readout)
         return logits.float().log_softmax(dim=-1), decoder, weights

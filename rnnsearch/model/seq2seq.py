@@ -47,10 +47,11 @@ class RNNSearch(nn.Module):
         return not isinstance(self.decoder.attention, FixedContext)
 
     def step(
-        self, prev_tokens: torch.Tensor, state: DecoderState
+        self, prev_tokens: torch.Tensor, state: DecoderState, scored: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
-        """One decoding step for search: log-probabilities, next state, alignment row."""
-        return self.decoder.step(prev_tokens, state)
+        """One decoding step for search: log-probabilities (of the `scored` rows only, if
+        given), next state, alignment row."""
+        return self.decoder.step(prev_tokens, state, scored)
 
 
 def build_model(config: ModelConfig, source_size: int, tgt_vocab_size: int, vector_input: bool = False) -> RNNSearch:

@@ -54,9 +54,12 @@ def beam_search(
             new = new.tile_beams(k)  # K rows each, one source side
             state = new if state is None else state.extend(new)
             beams.join(newcomers, state.padding.size(1))
-        log_probs, state, weights = model.step(beams.prev, state)  # (R, V), …, (R, S)
+        scored = beams.live_rows()
+        log_probs, state, weights = model.step(beams.prev, state, scored)  # (L, V), …, (R, S)
         force_end = (max_lengths[beams.sentences] <= beams.positions + 1).repeat_interleave(k).to(device)
-        state = beams.advance(restrict(log_probs, force_end), weights, state, finished, src_lengths, length_penalty)
+        force_end = force_end if scored is None else force_end[scored]
+        log_probs = restrict(log_probs, force_end)
+        state = beams.advance(log_probs, scored, weights, state, finished, src_lengths, length_penalty)
     return [sorted(hypotheses, key=lambda h: h.score, reverse=True)[:n_best] for hypotheses in finished]
 
 
@@ -102,11 +105,18 @@ class _Beams:
             old = _source_width(self.weights_history[:, start:], source_length)
             self.weights_history = torch.cat([old, old.new_zeros(rows, width, source_length)])
 
-    def advance(self, log_probs, weights, state, finished, src_lengths, length_penalty):
+    def live_rows(self) -> torch.Tensor | None:
+        """The rows whose slot holds a live hypothesis, or None when all do. The others
+        (slots closed by </s>, and all but one at a sentence's first step) need no
+        next-token distribution."""
+        live = torch.isfinite(self.log_prob).view(-1)
+        return None if bool(live.all()) else live.nonzero().squeeze(1)
+
+    def advance(self, log_probs, scored, weights, state, finished, src_lengths, length_penalty):
         """Extend every beam by one token, record finished hypotheses, retire done sentences;
-        returns the decoder state reordered to match."""
+        returns the decoder state reordered to match. log_probs are the `scored` rows'."""
         k, device = self.k, self.device
-        top_log_prob, parent_beam, token = top_extensions(self.log_prob, log_probs, k)  # (b, K) each
+        top_log_prob, parent_beam, token = top_extensions(self.log_prob, log_probs, k, scored)  # (b, K) each
         rank = torch.arange(k, device=device).unsqueeze(0)
         accepted = (rank < self.open_slots.to(device).unsqueeze(1)) & torch.isfinite(top_log_prob)
         ends = accepted & (token == EOS)
@@ -152,13 +162,14 @@ class _Beams:
 
 
 def top_extensions(
-    log_prob: torch.Tensor, log_probs: torch.Tensor, k: int
+    log_prob: torch.Tensor, log_probs: torch.Tensor, k: int, scored: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The k best one-token extensions of every sentence's K hypotheses, best first.
 
     log_prob (b, K) scores the hypotheses, log_probs (b·K, V) their next tokens; returns
     the scores log_prob[s, j] + log_probs[s·K + j, w], the hypotheses j they extend and
-    the tokens w, each (b, k).
+    the tokens w, each (b, k). With `scored` (L,), log_probs (L, V) are those rows' only,
+    and every other hypothesis must score -inf.
 
     Picks the k chunks of CHUNK columns with the highest maxima first, then the best
     k within them. That loses nothing: were one of the k best extensions in another
@@ -172,12 +183,17 @@ def top_extensions(
     if whole < vocab:
         maxima = torch.cat([maxima, log_probs[:, whole:].amax(1, keepdim=True)], 1)
     chunks = maxima.size(1)
+    if scored is not None:
+        maxima = maxima.new_full((sentences * beam, chunks), -math.inf).index_copy_(0, scored, maxima)
     best_chunks = (maxima + log_prob.view(-1, 1)).view(sentences, -1).topk(k, dim=1).indices  # (b, k)
     parent, chunk = best_chunks // chunks, best_chunks % chunks
     columns = chunk.unsqueeze(-1) * CHUNK + torch.arange(CHUNK, device=log_probs.device)  # (b, k, CHUNK)
     beyond = columns >= vocab  # past the end in a partial last chunk: scored -inf, never accepted
     columns = columns.clamp(max=vocab - 1)
     row = parent + torch.arange(sentences, device=log_probs.device).unsqueeze(1) * beam
+    if scored is not None:  # row → its place among the scored rows; -inf hypotheses read any
+        place = torch.zeros(sentences * beam, dtype=torch.long, device=log_probs.device)
+        row = place.index_copy_(0, scored, torch.arange(scored.numel(), device=log_probs.device))[row]
     scores = log_probs[row.unsqueeze(-1), columns] + log_prob.gather(1, parent).unsqueeze(-1)
     if whole < vocab:
         scores = scores.masked_fill(beyond, -math.inf)

@@ -231,6 +231,9 @@ def test_top_extensions_equal_a_top_k_over_all_extensions(vocab):
     scores, parents, tokens = top_extensions(log_prob, log_probs, k)
     torch.testing.assert_close(scores, expected.values, rtol=0, atol=0)
     assert torch.equal(parents * vocab + tokens, expected.indices)
+    live = torch.isfinite(log_prob).view(-1).nonzero().squeeze(1)  # the only rows scored
+    for found, wanted in zip(top_extensions(log_prob, log_probs[live], k, live), (scores, parents, tokens)):
+        assert torch.equal(found, wanted)
 
 
 def test_top_extensions_name_real_tokens_when_fewer_than_k_are_possible():
