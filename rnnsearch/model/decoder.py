@@ -291,5 +291,9 @@ class Decoder(nn.Module):
             decoder, context, weights, _ = self._bahdanau_step(gates, embedded, decoder, self.rnn.step_input_weight())
             inputs = (decoder.top, embedded, context)
             readout = self.readout(*(inputs if scored is None else (x[scored] for x in inputs)))
-        logits = self.output_layer(readout)
-        return logits.float().log_softmax(dim=-1), decoder, weights
+        logits = self.output_layer(readout).float()
+        if torch.is_grad_enabled():
+            return logits.log_softmax(dim=-1), decoder, weights
+        # Normalised in place: a second (R, V) tensor at every step, the largest of a beam
+        # search step, made beam search 5–10% slower on the CPU.
+        return torch.log_softmax(logits, dim=-1, out=logits), decoder, weights
