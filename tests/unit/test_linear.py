@@ -31,6 +31,25 @@ def test_packed_products_equal_f_linear(shape, bias):
         assert torch.allclose(linear(x, weight, b), F.linear(x, weight, b), atol=1e-5)
 
 
+needs_bf16 = pytest.mark.skipif(
+    not packing._ONEDNN or not torch.ops.mkldnn._is_mkldnn_bf16_supported(), reason="no oneDNN bfloat16 here"
+)
+
+
+@needs_bf16
+@pytest.mark.parametrize("bias", [True, False])
+def test_under_bfloat16_autocast_packed_products_are_autocast_products_bit_for_bit(bias):
+    torch.manual_seed(0)
+    weight, b, x = torch.randn(300, 96), torch.randn(300) if bias else None, torch.randn(2, 37, 96)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = F.linear(x, weight, b)
+        with packed_weights():
+            found = linear(x, weight, b)
+            assert [key[-1] for key in packing._scope.packed] == [torch.bfloat16]
+    assert found.dtype == expected.dtype == torch.bfloat16
+    assert torch.equal(found, expected)
+
+
 def test_a_block_of_columns_is_packed_as_its_own_matrix():
     torch.manual_seed(0)
     weight = torch.randn(30, 50)
