@@ -55,6 +55,23 @@ def max_output_lengths(src_lengths: torch.Tensor, ratio: float, extra: int) -> t
     return (torch.ceil(words * ratio).long() + extra).clamp(min=1)
 
 
+CHUNK = 64
+"""Vocabulary columns per chunk in `chunk_maxima`."""
+
+
+def chunk_maxima(scores: torch.Tensor) -> torch.Tensor:
+    """(R, V) → the maximum of every CHUNK consecutive columns (R, ⌈V / CHUNK⌉), the last
+    chunk possibly shorter. Searches look for their best tokens among the chunks with
+    the highest maxima first: on the CPU `amax` is vectorised, where `max` with indices
+    and `topk` over all V columns are not."""
+    columns = scores.size(1)
+    whole = columns - columns % CHUNK
+    maxima = scores[:, :whole].unflatten(1, (-1, CHUNK)).amax(2)
+    if whole < columns:
+        maxima = torch.cat([maxima, scores[:, whole:].amax(1, keepdim=True)], 1)
+    return maxima
+
+
 def restrict(log_probs: torch.Tensor, force_end: torch.Tensor) -> torch.Tensor:
     """Forbid <pad> and <s> everywhere, and anything but </s> on rows that must end now."""
     log_probs[:, PAD] = -math.inf

@@ -20,11 +20,8 @@ import math
 import torch
 
 from rnnsearch.model.linear import packed_weights
-from rnnsearch.search import Arrivals, Cancelled, Hypothesis, check, normalised, restrict
+from rnnsearch.search import CHUNK, Arrivals, Cancelled, Hypothesis, check, chunk_maxima, normalised, restrict
 from rnnsearch.text.subwords import BOS, EOS
-
-CHUNK = 64
-"""Vocabulary columns per chunk in `top_extensions`."""
 
 
 @torch.no_grad()
@@ -178,10 +175,7 @@ def top_extensions(
     """
     vocab = log_probs.size(1)
     sentences, beam = log_prob.shape
-    whole = vocab - vocab % CHUNK
-    maxima = log_probs[:, :whole].unflatten(1, (-1, CHUNK)).amax(2)  # (b·K, V / CHUNK)
-    if whole < vocab:
-        maxima = torch.cat([maxima, log_probs[:, whole:].amax(1, keepdim=True)], 1)
+    maxima = chunk_maxima(log_probs)  # (b·K, ⌈V / CHUNK⌉)
     chunks = maxima.size(1)
     if scored is not None:
         maxima = maxima.new_full((sentences * beam, chunks), -math.inf).index_copy_(0, scored, maxima)
@@ -195,7 +189,7 @@ def top_extensions(
         place = torch.zeros(sentences * beam, dtype=torch.long, device=log_probs.device)
         row = place.index_copy_(0, scored, torch.arange(scored.numel(), device=log_probs.device))[row]
     scores = log_probs[row.unsqueeze(-1), columns] + log_prob.gather(1, parent).unsqueeze(-1)
-    if whole < vocab:
+    if vocab % CHUNK:
         scores = scores.masked_fill(beyond, -math.inf)
     top, position = scores.view(sentences, -1).topk(k, dim=1)
     return top, parent.gather(1, position // CHUNK), columns.view(sentences, -1).gather(1, position)

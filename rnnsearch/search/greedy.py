@@ -12,11 +12,8 @@ from __future__ import annotations
 import torch
 
 from rnnsearch.model.linear import packed_weights
-from rnnsearch.search import Arrivals, Cancelled, Hypothesis, check, normalised, restrict
+from rnnsearch.search import CHUNK, Arrivals, Cancelled, Hypothesis, check, chunk_maxima, normalised, restrict
 from rnnsearch.text.subwords import BOS, EOS
-
-CHUNK = 64
-"""Columns per chunk in `row_maxima`."""
 
 
 @torch.no_grad()
@@ -82,14 +79,9 @@ def row_maxima(scores: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
     Finds the chunk of CHUNK columns that holds each row's maximum first, from the
     chunks' maxima, then the column within it. On the CPU, `max` with indices over
-    8,000 columns took 5× as long: `amax` without indices is vectorised, `max` is not.
+    8,000 columns took 5× as long.
     """
-    rows, columns = scores.shape
-    whole = columns - columns % CHUNK
-    maxima = scores[:, :whole].view(rows, -1, CHUNK).amax(2)
-    if whole < columns:
-        maxima = torch.cat([maxima, scores[:, whole:].amax(1, keepdim=True)], 1)
-    first = maxima.argmax(1, keepdim=True) * CHUNK
-    candidates = (first + torch.arange(CHUNK, device=scores.device)).clamp_(max=columns - 1)
+    first = chunk_maxima(scores).argmax(1, keepdim=True) * CHUNK
+    candidates = (first + torch.arange(CHUNK, device=scores.device)).clamp_(max=scores.size(1) - 1)
     best, position = scores.gather(1, candidates).max(1, keepdim=True)
     return best.squeeze(1), candidates.gather(1, position).squeeze(1)

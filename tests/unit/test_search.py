@@ -4,9 +4,8 @@ import math
 import pytest
 import torch
 
-from rnnsearch.search import SearchCancelled, max_output_lengths, normalised
-from rnnsearch.search.beam import CHUNK, beam_search, top_extensions
-from rnnsearch.search.greedy import CHUNK as GREEDY_CHUNK
+from rnnsearch.search import CHUNK, SearchCancelled, max_output_lengths, normalised
+from rnnsearch.search.beam import beam_search, top_extensions
 from rnnsearch.search.greedy import greedy_search, row_maxima
 from rnnsearch.text.batches import source_tensors
 from rnnsearch.text.subwords import BOS, EOS, PAD
@@ -167,7 +166,7 @@ def test_beams_sharing_one_source_side_step_like_rows_with_their_own_copies(scor
             shared, copied, prev = shared.select(rows), copied.select(rows), prev[rows]
 
 
-@pytest.mark.parametrize("columns", [GREEDY_CHUNK * 3, GREEDY_CHUNK * 3 + 5, 7])
+@pytest.mark.parametrize("columns", [CHUNK * 3, CHUNK * 3 + 5, 7])
 def test_row_maxima_equal_max_with_its_first_index_on_ties(columns):
     generator = torch.Generator().manual_seed(columns)
     scores = torch.randint(-40, 40, (200, columns), generator=generator).float()  # many ties
