@@ -36,6 +36,7 @@ MIN_PACKED_ELEMENTS = 1 << 17  # below about 512 × 256, packing (~0.1 ms) and o
 # per-call overhead (~20 µs) cost more than the faster product saves
 
 _ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+_ONEDNN_BF16 = _ONEDNN and torch.ops.mkldnn._is_mkldnn_bf16_supported()
 _scope = threading.local()  # .packed: {weight's identity: (weight, packed)} inside a scope
 
 
@@ -99,7 +100,7 @@ def _packed_dtype(x: torch.Tensor, weight: torch.Tensor) -> torch.dtype | None:
         return None
     if not torch.is_autocast_enabled("cpu"):
         return torch.float32 if x.dtype == torch.float32 else None
-    bfloat16 = torch.get_autocast_dtype("cpu") == torch.bfloat16 and torch.ops.mkldnn._is_mkldnn_bf16_supported()
+    bfloat16 = _ONEDNN_BF16 and torch.get_autocast_dtype("cpu") == torch.bfloat16
     return torch.bfloat16 if bfloat16 and x.dtype in (torch.float32, torch.bfloat16) else None
 
 

@@ -31,9 +31,7 @@ def test_packed_products_equal_f_linear(shape, bias):
         assert torch.allclose(linear(x, weight, b), F.linear(x, weight, b), atol=1e-5)
 
 
-needs_bf16 = pytest.mark.skipif(
-    not packing._ONEDNN or not torch.ops.mkldnn._is_mkldnn_bf16_supported(), reason="no oneDNN bfloat16 here"
-)
+needs_bf16 = pytest.mark.skipif(not packing._ONEDNN_BF16, reason="no oneDNN bfloat16 here")
 
 
 @needs_bf16
