@@ -14,9 +14,10 @@ limits, 422 for a malformed or invalid one, 504 when it takes longer than the ti
 import asyncio
 import base64
 import binascii
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 from fastapi import FastAPI, HTTPException, Request
@@ -39,6 +40,7 @@ from rnnsearch.speech.audio import read_wav_bytes
 from rnnsearch.speech.digits import SAMPLE_RATE
 from rnnsearch.translator import Translation, Translator
 
+T = TypeVar("T")
 STATIC = Path(__file__).resolve().parent / "static"
 ERRORS_SHOWN = 3
 """A request with many invalid fields is told about the first few, to keep the message one line."""
@@ -107,7 +109,7 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
     max_seconds = max_audio_seconds(translator, limits)
 
     @app.post("/v1/translate", responses=ERROR_RESPONSES, summary="Translate texts or recordings")
-    async def translate(request: TranslateRequest) -> schemas.TranslateResponse:
+    async def translate(request: TranslateRequest, connection: Request) -> schemas.TranslateResponse:
         """Translate every text (or transcribe every recording); requests arriving together are decoded together."""
         beam_size = translator.search.beam_size if request.beam_size is None else request.beam_size
         if request.n_best > beam_size:
@@ -118,7 +120,8 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
             _check_source_lengths(translator, request.texts)
             items = request.texts
         try:
-            results = await asyncio.wait_for(batcher.translate(items, beam_size, request.n_best), limits.timeout)
+            work = asyncio.wait_for(batcher.translate(items, beam_size, request.n_best), limits.timeout)
+            results = await _while_connected(connection, work)
         except TimeoutError:
             raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
         alignments = request.alignments and translator.model.has_alignment
@@ -131,6 +134,32 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
     @app.get("/v1/health", summary="Check that the server is up")
     async def health() -> schemas.Health:
         return schemas.Health(status="ok")
+
+
+async def _while_connected(connection: Request, work: Awaitable[T]) -> T:
+    """Await `work`, withdrawing it if the client disconnects first.
+
+    Starlette does not stop an endpoint whose client has gone, so without this a closed
+    connection would keep its model call decoding for nobody; withdrawn like a timed-out
+    request, the call stops at its next decoder step. The answer, 499, reaches no one.
+    """
+    answer = asyncio.ensure_future(work)
+    disconnect = asyncio.create_task(_disconnected(connection))
+    try:
+        await asyncio.wait((answer, disconnect), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        answer.cancel()
+        disconnect.cancel()
+    if answer.done():
+        return answer.result()
+    disconnect.result()
+    raise HTTPException(499, "the client disconnected")
+
+
+async def _disconnected(connection: Request) -> None:
+    """Return once the client has disconnected; the request body must have been read already."""
+    while (await connection.receive())["type"] != "http.disconnect":
+        pass
 
 
 def _max_body_bytes(limits: Limits, audio_chars: int | None = None) -> int:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rnnsearch.search import Cancelled
+from rnnsearch.search import Cancelled, SearchCancelled
 from rnnsearch.translator import Translation
 
 Item = str | np.ndarray
@@ -47,7 +47,8 @@ class Batcher:
     request is never split, so one larger than `max_batch` makes a batch of its own.
 
     `requests` and `calls` count the requests received and the model calls made, so
-    that callers (tests, monitoring) can see how much merging happened.
+    that callers (tests, monitoring) can see how much merging happened; `cancelled_calls`
+    counts the calls stopped early because every request in them had been given up on.
     """
 
     def __init__(self, translate: TranslateFn, max_batch: int, max_wait: float):
@@ -56,6 +57,7 @@ class Batcher:
         self.max_wait = max_wait
         self.requests = 0
         self.calls = 0
+        self.cancelled_calls = 0
         self._pending: list[_Job] = []
         self._arrival = asyncio.Event()
         self._worker: ThreadPoolExecutor | None = None
@@ -150,6 +152,9 @@ class Batcher:
 
         try:
             results = await loop.run_in_executor(self._worker, self._translate, items, beam_size, n_best, cancelled)
+        except SearchCancelled:  # raised only once cancelled() is True: no request is left to answer
+            self.cancelled_calls += 1
+            return
         except Exception as error:
             if len(batch) == 1:
                 _settle(batch[0].future, error)

@@ -1,4 +1,4 @@
-"""Spoken digit strings built from the Free Spoken Digit Dataset (data/fsdd).
+"""Spoken digit strings built from the Free Spoken Digit Dataset (fsdd/, shipped with the package).
 
 FSDD holds single spoken digits: `recordings/{digit}_{speaker}_{index}.wav`, six
 speakers, indices 0–49 for every digit and speaker, mono 8 kHz. An utterance here
@@ -41,7 +41,8 @@ import numpy as np
 from rnnsearch.errors import UserError
 from rnnsearch.speech.audio import read_wav_bytes
 
-ARCHIVE = Path(__file__).resolve().parents[2] / "data" / "fsdd" / "fsdd-recordings.tar.gz"
+ARCHIVE = Path(__file__).resolve().parent / "fsdd" / "fsdd-recordings.tar.gz"
+"""The recordings, package data (pyproject.toml), so that an installed rnnsearch has them too."""
 SAMPLE_RATE = 8000
 SPLITS = ("customary", "speaker")
 PARTS = ("train", "validation", "test")
@@ -52,6 +53,7 @@ GAP_MS = (50, 250)
 EDGE_MS = (0, 100)
 NOISE_FRAME_MS = 10
 
+_REINSTALL = "; this rnnsearch was installed without its FSDD recordings: reinstall it"
 _MEMBER = re.compile(r"recordings/(\d)_([a-z]+)_(\d+)\.wav")
 
 
@@ -90,7 +92,7 @@ def _load(archive: Path) -> Mapping[Recording, np.ndarray]:
         with tarfile.open(archive, "r:gz") as tar:
             recordings = dict(_read_member(tar, member, archive) for member in tar if _is_wav(member))
     except FileNotFoundError:
-        raise UserError(f"{archive}: no such file") from None
+        raise UserError(f"{archive}: no such file{_REINSTALL if archive == ARCHIVE else ''}") from None
     except (tarfile.TarError, OSError, EOFError, zlib.error) as error:
         raise UserError(f"{archive}: not a readable FSDD archive ({error})") from None
     if not recordings:

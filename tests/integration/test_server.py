@@ -14,11 +14,14 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
+import uvicorn
 from fastapi.testclient import TestClient
 
 import rnnsearch
@@ -28,6 +31,7 @@ from rnnsearch.model.seq2seq import build_model
 from rnnsearch.search import SearchCancelled
 from rnnsearch.server import Limits, create_app
 from rnnsearch.server.batcher import Batcher
+from rnnsearch.server.run import listen
 from rnnsearch.translator import Translator
 
 LIMITS = Limits(max_texts=4, max_chars=1000)
@@ -314,6 +318,54 @@ def test_a_model_call_stops_once_every_request_in_it_has_given_up():
 
     assert asyncio.run(run()) == ["QUICK"]
     assert gave_up.is_set()
+
+
+@contextmanager
+def uvicorn_serving(app) -> Iterator[int]:
+    """Serve `app` with uvicorn on a free loopback port, in a thread of this process so that the
+    test can read the app's batcher; yield the port."""
+    sock = listen("127.0.0.1", 0)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: server.started, "uvicorn to start")
+        yield sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=60)
+        sock.close()
+
+
+def wait_until(condition, what: str, limit: float = 120.0) -> None:
+    deadline = time.monotonic() + limit
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.001)
+
+
+def test_a_model_call_stops_once_its_client_disconnects(translator, model_dir):
+    """A client that closes its connection while its texts are decoded frees the model thread:
+    the call stops early, as for a timeout, instead of finishing for nobody."""
+    app = create_app(translator, model_dir, Limits(max_texts=64, timeout=600.0))
+    batcher = app.state.batcher
+    texts = [f"{SENTENCES[k % len(SENTENCES)]} {k}" for k in range(64)]
+    body = json.dumps({"texts": texts, "beam_size": 64}).encode()
+    head = "POST /v1/translate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+    with uvicorn_serving(app) as port:
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            client.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            wait_until(lambda: batcher.calls == 1, "the model call to start")
+        # The next request's call runs only after the abandoned one has ended, one way or the other.
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/v1/translate",
+            data=json.dumps({"texts": ["Ein Hund."]}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=600) as response:
+            assert json.load(response)["translations"][0]["text"]
+    assert (batcher.requests, batcher.calls, batcher.cancelled_calls) == (2, 2, 1)
 
 
 def fixed_context_model_dir(model_dir: Path, folder: Path) -> tuple[Translator, Path]:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import io
+import os
+import shutil
+import subprocess
+import sys
 import tarfile
 import wave
 from pathlib import Path
@@ -25,6 +29,8 @@ from rnnsearch.speech.features import FeatureSettings, cached_features, log_mel,
 from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
 
 RATE = 8000
+ROOT = Path(__file__).resolve().parents[2]
+SPEECH_CONFIG = ROOT / "configs" / "fsdd_digits.yaml"
 
 
 def wav_bytes(samples: np.ndarray, rate: int = RATE, width: int = 2, channels: int = 1) -> bytes:
@@ -258,6 +264,51 @@ def test_bad_archive_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(UserError) as excinfo:
         load_recordings(archive)
     assert "odd.tar.gz:recordings/seven.wav: expected a name like" in message_of(excinfo)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """rnnsearch built as a wheel from this source tree and installed by pip into a folder of its own,
+    as a user who is not working on the source gets it."""
+    folder = tmp_path_factory.mktemp("installed")
+    source = folder / "source"
+    shutil.copytree(ROOT / "rnnsearch", source / "rnnsearch", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    offline = ["--no-deps", "--no-build-isolation", "--no-index"]
+    subprocess.run([*pip, "wheel", *offline, "-w", str(folder / "wheel"), str(source)], check=True)
+    [wheel] = (folder / "wheel").glob("rnnsearch-*.whl")
+    subprocess.run([*pip, "install", *offline, "--target", str(folder / "site"), str(wheel)], check=True)
+    return folder / "site"
+
+
+def run_installed(site: Path, *arguments: str) -> subprocess.CompletedProcess:
+    """Python with `site` as the only rnnsearch on the path: run from elsewhere than the source tree."""
+    env = {**os.environ, "PYTHONPATH": str(site), "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, *arguments], cwd=site, env=env, capture_output=True, text=True)
+
+
+def test_an_installed_package_has_the_recordings(installed: Path) -> None:
+    script = "import rnnsearch.speech.digits as d; print(d.ARCHIVE); print(len(d.load_recordings()))"
+    result = run_installed(installed, "-c", script)
+    assert result.returncode == 0, result.stderr
+    archive, count = result.stdout.split()
+    assert Path(archive).is_relative_to(installed) and int(count) == len(load_recordings())
+    assert (Path(archive).parent / "LICENSE").is_file() and (Path(archive).parent / "README.md").is_file()
+
+
+def test_an_installed_package_without_the_recordings_says_so_in_one_line(installed: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(installed, site, ignore=shutil.ignore_patterns("fsdd-recordings.tar.gz"))
+    model_dir = tmp_path / "run"
+    command = ["-m", "rnnsearch", "train", str(SPEECH_CONFIG), "--set", f"train.model_dir={model_dir}"]
+    result = run_installed(site, *command, "--set", f"data.cache_dir={tmp_path / 'cache'}")
+    archive = site / "rnnsearch" / "speech" / "fsdd" / "fsdd-recordings.tar.gz"
+    assert result.returncode == 1
+    assert result.stderr == f"rnnsearch: error: {archive}: no such file; " + (
+        "this rnnsearch was installed without its FSDD recordings: reinstall it\n"
+    )
 
 
 # Feature cache
