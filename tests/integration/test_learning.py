@@ -3,6 +3,7 @@
 import random
 import time
 
+import pytest
 import torch
 
 from rnnsearch.config import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
@@ -11,6 +12,8 @@ from rnnsearch.search import max_output_lengths
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import epoch_batches, make_batch, source_tensors
 from rnnsearch.training.trainer import training_step
+
+pytestmark = pytest.mark.learning
 
 VOCAB = 20
 

@@ -1,6 +1,7 @@
 """The paper's argument in one test: with equal training, the fixed-context model
 fails on long sequences while RNNsearch's alignment model does not (MODEL.md §1, §6)."""
 
+import pytest
 import torch
 
 from rnnsearch.config import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
@@ -10,6 +11,8 @@ from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import epoch_batches, make_batch, source_tensors
 from rnnsearch.text.synthetic import make_pairs
 from rnnsearch.training.trainer import training_step
+
+pytestmark = pytest.mark.learning
 
 SYMBOLS = 16
 STEPS = 500

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from rnnsearch.cli import main
 from tests.integration.conftest import SPEECH_CONFIG
+
+pytestmark = pytest.mark.learning
 
 CHANCE_DER = 90.0  # guessing one of ten digits per digit is wrong nine times in ten
 
