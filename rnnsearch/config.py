@@ -300,7 +300,12 @@ def _apply_override(tree: dict[str, Any], assignment: str) -> None:
         if not isinstance(child, dict):
             raise UserError(f"--set {key}: {part} is not a section")
         node = child
-    node[parts[-1]] = yaml.safe_load(raw)
+    try:
+        node[parts[-1]] = yaml.safe_load(raw)
+    except yaml.YAMLError as error:
+        problem = getattr(error, "problem", None)  # what the parser found, without its multi-line context
+        detail = f" ({' '.join(problem.split())})" if problem else ""
+        raise UserError(f"--set {assignment}: not valid YAML{detail}") from None
 
 
 def config_from_dict(tree: dict[str, Any], origin: str = "config") -> Config:

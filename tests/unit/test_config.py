@@ -163,6 +163,14 @@ def test_malformed_override(tmp_path: Path, assignment: str) -> None:
     assert assignment in user_error_message(excinfo)
 
 
+@pytest.mark.parametrize("value", ["[1", "{a: 1", ": x", "@x", "!!python/object:os.system"])
+def test_override_value_that_is_not_yaml_names_the_override(tmp_path: Path, value: str) -> None:
+    path = write_config(tmp_path, minimal_tree())
+    with pytest.raises(UserError) as excinfo:
+        load_config(path, [f"train.seed={value}"])
+    assert user_error_message(excinfo).startswith(f"--set train.seed={value}: not valid YAML")
+
+
 def test_override_through_a_value_is_rejected(tmp_path: Path) -> None:
     path = write_config(tmp_path, minimal_tree())
     with pytest.raises(UserError) as excinfo:

@@ -1,0 +1,34 @@
+"""Bad training data and config stop `rnnsearch train` with one line naming the culprit, before any training."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rnnsearch.cli import main
+from tests.integration.conftest import tiny_config, write_config
+
+
+def train(capsys, config: Path, *overrides: str) -> tuple[int, str]:
+    """The exit status of `rnnsearch train` and the last line it wrote to stderr."""
+    status = main(["train", str(config), *[a for o in overrides for a in ("--set", o)]])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return status, err.splitlines()[-1] if err else ""
+
+
+@pytest.mark.parametrize("value", ["[1", "{a: 1", ": x", "@x", "!!python/object:os.system", "a: b: c", "'open"])
+def test_an_override_that_is_not_yaml_is_named(corpus, tmp_path, capsys, value):
+    config = write_config(tmp_path / "c.yaml", tiny_config(corpus, tmp_path / "run"))
+    status, line = train(capsys, config, f"train.seed={value}")
+    assert status == 1
+    assert line.startswith("rnnsearch: error: --set train.seed=") and "not valid YAML" in line, line
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_config_file_that_is_not_yaml_is_named(tmp_path, capsys):
+    config = tmp_path / "c.yaml"
+    config.write_text("data:\n  train: {src: a, tgt: b\n  valid: !!python/object:os.system x\n", encoding="utf-8")
+    status, line = train(capsys, config)
+    assert status == 1 and line.startswith(f"rnnsearch: error: {config}:") and "not valid YAML" in line, line
