@@ -30,7 +30,7 @@ from rnnsearch.evaluation.plots import alignment_heatmap, learning_curves
 from rnnsearch.model.linear import packed_weights
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.text.batches import Batch, Pair, epoch_batches, make_batch
-from rnnsearch.text.corpus import FilterReport, is_blank, read_parallel
+from rnnsearch.text.corpus import FilterReport, is_blank, read_parallel, require_usable_pairs
 from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.cuda_graphs import GraphedLoss
@@ -118,8 +118,10 @@ def prepare_corpus(
     """
     if config.speech:
         return _prepare_speech(config, model_dir, resume, world)
-    sources, targets = read_parallel(config.data.train.src, config.data.train.tgt)
-    valid_sources, valid_references = read_parallel(config.data.valid.src, config.data.valid.tgt)
+    data = config.data
+    sources, targets = read_parallel(data.train.src, data.train.tgt)
+    require_usable_pairs(sources, targets, data.train.src, data.train.tgt, purpose="training")
+    valid_sources, valid_references = read_parallel(data.valid.src, data.valid.tgt)
     if not resume and world.is_main:
         src_subwords, tgt_subwords = train_vocabularies(config, sources, targets)
         checkpoint.save_model_files(model_dir, config, src_subwords, tgt_subwords)

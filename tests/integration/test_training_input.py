@@ -32,3 +32,37 @@ def test_a_config_file_that_is_not_yaml_is_named(tmp_path, capsys):
     config.write_text("data:\n  train: {src: a, tgt: b\n  valid: !!python/object:os.system x\n", encoding="utf-8")
     status, line = train(capsys, config)
     assert status == 1 and line.startswith(f"rnnsearch: error: {config}:") and "not valid YAML" in line, line
+
+
+def corpus_with(corpus: Path, folder: Path, **files: list[str]) -> Path:
+    """A copy of the tiny corpus with some of its files (train_de, val_en, ...) replaced by `files`."""
+    folder.mkdir()
+    for name in ("train.de", "train.en", "val.de", "val.en"):
+        lines = files.get(name.replace(".", "_"))
+        text = (corpus / name).read_text(encoding="utf-8") if lines is None else "".join(f"{x}\n" for x in lines)
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("files", "blamed", "reason"),
+    [
+        ({"train_de": [], "train_en": []}, "train.de", "the file is empty"),
+        (
+            {"train_de": [" ", "\t", ""], "train_en": ["A dog.", "A cat.", "Two men."]},
+            "train.de",
+            "every line is blank",
+        ),
+        ({"train_de": ["Ein Hund.", "Eine Katze."], "train_en": ["", "  "]}, "train.en", "every line is blank"),
+        ({"train_de": ["Ein Hund.", ""], "train_en": ["", "A cat."]}, "train.de", "blank line of"),
+    ],
+)
+def test_training_text_without_a_usable_pair_is_named_before_subwords_are_trained(
+    corpus, tmp_path, capsys, files, blamed, reason
+):
+    data = corpus_with(corpus, tmp_path / "data", **files)
+    config = write_config(tmp_path / "c.yaml", tiny_config(data, tmp_path / "run"))
+    status, line = train(capsys, config)
+    assert status == 1
+    assert line.startswith(f"rnnsearch: error: {data / blamed}: no usable training pairs") and reason in line, line
+    assert not (tmp_path / "run").exists()
