@@ -122,6 +122,7 @@ def prepare_corpus(
     sources, targets = read_parallel(data.train.src, data.train.tgt)
     require_usable_pairs(sources, targets, data.train.src, data.train.tgt, purpose="training")
     valid_sources, valid_references = read_parallel(data.valid.src, data.valid.tgt)
+    require_usable_pairs(valid_sources, valid_references, data.valid.src, data.valid.tgt, purpose="validation")
     if not resume and world.is_main:
         src_subwords, tgt_subwords = train_vocabularies(config, sources, targets)
         checkpoint.save_model_files(model_dir, config, src_subwords, tgt_subwords)
@@ -134,6 +135,11 @@ def prepare_corpus(
     if not train:
         raise UserError(f"{config.data.train.src}: no usable training pairs")
     valid, _ = encode_pairs(valid_sources, valid_references, src_subwords, tgt_subwords, config.data.max_length)
+    if not valid:  # validation loss is per target token: it needs one pair at least
+        raise UserError(
+            f"{data.valid.src}: no usable validation pairs (each is blank or longer than "
+            f"data.max_length = {data.max_length} pieces)"
+        )
     return Corpus(train, valid, valid_sources, valid_references), src_subwords, tgt_subwords
 
 

@@ -66,3 +66,22 @@ def test_training_text_without_a_usable_pair_is_named_before_subwords_are_traine
     assert status == 1
     assert line.startswith(f"rnnsearch: error: {data / blamed}: no usable training pairs") and reason in line, line
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("lines", [[], ["", "   ", "\t"]])
+def test_a_validation_set_without_a_usable_pair_is_named_before_training(corpus, tmp_path, capsys, lines):
+    data = corpus_with(corpus, tmp_path / "data", val_de=lines, val_en=lines)
+    config = write_config(tmp_path / "c.yaml", tiny_config(data, tmp_path / "run"))
+    status, line = train(capsys, config)
+    assert status == 1 and line.startswith(f"rnnsearch: error: {data / 'val.de'}: no usable validation pairs"), line
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_validation_set_of_only_overlong_pairs_is_named_before_training(corpus, tmp_path, capsys):
+    long = " ".join(["Hund"] * 150)  # more pieces than data.max_length (100), fewer than the search's 250
+    data = corpus_with(corpus, tmp_path / "data", val_de=[long, ""], val_en=[long, "A dog."])
+    config = write_config(tmp_path / "c.yaml", tiny_config(data, tmp_path / "run"))
+    status, line = train(capsys, config)
+    assert status == 1
+    assert line.startswith(f"rnnsearch: error: {data / 'val.de'}: no usable validation pairs"), line
+    assert "data.max_length = 100" in line and not (tmp_path / "run" / "last.safetensors").exists()
