@@ -36,7 +36,13 @@ from rnnsearch.training import checkpoint
 from rnnsearch.training.cuda_graphs import GraphedLoss
 from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
 from rnnsearch.training.loss import sequence_loss
-from rnnsearch.translator import Translation, Translator, resolve_device, source_and_target_sizes
+from rnnsearch.translator import (
+    Translation,
+    Translator,
+    check_source_lengths,
+    resolve_device,
+    source_and_target_sizes,
+)
 
 M_ARENA_MAX = -8  # a mallopt() parameter, from glibc's malloc.h
 ONEDNN_CACHE_CAPACITY = "128"  # compiled oneDNN primitives kept, against oneDNN's default of 1,024
@@ -134,6 +140,8 @@ def prepare_corpus(
         say(f"training data {config.data.train.src}: {report}")
     if not train:
         raise UserError(f"{config.data.train.src}: no usable training pairs")
+    # each validation greedily translates the sources: one the search would refuse is found now, not then
+    check_source_lengths(src_subwords.encode(valid_sources), config.search.max_source_length, str(data.valid.src))
     valid, _ = encode_pairs(valid_sources, valid_references, src_subwords, tgt_subwords, config.data.max_length)
     if not valid:  # validation loss is per target token: it needs one pair at least
         raise UserError(

@@ -85,3 +85,15 @@ def test_a_validation_set_of_only_overlong_pairs_is_named_before_training(corpus
     assert status == 1
     assert line.startswith(f"rnnsearch: error: {data / 'val.de'}: no usable validation pairs"), line
     assert "data.max_length = 100" in line and not (tmp_path / "run" / "last.safetensors").exists()
+
+
+def test_an_overlong_validation_source_is_named_by_file_and_line_before_training(corpus, tmp_path, capsys):
+    sources = (corpus / "val.de").read_text(encoding="utf-8").splitlines()
+    sources[5] = " ".join(["Hund"] * 300)  # more pieces than search.max_source_length (250)
+    data = corpus_with(corpus, tmp_path / "data", val_de=sources)
+    config = write_config(tmp_path / "c.yaml", tiny_config(data, tmp_path / "run"))
+    status, line = train(capsys, config)
+    assert status == 1
+    assert line.startswith(f"rnnsearch: error: {data / 'val.de'}:6: "), line
+    assert "more than search.max_source_length = 250" in line
+    assert not (tmp_path / "run" / "last.safetensors").exists()
