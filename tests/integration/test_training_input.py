@@ -97,3 +97,15 @@ def test_an_overlong_validation_source_is_named_by_file_and_line_before_training
     assert line.startswith(f"rnnsearch: error: {data / 'val.de'}:6: "), line
     assert "more than search.max_source_length = 250" in line
     assert not (tmp_path / "run" / "last.safetensors").exists()
+
+
+@pytest.mark.parametrize(("kind", "size"), [("unigram", 10), ("unigram", 300), ("bpe", 300)])
+def test_a_vocabulary_too_small_for_the_characters_names_the_key_and_the_size_needed(
+    corpus, tmp_path, capsys, kind, size
+):
+    config = write_config(tmp_path / "c.yaml", tiny_config(corpus, tmp_path / "run"))
+    status, line = train(capsys, config, f"subwords.kind={kind}", f"subwords.vocab_size={size}")
+    assert status == 1 and f"subwords.vocab_size: {size} is too small" in line, line
+    if size > 260:  # room for the reserved pieces, not for the 62 characters of the corpus as well
+        assert line.endswith("which needs at least 322 pieces: one for each of its characters and 260 reserved"), line
+    assert not (tmp_path / "run").exists()
