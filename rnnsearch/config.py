@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from rnnsearch.errors import UserError
 
@@ -90,6 +90,19 @@ class SubwordConfig(_Section):
     vocab_size: int = Field(8000, gt=8)
     joint: bool = True
     min_frequency: int = Field(1, ge=1, description="word kind only: rarer words become <unk>")
+
+    @field_validator("vocab_size")
+    @classmethod
+    def _room_beyond_the_reserved_pieces(cls, vocab_size: int, info: ValidationInfo) -> int:
+        from rnnsearch.text.subwords import RESERVED_PIECES, SPECIAL_PIECES  # the one count of reserved pieces
+
+        if info.data.get("kind") in ("unigram", "bpe") and vocab_size <= RESERVED_PIECES:
+            raise ValueError(
+                f"{vocab_size} is too small: a {info.data['kind']} vocabulary reserves {RESERVED_PIECES} pieces "
+                f"({len(SPECIAL_PIECES)} special, {RESERVED_PIECES - len(SPECIAL_PIECES)} bytes) and needs one more "
+                "per character of the text"
+            )
+        return vocab_size
 
     @model_validator(mode="after")
     def _min_frequency_only_for_words(self) -> SubwordConfig:
@@ -300,7 +313,12 @@ def _apply_override(tree: dict[str, Any], assignment: str) -> None:
         if not isinstance(child, dict):
             raise UserError(f"--set {key}: {part} is not a section")
         node = child
-    node[parts[-1]] = yaml.safe_load(raw)
+    try:
+        node[parts[-1]] = yaml.safe_load(raw)
+    except yaml.YAMLError as error:
+        problem = getattr(error, "problem", None)  # what the parser found, without its multi-line context
+        detail = f" ({' '.join(problem.split())})" if problem else ""
+        raise UserError(f"--set {assignment}: not valid YAML{detail}") from None
 
 
 def config_from_dict(tree: dict[str, Any], origin: str = "config") -> Config:

@@ -64,6 +64,15 @@ def resolve_device(name: str, key: str = "device") -> torch.device:
     return device
 
 
+def check_source_lengths(ids: Sequence[Sequence[int]], limit: int, origin: str | None = None) -> None:
+    """Refuse the first source of more than `limit` (search.max_source_length) pieces, by line number:
+    the search neither cuts nor skips a source. `origin` names the file; without it, the input."""
+    for line, pieces in enumerate(ids, start=1):
+        if len(pieces) > limit:
+            where = f"{origin}:{line}" if origin else f"input line {line}"
+            raise UserError(f"{where}: {len(pieces)} subword pieces, more than search.max_source_length = {limit}")
+
+
 class Translator:
     """A trained model ready to translate: `translate(texts)` → list of Translation, or for a
     speech model `transcribe(audio, names)`."""
@@ -103,12 +112,7 @@ class Translator:
         if self.src_subwords is None:
             raise UserError("this model reads audio, not text: give it WAV files")
         ids = self.src_subwords.encode(texts)
-        for line, pieces in enumerate(ids, start=1):
-            if len(pieces) > self.search.max_source_length:
-                raise UserError(
-                    f"input line {line}: {len(pieces)} subword pieces, more than "
-                    f"search.max_source_length = {self.search.max_source_length}"
-                )
+        check_source_lengths(ids, self.search.max_source_length)
         blank = [is_blank(text) for text in texts]
         return self._decode(list(texts), ids, blank, beam_size, n_best, cancelled)
 

@@ -10,6 +10,7 @@ whitespace only (for pre-tokenised text) and keeps words seen at least
 from __future__ import annotations
 
 import io
+import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +21,9 @@ from rnnsearch.errors import UserError
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 SPECIAL_PIECES = ("<pad>", "<unk>", "<s>", "</s>")
+RESERVED_PIECES = len(SPECIAL_PIECES) + 256  # unigram and bpe: the special pieces and a byte piece per byte value
+# SentencePiece's refusal of a vocabulary without room for every character: "... <asked> vs <needed>"
+_TOO_FEW_PIECES = re.compile(r"Vocabulary size is smaller than required_chars\. \d+ vs (\d+)")
 
 
 class Subwords:
@@ -60,7 +64,11 @@ def _word_vocabulary_size(texts: Sequence[str], min_frequency: int) -> int:
 
 
 def train_subwords(texts: Sequence[str], kind: str, vocab_size: int, min_frequency: int = 1) -> Subwords:
-    """Train a SentencePiece model of `kind` (unigram, bpe or word) on `texts`."""
+    """Train a SentencePiece model of `kind` (unigram, bpe or word) on `texts`.
+
+    A unigram or bpe `vocab_size` without room for every character of `texts` is a
+    UserError naming subwords.vocab_size and the size the text needs.
+    """
     model = io.BytesIO()
     options = dict(
         sentence_iterator=iter(texts),
@@ -82,5 +90,14 @@ def train_subwords(texts: Sequence[str], kind: str, vocab_size: int, min_frequen
         )
     else:
         options.update(vocab_size=vocab_size, byte_fallback=True, max_sentence_length=1 << 16)
-    spm.SentencePieceTrainer.train(**options)
+    try:
+        spm.SentencePieceTrainer.train(**options)
+    except RuntimeError as error:
+        needed = _TOO_FEW_PIECES.search(str(error))
+        if needed is None:
+            raise
+        raise UserError(
+            f"subwords.vocab_size: {vocab_size} is too small for the training text, which needs at least "
+            f"{needed[1]} pieces: one for each of its characters and {RESERVED_PIECES} reserved"
+        ) from None
     return Subwords(model.getvalue())

@@ -30,13 +30,19 @@ from rnnsearch.evaluation.plots import alignment_heatmap, learning_curves
 from rnnsearch.model.linear import packed_weights
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.text.batches import Batch, Pair, epoch_batches, make_batch
-from rnnsearch.text.corpus import FilterReport, is_blank, read_parallel
+from rnnsearch.text.corpus import FilterReport, is_blank, read_parallel, require_usable_pairs
 from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.cuda_graphs import GraphedLoss
 from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
 from rnnsearch.training.loss import sequence_loss
-from rnnsearch.translator import Translation, Translator, resolve_device, source_and_target_sizes
+from rnnsearch.translator import (
+    Translation,
+    Translator,
+    check_source_lengths,
+    resolve_device,
+    source_and_target_sizes,
+)
 
 M_ARENA_MAX = -8  # a mallopt() parameter, from glibc's malloc.h
 ONEDNN_CACHE_CAPACITY = "128"  # compiled oneDNN primitives kept, against oneDNN's default of 1,024
@@ -118,8 +124,11 @@ def prepare_corpus(
     """
     if config.speech:
         return _prepare_speech(config, model_dir, resume, world)
-    sources, targets = read_parallel(config.data.train.src, config.data.train.tgt)
-    valid_sources, valid_references = read_parallel(config.data.valid.src, config.data.valid.tgt)
+    data = config.data
+    sources, targets = read_parallel(data.train.src, data.train.tgt)
+    require_usable_pairs(sources, targets, data.train.src, data.train.tgt, purpose="training")
+    valid_sources, valid_references = read_parallel(data.valid.src, data.valid.tgt)
+    require_usable_pairs(valid_sources, valid_references, data.valid.src, data.valid.tgt, purpose="validation")
     if not resume and world.is_main:
         src_subwords, tgt_subwords = train_vocabularies(config, sources, targets)
         checkpoint.save_model_files(model_dir, config, src_subwords, tgt_subwords)
@@ -131,7 +140,14 @@ def prepare_corpus(
         say(f"training data {config.data.train.src}: {report}")
     if not train:
         raise UserError(f"{config.data.train.src}: no usable training pairs")
+    # each validation greedily translates the sources: one the search would refuse is found now, not then
+    check_source_lengths(src_subwords.encode(valid_sources), config.search.max_source_length, str(data.valid.src))
     valid, _ = encode_pairs(valid_sources, valid_references, src_subwords, tgt_subwords, config.data.max_length)
+    if not valid:  # validation loss is per target token: it needs one pair at least
+        raise UserError(
+            f"{data.valid.src}: no usable validation pairs (each is blank or longer than "
+            f"data.max_length = {data.max_length} pieces)"
+        )
     return Corpus(train, valid, valid_sources, valid_references), src_subwords, tgt_subwords
 
 

@@ -133,6 +133,21 @@ def test_annealing_needs_a_budget() -> None:
     assert config_from_dict(tree).train.lr_schedule == "anneal"
 
 
+@pytest.mark.parametrize("kind", [None, "unigram", "bpe"])
+def test_a_subword_vocabulary_must_have_room_beyond_its_reserved_pieces(kind: str | None) -> None:
+    subwords = {"vocab_size": 260} | ({"kind": kind} if kind else {})
+    with pytest.raises(UserError) as excinfo:
+        config_from_dict(minimal_tree() | {"subwords": subwords})
+    message = user_error_message(excinfo)
+    assert message.startswith("config: subwords.vocab_size: 260 is too small"), message
+    assert "reserves 260 pieces" in message
+    assert config_from_dict(minimal_tree() | {"subwords": subwords | {"vocab_size": 261}}).subwords.vocab_size == 261
+
+
+def test_a_word_vocabulary_reserves_no_byte_pieces() -> None:
+    assert config_from_dict(minimal_tree() | {"subwords": {"kind": "word", "vocab_size": 64}}).subwords.vocab_size == 64
+
+
 def test_min_frequency_allowed_for_words() -> None:
     tree = minimal_tree() | {"subwords": {"kind": "word", "min_frequency": 2}}
     assert config_from_dict(tree).subwords.min_frequency == 2
@@ -161,6 +176,14 @@ def test_malformed_override(tmp_path: Path, assignment: str) -> None:
     with pytest.raises(UserError) as excinfo:
         load_config(path, [assignment])
     assert assignment in user_error_message(excinfo)
+
+
+@pytest.mark.parametrize("value", ["[1", "{a: 1", ": x", "@x", "!!python/object:os.system"])
+def test_override_value_that_is_not_yaml_names_the_override(tmp_path: Path, value: str) -> None:
+    path = write_config(tmp_path, minimal_tree())
+    with pytest.raises(UserError) as excinfo:
+        load_config(path, [f"train.seed={value}"])
+    assert user_error_message(excinfo).startswith(f"--set train.seed={value}: not valid YAML")
 
 
 def test_override_through_a_value_is_rejected(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rnnsearch.errors import UserError
-from rnnsearch.text.corpus import FilterReport, decode_lines, read_lines, read_parallel
+from rnnsearch.text.corpus import FilterReport, decode_lines, read_lines, read_parallel, require_usable_pairs
 from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import trainer
 from rnnsearch.training.trainer import encode_pairs
@@ -122,6 +122,27 @@ def test_decode_lines_names_stdin_line() -> None:
     with pytest.raises(UserError) as excinfo:
         decode_lines([b"fine\n", b"also fine\n", b"\xc3\x28 bad\n"], "<stdin>")
     assert "<stdin>:3:" in message_of(excinfo)
+
+
+@pytest.mark.parametrize(
+    ("sources", "targets", "blamed", "reason"),
+    [
+        ([], [], "a.de", "(the file is empty)"),
+        (["", " \t "], ["x", "y"], "a.de", "(every line is blank)"),
+        (["x", "y"], ["", "  "], "a.en", "(every line is blank)"),
+        (["x", ""], ["", "y"], "a.de", "(each non-blank line faces a blank line of a.en)"),
+    ],
+)
+def test_a_set_without_a_usable_pair_names_the_file_to_blame(
+    sources: list[str], targets: list[str], blamed: str, reason: str
+) -> None:
+    with pytest.raises(UserError) as excinfo:
+        require_usable_pairs(sources, targets, "a.de", "a.en", purpose="validation")
+    assert message_of(excinfo) == f"{blamed}: no usable validation pairs {reason}"
+
+
+def test_one_usable_pair_is_enough() -> None:
+    require_usable_pairs(["", "x"], ["y", "z"], "a.de", "a.en", purpose="training")
 
 
 @pytest.fixture(scope="module")
