@@ -264,6 +264,8 @@ class Trainer:
         config, options, world = self.config, self.config.train, self.world
         self.device = world.device(self.device)
         configure_cpu(options.threads or world.cpu_threads())
+        if world.is_main:
+            checkpoint.remove_temporaries(self.model_dir)
         torch.manual_seed(options.seed)
         self.corpus, src_subwords, tgt_subwords = prepare_corpus(config, self.model_dir, resume, world)
         sizes = source_and_target_sizes(config, src_subwords, tgt_subwords)
@@ -496,11 +498,9 @@ class Trainer:
         if not self.world.is_main:
             return
         path = self.model_dir / checkpoint.METRICS
-        with path.open("a", encoding="utf-8") as log:
-            log.write(json.dumps(row) + "\n")
+        checkpoint.append_line(path, json.dumps(row))
         if "valid_loss" in row:
-            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-            learning_curves(rows, self.model_dir / checkpoint.LEARNING_CURVE)
+            learning_curves(checkpoint.read_metrics(path), self.model_dir / checkpoint.LEARNING_CURVE)
 
     def _save_last(self) -> None:
         if not self.world.is_main:
@@ -524,8 +524,9 @@ class Trainer:
         self._say(f"resuming {self.model_dir} at step {self.progress.step}")
 
     def _forget_metrics_after(self, step: int) -> None:
-        """Drop log rows of steps after the checkpoint: the resumed run will redo them."""
+        """Drop log rows of steps after the checkpoint, which the resumed run will redo,
+        and a row torn by the kill."""
         path = self.model_dir / checkpoint.METRICS
         if path.exists():
-            rows = [line for line in path.read_text(encoding="utf-8").splitlines() if json.loads(line)["step"] <= step]
-            checkpoint.atomic_write(path, "".join(row + "\n" for row in rows).encode("utf-8"))
+            rows = [row for row in checkpoint.read_metrics(path) if row["step"] <= step]
+            checkpoint.atomic_write(path, "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8"))

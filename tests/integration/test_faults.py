@@ -4,6 +4,7 @@ process (SIGXFSZ ignored), which makes writes past it fail with the OS's own err
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import shutil
@@ -120,3 +121,30 @@ except UserError as error:
     assert result.stdout.strip() == f"{path}: cannot write: File too large", result.stderr[-3000:]
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["learning_curve.png"]
+
+
+def test_a_killed_run_resumes_past_a_torn_metrics_row_and_its_temporaries_are_removed(trained, tmp_path):
+    config, run = copy_of(trained, tmp_path)
+    with (run / "metrics.jsonl").open("a") as log:
+        log.write('{"step": 3, "train_lo')
+    stale = [run / ".last.safetensors.0123abcd.rnnsearch-tmp", run / "alignments" / ".x.png.89abcdef.rnnsearch-tmp"]
+    stale[0].mkdir()
+    (stale[0] / ".tmpAbC123").write_bytes(b"half a checkpoint")
+    stale[1].write_bytes(b"")
+    (run / ".notes").write_text("not ours")
+    result = rnnsearch("train", config, "--resume", "--set", "train.max_steps=3")
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2, 2, 3, 3]
+    assert not any(p.exists() for p in stale)
+    assert (run / ".notes").read_text() == "not ours"
+
+
+def test_a_torn_metrics_row_before_the_last_is_one_line_naming_the_line(trained, tmp_path):
+    config, run = copy_of(trained, tmp_path)
+    lines = (run / "metrics.jsonl").read_text().splitlines(keepends=True)
+    (run / "metrics.jsonl").write_text(lines[0] + '{"step": 2, "tr\n' + "".join(lines[1:]))
+    result = rnnsearch("train", config, "--resume", "--set", "train.max_steps=3")
+    assert one_line_error(result) == (
+        f"rnnsearch: error: {run / 'metrics.jsonl'}, line 2: not a metrics row (corrupt metrics log)"
+    )
