@@ -23,7 +23,7 @@ from tests.integration.conftest import tiny_config, write_config
 ROWS = [{"step": 1, "train_loss": 5.0}, {"step": 2, "train_loss": 4.0, "valid_loss": 4.5, "valid_bleu": 1.0}]
 
 
-def rnnsearch(*args: object, limit: int | None = None, **options) -> subprocess.CompletedProcess:
+def rnnsearch(*args: object, limit: int | None = None) -> subprocess.CompletedProcess:
     """The command in a process of its own, its file writes limited to `limit` bytes."""
 
     def limit_file_size() -> None:
@@ -34,7 +34,7 @@ def rnnsearch(*args: object, limit: int | None = None, **options) -> subprocess.
     environment = {**os.environ, "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "rnnsearch", *map(str, args)]
     return subprocess.run(
-        command, text=True, timeout=300, env=environment, preexec_fn=limit_file_size, capture_output=True, **options
+        command, text=True, timeout=300, env=environment, preexec_fn=limit_file_size, capture_output=True
     )
 
 
