@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rnnsearch.config import PRECISIONS
 from rnnsearch.errors import UserError
@@ -350,14 +351,51 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _NamedStdout:
+    """Standard output whose write errors (a full disk, /dev/full) are one line naming
+    `<stdout>`, like any other file's; a closed pipe stays a BrokenPipeError."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self._named(self.stream.write, text)
+
+    def flush(self) -> None:
+        self._named(self.stream.flush)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+    def _named(self, operation: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return operation(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            self._discard()
+            raise UserError(f"<stdout>: cannot write: {error.strerror or error}") from None
+
+    def _discard(self) -> None:
+        """Point the descriptor at /dev/null, so the output still buffered is dropped at
+        exit instead of failing again with a traceback."""
+        with contextlib.suppress(OSError, ValueError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self.stream.fileno())
+            os.close(null)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    stdout = sys.stdout
+    sys.stdout = _NamedStdout(stdout)
     try:
         if getattr(args, "device", None) is not None:
             from rnnsearch.translator import resolve_device
 
             resolve_device(args.device, "--device")
         args.run(args)
+        sys.stdout.flush()
     except UserError as error:
         print(f"rnnsearch: error: {error}", file=sys.stderr)
         return 1
@@ -367,8 +405,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except OSError as error:
-        print(f"rnnsearch: error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"rnnsearch: error: {where}{error.strerror or error}", file=sys.stderr)
         return 1
+    finally:
+        sys.stdout = stdout
     return 0
 
 

@@ -4,8 +4,9 @@ Figures are built with matplotlib's object-oriented ``Figure`` API rather
 than ``pyplot``: no GUI backend is ever selected, no window can open, the
 global backend of a caller (e.g. a notebook) is left alone, and a figure is
 garbage-collected like any other object, so plotting every few thousand steps
-of a long training run leaks nothing.  ``savefig`` picks the renderer (Agg
-for PNG, SVG, PDF) from the file suffix.
+of a long training run leaks nothing.  The file suffix picks the renderer (Agg
+for PNG, SVG, PDF).  A figure is written to a temporary file and renamed into
+place, so a kill while drawing leaves the previous figure, never a torn one.
 """
 
 from __future__ import annotations
@@ -13,14 +14,24 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
+
+from rnnsearch.training.checkpoint import replacing
 
 _CELL_INCHES = 0.3  # side of one attention cell
 _CHAR_INCHES = 0.075  # rough width of one tick-label character at 9 pt
 _MAX_INCHES = 30.0  # cap so very long sentences still render
 _DPI = 150
+
+
+def _save(fig: Figure, path: str | os.PathLike) -> None:
+    """Write `fig` to `path` atomically, in the format its suffix names (PNG without one)."""
+    path = Path(path)
+    with replacing(path) as temporary:
+        fig.savefig(temporary, format=path.suffix[1:].lower() or "png", dpi=_DPI, bbox_inches="tight")
 
 
 def _label_inches(tokens: Sequence[str]) -> float:
@@ -75,7 +86,7 @@ def alignment_heatmap(
     if title:
         ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
+    _save(fig, path)
 
 
 def _series(records: list[dict], key: str) -> tuple[list[float], list[float]]:
@@ -108,7 +119,7 @@ def learning_curves(records: list[dict], path: str | os.PathLike) -> None:
     for ax in (loss_ax, bleu_ax):
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
+    _save(fig, path)
 
 
 def _bucket_start(label: str) -> int:
@@ -135,4 +146,4 @@ def bleu_by_length_plot(series: dict[str, list[tuple[str, int, float]]], path: s
     if series:
         ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
+    _save(fig, path)

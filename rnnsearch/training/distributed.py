@@ -6,7 +6,10 @@ each which one it is. Every rank holds the whole model; a training step takes N
 consecutive batches of the shared, length-bucketed order, one per rank, and the
 gradients are averaged across ranks before the update, so N processes make the
 update one process would make on the union of the N batches. NCCL connects GPUs and
-gloo connects CPU processes. Only rank 0 writes files.
+gloo connects CPU processes. Only rank 0 writes files. Each rank draws its own dropout
+masks, from generators that every rank seeds from (seed, rank, step) at each checkpoint
+(see rnnsearch.training.trainer), so no rank's generator state needs to reach rank 0
+for a resumed run to draw the masks an uninterrupted one would.
 """
 
 from __future__ import annotations

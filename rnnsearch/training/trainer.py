@@ -1,14 +1,24 @@
 """The training loop: teacher forcing, Adam, clipping, schedule, validation, budgets.
 
 A run can be stopped at any moment and resumed: the model directory's last
-checkpoint holds the weights, Adam's moments, the RNG state and the position in the
-epoch's batch order, and an epoch's batches are rebuilt from (seed, epoch).
+checkpoint holds the weights, Adam's moments and the position in the epoch's batch
+order, and an epoch's batches are rebuilt from (seed, epoch).
+
+The random numbers of training (dropout masks) are drawn from torch's generators: the
+CPU's, and on a GPU the CUDA device's. Rather than saving their states, every rank
+seeds them all afresh at each checkpoint, from (seed, rank, step), and a resumed run
+seeds them the same way from the checkpoint's step. So a resumed run draws exactly
+the masks the uninterrupted run would have drawn, on every rank of a torchrun, with
+nothing for ranks other than 0 to send to the one process that writes the directory.
+(One stream stays out of reach: the dropout between the layers of cuDNN's stacked
+GRUs and LSTMs on a GPU, whose state cuDNN keeps to itself for the process's life.)
 """
 
 from __future__ import annotations
 
 import ctypes
 import gc
+import hashlib
 import json
 import math
 import os
@@ -179,6 +189,14 @@ def _prepare_speech(config: Config, model_dir: Path, resume: bool, world: World)
     return Corpus(train, valid, valid_sources, valid_references), None, tgt_subwords
 
 
+def seed_generators(seed: int, rank: int, step: int) -> None:
+    """Seed torch's generators (the CPU's and every CUDA device's) from the run's seed,
+    this process's rank and the step, so that each rank draws its own dropout masks and
+    a run resumed at `step` draws the same ones as a run that never stopped."""
+    digest = hashlib.blake2b(f"{seed}:{rank}:{step}".encode(), digest_size=8).digest()
+    torch.manual_seed(int.from_bytes(digest, "little"))
+
+
 def configure_cpu(threads: int | None) -> None:
     """Threads matched to the cores, one malloc arena for all of them, and a smaller
     oneDNN cache.
@@ -280,6 +298,8 @@ class Trainer:
         config, options, world = self.config, self.config.train, self.world
         self.device = world.device(self.device)
         configure_cpu(options.threads or world.cpu_threads())
+        if world.is_main:
+            checkpoint.remove_temporaries(self.model_dir)
         torch.manual_seed(options.seed)
         self.corpus, src_subwords, tgt_subwords = prepare_corpus(config, self.model_dir, resume, world)
         sizes = source_and_target_sizes(config, src_subwords, tgt_subwords)
@@ -288,9 +308,9 @@ class Trainer:
         self.translator = Translator(self.model, src_subwords, tgt_subwords, config)
         if resume:
             self._restore()
+        seed_generators(options.seed, world.rank, self.progress.step)
         self.trainee = self.model
         if world.distributed:
-            torch.manual_seed(options.seed + world.rank)  # each rank its own dropout masks
             device_ids = [self.device.index] if self.device.type == "cuda" else None
             self.trainee = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=device_ids)
         self.graphed = None
@@ -512,36 +532,35 @@ class Trainer:
         if not self.world.is_main:
             return
         path = self.model_dir / checkpoint.METRICS
-        with path.open("a", encoding="utf-8") as log:
-            log.write(json.dumps(row) + "\n")
+        checkpoint.append_line(path, json.dumps(row))
         if "valid_loss" in row:
-            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-            learning_curves(rows, self.model_dir / checkpoint.LEARNING_CURVE)
+            learning_curves(checkpoint.read_metrics(path), self.model_dir / checkpoint.LEARNING_CURVE)
 
     def _save_last(self) -> None:
-        if not self.world.is_main:
-            return
-        tensors = checkpoint.model_tensors(self.model)
-        optimizer_tensors, optimizer_info = checkpoint.optimizer_tensors(self.optimizer)
-        tensors.update(optimizer_tensors)
-        tensors["rng.torch"] = torch.get_rng_state()
-        info = {"progress": asdict(self.progress), **optimizer_info}
-        checkpoint.write_tensors(self.model_dir / checkpoint.LAST, tensors, info)
+        """Write the resume point (rank 0), and seed every rank's generators as a run
+        resumed from it will (see the module's docstring)."""
+        if self.world.is_main:
+            tensors = checkpoint.model_tensors(self.model)
+            optimizer_tensors, optimizer_info = checkpoint.optimizer_tensors(self.optimizer)
+            tensors.update(optimizer_tensors)
+            info = {"progress": asdict(self.progress), **optimizer_info}
+            checkpoint.write_tensors(self.model_dir / checkpoint.LAST, tensors, info)
+        seed_generators(self.config.train.seed, self.world.rank, self.progress.step)
 
     def _restore(self) -> None:
         path = self.model_dir / checkpoint.LAST
         tensors, info = checkpoint.read_tensors(path)
         checkpoint.assign_weights(self.model, tensors, path)
         checkpoint.restore_optimizer(self.optimizer, tensors, info["param_groups"])
-        torch.set_rng_state(tensors["rng.torch"])
         self.progress = Progress(**info["progress"])
         if self.world.is_main:
             self._forget_metrics_after(self.progress.step)
         self._say(f"resuming {self.model_dir} at step {self.progress.step}")
 
     def _forget_metrics_after(self, step: int) -> None:
-        """Drop log rows of steps after the checkpoint: the resumed run will redo them."""
+        """Drop log rows of steps after the checkpoint, which the resumed run will redo,
+        and a row torn by the kill."""
         path = self.model_dir / checkpoint.METRICS
         if path.exists():
-            rows = [line for line in path.read_text(encoding="utf-8").splitlines() if json.loads(line)["step"] <= step]
-            checkpoint.atomic_write(path, "".join(row + "\n" for row in rows).encode("utf-8"))
+            rows = [row for row in checkpoint.read_metrics(path) if row["step"] <= step]
+            checkpoint.atomic_write(path, "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8"))

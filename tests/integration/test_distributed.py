@@ -82,3 +82,21 @@ def test_torchrun_trains_with_two_processes_one_writer_and_resumes(corpus, tmp_p
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows if "valid_loss" in r] == [3, 6, 9]
+
+
+def test_a_resumed_torchrun_draws_the_dropout_masks_of_an_uninterrupted_one(corpus, tmp_path):
+    """Dropout (0.1 in the tiny config) draws from each rank's generator: a resumed run
+    matches a run that never stopped only if every rank's generator goes on as it was."""
+
+    def train_losses(run: Path) -> list[tuple[int, float]]:
+        rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+        return [(r["step"], r["train_loss"]) for r in rows if "train_loss" in r]
+
+    options = {"max_steps": 4, "valid_every": 2, "log_every": 1}
+    whole = write_config(tmp_path / "whole.yaml", tiny_config(corpus, tmp_path / "whole", **options))
+    assert torchrun(whole).returncode == 0
+    split = write_config(tmp_path / "split.yaml", tiny_config(corpus, tmp_path / "split", **options))
+    assert torchrun(split, "--set", "train.max_steps=2").returncode == 0
+    resumed = torchrun(split, "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert train_losses(tmp_path / "split") == train_losses(tmp_path / "whole")

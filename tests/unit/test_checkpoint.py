@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import resource
+import signal
+import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +21,9 @@ from rnnsearch.training.checkpoint import (
     atomic_write,
     load_weights,
     model_tensors,
+    read_metrics,
     read_tensors,
+    remove_temporaries,
     write_tensors,
 )
 from tests.conftest import tiny_model
@@ -208,3 +216,110 @@ def test_a_failed_tensor_write_keeps_the_previous_checkpoint_and_no_temporary(tm
     tensors, info = read_tensors(path)
     assert torch.equal(tensors["weight"], torch.arange(6.0)) and info == {"step": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["last.safetensors"]
+
+
+def run_with_file_size_limit(code: str, limit: int) -> subprocess.CompletedProcess:
+    """`code` run by Python in a process whose writes past `limit` bytes of a file fail with a
+    real EFBIG, as on a full disk (SIGXFSZ ignored, so the write returns the error)."""
+
+    def limit_file_size() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    command = [sys.executable, "-c", code]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, preexec_fn=limit_file_size)
+
+
+WRITE_BIG_CHECKPOINT = """
+import sys, torch
+from pathlib import Path
+from rnnsearch.errors import UserError
+from rnnsearch.training.checkpoint import write_tensors
+try:
+    write_tensors(Path("{path}"), {{"w": torch.zeros(100_000)}}, {{"step": 2}})
+except UserError as error:
+    print(error)
+"""
+
+
+def test_a_checkpoint_write_past_the_disk_space_names_the_file_and_keeps_the_previous_one(tmp_path: Path) -> None:
+    path = tmp_path / "last.safetensors"
+    write_tensors(path, {"w": torch.ones(10)}, {"step": 1})
+    result = run_with_file_size_limit(WRITE_BIG_CHECKPOINT.format(path=path), 50_000)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == f"{path}: cannot write: File too large"
+    tensors, info = read_tensors(path)
+    assert torch.equal(tensors["w"], torch.ones(10)) and info == {"step": 1}
+    assert entries(tmp_path) == ["last.safetensors"]
+
+
+def test_an_append_past_the_disk_space_names_the_file_and_leaves_it_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1}\n' + "x" * 980 + "\n")
+    code = f"""
+from pathlib import Path
+from rnnsearch.errors import UserError
+from rnnsearch.training.checkpoint import append_line
+try:
+    append_line(Path("{path}"), '{{"step": 2, "train_loss": 1.25}}')
+except UserError as error:
+    print(error)
+"""
+    before = path.read_bytes()
+    result = run_with_file_size_limit(code, 1000)
+    assert result.stdout.strip() == f"{path}: cannot write: File too large", result.stderr[-2000:]
+    assert path.read_bytes() == before
+
+
+def test_files_get_the_permissions_of_any_new_file(tmp_path: Path) -> None:
+    previous = os.umask(0o027)
+    try:
+        atomic_write(tmp_path / "config.yaml", b"a: 1\n")
+        written_checkpoint(tmp_path)
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "config.yaml").stat().st_mode) == 0o640
+    assert stat.S_IMODE((tmp_path / "last.safetensors").stat().st_mode) == 0o640
+
+
+def test_temporaries_left_by_a_kill_are_removed_and_nothing_else(tmp_path: Path) -> None:
+    code = f"""
+import os, signal, torch
+from pathlib import Path
+from rnnsearch.training.checkpoint import replacing, write_tensors
+with replacing(Path("{tmp_path}/alignments/step0000002-1.png")) as temporary:
+    temporary.write_bytes(b"half a picture")
+    with replacing(Path("{tmp_path}/last.safetensors")) as inner:
+        write_tensors(inner, {{"w": torch.ones(3)}}, {{}})  # safetensors' own temporary, then killed
+        os.kill(os.getpid(), signal.SIGKILL)
+"""
+    (tmp_path / "alignments").mkdir()
+    keep = ["notes.rnnsearch-tmp", ".hidden", ".last.safetensors.zzzzzzzz.rnnsearch-tmp", "last.safetensors"]
+    for name in keep:
+        (tmp_path / name).write_bytes(b"theirs")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    assert result.returncode == -signal.SIGKILL
+    left = [p for p in tmp_path.rglob("*") if p.name not in keep and p.name != "alignments"]
+    assert left, "the kill left no temporary: the test proves nothing"
+    removed = remove_temporaries(tmp_path)
+    assert sorted(p.name for p in removed) == sorted(
+        p.name for p in left if p.parent in (tmp_path, tmp_path / "alignments")
+    )
+    assert sorted(p.name for p in tmp_path.rglob("*")) == sorted([*keep, "alignments"])
+    assert all((tmp_path / name).read_bytes() == b"theirs" for name in keep)
+
+
+def test_a_torn_last_metrics_row_is_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "train_loss": 2.5}\n{"step": 2, "train_loss": 2.25}\n{"step": 3, "tra')
+    assert read_metrics(path) == [{"step": 1, "train_loss": 2.5}, {"step": 2, "train_loss": 2.25}]
+    path.write_text('{"step": 1, "train_loss": 2.5}\n{"step": 2, "train_loss": 2.25}\n')
+    assert read_metrics(path) == [{"step": 1, "train_loss": 2.5}, {"step": 2, "train_loss": 2.25}]
+
+
+def test_a_torn_metrics_row_before_the_last_is_corruption(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "train_loss": 2.5}\n{"step": 2, "tra\n{"step": 3, "train_loss": 2.0}\n')
+    with pytest.raises(UserError) as excinfo:
+        read_metrics(path)
+    assert f"{path}, line 2:" in message_of(excinfo)

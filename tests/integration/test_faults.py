@@ -1,0 +1,150 @@
+"""Faults a training run and the commands meet on a real machine: a full disk, a kill
+mid-write, output that cannot be written. A full disk is a file-size limit on the
+process (SIGXFSZ ignored), which makes writes past it fail with the OS's own error."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rnnsearch.evaluation.plots import learning_curves
+from rnnsearch.training.checkpoint import read_tensors
+from tests.integration.conftest import tiny_config, write_config
+
+ROWS = [{"step": 1, "train_loss": 5.0}, {"step": 2, "train_loss": 4.0, "valid_loss": 4.5, "valid_bleu": 1.0}]
+
+
+def rnnsearch(*args: object, limit: int | None = None) -> subprocess.CompletedProcess:
+    """The command in a process of its own, its file writes limited to `limit` bytes."""
+
+    def limit_file_size() -> None:
+        if limit is not None:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    environment = {**os.environ, "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "rnnsearch", *map(str, args)]
+    return subprocess.run(
+        command, text=True, timeout=300, env=environment, preexec_fn=limit_file_size, capture_output=True
+    )
+
+
+def one_line_error(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 1, result.stderr[-3000:]
+    lines = [line for line in result.stderr.splitlines() if line.startswith("rnnsearch: error:")]
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def trained(corpus, tmp_path_factory) -> tuple[Path, Path]:
+    """A config and the model directory it trained for 2 steps, to copy and resume."""
+    folder = tmp_path_factory.mktemp("trained")
+    config = write_config(folder / "c.yaml", tiny_config(corpus, folder / "run", max_steps=2, valid_every=2))
+    result = rnnsearch("train", config)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return config, folder / "run"
+
+
+def copy_of(trained: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    config, run = trained
+    shutil.copytree(run, tmp_path / "run")
+    settings = yaml.safe_load(config.read_text())
+    settings["train"]["model_dir"] = str(tmp_path / "run")
+    return write_config(tmp_path / "c.yaml", settings), tmp_path / "run"
+
+
+def test_a_full_disk_at_a_checkpoint_is_one_line_naming_it_and_keeps_the_previous_one(trained, tmp_path):
+    config, run = copy_of(trained, tmp_path)
+    before = (run / "last.safetensors").read_bytes()
+    limit = (run / "last.safetensors").stat().st_size - 1000  # every other file is smaller
+    result = rnnsearch("train", config, "--resume", "--set", "train.max_steps=3", limit=limit)
+    assert one_line_error(result) == f"rnnsearch: error: {run / 'last.safetensors'}: cannot write: File too large"
+    assert (run / "last.safetensors").read_bytes() == before
+    assert read_tensors(run / "last.safetensors")[1]["progress"]["step"] == 2
+    assert not [p for p in run.rglob(".*")]
+
+
+def test_a_full_disk_while_writing_a_subword_model_names_it_and_leaves_no_partial_file(corpus, tmp_path):
+    config = write_config(tmp_path / "c.yaml", tiny_config(corpus, tmp_path / "run"))
+    result = rnnsearch("train", config, limit=20_000)
+    assert one_line_error(result) == (
+        f"rnnsearch: error: {tmp_path / 'run' / 'subwords.src.model'}: cannot write: File too large"
+    )
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["config.yaml"]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_translations_to_a_full_standard_output_name_it(trained, corpus):
+    with open(corpus / "val.de") as source, open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "rnnsearch", "translate", str(trained[1]), "--beam-size", "1"],
+            stdin=source,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
+    assert one_line_error(result) == "rnnsearch: error: <stdout>: cannot write: No space left on device"
+
+
+def test_a_plot_that_cannot_be_written_leaves_the_previous_figure_whole(tmp_path):
+    path = tmp_path / "learning_curve.png"
+    learning_curves(ROWS, path)
+    before = path.read_bytes()
+    code = f"""
+from rnnsearch.errors import UserError
+from rnnsearch.evaluation.plots import learning_curves
+try:
+    learning_curves({ROWS!r}, "{path}")
+except UserError as error:
+    print(error)
+"""
+
+    def limit_file_size() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (len(before) // 2, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, preexec_fn=limit_file_size
+    )
+    assert result.stdout.strip() == f"{path}: cannot write: File too large", result.stderr[-3000:]
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["learning_curve.png"]
+
+
+def test_a_killed_run_resumes_past_a_torn_metrics_row_and_its_temporaries_are_removed(trained, tmp_path):
+    config, run = copy_of(trained, tmp_path)
+    with (run / "metrics.jsonl").open("a") as log:
+        log.write('{"step": 3, "train_lo')
+    stale = [run / ".last.safetensors.0123abcd.rnnsearch-tmp", run / "alignments" / ".x.png.89abcdef.rnnsearch-tmp"]
+    stale[0].mkdir()
+    (stale[0] / ".tmpAbC123").write_bytes(b"half a checkpoint")
+    stale[1].write_bytes(b"")
+    (run / ".notes").write_text("not ours")
+    result = rnnsearch("train", config, "--resume", "--set", "train.max_steps=3")
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2, 2, 3, 3]
+    assert not any(p.exists() for p in stale)
+    assert (run / ".notes").read_text() == "not ours"
+
+
+def test_a_torn_metrics_row_before_the_last_is_one_line_naming_the_line(trained, tmp_path):
+    config, run = copy_of(trained, tmp_path)
+    lines = (run / "metrics.jsonl").read_text().splitlines(keepends=True)
+    (run / "metrics.jsonl").write_text(lines[0] + '{"step": 2, "tr\n' + "".join(lines[1:]))
+    result = rnnsearch("train", config, "--resume", "--set", "train.max_steps=3")
+    assert one_line_error(result) == (
+        f"rnnsearch: error: {run / 'metrics.jsonl'}, line 2: not a metrics row (corrupt metrics log)"
+    )
