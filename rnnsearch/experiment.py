@@ -71,7 +71,7 @@ def _overrides(experiment: Experiment, name: str) -> list[str]:
 
 
 def _metric_rows(model_dir: Path) -> list[dict]:
-    return [json.loads(line) for line in (model_dir / checkpoint.METRICS).read_text(encoding="utf-8").splitlines()]
+    return checkpoint.read_metrics(model_dir / checkpoint.METRICS)
 
 
 def _train_speed(model_dir: Path) -> float:
