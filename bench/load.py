@@ -41,6 +41,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from processor import processor_name  # noqa: E402  (this script's folder comes first on sys.path)
+
 from rnnsearch.errors import UserError  # noqa: E402
 from rnnsearch.server.process import served  # noqa: E402
 
@@ -303,7 +305,7 @@ def describe_machine() -> str:
         torch = f", torch {metadata.version('torch')}"
     except metadata.PackageNotFoundError:
         torch = ""
-    return f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}{torch}"
+    return f"{processor_name()}, {os.cpu_count()} CPUs, Python {platform.python_version()}{torch}"
 
 
 def main() -> None:

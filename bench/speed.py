@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import platform
 import resource
 import sys
 import time
@@ -41,6 +40,8 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from processor import describe_cpu  # noqa: E402  (this script's folder comes first on sys.path)
 
 import rnnsearch  # noqa: E402
 from rnnsearch.config import load_config  # noqa: E402
@@ -213,7 +214,7 @@ def machine(device: torch.device) -> str:
     """The processor or GPU the figures were measured on, in words."""
     if device.type == "cuda":
         return f"{torch.cuda.get_device_name(device)}, torch {torch.__version__}"
-    return f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}"
+    return describe_cpu(torch.get_num_threads())
 
 
 def main() -> None:

@@ -12,7 +12,6 @@ them; the table gives the best round of each and its ratio to Bahdanau's.
 from __future__ import annotations
 
 import argparse
-import platform
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from processor import describe_cpu  # noqa: E402
 from speed import training_speed  # noqa: E402
 
 from rnnsearch.config import load_config  # noqa: E402
@@ -49,7 +49,7 @@ def main() -> None:
                 result = training_speed(load_config(args.config, overrides), args.steps, args.warmup)
             if name not in best or result["train_target_tokens_per_s"] > best[name]["train_target_tokens_per_s"]:
                 best[name] = result
-    print(f"{time.strftime('%Y-%m-%d')}, {platform.machine()}, {torch.get_num_threads()} threads, {args.config}")
+    print(f"{time.strftime('%Y-%m-%d')}, {describe_cpu(torch.get_num_threads())}, {args.config}")
     print("| wiring | parameters | train target tok/s | vs bahdanau |")
     print("|---|---|---|---|")
     reference = best["bahdanau"]["train_target_tokens_per_s"]
