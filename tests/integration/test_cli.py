@@ -280,3 +280,18 @@ def test_asking_for_a_gpu_that_is_not_there_is_a_one_line_error(model_dir, corpu
     config = write_config(tmp_path / "c.yaml", tiny_config(corpus, tmp_path / "run", device="cuda:0"))
     status, _, err = run_cli(capsys, "train", config)
     assert_one_line_error(status, err, "train.device", "'cuda:0'", "no CUDA GPU")
+
+
+def copy_model(model_dir, folder):
+    """A copy of the model directory's config, subword models and best weights."""
+    folder.mkdir()
+    for name in ("config.yaml", "subwords.src.model", "subwords.tgt.model", "best.safetensors"):
+        (folder / name).write_bytes((model_dir / name).read_bytes())
+    return folder
+
+
+def test_an_empty_subword_model_is_a_one_line_error_naming_it(model_dir, tmp_path, capsys):
+    broken = copy_model(model_dir, tmp_path / "broken")
+    (broken / "subwords.src.model").write_bytes(b"")
+    status, _, err = run_cli(capsys, "translate", broken, "-i", write_lines(tmp_path / "in.de", ["Ein Hund."]))
+    assert_one_line_error(status, err, "subwords.src.model", "empty")
