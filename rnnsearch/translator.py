@@ -254,6 +254,17 @@ def source_and_target_sizes(
     return len(src_subwords), len(tgt_subwords), False
 
 
+def require_finite(model: torch.nn.Module, path: Path) -> None:
+    """Refuse weights with a NaN or an infinity, naming the first such tensor: such a model
+    cannot translate (its scores are NaN), and search would fail or give empty output."""
+    for name, tensor in model.state_dict().items():
+        if not bool(torch.isfinite(tensor).all()):
+            raise UserError(
+                f"{path}: tensor model.{name} holds NaN or infinite values; these weights cannot translate "
+                "(did training diverge?)"
+            )
+
+
 def load(
     model_dir: str | Path, device: str = "auto", precision: str | None = None, batch_sentences: int | None = None
 ) -> Translator:
@@ -272,6 +283,8 @@ def load(
         search["batch_sentences"] = batch_sentences
     config = config.model_copy(update={"search": config.search.model_copy(update=search)})
     model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords))
-    load_weights(model, weights_path(model_dir))
+    path = weights_path(model_dir)
+    load_weights(model, path)
+    require_finite(model, path)
     model.to(resolve_device(device)).eval()
     return Translator(model, src_subwords, tgt_subwords, config)

@@ -295,3 +295,20 @@ def test_an_empty_subword_model_is_a_one_line_error_naming_it(model_dir, tmp_pat
     (broken / "subwords.src.model").write_bytes(b"")
     status, _, err = run_cli(capsys, "translate", broken, "-i", write_lines(tmp_path / "in.de", ["Ein Hund."]))
     assert_one_line_error(status, err, "subwords.src.model", "empty")
+
+
+def test_weights_with_a_nan_are_refused_at_load_naming_the_file_and_tensor(model_dir, tmp_path, capsys):
+    from safetensors.torch import load_file, save_file
+
+    broken = copy_model(model_dir, tmp_path / "nan")
+    tensors = load_file(broken / "best.safetensors")
+    name = next(n for n, t in tensors.items() if n.startswith("model.") and t.is_floating_point())
+    tensors[name][0] = float("nan")
+    save_file(tensors, broken / "best.safetensors")
+    source = write_lines(tmp_path / "in.de", ["Ein Hund."])
+    for beam in (1, 3):
+        status, out, err = run_cli(capsys, "translate", broken, "-i", source, "--beam-size", beam)
+        assert_one_line_error(status, err, "best.safetensors", name, "NaN")
+        assert out == ""
+    with pytest.raises(UserError, match=name):
+        rnnsearch.load(broken, device="cpu")
