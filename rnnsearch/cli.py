@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from rnnsearch.config import PRECISIONS
 from rnnsearch.errors import UserError
 from rnnsearch.text.synthetic import TASKS
+from rnnsearch.translator import MAX_BEAM_SIZE
 
 if TYPE_CHECKING:
     from rnnsearch.translator import Translator
@@ -233,6 +234,14 @@ def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
     return parse
 
 
+def _beam_width(text: str) -> int:
+    """An argparse type: a beam size or n-best count, an int from 1 to MAX_BEAM_SIZE."""
+    value = _positive(int)(text)
+    if value > MAX_BEAM_SIZE:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_BEAM_SIZE}, got {text}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rnnsearch", description="Attentional encoder–decoder models (RNNsearch).")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -248,7 +257,12 @@ def _parser() -> argparse.ArgumentParser:
     def model_command(name: str, help: str) -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help)
         command.add_argument("model_dir", help="directory written by `rnnsearch train`")
-        command.add_argument("--beam-size", type=int, default=None, help="1 = greedy (default: the config's)")
+        command.add_argument(
+            "--beam-size",
+            type=_beam_width,
+            default=None,
+            help=f"1 = greedy, at most {MAX_BEAM_SIZE} (default: the config's)",
+        )
         command.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: the GPU if any)")
         command.add_argument("--precision", choices=PRECISIONS, help="search precision (default: the config's)")
         command.add_argument(
@@ -263,7 +277,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     translate.add_argument("-i", "--input", help="input file (plain or .gz); default stdin")
     translate.add_argument("-o", "--output", help="output file; default stdout")
-    translate.add_argument("--n-best", type=int, default=1, help="N > 1 prints 'line ||| text ||| score' rows")
+    translate.add_argument(
+        "--n-best",
+        type=_beam_width,
+        default=1,
+        help=f"N > 1 prints 'line ||| text ||| score' rows; at most the beam size and {MAX_BEAM_SIZE}",
+    )
     translate.add_argument(
         "--alignments", metavar="OUT.jsonl", help="write tokens and alignment matrices as JSON lines"
     )

@@ -10,6 +10,7 @@ import torch
 import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.errors import UserError
+from rnnsearch.translator import MAX_BEAM_SIZE
 from tests.integration.conftest import tiny_config, write_config, write_lines
 
 
@@ -312,3 +313,13 @@ def test_weights_with_a_nan_are_refused_at_load_naming_the_file_and_tensor(model
         assert out == ""
     with pytest.raises(UserError, match=name):
         rnnsearch.load(broken, device="cpu")
+
+
+@pytest.mark.parametrize("option", ["--beam-size", "--n-best"])
+def test_beam_size_and_n_best_are_bounded(tmp_path, capsys, option):
+    source = write_lines(tmp_path / "in.de", ["Ein Hund."])
+    with pytest.raises(SystemExit) as exit_status:
+        main(["translate", str(tmp_path / "no-model"), "-i", str(source), option, "100000"])
+    err = capsys.readouterr().err
+    assert exit_status.value.code != 0 and "Traceback" not in err
+    assert option in err.splitlines()[-1] and f"at most {MAX_BEAM_SIZE}" in err.splitlines()[-1]
