@@ -100,7 +100,6 @@ def _write_hard_alignments(path: str, translations: list) -> None:
 
 def _evaluate(args: argparse.Namespace) -> None:
     from rnnsearch.evaluation import metrics
-    from rnnsearch.text.corpus import read_lines
 
     translator = _load(args)
     if translator.speech:
@@ -108,9 +107,7 @@ def _evaluate(args: argparse.Namespace) -> None:
         return
     if not (args.src and args.ref):
         raise UserError("evaluate: a text model needs --src and --ref")
-    sources, references = read_lines(args.src), read_lines(args.ref)
-    if len(sources) != len(references):
-        raise UserError(f"{args.src} has {len(sources)} lines but {args.ref} has {len(references)}")
+    sources, references = _test_set(args.src, args.ref)
     hypotheses = [t.text for t in translator.translate(sources, beam_size=args.beam_size)]
     if args.lowercase_tokenized:
         cased = next((n for n, line in enumerate(references, start=1) if line != line.lower()), None)
@@ -138,19 +135,28 @@ def _evaluate(args: argparse.Namespace) -> None:
         print(f"source words {row['words']:>6}: {row['sentences']:5d} sentences, BLEU {row['bleu']:6.2f}")
 
 
+def _test_set(src: str, ref: str) -> tuple[list[str], list[str]]:
+    """The lines of --src and --ref: as many of each, and at least one."""
+    from rnnsearch.text.corpus import read_lines
+
+    sources, references = read_lines(src), read_lines(ref)
+    if len(sources) != len(references):
+        raise UserError(f"{src} has {len(sources)} lines but {ref} has {len(references)}")
+    if not sources:
+        raise UserError(f"{src}: no lines, nothing to evaluate")
+    return sources, references
+
+
 def _evaluate_speech(translator, args: argparse.Namespace) -> None:
     """Digit error rate and string accuracy on a part of the config's spoken digits, or on
     WAV files listed in --src with digit strings in --ref."""
     from rnnsearch.speech.corpus import part_inputs
     from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
-    from rnnsearch.text.corpus import read_lines
 
     if args.src or args.ref:
         if not (args.src and args.ref):
             raise UserError("evaluate: give both --src (WAV paths) and --ref (digit strings), or neither")
-        paths, references = read_lines(args.src), read_lines(args.ref)
-        if len(paths) != len(references):
-            raise UserError(f"{args.src} has {len(paths)} lines but {args.ref} has {len(references)}")
+        paths, references = _test_set(args.src, args.ref)
         translations = translator.transcribe_files(paths, beam_size=args.beam_size)
         what = args.src
     else:

@@ -323,3 +323,9 @@ def test_beam_size_and_n_best_are_bounded(tmp_path, capsys, option):
     err = capsys.readouterr().err
     assert exit_status.value.code != 0 and "Traceback" not in err
     assert option in err.splitlines()[-1] and f"at most {MAX_BEAM_SIZE}" in err.splitlines()[-1]
+
+
+def test_evaluating_empty_files_is_a_one_line_error_naming_the_file(model_dir, tmp_path, capsys):
+    empty_src, empty_ref = write_lines(tmp_path / "src.de", []), write_lines(tmp_path / "ref.en", [])
+    status, _, err = run_cli(capsys, "evaluate", model_dir, "--src", empty_src, "--ref", empty_ref)
+    assert_one_line_error(status, err, str(empty_src), "nothing to evaluate")
