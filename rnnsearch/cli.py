@@ -7,6 +7,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rnnsearch.config import PRECISIONS
@@ -174,9 +175,14 @@ def _evaluate_speech(translator, args: argparse.Namespace) -> None:
         print(f"{score.name} = {score.value:.2f}% ({score.signature})")
 
 
+HEATMAP_SUFFIXES = (".png", ".svg", ".pdf")
+
+
 def _attention(args: argparse.Namespace) -> None:
     from rnnsearch.evaluation.plots import alignment_heatmap
 
+    if Path(args.output).suffix.lower() not in HEATMAP_SUFFIXES:
+        raise UserError(f"{args.output}: unsupported format; use .png, .svg or .pdf")
     translator = _load(args)
     translator.require_alignment()
     if translator.speech:

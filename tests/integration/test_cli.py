@@ -329,3 +329,10 @@ def test_evaluating_empty_files_is_a_one_line_error_naming_the_file(model_dir, t
     empty_src, empty_ref = write_lines(tmp_path / "src.de", []), write_lines(tmp_path / "ref.en", [])
     status, _, err = run_cli(capsys, "evaluate", model_dir, "--src", empty_src, "--ref", empty_ref)
     assert_one_line_error(status, err, str(empty_src), "nothing to evaluate")
+
+
+def test_a_heatmap_in_an_unknown_format_is_refused_before_translating(tmp_path, capsys):
+    missing_model = tmp_path / "no-model"
+    status, _, err = run_cli(capsys, "attention", missing_model, "Ein Hund.", "-o", tmp_path / "a.xyz")
+    assert_one_line_error(status, err, "a.xyz: unsupported format; use .png, .svg or .pdf")
+    assert not (tmp_path / "a.xyz").exists()
