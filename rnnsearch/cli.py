@@ -6,7 +6,7 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,12 +32,19 @@ def _train(args: argparse.Namespace) -> None:
     )
 
 
-def _read_input(path: str | None) -> list[str]:
-    from rnnsearch.text.corpus import decode_lines, read_lines
+def _read_input(path: str | None) -> Iterator[list[str]]:
+    """The input lines a chunk at a time: a file in chunks of SENTENCES_PER_SEARCH, stdin as
+    its lines arrive, so that translations can be written before the input ends."""
+    from rnnsearch.text.corpus import read_lines
+    from rnnsearch.text.stream import arriving_chunks
+    from rnnsearch.translator import SENTENCES_PER_SEARCH
 
     if path is None or path == "-":
-        return decode_lines(sys.stdin.buffer, "<stdin>")
-    return read_lines(path)
+        yield from arriving_chunks(sys.stdin.buffer, "<stdin>", SENTENCES_PER_SEARCH)
+        return
+    lines = read_lines(path)
+    for start in range(0, len(lines), SENTENCES_PER_SEARCH):
+        yield lines[start : start + SENTENCES_PER_SEARCH]
 
 
 def _alignment_row(translation) -> dict:
@@ -66,37 +73,45 @@ def _load(args: argparse.Namespace) -> Translator:
 
 
 def _translate(args: argparse.Namespace) -> None:
+    """Translate the input a chunk at a time, writing each chunk's lines (and alignments) as
+    soon as it is done: an interrupted run keeps what it had translated, and a pipe fed
+    line by line gets each translation back before it sends the next line."""
+    from rnnsearch.alignment import align_translation
 
     translator = _load(args)
     if args.alignments or args.hard_alignments:
         translator.require_alignment()
-    lines = _read_input(args.input)
-    if translator.speech:
-        translations = translator.transcribe_files(lines, beam_size=args.beam_size, n_best=args.n_best)
-    else:
-        translations = translator.translate(lines, beam_size=args.beam_size, n_best=args.n_best)
-    with open(args.output, "w", encoding="utf-8") if args.output else contextlib.nullcontext(sys.stdout) as out:
-        for number, translation in enumerate(translations):
-            if args.n_best == 1:
-                out.write(translation.text + "\n")
-            else:
-                for entry in [translation, *translation.alternatives]:
-                    out.write(f"{number} ||| {entry.text} ||| {entry.score:.4f}\n")
-    if args.alignments:
-        with open(args.alignments, "w", encoding="utf-8") as jsonl:
-            for number, translation in enumerate(translations):
-                jsonl.write(json.dumps({"line": number, **_alignment_row(translation)}, ensure_ascii=False) + "\n")
-    if args.hard_alignments:
-        _write_hard_alignments(args.hard_alignments, translations)
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(open(args.output, "w", encoding="utf-8")) if args.output else sys.stdout
+        jsonl = files.enter_context(open(args.alignments, "w", encoding="utf-8")) if args.alignments else None
+        hard = files.enter_context(open(args.hard_alignments, "w", encoding="utf-8")) if args.hard_alignments else None
+        number = 0
+        for translations in _translated_chunks(translator, args):
+            for translation in translations:
+                if args.n_best == 1:
+                    out.write(translation.text + "\n")
+                else:
+                    for entry in [translation, *translation.alternatives]:
+                        out.write(f"{number} ||| {entry.text} ||| {entry.score:.4f}\n")
+                if jsonl:
+                    row = {"line": number, **_alignment_row(translation)}
+                    jsonl.write(json.dumps(row, ensure_ascii=False) + "\n")
+                if hard:
+                    hard.write(align_translation(translation).pharaoh() + "\n")
+                number += 1
+            for written in (out, jsonl, hard):
+                if written:
+                    written.flush()
 
 
-def _write_hard_alignments(path: str, translations: list) -> None:
-    """One Pharaoh line per translation (the chosen hypothesis), in input order."""
-    from rnnsearch.alignment import align_translation
-
-    with open(path, "w", encoding="utf-8") as out:
-        for translation in translations:
-            out.write(align_translation(translation).pharaoh() + "\n")
+def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iterator[list]:
+    """The translations of the input, a chunk of lines at a time, in input order."""
+    chunks = _read_input(args.input)
+    if not translator.speech:
+        yield from translator.translate_chunks(chunks, beam_size=args.beam_size, n_best=args.n_best)
+        return
+    for paths in chunks:
+        yield translator.transcribe_files(paths, beam_size=args.beam_size, n_best=args.n_best)
 
 
 def _evaluate(args: argparse.Namespace) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,17 +52,22 @@ class Translation:
     alternatives: list[Translation] = field(default_factory=list)
 
 
-def checked_list(values: object, name: str, *, example: str) -> list:
-    """`values`, any iterable but a single str, bytes or mapping, as a list, read once.
+def checked_iterable(values: object, name: str, *, example: str = "a list") -> Iterable:
+    """`values` if it is an iterable other than a single str, bytes or mapping.
 
     A str is refused rather than taken for a sequence of one-character texts, and a
-    mapping rather than taken for its keys; `example` shows the caller a list to pass.
+    mapping rather than taken for its keys; `example` shows the caller what to pass.
     """
     if isinstance(values, (str, bytes, bytearray)):
         raise ArgumentTypeError(f"{name}: expected a list, got a single {type(values).__name__}; pass {example}")
     if isinstance(values, Mapping) or not isinstance(values, Iterable):
         raise ArgumentTypeError(f"{name}: expected a list, got {type(values).__name__}; pass {example}")
-    return list(values)
+    return values
+
+
+def checked_list(values: object, name: str, *, example: str) -> list:
+    """`values` (see checked_iterable) as a list, read once: a generator is welcome."""
+    return list(checked_iterable(values, name, example=example))
 
 
 def checked_strings(values: object, name: str, *, example: str, unicode: bool = True) -> list[str]:
@@ -155,8 +160,29 @@ class Translator:
             raise UserError("this model reads audio, not text: give it WAV files")
         texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
         beam_size, n_best = self._widths(beam_size, n_best)
+        return self._translate_texts(texts, beam_size, n_best, cancelled, first_line=1)
+
+    def translate_chunks(
+        self, chunks: Iterable[Iterable[str]], beam_size: int | None = None, n_best: int = 1
+    ) -> Iterator[list[Translation]]:
+        """Translate texts that arrive a chunk at a time, such as lines from a pipe: yield each
+        chunk's translations, in order, as soon as the chunk is done, before the next chunk
+        is read. Errors number the lines across chunks, as one list would."""
+        if self.src_subwords is None:
+            raise UserError("this model reads audio, not text: give it WAV files")
+        beam_size, n_best = self._widths(beam_size, n_best)
+        first_line = 1
+        for index, chunk in enumerate(checked_iterable(chunks, "chunks")):
+            texts = checked_strings(chunk, f"chunks[{index}]", example='a list such as ["Ein Hund."]')
+            yield self._translate_texts(texts, beam_size, n_best, None, first_line=first_line)
+            first_line += len(texts)
+
+    def _translate_texts(
+        self, texts: list[str], beam_size: int, n_best: int, cancelled: Cancelled | None, *, first_line: int
+    ) -> list[Translation]:
+        """Translate checked texts; `first_line` is the number of texts[0] in error messages."""
         ids = self.src_subwords.encode(texts)
-        for line, pieces in enumerate(ids, start=1):
+        for line, pieces in enumerate(ids, start=first_line):
             if len(pieces) > self.search.max_source_length:
                 raise UserError(
                     f"input line {line}: {len(pieces)} subword pieces, more than "

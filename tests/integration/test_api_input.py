@@ -94,3 +94,19 @@ def test_bad_speech_arguments_are_refused_naming_the_item(speech, translator):
     refused(ValueError, ("beam_size",), speech.translate_vectors, [torch.zeros(3, size)], ["a"], beam_size=0)
     refused(UserError, ("reads audio",), speech.translate, ["Ein Hund."])
     refused(UserError, ("reads text",), translator.transcribe_files, ["one.wav"])
+
+
+def test_chunks_are_translated_one_at_a_time_with_lines_numbered_across_chunks(translator):
+    def chunks():
+        yield ["Ein Hund läuft.", ""]
+        assert len(translated) == 1, "the second chunk was read before the first was translated"
+        yield ("Zwei Männer spielen Fußball.",)
+
+    translated = []
+    for translations in translator.translate_chunks(chunks(), beam_size=1):
+        translated.append([t.text for t in translations])
+    whole = [t.text for t in translator.translate(["Ein Hund läuft.", "", "Zwei Männer spielen Fußball."], beam_size=1)]
+    assert translated == [whole[:2], whole[2:]]
+    overlong = translator.translate_chunks([["Ein Hund."], ["Eine Katze.", " ".join(["Hund"] * 400)]])
+    refused(UserError, ("input line 3", "search.max_source_length"), list, overlong)
+    refused(TypeError, ("chunks[1]", "single str"), list, translator.translate_chunks([["Ein Hund."], "Katze"]))

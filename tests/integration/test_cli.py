@@ -1,5 +1,6 @@
 import gzip
 import json
+import select
 import subprocess
 import sys
 
@@ -336,3 +337,21 @@ def test_a_heatmap_in_an_unknown_format_is_refused_before_translating(tmp_path, 
     status, _, err = run_cli(capsys, "attention", missing_model, "Ein Hund.", "-o", tmp_path / "a.xyz")
     assert_one_line_error(status, err, "a.xyz: unsupported format; use .png, .svg or .pdf")
     assert not (tmp_path / "a.xyz").exists()
+
+
+def test_translations_are_written_as_lines_arrive_in_input_order(model_dir, tmp_path, capsys):
+    lines = ["Ein Hund läuft.", "", "Zwei Männer spielen Fußball.", "Eine Frau singt."]
+    status, expected, _ = run_cli(capsys, "translate", model_dir, "-i", write_lines(tmp_path / "in.de", lines))
+    assert status == 0
+    command = [sys.executable, "-m", "rnnsearch", "translate", str(model_dir)]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        answers = []
+        for line in lines[:2]:
+            process.stdin.write((line + "\n").encode())
+            process.stdin.flush()
+            ready, _, _ = select.select([process.stdout], [], [], 120)
+            assert ready, "no translation came back while the input was still open"
+            answers.append(process.stdout.readline().decode())
+        rest, err = process.communicate(("\n".join(lines[2:]) + "\n").encode(), timeout=120)
+    assert process.returncode == 0, err
+    assert "".join(answers) + rest.decode() == expected
