@@ -167,12 +167,18 @@ class Translator:
     ) -> Iterator[list[Translation]]:
         """Translate texts that arrive a chunk at a time, such as lines from a pipe: yield each
         chunk's translations, in order, as soon as the chunk is done, before the next chunk
-        is read. Errors number the lines across chunks, as one list would."""
+        is read. Errors number the lines across chunks, as one list would. The model and the
+        options are checked at the call, the texts as their chunks come."""
         if self.src_subwords is None:
             raise UserError("this model reads audio, not text: give it WAV files")
         beam_size, n_best = self._widths(beam_size, n_best)
+        return self._translated_chunks(checked_iterable(chunks, "chunks"), beam_size, n_best)
+
+    def _translated_chunks(
+        self, chunks: Iterable[Iterable[str]], beam_size: int, n_best: int
+    ) -> Iterator[list[Translation]]:
         first_line = 1
-        for index, chunk in enumerate(checked_iterable(chunks, "chunks")):
+        for index, chunk in enumerate(chunks):
             texts = checked_strings(chunk, f"chunks[{index}]", example='a list such as ["Ein Hund."]')
             yield self._translate_texts(texts, beam_size, n_best, None, first_line=first_line)
             first_line += len(texts)

@@ -110,3 +110,5 @@ def test_chunks_are_translated_one_at_a_time_with_lines_numbered_across_chunks(t
     overlong = translator.translate_chunks([["Ein Hund."], ["Eine Katze.", " ".join(["Hund"] * 400)]])
     refused(UserError, ("input line 3", "search.max_source_length"), list, overlong)
     refused(TypeError, ("chunks[1]", "single str"), list, translator.translate_chunks([["Ein Hund."], "Katze"]))
+    refused(ValueError, ("beam_size",), translator.translate_chunks, [["Ein Hund."]], beam_size=0)
+    refused(TypeError, ("chunks", "single str"), translator.translate_chunks, "Ein Hund.")
