@@ -7,12 +7,14 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from rnnsearch.config import PRECISIONS
 from rnnsearch.errors import UserError
 from rnnsearch.text.synthetic import TASKS
+from rnnsearch.translator import MAX_BEAM_SIZE
 
 if TYPE_CHECKING:
     from rnnsearch.translator import Translator
@@ -31,12 +33,19 @@ def _train(args: argparse.Namespace) -> None:
     )
 
 
-def _read_input(path: str | None) -> list[str]:
-    from rnnsearch.text.corpus import decode_lines, read_lines
+def _read_input(path: str | None) -> Iterator[list[str]]:
+    """The input lines a chunk at a time: a file in chunks of SENTENCES_PER_SEARCH, stdin as
+    its lines arrive, so that translations can be written before the input ends."""
+    from rnnsearch.text.corpus import read_lines
+    from rnnsearch.text.stream import arriving_chunks
+    from rnnsearch.translator import SENTENCES_PER_SEARCH
 
     if path is None or path == "-":
-        return decode_lines(sys.stdin.buffer, "<stdin>")
-    return read_lines(path)
+        yield from arriving_chunks(sys.stdin.buffer, "<stdin>", SENTENCES_PER_SEARCH)
+        return
+    lines = read_lines(path)
+    for start in range(0, len(lines), SENTENCES_PER_SEARCH):
+        yield lines[start : start + SENTENCES_PER_SEARCH]
 
 
 def _alignment_row(translation) -> dict:
@@ -65,42 +74,49 @@ def _load(args: argparse.Namespace) -> Translator:
 
 
 def _translate(args: argparse.Namespace) -> None:
+    """Translate the input a chunk at a time, writing each chunk's lines (and alignments) as
+    soon as it is done: an interrupted run keeps what it had translated, and a pipe fed
+    line by line gets each translation back before it sends the next line."""
+    from rnnsearch.alignment import align_translation
 
     translator = _load(args)
     if args.alignments or args.hard_alignments:
         translator.require_alignment()
-    lines = _read_input(args.input)
-    if translator.speech:
-        translations = translator.transcribe_files(lines, beam_size=args.beam_size, n_best=args.n_best)
-    else:
-        translations = translator.translate(lines, beam_size=args.beam_size, n_best=args.n_best)
-    with open(args.output, "w", encoding="utf-8") if args.output else contextlib.nullcontext(sys.stdout) as out:
-        for number, translation in enumerate(translations):
-            if args.n_best == 1:
-                out.write(translation.text + "\n")
-            else:
-                for entry in [translation, *translation.alternatives]:
-                    out.write(f"{number} ||| {entry.text} ||| {entry.score:.4f}\n")
-    if args.alignments:
-        with open(args.alignments, "w", encoding="utf-8") as jsonl:
-            for number, translation in enumerate(translations):
-                jsonl.write(json.dumps({"line": number, **_alignment_row(translation)}, ensure_ascii=False) + "\n")
-    if args.hard_alignments:
-        _write_hard_alignments(args.hard_alignments, translations)
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(open(args.output, "w", encoding="utf-8")) if args.output else sys.stdout
+        jsonl = files.enter_context(open(args.alignments, "w", encoding="utf-8")) if args.alignments else None
+        hard = files.enter_context(open(args.hard_alignments, "w", encoding="utf-8")) if args.hard_alignments else None
+        number = 0
+        for translations in _translated_chunks(translator, args):
+            for translation in translations:
+                if args.n_best == 1:
+                    out.write(translation.text + "\n")
+                else:
+                    for entry in [translation, *translation.alternatives]:
+                        out.write(f"{number} ||| {entry.text} ||| {entry.score:.4f}\n")
+                if jsonl:
+                    row = {"line": number, **_alignment_row(translation)}
+                    jsonl.write(json.dumps(row, ensure_ascii=False) + "\n")
+                if hard:
+                    hard.write(align_translation(translation).pharaoh() + "\n")
+                number += 1
+            for written in (out, jsonl, hard):
+                if written:
+                    written.flush()
 
 
-def _write_hard_alignments(path: str, translations: list) -> None:
-    """One Pharaoh line per translation (the chosen hypothesis), in input order."""
-    from rnnsearch.alignment import align_translation
-
-    with open(path, "w", encoding="utf-8") as out:
-        for translation in translations:
-            out.write(align_translation(translation).pharaoh() + "\n")
+def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iterator[list]:
+    """The translations of the input, a chunk of lines at a time, in input order."""
+    chunks = _read_input(args.input)
+    if not translator.speech:
+        yield from translator.translate_chunks(chunks, beam_size=args.beam_size, n_best=args.n_best)
+        return
+    for paths in chunks:
+        yield translator.transcribe_files(paths, beam_size=args.beam_size, n_best=args.n_best)
 
 
 def _evaluate(args: argparse.Namespace) -> None:
     from rnnsearch.evaluation import metrics
-    from rnnsearch.text.corpus import read_lines
 
     translator = _load(args)
     if translator.speech:
@@ -108,9 +124,7 @@ def _evaluate(args: argparse.Namespace) -> None:
         return
     if not (args.src and args.ref):
         raise UserError("evaluate: a text model needs --src and --ref")
-    sources, references = read_lines(args.src), read_lines(args.ref)
-    if len(sources) != len(references):
-        raise UserError(f"{args.src} has {len(sources)} lines but {args.ref} has {len(references)}")
+    sources, references = _test_set(args.src, args.ref)
     hypotheses = [t.text for t in translator.translate(sources, beam_size=args.beam_size)]
     if args.lowercase_tokenized:
         cased = next((n for n, line in enumerate(references, start=1) if line != line.lower()), None)
@@ -138,19 +152,28 @@ def _evaluate(args: argparse.Namespace) -> None:
         print(f"source words {row['words']:>6}: {row['sentences']:5d} sentences, BLEU {row['bleu']:6.2f}")
 
 
+def _test_set(src: str, ref: str) -> tuple[list[str], list[str]]:
+    """The lines of --src and --ref: as many of each, and at least one."""
+    from rnnsearch.text.corpus import read_lines
+
+    sources, references = read_lines(src), read_lines(ref)
+    if len(sources) != len(references):
+        raise UserError(f"{src} has {len(sources)} lines but {ref} has {len(references)}")
+    if not sources:
+        raise UserError(f"{src}: no lines, nothing to evaluate")
+    return sources, references
+
+
 def _evaluate_speech(translator, args: argparse.Namespace) -> None:
     """Digit error rate and string accuracy on a part of the config's spoken digits, or on
     WAV files listed in --src with digit strings in --ref."""
     from rnnsearch.speech.corpus import part_inputs
     from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
-    from rnnsearch.text.corpus import read_lines
 
     if args.src or args.ref:
         if not (args.src and args.ref):
             raise UserError("evaluate: give both --src (WAV paths) and --ref (digit strings), or neither")
-        paths, references = read_lines(args.src), read_lines(args.ref)
-        if len(paths) != len(references):
-            raise UserError(f"{args.src} has {len(paths)} lines but {args.ref} has {len(references)}")
+        paths, references = _test_set(args.src, args.ref)
         translations = translator.transcribe_files(paths, beam_size=args.beam_size)
         what = args.src
     else:
@@ -168,9 +191,14 @@ def _evaluate_speech(translator, args: argparse.Namespace) -> None:
         print(f"{score.name} = {score.value:.2f}% ({score.signature})")
 
 
+HEATMAP_SUFFIXES = (".png", ".svg", ".pdf")
+
+
 def _attention(args: argparse.Namespace) -> None:
     from rnnsearch.evaluation.plots import alignment_heatmap
 
+    if Path(args.output).suffix.lower() not in HEATMAP_SUFFIXES:
+        raise UserError(f"{args.output}: unsupported format; use .png, .svg or .pdf")
     translator = _load(args)
     translator.require_alignment()
     if translator.speech:
@@ -234,6 +262,14 @@ def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
     return parse
 
 
+def _beam_width(text: str) -> int:
+    """An argparse type: a beam size or n-best count, an int from 1 to MAX_BEAM_SIZE."""
+    value = _positive(int)(text)
+    if value > MAX_BEAM_SIZE:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_BEAM_SIZE}, got {text}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rnnsearch", description="Attentional encoder–decoder models (RNNsearch).")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -249,7 +285,12 @@ def _parser() -> argparse.ArgumentParser:
     def model_command(name: str, help: str) -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help)
         command.add_argument("model_dir", help="directory written by `rnnsearch train`")
-        command.add_argument("--beam-size", type=int, default=None, help="1 = greedy (default: the config's)")
+        command.add_argument(
+            "--beam-size",
+            type=_beam_width,
+            default=None,
+            help=f"1 = greedy, at most {MAX_BEAM_SIZE} (default: the config's)",
+        )
         command.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: the GPU if any)")
         command.add_argument("--precision", choices=PRECISIONS, help="search precision (default: the config's)")
         command.add_argument(
@@ -264,7 +305,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     translate.add_argument("-i", "--input", help="input file (plain or .gz); default stdin")
     translate.add_argument("-o", "--output", help="output file; default stdout")
-    translate.add_argument("--n-best", type=int, default=1, help="N > 1 prints 'line ||| text ||| score' rows")
+    translate.add_argument(
+        "--n-best",
+        type=_beam_width,
+        default=1,
+        help=f"N > 1 prints 'line ||| text ||| score' rows; at most the beam size and {MAX_BEAM_SIZE}",
+    )
     translate.add_argument(
         "--alignments", metavar="OUT.jsonl", help="write tokens and alignment matrices as JSON lines"
     )

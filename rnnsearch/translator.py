@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import numbers
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import numpy as np
 import torch
 
 from rnnsearch.config import PRECISIONS, Config
-from rnnsearch.errors import UserError
+from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.model.seq2seq import RNNSearch, build_model
 from rnnsearch.search import Cancelled, Hypothesis, max_output_lengths
 from rnnsearch.search.beam import beam_search
@@ -24,6 +26,11 @@ from rnnsearch.training.checkpoint import load_model_files, load_weights, weight
 SENTENCES_PER_SEARCH = 1024  # sentences handed to one search call, `search.batch_sentences` of them in flight
 
 END = "</s>"
+
+MAX_BEAM_SIZE = 64
+"""The widest beam (and longest n-best list) a search may ask for: decoding time and memory
+grow with the beam, and beyond a few dozen hypotheses a wider beam gains nothing. The
+server has the same bound."""
 
 
 @dataclass
@@ -45,9 +52,57 @@ class Translation:
     alternatives: list[Translation] = field(default_factory=list)
 
 
+def checked_iterable(values: object, name: str, *, example: str = "a list") -> Iterable:
+    """`values` if it is an iterable other than a single str, bytes or mapping.
+
+    A str is refused rather than taken for a sequence of one-character texts, and a
+    mapping rather than taken for its keys; `example` shows the caller what to pass.
+    """
+    if isinstance(values, (str, bytes, bytearray)):
+        raise ArgumentTypeError(f"{name}: expected a list, got a single {type(values).__name__}; pass {example}")
+    if isinstance(values, Mapping) or not isinstance(values, Iterable):
+        raise ArgumentTypeError(f"{name}: expected a list, got {type(values).__name__}; pass {example}")
+    return values
+
+
+def checked_list(values: object, name: str, *, example: str) -> list:
+    """`values` (see checked_iterable) as a list, read once: a generator is welcome."""
+    return list(checked_iterable(values, name, example=example))
+
+
+def checked_strings(values: object, name: str, *, example: str, unicode: bool = True) -> list[str]:
+    """`values` as a list of str (see checked_list), each item checked; with `unicode`, a
+    str that cannot be encoded as UTF-8 (a lone surrogate) is refused too."""
+    items = checked_list(values, name, example=example)
+    for index, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ArgumentTypeError(f"{name}[{index}]: expected a str, got {type(item).__name__}")
+        if unicode:
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise ArgumentValueError(
+                    f"{name}[{index}]: not valid Unicode (a lone surrogate at character {error.start + 1})"
+                ) from None
+    return items
+
+
+def checked_count(value: object, name: str, *, maximum: int | None = None) -> int:
+    """`value` as an int from 1 to `maximum` (no upper bound for None); a bool, a float or a
+    str is refused rather than converted."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ArgumentTypeError(f"{name}: expected an int, got {type(value).__name__}")
+    if value < 1 or (maximum is not None and value > maximum):
+        bound = "at least 1" if maximum is None else f"from 1 to {maximum}"
+        raise ArgumentValueError(f"{name}: {value} is out of range; it must be {bound}")
+    return int(value)
+
+
 def resolve_device(name: str, key: str = "device") -> torch.device:
     """cpu, cuda, cuda:N, or auto (the GPU where PyTorch sees one); anything else, or a GPU
     that is not there, is a one-line error naming `key`, where it was asked for."""
+    if not isinstance(name, str):
+        raise ArgumentTypeError(f"{key}: expected a str such as 'cpu' or 'auto', got {type(name).__name__}")
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
@@ -64,10 +119,13 @@ def resolve_device(name: str, key: str = "device") -> torch.device:
     return device
 
 
-def check_source_lengths(ids: Sequence[Sequence[int]], limit: int, origin: str | None = None) -> None:
+def check_source_lengths(
+    ids: Sequence[Sequence[int]], limit: int, origin: str | None = None, *, first_line: int = 1
+) -> None:
     """Refuse the first source of more than `limit` (search.max_source_length) pieces, by line number:
-    the search neither cuts nor skips a source. `origin` names the file; without it, the input."""
-    for line, pieces in enumerate(ids, start=1):
+    the search neither cuts nor skips a source. `origin` names the file; without it, the input.
+    `first_line` is the number of ids[0], for input read a chunk at a time."""
+    for line, pieces in enumerate(ids, start=first_line):
         if len(pieces) > limit:
             where = f"{origin}:{line}" if origin else f"input line {line}"
             raise UserError(f"{where}: {len(pieces)} subword pieces, more than search.max_source_length = {limit}")
@@ -98,28 +156,69 @@ class Translator:
 
     def translate(
         self,
-        texts: Sequence[str],
+        texts: Iterable[str],
         beam_size: int | None = None,
         n_best: int = 1,
         cancelled: Cancelled | None = None,
     ) -> list[Translation]:
         """Translate every text, in order; an empty or blank text gives an empty translation.
 
-        beam_size 1 is greedy search; the default comes from the model's config.
-        `cancelled`, asked before every decoder step, stops the work with SearchCancelled
-        once it returns True.
+        `texts` is a list (or any other iterable) of str; a single str is refused, not read
+        as its characters. beam_size 1 is greedy search, at most MAX_BEAM_SIZE; the default
+        comes from the model's config. `cancelled`, asked before every decoder step, stops
+        the work with SearchCancelled once it returns True.
         """
         if self.src_subwords is None:
             raise UserError("this model reads audio, not text: give it WAV files")
+        texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
+        beam_size, n_best = self._widths(beam_size, n_best)
+        return self._translate_texts(texts, beam_size, n_best, cancelled, first_line=1)
+
+    def translate_chunks(
+        self, chunks: Iterable[Iterable[str]], beam_size: int | None = None, n_best: int = 1
+    ) -> Iterator[list[Translation]]:
+        """Translate texts that arrive a chunk at a time, such as lines from a pipe: yield each
+        chunk's translations, in order, as soon as the chunk is done, before the next chunk
+        is read. Errors number the lines across chunks, as one list would. The model and the
+        options are checked at the call, the texts as their chunks come."""
+        if self.src_subwords is None:
+            raise UserError("this model reads audio, not text: give it WAV files")
+        beam_size, n_best = self._widths(beam_size, n_best)
+        return self._translated_chunks(checked_iterable(chunks, "chunks"), beam_size, n_best)
+
+    def _translated_chunks(
+        self, chunks: Iterable[Iterable[str]], beam_size: int, n_best: int
+    ) -> Iterator[list[Translation]]:
+        first_line = 1
+        for index, chunk in enumerate(chunks):
+            texts = checked_strings(chunk, f"chunks[{index}]", example='a list such as ["Ein Hund."]')
+            yield self._translate_texts(texts, beam_size, n_best, None, first_line=first_line)
+            first_line += len(texts)
+
+    def _translate_texts(
+        self, texts: list[str], beam_size: int, n_best: int, cancelled: Cancelled | None, *, first_line: int
+    ) -> list[Translation]:
+        """Translate checked texts; `first_line` is the number of texts[0] in error messages."""
         ids = self.src_subwords.encode(texts)
-        check_source_lengths(ids, self.search.max_source_length)
+        check_source_lengths(ids, self.search.max_source_length, first_line=first_line)
         blank = [is_blank(text) for text in texts]
-        return self._decode(list(texts), ids, blank, beam_size, n_best, cancelled)
+        return self._decode(texts, ids, blank, beam_size, n_best, cancelled)
+
+    def _widths(self, beam_size: object, n_best: object) -> tuple[int, int]:
+        """The beam size (the config's for None) and n-best count asked for, checked."""
+        if beam_size is None:
+            beam_size = self.search.beam_size
+        else:
+            beam_size = checked_count(beam_size, "beam_size", maximum=MAX_BEAM_SIZE)
+        n_best = checked_count(n_best, "n_best", maximum=MAX_BEAM_SIZE)
+        if n_best > beam_size:
+            raise ArgumentValueError(f"n_best: {n_best} is more than the beam size {beam_size}")
+        return beam_size, n_best
 
     def transcribe(
         self,
-        audio: Sequence[np.ndarray],
-        names: Sequence[str],
+        audio: Iterable[np.ndarray],
+        names: Iterable[str],
         beam_size: int | None = None,
         n_best: int = 1,
         cancelled: Cancelled | None = None,
@@ -130,17 +229,35 @@ class Translator:
 
         if self.src_subwords is not None:
             raise UserError("this model reads text, not audio")
+        audio = checked_list(audio, "audio", example="a list of 1-D numpy arrays")
+        for index, samples in enumerate(audio):
+            if not isinstance(samples, np.ndarray) or samples.ndim != 1:
+                raise ArgumentTypeError(f"audio[{index}]: expected a 1-D numpy array of samples")
+        names = self._names(names, len(audio))
+        beam_size, n_best = self._widths(beam_size, n_best)
         return self.translate_vectors(audio_inputs(audio, self.data), names, beam_size, n_best, cancelled)
 
     def transcribe_files(
-        self, paths: Sequence[str], beam_size: int | None = None, n_best: int = 1
+        self, paths: Iterable[str], beam_size: int | None = None, n_best: int = 1
     ) -> list[Translation]:
         """Recognise WAV files; a file at another sample rate, or not a WAV, is a one-line error."""
         from rnnsearch.speech.audio import read_wav
         from rnnsearch.speech.digits import SAMPLE_RATE
 
+        if self.src_subwords is not None:
+            raise UserError("this model reads text, not audio")
+        paths = checked_strings(paths, "paths", example='a list such as ["one.wav"]', unicode=False)
+        beam_size, n_best = self._widths(beam_size, n_best)
         audio = [read_wav(path, expected_rate=SAMPLE_RATE)[0] for path in paths]
         return self.transcribe(audio, paths, beam_size, n_best)
+
+    @staticmethod
+    def _names(names: object, count: int) -> list[str]:
+        """The names of `count` inputs, one str each."""
+        names = checked_strings(names, "names", example="a list of one str per input", unicode=False)
+        if len(names) != count:
+            raise ArgumentValueError(f"names: {len(names)} names for {count} inputs")
+        return names
 
     @property
     def speech(self) -> bool:
@@ -149,29 +266,36 @@ class Translator:
 
     def translate_vectors(
         self,
-        inputs: Sequence[torch.Tensor],
-        names: Sequence[str],
+        inputs: Iterable[torch.Tensor],
+        names: Iterable[str],
         beam_size: int | None = None,
         n_best: int = 1,
         cancelled: Cancelled | None = None,
     ) -> list[Translation]:
         """Decode encoder inputs that are already feature vectors (frames, size), e.g. a validation set."""
+        if not self.speech:
+            raise UserError("this model reads text, not feature vectors")
+        inputs = checked_list(inputs, "inputs", example="a list of (frames, size) tensors")
+        size = self.data.features.size
+        for index, vectors in enumerate(inputs):
+            tensor = isinstance(vectors, torch.Tensor) and vectors.is_floating_point()
+            if not (tensor and vectors.dim() == 2 and vectors.size(1) == size):
+                raise ArgumentTypeError(f"inputs[{index}]: expected a float tensor of shape (frames, {size})")
+        names = self._names(names, len(inputs))
+        beam_size, n_best = self._widths(beam_size, n_best)
         blank = [len(x) == 0 for x in inputs]
-        return self._decode(list(names), list(inputs), blank, beam_size, n_best, cancelled)
+        return self._decode(names, inputs, blank, beam_size, n_best, cancelled)
 
     def _decode(
         self,
         originals: list[str],
         sources: list[Source],
         blank: list[bool],
-        beam_size: int | None,
+        beam_size: int,
         n_best: int,
         cancelled: Cancelled | None,
     ) -> list[Translation]:
         """Search for every non-blank source, longest first in batches, and return results in input order."""
-        beam_size = self.search.beam_size if beam_size is None else beam_size
-        if beam_size < 1 or not 1 <= n_best <= beam_size:
-            raise UserError(f"need beam size ≥ 1 and 1 ≤ n-best ≤ beam size (got {beam_size} and {n_best})")
         todo = sorted((i for i in range(len(sources)) if not blank[i]), key=lambda i: -len(sources[i]))
         results = {i: self._empty(originals[i]) for i in range(len(sources)) if blank[i]}
         was_training = self.model.training
@@ -258,12 +382,25 @@ def source_and_target_sizes(
     return len(src_subwords), len(tgt_subwords), False
 
 
+def require_finite(model: torch.nn.Module, path: Path) -> None:
+    """Refuse weights with a NaN or an infinity, naming the first such tensor: such a model
+    cannot translate (its scores are NaN), and search would fail or give empty output."""
+    for name, tensor in model.state_dict().items():
+        if not bool(torch.isfinite(tensor).all()):
+            raise UserError(
+                f"{path}: tensor model.{name} holds NaN or infinite values; these weights cannot translate "
+                "(did training diverge?)"
+            )
+
+
 def load(
     model_dir: str | Path, device: str = "auto", precision: str | None = None, batch_sentences: int | None = None
 ) -> Translator:
     """A Translator for the trained model in `model_dir` (best weights if there are any);
     `precision` (fp32 or bf16) and `batch_sentences` override the search section of the
     model's config."""
+    if not isinstance(model_dir, (str, os.PathLike)):
+        raise ArgumentTypeError(f"model_dir: expected a str or a path, got {type(model_dir).__name__}")
     config, src_subwords, tgt_subwords = load_model_files(model_dir)
     search: dict[str, object] = {}
     if precision is not None:
@@ -271,11 +408,11 @@ def load(
             raise UserError(f"precision {precision!r}: choose from {', '.join(PRECISIONS)}")
         search["precision"] = precision
     if batch_sentences is not None:
-        if batch_sentences < 1:
-            raise UserError(f"batch_sentences {batch_sentences}: must be at least 1")
-        search["batch_sentences"] = batch_sentences
+        search["batch_sentences"] = checked_count(batch_sentences, "batch_sentences")
     config = config.model_copy(update={"search": config.search.model_copy(update=search)})
     model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords))
-    load_weights(model, weights_path(model_dir))
+    path = weights_path(model_dir)
+    load_weights(model, path)
+    require_finite(model, path)
     model.to(resolve_device(device)).eval()
     return Translator(model, src_subwords, tgt_subwords, config)

@@ -32,9 +32,10 @@ def read_lines(path: str | Path) -> list[str]:
     return [_decode(raw, path, number) for number, raw in enumerate(raw_lines, start=1)]
 
 
-def decode_lines(raw_lines: Iterable[bytes], origin: str) -> list[str]:
-    """Decode byte lines (e.g. from stdin) with the same checks as files."""
-    return [_decode(raw.rstrip(b"\n"), origin, number) for number, raw in enumerate(raw_lines, start=1)]
+def decode_lines(raw_lines: Iterable[bytes], origin: str, first: int = 1) -> list[str]:
+    """Decode byte lines (e.g. from stdin) with the same checks as files; `first` is the
+    number of the first line, for lines read a chunk at a time."""
+    return [_decode(raw.rstrip(b"\n"), origin, number) for number, raw in enumerate(raw_lines, start=first)]
 
 
 def _decode(raw: bytes, origin: str | Path, number: int) -> str:

@@ -35,10 +35,18 @@ class Subwords:
 
     @classmethod
     def load(cls, path: str | Path) -> Subwords:
+        """The subword model in `path`; a missing, empty or corrupt file is a one-line error.
+
+        An empty file needs its own check: SentencePiece takes it for a model without pieces.
+        """
         try:
-            return cls(Path(path).read_bytes())
+            model_bytes = Path(path).read_bytes()
         except FileNotFoundError:
             raise UserError(f"{path}: subword model missing from the model directory") from None
+        if not model_bytes:
+            raise UserError(f"{path}: empty file, not a SentencePiece model (truncated or corrupt?)")
+        try:
+            return cls(model_bytes)
         except RuntimeError:
             raise UserError(f"{path}: not a SentencePiece model (corrupt file?)") from None
 

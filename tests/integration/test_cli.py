@@ -1,5 +1,6 @@
 import gzip
 import json
+import select
 import subprocess
 import sys
 
@@ -10,6 +11,7 @@ import torch
 import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.errors import UserError
+from rnnsearch.translator import MAX_BEAM_SIZE
 from tests.integration.conftest import tiny_config, write_config, write_lines
 
 
@@ -280,3 +282,76 @@ def test_asking_for_a_gpu_that_is_not_there_is_a_one_line_error(model_dir, corpu
     config = write_config(tmp_path / "c.yaml", tiny_config(corpus, tmp_path / "run", device="cuda:0"))
     status, _, err = run_cli(capsys, "train", config)
     assert_one_line_error(status, err, "train.device", "'cuda:0'", "no CUDA GPU")
+
+
+def copy_model(model_dir, folder):
+    """A copy of the model directory's config, subword models and best weights."""
+    folder.mkdir()
+    for name in ("config.yaml", "subwords.src.model", "subwords.tgt.model", "best.safetensors"):
+        (folder / name).write_bytes((model_dir / name).read_bytes())
+    return folder
+
+
+def test_an_empty_subword_model_is_a_one_line_error_naming_it(model_dir, tmp_path, capsys):
+    broken = copy_model(model_dir, tmp_path / "broken")
+    (broken / "subwords.src.model").write_bytes(b"")
+    status, _, err = run_cli(capsys, "translate", broken, "-i", write_lines(tmp_path / "in.de", ["Ein Hund."]))
+    assert_one_line_error(status, err, "subwords.src.model", "empty")
+
+
+def test_weights_with_a_nan_are_refused_at_load_naming_the_file_and_tensor(model_dir, tmp_path, capsys):
+    from safetensors.torch import load_file, save_file
+
+    broken = copy_model(model_dir, tmp_path / "nan")
+    tensors = load_file(broken / "best.safetensors")
+    name = next(n for n, t in tensors.items() if n.startswith("model.") and t.is_floating_point())
+    tensors[name][0] = float("nan")
+    save_file(tensors, broken / "best.safetensors")
+    source = write_lines(tmp_path / "in.de", ["Ein Hund."])
+    for beam in (1, 3):
+        status, out, err = run_cli(capsys, "translate", broken, "-i", source, "--beam-size", beam)
+        assert_one_line_error(status, err, "best.safetensors", name, "NaN")
+        assert out == ""
+    with pytest.raises(UserError, match=name):
+        rnnsearch.load(broken, device="cpu")
+
+
+@pytest.mark.parametrize("option", ["--beam-size", "--n-best"])
+def test_beam_size_and_n_best_are_bounded(tmp_path, capsys, option):
+    source = write_lines(tmp_path / "in.de", ["Ein Hund."])
+    with pytest.raises(SystemExit) as exit_status:
+        main(["translate", str(tmp_path / "no-model"), "-i", str(source), option, "100000"])
+    err = capsys.readouterr().err
+    assert exit_status.value.code != 0 and "Traceback" not in err
+    assert option in err.splitlines()[-1] and f"at most {MAX_BEAM_SIZE}" in err.splitlines()[-1]
+
+
+def test_evaluating_empty_files_is_a_one_line_error_naming_the_file(model_dir, tmp_path, capsys):
+    empty_src, empty_ref = write_lines(tmp_path / "src.de", []), write_lines(tmp_path / "ref.en", [])
+    status, _, err = run_cli(capsys, "evaluate", model_dir, "--src", empty_src, "--ref", empty_ref)
+    assert_one_line_error(status, err, str(empty_src), "nothing to evaluate")
+
+
+def test_a_heatmap_in_an_unknown_format_is_refused_before_translating(tmp_path, capsys):
+    missing_model = tmp_path / "no-model"
+    status, _, err = run_cli(capsys, "attention", missing_model, "Ein Hund.", "-o", tmp_path / "a.xyz")
+    assert_one_line_error(status, err, "a.xyz: unsupported format; use .png, .svg or .pdf")
+    assert not (tmp_path / "a.xyz").exists()
+
+
+def test_translations_are_written_as_lines_arrive_in_input_order(model_dir, tmp_path, capsys):
+    lines = ["Ein Hund läuft.", "", "Zwei Männer spielen Fußball.", "Eine Frau singt."]
+    status, expected, _ = run_cli(capsys, "translate", model_dir, "-i", write_lines(tmp_path / "in.de", lines))
+    assert status == 0
+    command = [sys.executable, "-m", "rnnsearch", "translate", str(model_dir)]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        answers = []
+        for line in lines[:2]:
+            process.stdin.write((line + "\n").encode())
+            process.stdin.flush()
+            ready, _, _ = select.select([process.stdout], [], [], 120)
+            assert ready, "no translation came back while the input was still open"
+            answers.append(process.stdout.readline().decode())
+        rest, err = process.communicate(("\n".join(lines[2:]) + "\n").encode(), timeout=120)
+    assert process.returncode == 0, err
+    assert "".join(answers) + rest.decode() == expected

@@ -1,0 +1,114 @@
+"""The Python API refuses bad arguments with one clear error naming the argument or item,
+a UserError that is also the TypeError or ValueError Python code expects."""
+
+import numpy as np
+import pytest
+import torch
+
+import rnnsearch
+from rnnsearch.errors import UserError
+from rnnsearch.translator import MAX_BEAM_SIZE
+
+
+@pytest.fixture(scope="module")
+def translator(model_dir):
+    return rnnsearch.load(model_dir, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def speech(speech_model):
+    return rnnsearch.load(speech_model, device="cpu")
+
+
+def refused(kind: type, fragments: tuple[str, ...], call, *args, **kwargs) -> None:
+    """`call` raises a UserError of `kind` whose one-line message holds every fragment."""
+    with pytest.raises(kind) as raised:
+        call(*args, **kwargs)
+    message = str(raised.value)
+    assert isinstance(raised.value, UserError) and "\n" not in message
+    for fragment in fragments:
+        assert fragment in message, (fragment, message)
+
+
+@pytest.mark.parametrize(
+    ("texts", "kind", "fragments"),
+    [
+        ("Ein Hund.", TypeError, ("texts", "single str", '["Ein Hund."]')),
+        (b"Ein Hund.", TypeError, ("texts", "single bytes")),
+        ({"Ein Hund.": 1}, TypeError, ("texts", "dict")),
+        (None, TypeError, ("texts", "NoneType")),
+        (123, TypeError, ("texts", "int")),
+        ([123], TypeError, ("texts[0]", "expected a str, got int")),
+        (["a", None], TypeError, ("texts[1]", "expected a str, got NoneType")),
+        (["a", "b", "\ud800"], ValueError, ("texts[2]", "surrogate")),
+    ],
+)
+def test_bad_texts_are_refused_naming_the_item(translator, texts, kind, fragments):
+    refused(kind, fragments, translator.translate, texts)
+
+
+def test_any_iterable_of_texts_is_read_once_and_translated_in_order(translator):
+    texts = ["Ein Hund läuft.", "", "Zwei Männer spielen Fußball."]
+    expected = [t.text for t in translator.translate(texts, beam_size=1)]
+    assert [t.text for t in translator.translate((t for t in texts), beam_size=1)] == expected
+    assert [t.text for t in translator.translate(tuple(texts), beam_size=1)] == expected
+
+
+@pytest.mark.parametrize(
+    ("options", "kind", "fragments"),
+    [
+        ({"beam_size": "2"}, TypeError, ("beam_size", "str")),
+        ({"beam_size": 2.0}, TypeError, ("beam_size", "float")),
+        ({"beam_size": True}, TypeError, ("beam_size", "bool")),
+        ({"beam_size": 0}, ValueError, ("beam_size", f"1 to {MAX_BEAM_SIZE}")),
+        ({"beam_size": MAX_BEAM_SIZE + 1}, ValueError, ("beam_size", f"1 to {MAX_BEAM_SIZE}")),
+        ({"beam_size": 2, "n_best": "1"}, TypeError, ("n_best", "str")),
+        ({"beam_size": 2, "n_best": 0}, ValueError, ("n_best",)),
+        ({"beam_size": 2, "n_best": 3}, ValueError, ("n_best", "beam size 2")),
+    ],
+)
+def test_bad_search_options_are_refused_naming_the_option(translator, options, kind, fragments):
+    refused(kind, fragments, translator.translate, ["Ein Hund."], **options)
+
+
+def test_the_widest_beam_allowed_still_translates(translator):
+    [translation] = translator.translate(["Ein Hund."], beam_size=np.int64(MAX_BEAM_SIZE), n_best=2)
+    assert len(translation.alternatives) == 1
+
+
+def test_bad_load_arguments_are_refused_naming_the_argument(model_dir):
+    refused(TypeError, ("model_dir", "int"), rnnsearch.load, 123)
+    refused(TypeError, ("device", "int"), rnnsearch.load, model_dir, device=0)
+    refused(TypeError, ("batch_sentences", "str"), rnnsearch.load, model_dir, batch_sentences="8")
+    refused(ValueError, ("batch_sentences",), rnnsearch.load, model_dir, batch_sentences=0)
+
+
+def test_bad_speech_arguments_are_refused_naming_the_item(speech, translator):
+    refused(TypeError, ("paths", "single str", '["one.wav"]'), speech.transcribe_files, "one.wav")
+    refused(TypeError, ("paths[1]", "NoneType"), speech.transcribe_files, ["one.wav", None])
+    refused(TypeError, ("audio[0]", "numpy array"), speech.transcribe, [[0.0] * 800], ["a"])
+    refused(ValueError, ("names", "1 names for 2 inputs"), speech.transcribe, [np.zeros(800)] * 2, ["a"])
+    size = speech.data.features.size
+    refused(TypeError, ("inputs[0]", f"(frames, {size})"), speech.translate_vectors, [torch.zeros(3, size + 1)], ["a"])
+    refused(TypeError, ("names", "single str"), speech.translate_vectors, [torch.zeros(3, size)], "a")
+    refused(ValueError, ("beam_size",), speech.translate_vectors, [torch.zeros(3, size)], ["a"], beam_size=0)
+    refused(UserError, ("reads audio",), speech.translate, ["Ein Hund."])
+    refused(UserError, ("reads text",), translator.transcribe_files, ["one.wav"])
+
+
+def test_chunks_are_translated_one_at_a_time_with_lines_numbered_across_chunks(translator):
+    def chunks():
+        yield ["Ein Hund läuft.", ""]
+        assert len(translated) == 1, "the second chunk was read before the first was translated"
+        yield ("Zwei Männer spielen Fußball.",)
+
+    translated = []
+    for translations in translator.translate_chunks(chunks(), beam_size=1):
+        translated.append([t.text for t in translations])
+    whole = [t.text for t in translator.translate(["Ein Hund läuft.", "", "Zwei Männer spielen Fußball."], beam_size=1)]
+    assert translated == [whole[:2], whole[2:]]
+    overlong = translator.translate_chunks([["Ein Hund."], ["Eine Katze.", " ".join(["Hund"] * 400)]])
+    refused(UserError, ("input line 3", "search.max_source_length"), list, overlong)
+    refused(TypeError, ("chunks[1]", "single str"), list, translator.translate_chunks([["Ein Hund."], "Katze"]))
+    refused(ValueError, ("beam_size",), translator.translate_chunks, [["Ein Hund."]], beam_size=0)
+    refused(TypeError, ("chunks", "single str"), translator.translate_chunks, "Ein Hund.")
