@@ -83,9 +83,9 @@ def _translate(args: argparse.Namespace) -> None:
     if args.alignments or args.hard_alignments:
         translator.require_alignment()
     with contextlib.ExitStack() as files:
-        out = files.enter_context(open(args.output, "w", encoding="utf-8")) if args.output else sys.stdout
-        jsonl = files.enter_context(open(args.alignments, "w", encoding="utf-8")) if args.alignments else None
-        hard = files.enter_context(open(args.hard_alignments, "w", encoding="utf-8")) if args.hard_alignments else None
+        out = files.enter_context(_output(args.output)) if args.output else sys.stdout
+        jsonl = files.enter_context(_output(args.alignments)) if args.alignments else None
+        hard = files.enter_context(_output(args.hard_alignments)) if args.hard_alignments else None
         number = 0
         for translations in _translated_chunks(translator, args):
             for translation in translations:
@@ -397,18 +397,28 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _NamedStdout:
-    """Standard output whose write errors (a full disk, /dev/full) are one line naming
-    `<stdout>`, like any other file's; a closed pipe stays a BrokenPipeError."""
+class _NamedOutput:
+    """An output stream whose write errors (a full disk, /dev/full) are one line naming it,
+    `<stdout>` for standard output; a closed pipe stays a BrokenPipeError."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, name: str) -> None:
         self.stream = stream
+        self.name = name
 
     def write(self, text: str) -> int:
         return self._named(self.stream.write, text)
 
     def flush(self) -> None:
         self._named(self.stream.flush)
+
+    def close(self) -> None:
+        self._named(self.stream.close)
+
+    def __enter__(self) -> _NamedOutput:
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self.close()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
@@ -419,22 +429,29 @@ class _NamedStdout:
         except BrokenPipeError:
             raise
         except OSError as error:
-            self._discard()
-            raise UserError(f"<stdout>: cannot write: {error.strerror or error}") from None
+            if self.stream is sys.__stdout__:
+                _discard(self.stream)
+            raise UserError(f"{self.name}: cannot write: {error.strerror or error}") from None
 
-    def _discard(self) -> None:
-        """Point the descriptor at /dev/null, so the output still buffered is dropped at
-        exit instead of failing again with a traceback."""
-        with contextlib.suppress(OSError, ValueError):
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, self.stream.fileno())
-            os.close(null)
+
+def _discard(stream: TextIO) -> None:
+    """Point the stream's descriptor at /dev/null, so the output still buffered is dropped
+    at exit instead of failing again with a traceback."""
+    with contextlib.suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+
+
+def _output(path: str) -> _NamedOutput:
+    """A UTF-8 text file opened for writing, whose write errors name it."""
+    return _NamedOutput(open(path, "w", encoding="utf-8"), path)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     stdout = sys.stdout
-    sys.stdout = _NamedStdout(stdout)
+    sys.stdout = _NamedOutput(stdout, "<stdout>")
     try:
         if getattr(args, "device", None) is not None:
             from rnnsearch.translator import resolve_device

@@ -98,6 +98,13 @@ def test_translations_to_a_full_standard_output_name_it(trained, corpus):
     assert one_line_error(result) == "rnnsearch: error: <stdout>: cannot write: No space left on device"
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("option", ["-o", "--alignments", "--hard-alignments"])
+def test_translations_to_a_full_output_file_name_it(trained, corpus, option):
+    result = rnnsearch("translate", trained[1], "--beam-size", "1", "-i", corpus / "val.de", option, "/dev/full")
+    assert one_line_error(result) == "rnnsearch: error: /dev/full: cannot write: No space left on device"
+
+
 def test_a_plot_that_cannot_be_written_leaves_the_previous_figure_whole(tmp_path):
     path = tmp_path / "learning_curve.png"
     learning_curves(ROWS, path)
