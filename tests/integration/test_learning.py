@@ -1,7 +1,9 @@
-"""The model learns: reversing random sequences (lengths 5–25) needs the alignment model."""
+"""The model learns: reversing random sequences (lengths 5–25) needs the alignment model.
+
+The budget is a number of steps, not of seconds, so a loaded or slower machine takes
+longer but reaches the same model (BENCHMARKS.md has the steps it took on each CPU)."""
 
 import random
-import time
 
 import pytest
 import torch
@@ -16,6 +18,9 @@ from rnnsearch.training.trainer import training_step
 pytestmark = pytest.mark.learning
 
 VOCAB = 20
+TARGET = 0.95  # exact-match accuracy on held-out sequences
+CHECK_EVERY = 50
+MAX_STEPS = 1000
 
 
 def reversal_pairs(count: int, rng: random.Random) -> list[tuple[list[int], list[int]]]:
@@ -34,7 +39,7 @@ def exact_match(model, pairs) -> float:
     return sum(h[0].tokens == t for h, (_, t) in zip(hypotheses, pairs)) / len(pairs)
 
 
-def test_learns_to_reverse_sequences_within_two_minutes():
+def test_learns_to_reverse_sequences_within_a_step_budget():
     torch.manual_seed(0)
     rng = random.Random(0)
     train, test = reversal_pairs(20000, rng), reversal_pairs(200, rng)
@@ -47,13 +52,14 @@ def test_learns_to_reverse_sequences_within_two_minutes():
     )
     model = build_model(config, VOCAB, VOCAB)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    started, accuracy, epoch = time.monotonic(), 0.0, 0
-    while accuracy < 0.95 and time.monotonic() - started < 120:
-        for step, indices in enumerate(epoch_batches(train, 3000, None, seed=0, epoch=epoch), start=1):
+    step, accuracy, epoch = 0, 0.0, 0
+    while accuracy < TARGET and step < MAX_STEPS:
+        for indices in epoch_batches(train, 3000, None, seed=0, epoch=epoch):
             training_step(model, optimizer, make_batch([train[i] for i in indices]), 0.0, 1.0)
-            if step % 50 == 0:
+            step += 1
+            if step % CHECK_EVERY == 0:
                 accuracy = exact_match(model, test)
-                if accuracy >= 0.95 or time.monotonic() - started >= 120:
+                if accuracy >= TARGET or step >= MAX_STEPS:
                     break
         epoch += 1
-    assert accuracy >= 0.95
+    assert accuracy >= TARGET, (step, accuracy)
