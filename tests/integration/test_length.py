@@ -16,6 +16,8 @@ pytestmark = pytest.mark.learning
 
 SYMBOLS = 16
 STEPS = 500
+LEARNING_RATE = 3e-3
+ANNEAL_FRACTION = 0.3
 
 
 def as_ids(pairs: list[tuple[str, str]]) -> list[tuple[list[int], list[int]]]:
@@ -23,6 +25,15 @@ def as_ids(pairs: list[tuple[str, str]]) -> list[tuple[list[int], list[int]]]:
         return [4 + int(word[1:]) for word in sentence.split()]
 
     return [(ids(source), ids(target)) for source, target in pairs]
+
+
+def learning_rate(step: int) -> float:
+    """The rate of `train.lr_schedule: anneal`: held, then down in a straight line to 0 over
+    the last ANNEAL_FRACTION of the steps. At a held rate the exact-match accuracy of long
+    reversals swings up and down from one hundred steps to the next, so where a run stops
+    would decide the result, and a CPU whose rounding moves that swing would fail the
+    test; annealed, every run ends at the model it has converged to (BENCHMARKS.md)."""
+    return LEARNING_RATE * min(1.0, (STEPS - step) / (STEPS * ANNEAL_FRACTION))
 
 
 def train(attention, pairs) -> torch.nn.Module:
@@ -35,10 +46,12 @@ def train(attention, pairs) -> torch.nn.Module:
         dropout=0.0,
     )
     model = build_model(config, SYMBOLS + 4, SYMBOLS + 4)
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
     step, epoch = 0, 0
     while step < STEPS:
         for indices in epoch_batches(pairs, 4000, None, seed=0, epoch=epoch):
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate(step)
             training_step(model, optimizer, make_batch([pairs[i] for i in indices]), 0.0, 1.0)
             step += 1
             if step == STEPS:
@@ -59,4 +72,4 @@ def test_alignment_beats_the_fixed_context_on_long_sequences():
     test_pairs = as_ids(make_pairs("reverse", 300, 5, 60, SYMBOLS, seed=2))
     attentive = long_sentence_accuracy(train(AttentionConfig(score="additive", size=64), train_pairs), test_pairs)
     fixed = long_sentence_accuracy(train("none", train_pairs), test_pairs)
-    assert attentive - fixed >= 0.30, (attentive, fixed)
+    assert attentive - fixed >= 0.50, (attentive, fixed)
