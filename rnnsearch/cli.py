@@ -11,10 +11,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rnnsearch.config import PRECISIONS
+from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS
 from rnnsearch.errors import UserError
 from rnnsearch.text.synthetic import TASKS
-from rnnsearch.translator import MAX_BEAM_SIZE
 
 if TYPE_CHECKING:
     from rnnsearch.translator import Translator

@@ -235,8 +235,14 @@ class TrainConfig(_Section):
         return self
 
 
+MAX_BEAM_SIZE = 64
+"""The widest beam (and longest n-best list) a search may ask for, in the config, the
+Python API, the CLI and the server alike: decoding time and memory grow with the beam,
+and beyond a few dozen hypotheses a wider beam gains nothing."""
+
+
 class SearchConfig(_Section):
-    beam_size: int = Field(5, ge=1)
+    beam_size: int = Field(5, ge=1, le=MAX_BEAM_SIZE)
     length_penalty: float = Field(1.0, ge=0.0, description="alpha in score / length**alpha")
     max_length_ratio: float = Field(2.0, gt=0)
     max_length_extra: int = Field(10, ge=0, description="output pieces allowed beyond ratio × source length")

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from rnnsearch.config import PRECISIONS, Config
+from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS, Config
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.model.seq2seq import RNNSearch, build_model
 from rnnsearch.search import Cancelled, Hypothesis, max_output_lengths
@@ -26,11 +26,6 @@ from rnnsearch.training.checkpoint import load_model_files, load_weights, weight
 SENTENCES_PER_SEARCH = 1024  # sentences handed to one search call, `search.batch_sentences` of them in flight
 
 END = "</s>"
-
-MAX_BEAM_SIZE = 64
-"""The widest beam (and longest n-best list) a search may ask for: decoding time and memory
-grow with the beam, and beyond a few dozen hypotheses a wider beam gains nothing. The
-server has the same bound."""
 
 
 @dataclass

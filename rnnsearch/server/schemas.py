@@ -9,12 +9,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
-from rnnsearch.config import ModelConfig, SearchConfig, SubwordConfig
+from rnnsearch.config import MAX_BEAM_SIZE, ModelConfig, SearchConfig, SubwordConfig
 from rnnsearch.server.limits import Limits
 from rnnsearch.speech.digits import SAMPLE_RATE
-
-MAX_BEAM_SIZE = 64
-"""Bounds the work one request can ask for: decoding time grows with the beam size."""
 
 
 class ErrorBody(BaseModel):

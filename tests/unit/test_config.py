@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rnnsearch.config import Config, config_from_dict, load_config
+from rnnsearch.config import MAX_BEAM_SIZE, Config, config_from_dict, load_config
 from rnnsearch.errors import UserError
 
 
@@ -142,6 +142,15 @@ def test_a_subword_vocabulary_must_have_room_beyond_its_reserved_pieces(kind: st
     assert message.startswith("config: subwords.vocab_size: 260 is too small"), message
     assert "reserves 260 pieces" in message
     assert config_from_dict(minimal_tree() | {"subwords": subwords | {"vocab_size": 261}}).subwords.vocab_size == 261
+
+
+def test_the_config_beam_is_bounded_like_every_other() -> None:
+    wide = minimal_tree() | {"search": {"beam_size": MAX_BEAM_SIZE + 1}}
+    with pytest.raises(UserError) as excinfo:
+        config_from_dict(wide)
+    assert "search.beam_size" in user_error_message(excinfo)
+    wide["search"]["beam_size"] = MAX_BEAM_SIZE
+    assert config_from_dict(wide).search.beam_size == MAX_BEAM_SIZE
 
 
 def test_a_word_vocabulary_reserves_no_byte_pieces() -> None:
