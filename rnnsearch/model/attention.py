@@ -49,7 +49,7 @@ class Attention(nn.Module):
 class FixedContext(nn.Module):
     """c = [→h_Tx ; ←h_1] (or →h_Tx for a unidirectional encoder) at every target
     position: the fixed-length encoder summary of Cho et al. (2014), the bottleneck
-    that RNNsearch removes (MODEL.md §1)."""
+    that RNNsearch removes (docs/model.md §1)."""
 
     def __init__(self, bidirectional: bool):
         super().__init__()

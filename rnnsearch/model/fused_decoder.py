@@ -2,7 +2,7 @@
 additive score — as one autograd function with a hand-written backward pass.
 
 The loop computes, for i = 1 … T, the same arithmetic as `Decoder._bahdanau_step`
-(MODEL.md §3):
+(docs/model.md §3):
 
     e_ij = v_aᵀ tanh(W_a s_{i-1} + U_a h_j);  α_i = softmax(e_i);  c_i = Σ_j α_ij h_j
     s_i  = GRU(s_{i-1}, [E y_{i-1} ; c_i])

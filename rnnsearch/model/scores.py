@@ -6,7 +6,7 @@ positions at once, query (B, T, D) → energies (B, T, S): T = 1 in a step-by-st
 decoder, the whole target when the queries are known in advance. Adding a score means adding one class here
 and one entry in SCORES; the config schema, the CLI and the tests read the registry.
 
-The query s is s_{i-1} in the Bahdanau wiring and s_i in Luong's (MODEL.md §3, §4).
+The query s is s_{i-1} in the Bahdanau wiring and s_i in Luong's (docs/model.md §3, §4).
 """
 
 from __future__ import annotations

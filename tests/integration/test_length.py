@@ -1,5 +1,5 @@
 """The paper's argument in one test: with equal training, the fixed-context model
-fails on long sequences while RNNsearch's alignment model does not (MODEL.md §1, §6)."""
+fails on long sequences while RNNsearch's alignment model does not (docs/model.md §1, §6)."""
 
 import pytest
 import torch
