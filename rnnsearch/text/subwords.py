@@ -50,9 +50,6 @@ class Subwords:
         except RuntimeError:
             raise UserError(f"{path}: not a SentencePiece model (corrupt file?)") from None
 
-    def save(self, path: str | Path) -> None:
-        Path(path).write_bytes(self.model_bytes)
-
     def __len__(self) -> int:
         return self._processor.get_piece_size()
 
