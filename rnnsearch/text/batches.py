@@ -39,12 +39,6 @@ class Batch:
     tgt_out: torch.Tensor
 
     @property
-    def src_mask(self) -> torch.Tensor:
-        """(B, S) True at real source positions."""
-        positions = torch.arange(self.src.size(1), device=self.src.device)
-        return positions.unsqueeze(0) < self.src_lengths.unsqueeze(1)
-
-    @property
     def target_tokens(self) -> int:
         return int((self.tgt_out != PAD).sum())
 

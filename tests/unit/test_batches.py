@@ -146,9 +146,3 @@ def test_make_batch_teacher_forcing_shift_on_random_pairs(pairs: list[Pair], bat
         assert torch.equal(batch.tgt_in[:, 1:][real], batch.tgt_out[:, :-1][real])
         lengths = torch.tensor([len(pairs[i][1]) for i in batch_indices])
         assert torch.equal(batch.tgt_out.gather(1, lengths[:, None]).squeeze(1), torch.full_like(lengths, EOS))
-
-
-def test_src_mask_marks_real_positions() -> None:
-    batch = make_batch(SMALL)
-    positions = torch.arange(batch.src.shape[1])[None, :]
-    assert torch.equal(batch.src_mask, positions < batch.src_lengths[:, None])
