@@ -1,7 +1,9 @@
 """The one validated configuration schema: data, subwords, model, train, search.
 
-Every default lives here and nowhere else. YAML goes in and out; unknown keys and
-wrong types are rejected with a one-line message naming the key.
+The default of every config key lives here and nowhere else; settings outside the
+config (command-line options such as serve's limits, fixed speech front-end values)
+keep their defaults beside the code that uses them. YAML goes in and out; unknown keys
+and wrong types are rejected with a one-line message naming the key.
 """
 
 from __future__ import annotations
