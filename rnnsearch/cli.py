@@ -1,4 +1,7 @@
-"""The `rnnsearch` command: argument parsing and printing only, no logic."""
+"""The `rnnsearch` command: parses arguments and hands each command to the library.
+
+It also reads each command's input and writes its output, printed or to files, so that
+a failed write is one line naming the file rather than a traceback."""
 
 from __future__ import annotations
 
