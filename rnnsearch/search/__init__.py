@@ -1,6 +1,9 @@
 """Approximate argmax_y p(y | x): greedy and beam search, both batched over sentences.
 
-Search uses only the model's `encode` and `step` and the state's `select`.
+Greedy and beam search use the model's `encode`, `step` and `has_alignment`, and the
+decoder state's row operations (`select`, `extend`, `without`, `tile_beams`,
+`reorder_beams`) and its padding's shape; only `fixed_shape` reads the state's tensors
+themselves, to keep them in place for CUDA graphs.
 """
 
 from __future__ import annotations
