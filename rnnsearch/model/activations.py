@@ -1,7 +1,7 @@
 """tanh, computed the fast way on the CPU.
 
-On the CPU, torch.tanh runs several times slower than torch.sigmoid (about 4–8× on an
-AVX-512 machine with torch 2.13), and the additive score applies tanh to a
+On the CPU, torch.tanh runs several times slower than torch.sigmoid (BENCHMARKS.md,
+"Where the time goes, and how close to the machine's ceiling"), and the additive score applies tanh to a
 (B, T, S, n) tensor at every decoder step: in decoding it was the largest cost after
 the matrix products. tanh(x) = 2σ(2x) − 1 is an identity, so the same function is
 computed from sigmoid, to within 2e-7 absolute (float rounding near 0). Other

@@ -295,5 +295,6 @@ class Decoder(nn.Module):
         if torch.is_grad_enabled() or logits.device.type != "cpu":
             return logits.log_softmax(dim=-1), decoder, weights
         # Normalised in place: a second (R, V) tensor at every step, the largest of a beam
-        # search step, made beam search 5–10% slower on the CPU.
+        # search step, slowed beam search on the CPU (BENCHMARKS.md, "Fewer rows and fewer
+        # passes in search").
         return torch.log_softmax(logits, dim=-1, out=logits), decoder, weights

@@ -3,7 +3,7 @@
 On the CPU PyTorch multiplies fp32 matrices with MKL, which runs the decoder's small
 products (tens to hundreds of rows against a 1536 × 512 or 8,000 × 256 weight) well
 below the machine's rate. oneDNN, given the weight reordered once into its own blocked
-layout, runs the same products 1.2–2.5× faster. Packing costs about as much as one
+layout, runs the same products faster (BENCHMARKS.md, "Packed oneDNN weights"). Packing costs about as much as one
 product, so it pays where a weight is used many times while it stays the same: at
 every decoder step of a search.
 
@@ -12,9 +12,10 @@ it, each weight is packed on first use, and the packed copy is dropped when the 
 ends, so no later write to the weights (fused Adam changes them without moving their
 version counters) can leave a stale copy behind. Under bfloat16 autocast the packed
 copy is bfloat16 and the product is the one autocast's `F.linear` computes, bit for bit,
-at 1.2–2× its speed (oneDNN there too, but with the weight converted and reordered
-at every call). Outside any scope, under autograd, and for small weights, few rows,
-other dtypes or CUDA, `linear` is `F.linear`.
+only faster (oneDNN there too, but with the weight converted and reordered at every
+call; BENCHMARKS.md, "Fewer rows and fewer passes in search"). Outside any scope,
+under autograd, and for small weights, few rows, other dtypes or CUDA, `linear` is
+`F.linear`.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ from torch import nn
 
 ROWS_HINT = 64  # the row count oneDNN chooses its weight layout for; any count works
 ROW_MULTIPLE = 32  # rows are padded to a multiple of this: oneDNN compiles and caches code
-# for every row count it sees, and a search sees hundreds (unpadded, beam 5 held 170 MiB more)
+# for every row count it sees, and a search sees hundreds: unpadded, that code held much memory
+# (BENCHMARKS.md, "Packed oneDNN weights")
 MIN_PACKED_ROWS = 16  # fewer rows (one sentence, or one beam): MKL, with no packing to pay
 # for and no padding, so a single translation is no slower
-MIN_PACKED_ELEMENTS = 1 << 17  # below about 512 × 256, packing (~0.1 ms) and oneDNN's
-# per-call overhead (~20 µs) cost more than the faster product saves
+MIN_PACKED_ELEMENTS = 1 << 17  # below about 512 × 256, packing and oneDNN's per-call
+# overhead cost more than the faster product saves (BENCHMARKS.md, "Packed oneDNN weights")
 
 _ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 _ONEDNN_BF16 = _ONEDNN and torch.ops.mkldnn._is_mkldnn_bf16_supported()

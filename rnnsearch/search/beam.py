@@ -171,7 +171,8 @@ def top_extensions(
     Picks the k chunks of CHUNK columns with the highest maxima first, then the best
     k within them. That loses nothing: were one of the k best extensions in another
     chunk, the k chunks picked would each hold a better one. On the CPU a top-k over
-    all K·V columns took 4–6× longer (`bench/topk.py`).
+    all K·V columns took several times longer (`bench/topk.py`; BENCHMARKS.md,
+    "Choosing beam search's extensions chunk by chunk").
     """
     vocab = log_probs.size(1)
     sentences, beam = log_prob.shape

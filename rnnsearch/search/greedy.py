@@ -78,8 +78,9 @@ def row_maxima(scores: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The maximum of every row of `scores` (R, V) and its first column, as `max(dim=1)`.
 
     Finds the chunk of CHUNK columns that holds each row's maximum first, from the
-    chunks' maxima, then the column within it. On the CPU, `max` with indices over
-    8,000 columns took 5× as long.
+    chunks' maxima, then the column within it. On the CPU, `max` with indices over a
+    whole vocabulary is not vectorised and took several times as long (BENCHMARKS.md,
+    "Fewer rows and fewer passes in search").
     """
     first = chunk_maxima(scores).argmax(1, keepdim=True) * CHUNK
     candidates = (first + torch.arange(CHUNK, device=scores.device)).clamp_(max=scores.size(1) - 1)
