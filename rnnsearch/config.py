@@ -252,8 +252,8 @@ class SearchConfig(_Section):
     max_source_length: int = Field(250, gt=0, description="longer inputs are refused with an error, not cut")
     precision: Precision = Field(
         "fp32",
-        description="bf16: search under bfloat16 autocast, faster on CPUs with AVX-512 BF16 or AMX (on an H100 "
-        "1.2× greedy); scores and attention weights stay fp32, but rounding can change a few outputs",
+        description="bf16: search under bfloat16 autocast, faster on CPUs with AVX-512 BF16 or AMX and, by less, "
+        "on an H100 (BENCHMARKS.md); scores and attention weights stay fp32, but rounding can change a few outputs",
     )
 
 

@@ -164,8 +164,8 @@ def write_tensors(path: Path, tensors: dict[str, torch.Tensor], info: dict[str, 
     """A safetensors file of `tensors`, with `info` as JSON in its metadata.
 
     Streamed from the tensors' own memory to the file: building the file in memory
-    first would hold two extra copies of weights and optimizer state (220 MiB for the
-    default model) at every save.
+    first would hold two extra copies of weights and optimizer state at every save
+    (BENCHMARKS.md, "Where the time goes, and how close to the machine's ceiling").
     """
     tensors = {name: t.detach().cpu().contiguous() for name, t in tensors.items()}
     with replacing(path) as temporary:

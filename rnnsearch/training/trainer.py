@@ -108,9 +108,10 @@ def encode_pairs(
 ) -> tuple[list[Pair], FilterReport]:
     """Piece-id pairs for training; blank and over-long pairs are skipped and counted.
 
-    The ids are kept as 32-bit arrays: Multi30k's 29,000 pairs in unigram pieces take
-    11 MiB as arrays, 35 MiB as lists of Python ints (tracemalloc). They are encoded a
-    chunk at a time, so that the lists of the whole corpus never exist at once.
+    The ids are kept as 32-bit arrays, a fraction of the memory of lists of Python ints
+    (BENCHMARKS.md, "Where the time goes, and how close to the machine's ceiling"). They
+    are encoded a chunk at a time, so that the lists of the whole corpus never exist at
+    once.
     """
     blank = [is_blank(s) or is_blank(t) for s, t in zip(sources, targets)]
     kept_src = [s for s, b in zip(sources, blank) if not b]
@@ -203,15 +204,14 @@ def configure_cpu(threads: int | None) -> None:
 
     glibc gives each allocating thread an arena whose freed blocks only that arena
     reuses. One arena, with glibc's default return of freed memory to the system,
-    lowered the trainer's peak RSS on the peer-comparable model from about 830 to
-    about 800 MiB (three runs each) at the same speed.
+    lowered the trainer's peak RSS at the same speed.
 
     In bf16, the CPU's matrix products run on oneDNN, which compiles code for every
     shape it meets and keeps up to 1,024 of them; batches of varying size meet many
-    shapes, and a 30-minute bf16 run of the default de→en config grew to 3,410 MiB.
-    Keeping 128, 1,000 steps of it peaked at 1,979 MiB instead of 2,948, with the same
-    losses and no loss of speed. oneDNN reads the capacity when it first runs, so a
-    value set in the environment wins.
+    shapes, and a bf16 run's memory kept growing. Keeping 128 lowers the peak, with the
+    same losses and no loss of speed. Both are measured in BENCHMARKS.md, "Where the
+    time goes, and how close to the machine's ceiling". oneDNN reads the capacity when
+    it first runs, so a value set in the environment wins.
     """
     os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", ONEDNN_CACHE_CAPACITY)
     torch.set_num_threads(threads or len(os.sched_getaffinity(0)))
@@ -227,10 +227,10 @@ def flushing_denormals() -> Iterator[None]:
     """Denormal floats flushed to zero while training, and the processor's default after.
 
     Tiny values (below 1e-38) that reach the weights or Adam's moments make every
-    matrix product that touches them run in slow microcode: on the peer-comparable
-    model this cut training from about 3,100 to about 330 target tokens/s. Flushing
-    changes only values below float32's normal range. The setting is process-wide, so
-    it is undone afterwards for whatever else runs in the process.
+    matrix product that touches them run in slow microcode, which slowed training many
+    times over (BENCHMARKS.md, "Where the time goes, and how close to the machine's
+    ceiling"). Flushing changes only values below float32's normal range. The setting
+    is process-wide, so it is undone afterwards for whatever else runs in the process.
     """
     torch.set_flush_denormal(True)
     try:
