@@ -62,7 +62,9 @@ def chrf(hypotheses: list[str], references: list[str]) -> Score:
 
 @cache
 def _moses(lang: str) -> tuple[MosesPunctNormalizer, MosesTokenizer]:
-    from sacremoses import MosesPunctNormalizer, MosesTokenizer  # 9 MiB and 0.2 s to import: only when used
+    # Imported only when used: slow to import and large in memory (BENCHMARKS.md, "Quality: the
+    # default de→en model after 30 minutes")
+    from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
     return MosesPunctNormalizer(lang), MosesTokenizer(lang)
 
