@@ -1,0 +1,56 @@
+"""Checks of the arguments the Python API is called with: one clear error naming the
+argument or item, instead of a failure deep inside a search or a silent misreading
+(a str taken for a list of one-character texts, a dict for its keys)."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Mapping
+
+from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
+
+
+def checked_iterable(values: object, name: str, *, example: str = "a list") -> Iterable:
+    """`values` if it is an iterable other than a single str, bytes or mapping.
+
+    A str is refused rather than taken for a sequence of one-character texts, and a
+    mapping rather than taken for its keys; `example` shows the caller what to pass.
+    """
+    if isinstance(values, (str, bytes, bytearray)):
+        raise ArgumentTypeError(f"{name}: expected a list, got a single {type(values).__name__}; pass {example}")
+    if isinstance(values, Mapping) or not isinstance(values, Iterable):
+        raise ArgumentTypeError(f"{name}: expected a list, got {type(values).__name__}; pass {example}")
+    return values
+
+
+def checked_list(values: object, name: str, *, example: str) -> list:
+    """`values` (see checked_iterable) as a list, read once: a generator is welcome."""
+    return list(checked_iterable(values, name, example=example))
+
+
+def checked_strings(values: object, name: str, *, example: str, unicode: bool = True) -> list[str]:
+    """`values` as a list of str (see checked_list), each item checked; with `unicode`, a
+    str that cannot be encoded as UTF-8 (a lone surrogate) is refused too."""
+    items = checked_list(values, name, example=example)
+    for index, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ArgumentTypeError(f"{name}[{index}]: expected a str, got {type(item).__name__}")
+        if unicode:
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise ArgumentValueError(
+                    f"{name}[{index}]: not valid Unicode (a lone surrogate at character {error.start + 1})"
+                ) from None
+    return items
+
+
+def checked_count(value: object, name: str, *, maximum: int | None = None) -> int:
+    """`value` as an int from 1 to `maximum` (no upper bound for None); a bool, a float or a
+    str is refused rather than converted."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ArgumentTypeError(f"{name}: expected an int, got {type(value).__name__}")
+    if value < 1 or (maximum is not None and value > maximum):
+        bound = "at least 1" if maximum is None else f"from 1 to {maximum}"
+        raise ArgumentValueError(f"{name}: {value} is out of range; it must be {bound}")
+    return int(value)
