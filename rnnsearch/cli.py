@@ -193,14 +193,12 @@ def _evaluate_speech(translator, args: argparse.Namespace) -> None:
         print(f"{score.name} = {score.value:.2f}% ({score.signature})")
 
 
-HEATMAP_SUFFIXES = (".png", ".svg", ".pdf")
-
-
 def _attention(args: argparse.Namespace) -> None:
-    from rnnsearch.evaluation.plots import alignment_heatmap
+    from rnnsearch.evaluation.plots import FORMATS, alignment_heatmap
 
-    if Path(args.output).suffix.lower() not in HEATMAP_SUFFIXES:
-        raise UserError(f"{args.output}: unsupported format; use .png, .svg or .pdf")
+    if Path(args.output).suffix.lower().lstrip(".") not in FORMATS:
+        suffixes = [f".{name}" for name in FORMATS]
+        raise UserError(f"{args.output}: unsupported format; use {', '.join(suffixes[:-1])} or {suffixes[-1]}")
     translator = _load(args)
     translator.require_alignment()
     if translator.speech:

@@ -19,12 +19,14 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from rnnsearch.training.checkpoint import replacing
+from rnnsearch.files import replacing
 
 _CELL_INCHES = 0.3  # side of one attention cell
 _CHAR_INCHES = 0.075  # rough width of one tick-label character at 9 pt
 _MAX_INCHES = 30.0  # cap so very long sentences still render
 _DPI = 150
+FORMATS = ("png", "svg", "pdf")
+"""The file formats a figure is written in, named by the file's suffix."""
 
 
 def _save(fig: Figure, path: str | os.PathLike) -> None:

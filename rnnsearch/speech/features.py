@@ -23,8 +23,8 @@ import numpy as np
 from safetensors import SafetensorError
 from safetensors.numpy import load_file, save_file
 
+from rnnsearch.files import replacing
 from rnnsearch.speech.digits import Utterance
-from rnnsearch.training.checkpoint import replacing
 
 NORMALISATIONS = ("utterance", "none")
 TOP_DB = 80.0

@@ -8,24 +8,15 @@
     alignments/step{N}-{k}.png       heatmaps of the first validation sentences, per validation
 
 Everything is safetensors, YAML or JSON: no pickle. Every file is written to a
-temporary name and renamed into place, so a kill at any moment leaves the previous
-complete file, never a half-written one. A temporary is written in a folder named
-`.{file}.{8 hex digits}.rnnsearch-tmp`, so that the ones a kill leaves behind can be
-told from anything else in the directory and removed when training starts again. metrics.jsonl
-is appended to, a row at a time; a kill in the middle of an append can leave a torn
-last row, which the next read drops.
+temporary and renamed into place (rnnsearch.files), so a kill at any moment leaves the
+previous complete file, never a half-written one; the temporaries a kill leaves behind
+are removed when training starts again. metrics.jsonl is appended to, a row at a time;
+a kill in the middle of an append can leave a torn last row, which the next read drops.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
-import secrets
-import shutil
-import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +24,10 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file as save_safetensors_file
 
+from rnnsearch import files
 from rnnsearch.config import Config, load_config
 from rnnsearch.errors import UserError
+from rnnsearch.files import atomic_write, replacing
 from rnnsearch.text.subwords import Subwords
 
 CONFIG = "config.yaml"
@@ -45,98 +38,12 @@ LAST = "last.safetensors"
 METRICS = "metrics.jsonl"
 LEARNING_CURVE = "learning_curve.png"
 ALIGNMENTS = "alignments"
-TEMPORARY_SUFFIX = ".rnnsearch-tmp"
-_TEMPORARY_NAME = re.compile(r"\..+\.[0-9a-f]{8}" + re.escape(TEMPORARY_SUFFIX))
-
-
-def write_failure(path: Path | str, error: Exception) -> UserError:
-    """The one-line error for a failed write of `path`: the file and the system's reason
-    (safetensors gives the reason's error number inside its own message)."""
-    reason = getattr(error, "strerror", None)
-    if reason is None:
-        number = re.search(r"os error (\d+)", str(error))
-        reason = os.strerror(int(number.group(1))) if number else " ".join(str(error).split())
-    return UserError(f"{path}: cannot write: {reason}")
-
-
-def _private_folder(path: Path) -> Path:
-    """A new, empty folder beside `path`, named by the temporary pattern."""
-    while True:
-        folder = path.parent / f".{path.name}.{secrets.token_hex(4)}{TEMPORARY_SUFFIX}"
-        try:
-            folder.mkdir()
-        except FileExistsError:
-            continue
-        except OSError as error:
-            raise write_failure(path, error) from None
-        return folder
-
-
-@contextmanager
-def replacing(path: Path) -> Iterator[Path]:
-    """A temporary file for the block to write; on success it is synced to disk and
-    renamed over `path`, so readers see the old file or the new one, whole.
-
-    The temporary lies in a folder of its own beside `path`, so that whatever a writer
-    puts beside the file it is given (safetensors' own temporary) is in that folder
-    too, and is removed with it. The file gets the permissions of any new file (0666
-    less the umask), not the 0600 of a temporary. A failed write (a full disk, say)
-    leaves the old file and no temporary, and raises a UserError naming `path`.
-    """
-    folder = _private_folder(path)
-    temporary = folder / path.name
-    try:
-        os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666))
-        mode = stat.S_IMODE(temporary.stat().st_mode)
-        yield temporary
-        os.chmod(temporary, mode)  # a writer that renamed its own file over it brought 0600
-        with open(temporary, "rb") as written:
-            os.fsync(written.fileno())
-        os.replace(temporary, path)
-        folder.rmdir()
-    except (OSError, SafetensorError) as error:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise write_failure(path, error) from None
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
 
 
 def remove_temporaries(directory: Path) -> list[Path]:
     """Delete the temporaries that killed writes left in a model directory and its
-    alignments/; return them. Only names of the temporary pattern are touched."""
-    removed = []
-    for parent in (directory, directory / ALIGNMENTS):
-        if parent.is_dir():
-            for entry in parent.iterdir():
-                if _TEMPORARY_NAME.fullmatch(entry.name):
-                    if entry.is_dir() and not entry.is_symlink():
-                        shutil.rmtree(entry, ignore_errors=True)
-                    else:
-                        entry.unlink(missing_ok=True)
-                    removed.append(entry)
-    return removed
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that readers see the old file or the new one, whole."""
-    with replacing(path) as temporary, open(temporary, "wb") as out:
-        out.write(data)
-
-
-def append_line(path: Path, line: str) -> None:
-    """Append `line` and a newline to the text file `path`. A failed append is cut back
-    off, so that a full disk leaves the file as it was, with no torn last line."""
-    data = line.encode("utf-8") + b"\n"
-    with path.open("ab", buffering=0) as out:
-        size = out.tell()
-        try:
-            written = 0
-            while written < len(data):  # an unbuffered write may take only part of the data
-                written += out.write(data[written:])
-        except OSError as error:
-            os.ftruncate(out.fileno(), size)
-            raise write_failure(path, error) from None
+    alignments/; return them."""
+    return files.remove_temporaries(directory, directory / ALIGNMENTS)
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
@@ -169,7 +76,10 @@ def write_tensors(path: Path, tensors: dict[str, torch.Tensor], info: dict[str, 
     """
     tensors = {name: t.detach().cpu().contiguous() for name, t in tensors.items()}
     with replacing(path) as temporary:
-        save_safetensors_file(tensors, temporary, metadata={"info": json.dumps(info)})
+        try:
+            save_safetensors_file(tensors, temporary, metadata={"info": json.dumps(info)})
+        except SafetensorError as error:  # a full disk, say, reported in safetensors' own words
+            raise files.write_failure(path, error) from None
 
 
 def read_tensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:

@@ -33,6 +33,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from rnnsearch import files
 from rnnsearch.config import Config
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.metrics import bleu
@@ -532,7 +533,7 @@ class Trainer:
         if not self.world.is_main:
             return
         path = self.model_dir / checkpoint.METRICS
-        checkpoint.append_line(path, json.dumps(row))
+        files.append_line(path, json.dumps(row))
         if "valid_loss" in row:
             learning_curves(checkpoint.read_metrics(path), self.model_dir / checkpoint.LEARNING_CURVE)
 
@@ -563,4 +564,4 @@ class Trainer:
         path = self.model_dir / checkpoint.METRICS
         if path.exists():
             rows = [row for row in checkpoint.read_metrics(path) if row["step"] <= step]
-            checkpoint.atomic_write(path, "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8"))
+            files.atomic_write(path, "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8"))

@@ -16,9 +16,9 @@ import torch
 from safetensors.torch import save_file
 
 from rnnsearch.errors import UserError
+from rnnsearch.files import atomic_write
 from rnnsearch.training.checkpoint import (
     assign_weights,
-    atomic_write,
     load_weights,
     model_tensors,
     read_metrics,
@@ -259,7 +259,7 @@ def test_an_append_past_the_disk_space_names_the_file_and_leaves_it_as_it_was(tm
     code = f"""
 from pathlib import Path
 from rnnsearch.errors import UserError
-from rnnsearch.training.checkpoint import append_line
+from rnnsearch.files import append_line
 try:
     append_line(Path("{path}"), '{{"step": 2, "train_loss": 1.25}}')
 except UserError as error:
@@ -286,7 +286,8 @@ def test_temporaries_left_by_a_kill_are_removed_and_nothing_else(tmp_path: Path)
     code = f"""
 import os, signal, torch
 from pathlib import Path
-from rnnsearch.training.checkpoint import replacing, write_tensors
+from rnnsearch.files import replacing
+from rnnsearch.training.checkpoint import write_tensors
 with replacing(Path("{tmp_path}/alignments/step0000002-1.png")) as temporary:
     temporary.write_bytes(b"half a picture")
     with replacing(Path("{tmp_path}/last.safetensors")) as inner:
