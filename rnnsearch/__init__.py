@@ -5,7 +5,23 @@ for t in model.translate(["Ein Hund läuft im Schnee."], beam_size=5):
     print(t.text, t.score, t.alignment.shape)
 """
 
-from rnnsearch.translator import Translation, Translator, load
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rnnsearch.translator import Translation, Translator, load
 
 __version__ = "0.1.0"
 __all__ = ["Translation", "Translator", "load", "__version__"]
+_TRANSLATOR_NAMES = {"Translation", "Translator", "load"}
+
+
+def __getattr__(name: str) -> Any:
+    """The translator's names, imported on first use: a process that only reads and
+    encodes text (a data-preparation worker, say) never loads torch."""
+    if name in _TRANSLATOR_NAMES:
+        from rnnsearch import translator
+
+        return getattr(translator, name)
+    raise AttributeError(f"module 'rnnsearch' has no attribute {name!r}")

@@ -35,6 +35,18 @@ def _train(args: argparse.Namespace) -> None:
     )
 
 
+def _prepare(args: argparse.Namespace) -> None:
+    from rnnsearch.config import load_config
+    from rnnsearch.text.prepared import ensure_prepared, prepared_dir
+
+    config = load_config(args.config, args.set)
+    if config.speech:
+        raise UserError(f"{args.config}: data.kind {config.data.kind} is made in memory and needs no preparation")
+    directory = prepared_dir(config, config.train.model_dir)
+    ensure_prepared(config, directory)
+    print(f"prepared training data in {directory}")
+
+
 def _read_input(path: str | None) -> Iterator[list[str]]:
     """The input lines a chunk at a time: a file in chunks of SENTENCES_PER_SEARCH, stdin as
     its lines arrive, so that translations can be written before the input ends."""
@@ -281,6 +293,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     train.add_argument("--resume", action="store_true", help="continue from the model directory's last checkpoint")
     train.set_defaults(run=_train)
+
+    prepare = commands.add_parser(
+        "prepare", help="encode a config's training corpus to disk once, for `rnnsearch train` to reuse"
+    )
+    prepare.add_argument("config", help="YAML config (see configs/)")
+    prepare.add_argument(
+        "--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override a config value"
+    )
+    prepare.set_defaults(run=_prepare)
 
     def model_command(name: str, help: str) -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help)

@@ -35,12 +35,37 @@ class DataConfig(_Section):
     """Parallel text: the model reads subword ids."""
 
     kind: Literal["text"] = "text"
-    train: ParallelFiles
+    train: ParallelFiles | Annotated[list[ParallelFiles], Field(min_length=1)] = Field(
+        description="a training corpus, or a list of them (a large general one and a small in-domain one, say), "
+        "used together"
+    )
     valid: ParallelFiles
     test: ParallelFiles | None = None
     src_lang: str = "de"
     tgt_lang: str = "en"
     max_length: int = Field(100, gt=0, description="training pairs longer than this many pieces are skipped")
+    max_length_ratio: float | None = Field(
+        None,
+        ge=1.0,
+        description="training pairs whose longer side has more than this many times the pieces of "
+        "the shorter are skipped (misaligned lines, say); null keeps every ratio",
+    )
+    prepared: str | None = Field(
+        None,
+        description="where the encoded training data is written and reused (rnnsearch prepare); default: "
+        "the model directory's prepared/",
+    )
+    workers: int | None = Field(
+        None,
+        gt=0,
+        description="processes that encode the training data; default: one per core for a corpus "
+        "over 16 MB, else the preparing process alone",
+    )
+
+    @property
+    def train_corpora(self) -> list[ParallelFiles]:
+        """The training corpora, in the order they are used."""
+        return self.train if isinstance(self.train, list) else [self.train]
 
 
 class FeatureConfig(_Section):
@@ -92,6 +117,12 @@ class SubwordConfig(_Section):
     vocab_size: int = Field(8000, gt=8)
     joint: bool = True
     min_frequency: int = Field(1, ge=1, description="word kind only: rarer words become <unk>")
+    sample_sentences: int = Field(
+        1_000_000,
+        gt=0,
+        description="SentencePiece learns from a reproducible random sample of at most this many "
+        "training pairs (each side's sentences; both sides' if joint)",
+    )
 
     @field_validator("vocab_size")
     @classmethod
@@ -214,6 +245,12 @@ class TrainConfig(_Section):
         "bleu", description="bleu for text, error_rate (digit error rate) for spoken digits, or loss for either"
     )
     valid_every: int = Field(1000, gt=0, description="steps between validations and checkpoints")
+    valid_bleu_sentences: int | None = Field(
+        2000,
+        gt=0,
+        description="validation sentences translated for BLEU (or the digit error rate) at each "
+        "validation, the first ones of the set; the last validation translates them all; null: all, every time",
+    )
     log_every: int = Field(100, gt=0, description="steps between training-loss rows in metrics.jsonl")
     max_steps: int | None = Field(None, gt=0)
     max_minutes: float | None = Field(None, gt=0)

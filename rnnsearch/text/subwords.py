@@ -50,6 +50,10 @@ class Subwords:
         except RuntimeError:
             raise UserError(f"{path}: not a SentencePiece model (corrupt file?)") from None
 
+    def __reduce__(self) -> tuple[type[Subwords], tuple[bytes]]:
+        """Pickled as the model's bytes, so that a worker process can be sent one."""
+        return Subwords, (self.model_bytes,)
+
     def __len__(self) -> int:
         return self._processor.get_piece_size()
 

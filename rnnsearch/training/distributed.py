@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TypeVar
 
 import torch
@@ -73,9 +74,18 @@ class World:
         dist.broadcast_object_list(result, src=0)
         return result[0]
 
-    def barrier(self) -> None:
-        if self.distributed:
+    def barrier(self, timeout: timedelta | None = None) -> None:
+        """Wait until every rank gets here. `timeout` replaces the process group's own
+        (half an hour) for a wait known to be long: the other ranks waiting while rank 0
+        prepares a large corpus."""
+        if not self.distributed:
+            return
+        if timeout is None:
             dist.barrier()
+            return
+        group = dist.new_group(backend="gloo", timeout=timeout)
+        dist.barrier(group=group)
+        dist.destroy_process_group(group)
 
 
 SINGLE_PROCESS = World()

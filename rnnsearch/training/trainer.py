@@ -24,12 +24,13 @@ import math
 import os
 import sys
 import time
-from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 import torch
 from tqdm import tqdm
 
@@ -40,8 +41,9 @@ from rnnsearch.evaluation.metrics import bleu
 from rnnsearch.evaluation.plots import alignment_heatmap, learning_curves
 from rnnsearch.model.linear import packed_weights
 from rnnsearch.model.seq2seq import build_model
-from rnnsearch.text.batches import Batch, Pair, epoch_batches, make_batch
-from rnnsearch.text.corpus import FilterReport, is_blank, read_parallel, require_usable_pairs
+from rnnsearch.text.batches import Batch, EpochBatches, InMemoryPairs, PairSource, epoch_batches, make_batch
+from rnnsearch.text.corpus import read_parallel, require_usable_pairs
+from rnnsearch.text.prepared import PreparedPairs, ensure_prepared, prepared_dir
 from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.cuda_graphs import GraphedLoss
@@ -57,7 +59,7 @@ from rnnsearch.translator import (
 
 M_ARENA_MAX = -8  # a mallopt() parameter, from glibc's malloc.h
 ONEDNN_CACHE_CAPACITY = "128"  # compiled oneDNN primitives kept, against oneDNN's default of 1,024
-ENCODE_CHUNK = 4096  # sentences whose piece ids are lists at once, while the corpus is encoded
+PREPARATION_TIMEOUT = timedelta(days=7)  # how long other ranks wait for rank 0 to prepare the training data
 WATCHED_SENTENCES = 3  # validation sentences whose alignment is drawn at every validation
 
 
@@ -78,11 +80,11 @@ class Progress:
 
 @dataclass
 class Corpus:
-    """Encoded training and validation pairs, and the validation set as the translator takes it:
+    """Training and validation pairs, and the validation set as the translator takes it:
     texts, or feature vectors for speech."""
 
-    train: list[Pair]
-    valid: list[Pair]
+    train: PairSource
+    valid: InMemoryPairs
     valid_sources: list[str] | list[torch.Tensor]
     valid_references: list[str]
 
@@ -91,71 +93,44 @@ def say(message: str) -> None:
     tqdm.write(message, file=sys.stderr)
 
 
-def train_vocabularies(config: Config, sources: list[str], targets: list[str]) -> tuple[Subwords, Subwords]:
-    """Source and target SentencePiece models (the same one twice if `subwords.joint`)."""
-    options = config.subwords
-
-    def train(texts: list[str]) -> Subwords:
-        return train_subwords(texts, options.kind, options.vocab_size, options.min_frequency)
-
-    if options.joint:
-        joint = train(sources + targets)
-        return joint, joint
-    return train(sources), train(targets)
-
-
-def encode_pairs(
+def encode_validation(
     sources: list[str], targets: list[str], src_subwords: Subwords, tgt_subwords: Subwords, max_length: int
-) -> tuple[list[Pair], FilterReport]:
-    """Piece-id pairs for training; blank and over-long pairs are skipped and counted.
-
-    The ids are kept as 32-bit arrays, a fraction of the memory of lists of Python ints
-    (BENCHMARKS.md, "Where the time goes, and how close to the machine's ceiling"). They
-    are encoded a chunk at a time, so that the lists of the whole corpus never exist at
-    once.
-    """
-    blank = [is_blank(s) or is_blank(t) for s, t in zip(sources, targets)]
-    kept_src = [s for s, b in zip(sources, blank) if not b]
-    kept_tgt = [t for t, b in zip(targets, blank) if not b]
-    pairs: list[Pair] = []
-    for start in range(0, len(kept_src), ENCODE_CHUNK):
-        chunk = slice(start, start + ENCODE_CHUNK)
-        for s, t in zip(src_subwords.encode(kept_src[chunk]), tgt_subwords.encode(kept_tgt[chunk])):
-            if len(s) <= max_length and len(t) <= max_length:
-                pairs.append((array("i", s), array("i", t)))
-    return pairs, FilterReport(kept=len(pairs), empty=sum(blank), too_long=len(kept_src) - len(pairs))
+) -> InMemoryPairs:
+    """Piece-id pairs of the validation set for its loss; blank and over-long pairs are left out."""
+    pairs = [
+        (s, t)
+        for s, t in zip(src_subwords.encode(sources), tgt_subwords.encode(targets))
+        if 0 < len(s) <= max_length and 0 < len(t) <= max_length
+    ]
+    return InMemoryPairs(pairs)
 
 
 def prepare_corpus(
     config: Config, model_dir: Path, resume: bool, world: World = SINGLE_PROCESS
-) -> tuple[Corpus, Subwords, Subwords]:
-    """Read the data, train (or, on resume, reload) subwords, and encode the pairs.
+) -> tuple[Corpus, Subwords | None, Subwords]:
+    """Check the validation set, prepare the training data on disk (or reuse it) and map it.
 
-    With several processes, rank 0 trains the subwords and the others load its models,
-    so that every rank encodes the data identically.
+    Rank 0 prepares, while the other ranks wait, then every rank maps the same files. A
+    resumed run encodes with its model directory's subword models.
     """
     if config.speech:
         return _prepare_speech(config, model_dir, resume, world)
     data = config.data
-    sources, targets = read_parallel(data.train.src, data.train.tgt)
-    require_usable_pairs(sources, targets, data.train.src, data.train.tgt, purpose="training")
     valid_sources, valid_references = read_parallel(data.valid.src, data.valid.tgt)
     require_usable_pairs(valid_sources, valid_references, data.valid.src, data.valid.tgt, purpose="validation")
-    if not resume and world.is_main:
-        src_subwords, tgt_subwords = train_vocabularies(config, sources, targets)
-        checkpoint.save_model_files(model_dir, config, src_subwords, tgt_subwords)
-    world.barrier()
-    if resume or not world.is_main:
-        _, src_subwords, tgt_subwords = checkpoint.load_model_files(model_dir)
-    train, report = encode_pairs(sources, targets, src_subwords, tgt_subwords, config.data.max_length)
+    given = checkpoint.load_model_files(model_dir)[1:] if resume else None
+    directory = prepared_dir(config, model_dir)
     if world.is_main:
-        say(f"training data {config.data.train.src}: {report}")
-    if not train:
-        raise UserError(f"{config.data.train.src}: no usable training pairs")
+        subwords = ensure_prepared(config, directory, given)
+        if not resume:
+            checkpoint.save_model_files(model_dir, config, *subwords)
+    world.barrier(PREPARATION_TIMEOUT)
+    train = PreparedPairs(directory)
+    src_subwords, tgt_subwords = given or train.subwords
     # each validation greedily translates the sources: one the search would refuse is found now, not then
     check_source_lengths(src_subwords.encode(valid_sources), config.search.max_source_length, str(data.valid.src))
-    valid, _ = encode_pairs(valid_sources, valid_references, src_subwords, tgt_subwords, config.data.max_length)
-    if not valid:  # validation loss is per target token: it needs one pair at least
+    valid = encode_validation(valid_sources, valid_references, src_subwords, tgt_subwords, data.max_length)
+    if not len(valid):  # validation loss is per target token: it needs one pair at least
         raise UserError(
             f"{data.valid.src}: no usable validation pairs (each is blank or longer than "
             f"data.max_length = {data.max_length} pieces)"
@@ -188,7 +163,8 @@ def _prepare_speech(config: Config, model_dir: Path, resume: bool, world: World)
     valid = list(zip(valid_sources, tgt_subwords.encode(valid_references)))
     if world.is_main:
         say(f"training data: {len(train)} spoken digit strings ({len(sources) - len(train)} over max_length)")
-    return Corpus(train, valid, valid_sources, valid_references), None, tgt_subwords
+    corpus = Corpus(InMemoryPairs(train), InMemoryPairs(valid), valid_sources, valid_references)
+    return corpus, None, tgt_subwords
 
 
 def seed_generators(seed: int, rank: int, step: int) -> None:
@@ -372,7 +348,7 @@ class Trainer:
         seconds = max(0, int(60 * self.config.train.max_minutes - self.progress.seconds))
         return {"left": f"{seconds // 60}:{seconds % 60:02d}"}
 
-    def _next_batch(self, order: list[list[int]]) -> tuple[list[list[int]], list[int]]:
+    def _next_batch(self, order: EpochBatches) -> tuple[EpochBatches, np.ndarray]:
         """This rank's batch of the next step: a step takes one batch per rank from the
         epoch's order; an epoch's last batches too few for every rank are skipped."""
         progress, options, world = self.progress, self.config.train, self.world
@@ -440,13 +416,19 @@ class Trainer:
                 stop = self._validate_and_save()
                 last_validated = progress.step
         bar.close()
-        if progress.step != last_validated:
-            self._validate_and_save()
+        if progress.step != last_validated or self._validation_capped():
+            self._validate_and_save(everything=True)
 
-    def _validate_and_save(self) -> bool:
-        """Validate, update schedule and best checkpoint, save the last one; True to stop."""
+    def _validation_capped(self) -> bool:
+        """Whether validations translate only the first train.valid_bleu_sentences."""
+        cap = self.config.train.valid_bleu_sentences
+        return cap is not None and cap < len(self.corpus.valid_sources)
+
+    def _validate_and_save(self, *, everything: bool = False) -> bool:
+        """Validate, update schedule and best checkpoint, save the last one; True to stop.
+        With `everything`, the whole validation set is translated (see `validate`)."""
         progress, options = self.progress, self.config.train
-        row = self.world.from_main(lambda: {"step": progress.step, **self.validate()})
+        row = self.world.from_main(lambda: {"step": progress.step, **self.validate(everything=everything)})
         metric = {
             "bleu": lambda: row["valid_bleu"],
             "error_rate": lambda: -row["valid_der"],
@@ -470,6 +452,12 @@ class Trainer:
             if self.config.speech
             else f"BLEU {row['valid_bleu']:.2f}"
         )
+        if "valid_sentences_all" in row:
+            scores += f" on the first {options.valid_bleu_sentences}; on all {row['valid_sentences_all']}: " + (
+                f"digit error rate {row['valid_der_all']:.2f}%"
+                if self.config.speech
+                else f"{row['valid_bleu_all']:.2f}"
+            )
         self._say(
             f"step {progress.step}: valid loss {row['valid_loss']:.3f}, ppl {row['valid_ppl']:.2f}, "
             f"greedy {scores}{' (best)' if improved else ''}"
@@ -480,9 +468,15 @@ class Trainer:
 
     @torch.no_grad()
     @packed_weights()
-    def validate(self) -> dict[str, float]:
-        """Validation loss and perplexity (no label smoothing), and greedy BLEU for text or
-        digit error rate and string accuracy for spoken digits."""
+    def validate(self, *, everything: bool = False) -> dict[str, float]:
+        """Validation loss and perplexity (no label smoothing) over the whole set, and
+        greedy BLEU for text or digit error rate and string accuracy for spoken digits.
+
+        The scores are of the first train.valid_bleu_sentences, so that translating a
+        large validation set does not dominate training. With `everything`, the whole set
+        is translated, and the row also holds its scores (valid_bleu_all, …): the subset's
+        stay the ones compared across validations.
+        """
         self.model.eval()
         options = self.config.train
         loss_sum, tokens = 0.0, 0
@@ -492,24 +486,34 @@ class Trainer:
             loss, n_tokens = sequence_loss(self.model, batch, 0.0)
             loss_sum, tokens = loss_sum + float(loss), tokens + n_tokens
         sources, references = self.corpus.valid_sources, self.corpus.valid_references
+        scored = self.config.train.valid_bleu_sentences or len(sources)
+        translated = len(sources) if everything else min(scored, len(sources))
         if self.config.speech:
-            names = [f"validation {k}" for k in range(1, len(sources) + 1)]
-            translations = self.translator.translate_vectors(sources, names, beam_size=1)
+            names = [f"validation {k}" for k in range(1, translated + 1)]
+            translations = self.translator.translate_vectors(sources[:translated], names, beam_size=1)
         else:
-            translations = self.translator.translate(sources, beam_size=1)
+            translations = self.translator.translate(sources[:translated], beam_size=1)
         self.model.train()
         self._draw_alignments(translations[:WATCHED_SENTENCES])
         loss = loss_sum / tokens
-        row = {"valid_loss": loss, "valid_ppl": math.exp(min(loss, 50.0))}
         hypotheses = [t.text for t in translations]
+        row = {"valid_loss": loss, "valid_ppl": math.exp(min(loss, 50.0))}
+        row.update(self._scores(hypotheses[:scored], references[:scored]))
+        if translated > scored:
+            row.update({f"{key}_all": value for key, value in self._scores(hypotheses, references).items()})
+            row["valid_sentences_all"] = translated
+        return row
+
+    def _scores(self, hypotheses: list[str], references: list[str]) -> dict[str, float]:
+        """Greedy BLEU for text; digit error rate and string accuracy for spoken digits."""
         if self.config.speech:
             from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
 
-            row["valid_der"] = digit_error_rate(hypotheses, references).value
-            row["valid_accuracy"] = string_accuracy(hypotheses, references).value
-        else:
-            row["valid_bleu"] = bleu(hypotheses, references).value
-        return row
+            return {
+                "valid_der": digit_error_rate(hypotheses, references).value,
+                "valid_accuracy": string_accuracy(hypotheses, references).value,
+            }
+        return {"valid_bleu": bleu(hypotheses, references).value}
 
     def _draw_alignments(self, translations: list[Translation]) -> None:
         """Heatmaps of the same first validation sentences at every validation, so the

@@ -1,0 +1,277 @@
+"""`rnnsearch prepare`: the training corpus streamed, encoded to memory-mapped arrays on
+disk, reused while it matches its inputs and settings, and never half-accepted."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import DATA, tiny_config, write_config, write_lines
+
+from rnnsearch.cli import main
+from rnnsearch.config import config_from_dict
+from rnnsearch.errors import UserError
+from rnnsearch.text import prepared
+from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch
+from rnnsearch.text.corpus import is_blank, read_lines
+from rnnsearch.text.prepared import FilterReport, PreparedPairs, ensure_prepared, prepare, stale_reason
+from rnnsearch.text.subwords import Subwords
+
+
+@pytest.fixture(scope="module")
+def subset(tmp_path_factory) -> Path:
+    """1,200 Multi30k pairs with blank, one-sided and over-long pairs mixed in."""
+    folder = tmp_path_factory.mktemp("subset")
+    sources = read_lines(DATA / "train.de.gz")[:1200]
+    targets = read_lines(DATA / "train.en.gz")[:1200]
+    for k in (5, 300, 901):
+        sources[k] = "  "
+    targets[600] = ""
+    long = " ".join(sources[:12])
+    sources[77], sources[1100] = long, long
+    write_lines(folder / "train.de", sources)
+    write_lines(folder / "train.en", targets)
+    write_lines(folder / "val.de", read_lines(DATA / "val.de.gz")[:20])
+    write_lines(folder / "val.en", read_lines(DATA / "val.en.gz")[:20])
+    return folder
+
+
+def config_for(data: Path, model_dir: Path, **data_keys):
+    tree = tiny_config(data, model_dir)
+    tree["data"].update(max_length=60, **data_keys)
+    return config_from_dict(tree)
+
+
+def in_memory_pairs(config) -> tuple[Subwords, Subwords, list, FilterReport]:
+    """What training held in memory before prepared data: every usable pair given to
+    SentencePiece, then every pair encoded and filtered by length, in order."""
+    corpus = config.data.train_corpora[0]
+    sources, targets = read_lines(corpus.src), read_lines(corpus.tgt)
+    usable = [(s, t) for s, t in zip(sources, targets) if not is_blank(s) and not is_blank(t)]
+    src_subwords, tgt_subwords = prepared.train_vocabularies(config, [s for s, _ in usable], [t for _, t in usable])
+    encoded = zip(src_subwords.encode([s for s, _ in usable]), tgt_subwords.encode([t for _, t in usable]))
+    limit = config.data.max_length
+    pairs = [(s, t) for s, t in encoded if len(s) <= limit and len(t) <= limit]
+    report = FilterReport(kept=len(pairs), empty=len(sources) - len(usable), too_long=len(usable) - len(pairs))
+    return src_subwords, tgt_subwords, pairs, report
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_prepared_data_holds_exactly_the_pairs_training_held_in_memory(subset, tmp_path, monkeypatch, workers):
+    monkeypatch.setattr(prepared, "CHUNK_LINES", 250)  # several chunks, several in flight
+    config = config_for(subset, tmp_path / "run", workers=workers)
+    src_subwords, tgt_subwords, pairs, report = in_memory_pairs(config)
+    subwords = prepare(config, tmp_path / "prepared")
+    assert [s.model_bytes for s in subwords] == [src_subwords.model_bytes, tgt_subwords.model_bytes]
+    data = PreparedPairs(tmp_path / "prepared")
+    assert len(data) == len(pairs) == report.kept
+    assert all(list(data[k][0]) == pairs[k][0] and list(data[k][1]) == pairs[k][1] for k in range(len(pairs)))
+    assert data.manifest["filtered"][0] == {"corpus": config.data.train_corpora[0].src, **vars(report)}
+    assert report.empty == 4 and report.too_long == 2
+
+
+def test_batches_from_prepared_data_equal_those_from_memory(subset, tmp_path):
+    config = config_for(subset, tmp_path / "run")
+    *_, pairs, _ = in_memory_pairs(config)
+    prepare(config, tmp_path / "prepared")
+    on_disk, in_memory = PreparedPairs(tmp_path / "prepared"), InMemoryPairs(pairs)
+    for epoch in (0, 1):
+        disk_batches = epoch_batches(on_disk, 500, None, seed=3, epoch=epoch)
+        memory_batches = epoch_batches(in_memory, 500, None, seed=3, epoch=epoch)
+        assert len(disk_batches) == len(memory_batches)
+        for disk_indices, memory_indices in zip(disk_batches, memory_batches):
+            disk = make_batch([on_disk[i] for i in disk_indices])
+            memory = make_batch([in_memory[i] for i in memory_indices])
+            assert all((a == b).all() for a, b in zip(vars(disk).values(), vars(memory).values(), strict=True)), (
+                f"epoch {epoch}"
+            )
+
+
+def test_a_prepared_dataset_is_reused_until_an_input_or_setting_changes(subset, tmp_path, capsys):
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("train.de", "train.en", "val.de", "val.en"):
+        (data / name).write_bytes((subset / name).read_bytes())
+    directory = tmp_path / "prepared"
+    config = config_for(data, tmp_path / "run")
+    ensure_prepared(config, directory)
+    assert stale_reason(directory, config) is None
+    ensure_prepared(config, directory)
+    assert "reused" in capsys.readouterr().err
+
+    assert "data.max_length changed (60 → 50)" in stale_reason(
+        directory, config_for(data, tmp_path / "r", max_length=50)
+    )
+    smaller = config_from_dict({**config.model_dump(), "subwords": {**config.subwords.model_dump(), "vocab_size": 300}})
+    assert "subwords.vocab_size changed (400 → 300)" in stale_reason(directory, smaller)
+    other = prepare(smaller, tmp_path / "other")
+    assert stale_reason(directory, config, other) == "the model's subword models are not those that encoded it"
+    assert stale_reason(directory, config, PreparedPairs(directory).subwords) is None
+
+    later = (data / "train.en").stat().st_mtime_ns + 10**9
+    os.utime(data / "train.en", ns=(later, later))  # touched, same content: the modification time counts
+    reason = stale_reason(directory, config)
+    assert reason == f"{(data / 'train.en').resolve()} changed since it was prepared"
+    ensure_prepared(config, directory)
+    assert f"preparing the training data in {directory}: {reason}" in capsys.readouterr().err
+    assert stale_reason(directory, config) is None
+
+
+def test_several_corpora_are_concatenated_in_order(subset, corpus, tmp_path):
+    tree = tiny_config(subset, tmp_path / "run")
+    tree["data"]["train"] = [
+        {"src": str(corpus / "train.de"), "tgt": str(corpus / "train.en")},
+        {"src": str(subset / "train.de"), "tgt": str(subset / "train.en")},
+    ]
+    both = config_from_dict(tree)
+    prepare(both, tmp_path / "both")
+    data = PreparedPairs(tmp_path / "both")
+    src_subwords, tgt_subwords = data.subwords
+    first = read_lines(corpus / "train.de")
+    assert len(data) == len(first) + 1200 - 4
+    assert [list(data[k][0]) for k in (0, len(first) - 1)] == src_subwords.encode([first[0], first[-1]])
+    assert list(data[len(first)][1]) == tgt_subwords.encode([read_lines(subset / "train.en")[0]])[0]
+    assert [f["corpus"] for f in data.manifest["filtered"]] == [str(corpus / "train.de"), str(subset / "train.de")]
+
+
+def test_the_length_ratio_filter_skips_and_counts_uneven_pairs(subset, tmp_path):
+    config = config_for(subset, tmp_path / "run", max_length=100, max_length_ratio=1.5)
+    prepare(config, tmp_path / "prepared")
+    data = PreparedPairs(tmp_path / "prepared")
+    ratios = np.maximum(data.source_lengths, data.target_lengths) / np.minimum(data.source_lengths, data.target_lengths)
+    assert ratios.max() <= 1.5
+    filtered = data.manifest["filtered"][0]
+    assert filtered["uneven"] > 0 and filtered["kept"] + filtered["uneven"] + filtered["empty"] == 1200
+
+
+def test_the_subword_sample_is_bounded_reproducible_and_drawn_from_the_whole_corpus(subset, tmp_path):
+    config = config_for(subset, tmp_path / "run")
+    config = config_from_dict(
+        {**config.model_dump(), "subwords": {**config.subwords.model_dump(), "sample_sentences": 100}}
+    )
+    sources, targets = prepared._sample(config)
+    assert (sources, targets) == prepared._sample(config)
+    assert len(sources) == len(targets) == 100
+    lines = read_lines(subset / "train.de")
+    positions = sorted(lines.index(s) for s in sources)
+    assert positions[-1] > 600, "a sample of the first lines only"
+    pairs = set(zip(lines, read_lines(subset / "train.en")))
+    assert all(pair in pairs for pair in zip(sources, targets))
+
+
+def test_bad_lines_deep_in_the_corpus_are_one_line_errors(subset, tmp_path, capsys):
+    data = tmp_path / "data"
+    data.mkdir()
+    lines = read_lines(subset / "train.de")
+    (data / "train.de").write_bytes("".join(f"{s}\n" for s in lines[:1000]).encode() + b"Ein \xff Hund.\n")
+    with gzip.open(data / "train.en.gz", "wt", encoding="utf-8") as out:
+        out.writelines(f"{t}\n" for t in read_lines(subset / "train.en")[:1001])
+    tree = tiny_config(subset, tmp_path / "run")
+    tree["data"]["train"] = {"src": str(data / "train.de"), "tgt": str(data / "train.en.gz")}
+    config = write_config(tmp_path / "bad.yaml", tree)
+    assert main(["prepare", str(config)]) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"rnnsearch: error: {data / 'train.de'}:1001: not valid UTF-8 (byte 5)"
+    )
+    truncated = data / "train.en.gz"
+    truncated.write_bytes(truncated.read_bytes()[:-40])
+    (data / "train.de").write_text("".join(f"{s}\n" for s in lines[:1001]), encoding="utf-8")
+    assert main(["prepare", str(config)]) == 1
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith(f"rnnsearch: error: {truncated}: ") and "truncated" in line, line
+    assert not (tmp_path / "run" / "prepared" / prepared.MANIFEST).exists()
+
+
+def test_a_full_disk_while_preparing_leaves_no_dataset_and_no_temporaries(subset, tmp_path, monkeypatch):
+    config = config_for(subset, tmp_path / "run")
+    directory = tmp_path / "prepared"
+    prepare(config, directory)
+
+    def full_disk(self, name, array):
+        raise prepared.files.write_failure(self.directory / name, OSError(28, "No space left on device"))
+
+    monkeypatch.setattr(prepared._Writer, "_write", full_disk)
+    with pytest.raises(UserError, match=r"source\.offsets: cannot write: No space left on device"):
+        prepare(config_for(subset, tmp_path / "run", max_length=50), directory)
+    assert sorted(p.name for p in directory.iterdir() if p.name.startswith(".")) == []
+    assert stale_reason(directory, config) == f"{directory} holds no prepared data yet"
+    with pytest.raises(UserError, match="no prepared data here"):
+        PreparedPairs(directory)
+
+
+def test_a_prepare_killed_midway_leaves_nothing_a_training_run_accepts(subset, tmp_path):
+    """SIGKILL at random moments of a prepare that replaces a complete dataset; whatever
+    it left is refused, and the rerun gives the dataset an uninterrupted run gives."""
+    big = tmp_path / "big"
+    big.mkdir()
+    sources, targets = read_lines(subset / "train.de"), read_lines(subset / "train.en")
+    write_lines(big / "train.de", sources * 15)
+    write_lines(big / "train.en", targets * 15)
+    tree = tiny_config(subset, tmp_path / "run")
+    tree["data"]["train"] = {"src": str(big / "train.de"), "tgt": str(big / "train.en")}
+    config = write_config(tmp_path / "c.yaml", tree)
+    assert main(["prepare", str(config), "--set", "data.max_length=40"]) == 0
+    directory = tmp_path / "run" / "prepared"
+    killed = 0
+    for delay in (0.0, 0.8, 2.0):
+        child = subprocess.Popen([sys.executable, "-m", "rnnsearch", "prepare", str(config)], stderr=subprocess.DEVNULL)
+        while (directory / prepared.MANIFEST).exists() and child.poll() is None:
+            time.sleep(0.005)  # until it has begun to replace the old dataset
+        time.sleep(delay)
+        child.send_signal(signal.SIGKILL)
+        if child.wait() == 0:
+            continue  # it finished before the kill
+        killed += 1
+        assert stale_reason(directory, config_from_dict(tree)) is not None
+        with pytest.raises(UserError):
+            PreparedPairs(directory)
+    assert killed, "every prepare finished before its kill"
+    assert main(["prepare", str(config)]) == 0
+    assert main(["prepare", str(config), "--set", f"data.prepared={tmp_path / 'clean'}"]) == 0
+    for name in ("source.tokens", "target.tokens", "source.offsets", "target.lengths", "subwords.src.model"):
+        assert (directory / name).read_bytes() == (tmp_path / "clean" / name).read_bytes(), name
+    assert not [p for p in directory.iterdir() if p.name.startswith(".")]
+
+
+def test_memory_of_the_batch_source_does_not_grow_with_the_corpus(tmp_path):
+    """Batching N and 10·N prepared pairs: the memory Python allocates grows by a few
+    bytes per pair (lengths and batch order), not by the pairs themselves."""
+    peaks = {}
+    for pairs in (20_000, 200_000):
+        directory = tmp_path / str(pairs)
+        write_synthetic_dataset(directory, pairs)
+        tracemalloc.start()
+        data = PreparedPairs(directory)
+        batches = epoch_batches(data, 2000, None, seed=1, epoch=0)
+        for k in range(0, len(batches), 50):
+            make_batch([data[i] for i in batches[k]])
+        peaks[pairs] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        del data, batches
+    per_pair = (peaks[200_000] - peaks[20_000]) / 180_000
+    assert per_pair < 24, f"{per_pair:.1f} bytes per pair"
+
+
+def write_synthetic_dataset(directory: Path, pairs: int) -> None:
+    """A prepared dataset of `pairs` random pairs, written as prepare writes one."""
+    rng = np.random.default_rng(0)
+    directory.mkdir()
+    sizes = {}
+    for side in prepared.SIDES:
+        lengths = rng.integers(1, 60, pairs).astype("<u2")
+        offsets = np.concatenate([[0], np.cumsum(lengths, dtype="<i8")])
+        tokens = rng.integers(4, 8000, int(offsets[-1])).astype("<u2")
+        for kind, array in (("tokens", tokens), ("offsets", offsets), ("lengths", lengths)):
+            (directory / f"{side}.{kind}").write_bytes(array.tobytes())
+            sizes[f"{side}.{kind}"] = array.nbytes
+    manifest = {"format": prepared.FORMAT, "pairs": pairs, "token_type": "uint16", "length_type": "uint16"}
+    (directory / prepared.MANIFEST).write_text(json.dumps({**manifest, "file_sizes": sizes}))
