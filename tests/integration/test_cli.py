@@ -191,7 +191,7 @@ def test_mismatched_line_counts(corpus, tmp_path, capsys):
     config = tiny_config(corpus, tmp_path / "m")
     config["data"]["train"]["tgt"] = str(short)
     status, _, err = run_cli(capsys, "train", write_config(tmp_path / "c.yaml", config))
-    assert_one_line_error(status, err, "300 lines", str(short), "has 1")
+    assert_one_line_error(status, err, f"{short} ends after 1 line but {corpus / 'train.de'} has 300 lines")
 
 
 def test_invalid_utf8_names_file_and_line(corpus, tmp_path, capsys):
