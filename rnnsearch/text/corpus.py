@@ -220,18 +220,6 @@ def read_parallel(src_path: str | Path, tgt_path: str | Path) -> tuple[list[str]
     return sources, targets
 
 
-@dataclass(frozen=True)
-class FilterReport:
-    """What filtering a training corpus kept and skipped, for the user to see."""
-
-    kept: int
-    empty: int
-    too_long: int
-
-    def __str__(self) -> str:
-        return f"kept {self.kept} pairs; skipped {self.empty} empty and {self.too_long} longer than the limit"
-
-
 def is_blank(line: str) -> bool:
     return not line.strip()
 

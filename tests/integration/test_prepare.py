@@ -24,7 +24,7 @@ from rnnsearch.text import prepared
 from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch
 from rnnsearch.text.corpus import is_blank, read_lines
 from rnnsearch.text.prepared import FilterReport, PreparedPairs, ensure_prepared, prepare, stale_reason
-from rnnsearch.text.subwords import Subwords
+from rnnsearch.text.subwords import Subwords, train_subwords
 
 
 @pytest.fixture(scope="module")
@@ -275,3 +275,55 @@ def write_synthetic_dataset(directory: Path, pairs: int) -> None:
             sizes[f"{side}.{kind}"] = array.nbytes
     manifest = {"format": prepared.FORMAT, "pairs": pairs, "token_type": "uint16", "length_type": "uint16"}
     (directory / prepared.MANIFEST).write_text(json.dumps({**manifest, "file_sizes": sizes}))
+
+
+@pytest.fixture(scope="module")
+def word_subwords() -> Subwords:
+    texts = ["the cat sat", "a dog ran far away", "the dog sat on the mat", "cat and dog"]
+    return train_subwords(texts, "word", 100)
+
+
+def prepare_lines(folder: Path, sources: list[str], targets: list[str], subwords: Subwords, max_length: int):
+    """The prepared data of these lines, encoded with `subwords` on both sides."""
+    folder.mkdir()
+    write_lines(folder / "train.src", sources)
+    write_lines(folder / "train.tgt", targets)
+    tree = tiny_config(folder, folder / "run")
+    tree["data"]["train"] = {"src": str(folder / "train.src"), "tgt": str(folder / "train.tgt")}
+    tree["data"]["max_length"] = max_length
+    prepare(config_from_dict(tree), folder / "prepared", (subwords, subwords))
+    return PreparedPairs(folder / "prepared")
+
+
+@pytest.mark.parametrize("chunk", [3, 10_000])  # pairs encoded three at a time, or all at once
+def test_preparing_skips_and_counts_blank_and_over_long_pairs(word_subwords, tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(prepared, "CHUNK_LINES", chunk)
+    sources = ["the cat sat", "", "the dog", "   \t ", "the cat sat on the mat", "cat", "the dog ran", ""]
+    targets = [
+        "a dog ran",
+        "the cat",
+        "  ",
+        "cat",
+        "the dog",
+        "the dog sat on the mat and",
+        "the cat",
+        "the dog sat on the mat and far away",
+    ]
+    data = prepare_lines(tmp_path / "data", sources, targets, word_subwords, max_length=4)
+    report = FilterReport(**{k: v for k, v in data.manifest["filtered"][0].items() if k != "corpus"})
+    assert report == FilterReport(kept=2, empty=4, too_long=2)
+    assert str(report) == "kept 2 pairs; skipped 4 empty and 2 longer than the limit"
+    kept = [("the cat sat", "a dog ran"), ("the dog ran", "the cat")]
+    expected = [(word_subwords.encode([s])[0], word_subwords.encode([t])[0]) for s, t in kept]
+    assert [(list(data[k][0]), list(data[k][1])) for k in range(len(data))] == expected
+
+
+def test_the_length_limit_is_inclusive(word_subwords, tmp_path):
+    data = prepare_lines(tmp_path / "data", ["the cat sat on"], ["the dog sat"], word_subwords, max_length=4)
+    assert list(data.source_lengths) == [4]
+
+
+def test_a_corpus_whose_every_pair_is_skipped_is_refused(word_subwords, tmp_path):
+    with pytest.raises(UserError, match=r"train\.src: no usable training pairs \(each is over data\.max_length = 3"):
+        prepare_lines(tmp_path / "data", ["", "the cat sat on the mat"], ["x", "y"], word_subwords, max_length=3)
+    assert not (tmp_path / "data" / "prepared" / prepared.MANIFEST).exists()

@@ -1,4 +1,4 @@
-"""Tests for rnnsearch.text.corpus and the pair filtering in training.encode_pairs."""
+"""Tests for rnnsearch.text.corpus: reading parallel text, whole or as a stream, and its checks."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ import pytest
 
 from rnnsearch.errors import UserError
 from rnnsearch.text.corpus import (
-    FilterReport,
     LineChunk,
     PairCounts,
     decode_lines,
@@ -27,9 +26,6 @@ from rnnsearch.text.corpus import (
     require_usable_pairs,
     stream_parallel,
 )
-from rnnsearch.text.subwords import Subwords, train_subwords
-from rnnsearch.training import trainer
-from rnnsearch.training.trainer import encode_pairs
 
 LINES = ["Ein Hund läuft.", "", "  zwei  Leerzeichen ", "Ünïcödé ✓ 漢字"]
 
@@ -430,56 +426,3 @@ def test_counts_with_one_usable_pair_in_any_chunk_pass() -> None:
     counts.add(["", "x"], ["y", ""])
     counts.add(["z"], ["w"])
     require_usable(counts, "a.de", "a.en", purpose="training")
-
-
-@pytest.fixture(scope="module")
-def word_subwords() -> Subwords:
-    texts = ["the cat sat", "a dog ran far away", "the dog sat on the mat", "cat and dog"]
-    return train_subwords(texts, "word", 100)
-
-
-@pytest.mark.parametrize("chunk", [3, 4096])  # pairs encoded three at a time, or all at once
-def test_encode_pairs_filters_and_counts(word_subwords: Subwords, chunk: int, monkeypatch) -> None:
-    monkeypatch.setattr(trainer, "ENCODE_CHUNK", chunk)
-    sources = [
-        "the cat sat",
-        "",
-        "the dog",
-        "   \t ",
-        "the cat sat on the mat",
-        "cat",
-        "the dog ran",
-        "",
-    ]
-    targets = [
-        "a dog ran",
-        "the cat",
-        "  ",
-        "cat",
-        "the dog",
-        "the dog sat on the mat and",
-        "the cat",
-        "the dog sat on the mat and far away",
-    ]
-    pairs, report = encode_pairs(sources, targets, word_subwords, word_subwords, max_length=4)
-    assert report == FilterReport(kept=2, empty=4, too_long=2)
-    assert report.kept + report.empty + report.too_long == len(sources)
-    kept = [("the cat sat", "a dog ran"), ("the dog ran", "the cat")]
-    expected = [(word_subwords.encode([s])[0], word_subwords.encode([t])[0]) for s, t in kept]
-    assert [(list(source), list(target)) for source, target in pairs] == expected
-    for source, target in pairs:
-        assert 0 < len(source) <= 4 and 0 < len(target) <= 4
-        assert all(i > 3 for i in source + target)
-
-
-def test_encode_pairs_length_limit_is_inclusive(word_subwords: Subwords) -> None:
-    pairs, report = encode_pairs(["the cat sat on"], ["the dog sat"], word_subwords, word_subwords, max_length=4)
-    assert report == FilterReport(kept=1, empty=0, too_long=0)
-    assert [len(s) for s, _ in pairs] == [4]
-
-
-def test_encode_pairs_everything_skipped(word_subwords: Subwords) -> None:
-    pairs, report = encode_pairs(["", "the cat sat on the mat"], ["x", "y"], word_subwords, word_subwords, 3)
-    assert pairs == []
-    assert report == FilterReport(kept=0, empty=1, too_long=1)
-    assert str(report) == "kept 0 pairs; skipped 1 empty and 1 longer than the limit"
