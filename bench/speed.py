@@ -34,6 +34,7 @@ import math
 import resource
 import sys
 import time
+from itertools import islice
 from pathlib import Path
 
 import torch
@@ -47,7 +48,7 @@ import rnnsearch  # noqa: E402
 from rnnsearch.config import load_config  # noqa: E402
 from rnnsearch.evaluation.metrics import bleu  # noqa: E402
 from rnnsearch.model.seq2seq import build_model  # noqa: E402
-from rnnsearch.text.batches import epoch_batches, make_batch  # noqa: E402
+from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines, read_parallel  # noqa: E402
 from rnnsearch.text.subwords import PAD  # noqa: E402
 from rnnsearch.training.checkpoint import load_model_files  # noqa: E402
@@ -78,14 +79,15 @@ def training_speed(config, steps: int, warmup: int, device: torch.device) -> dic
     torch.manual_seed(config.train.seed)
     model = build_model(config.model, len(src_sw), len(tgt_sw)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.train.learning_rate, fused=True)
-    order = epoch_batches(pairs, config.train.batch_tokens, config.train.max_batch_sentences, config.train.seed, 0)
-    model.train()
     train = config.train
+    epoch = epoch_batches(InMemoryPairs(pairs), train.batch_tokens, train.max_batch_sentences, train.seed, 0)
+    order = list(islice(epoch, warmup + steps))  # the batches of the warm-up and the timed steps
+    model.train()
     graphed, capture_seconds = None, 0.0
     if device.type == "cuda" and train.cuda_graphs and train.precision == "fp32":
         graphed = GraphedLoss(model, train.label_smoothing, config.data.max_length + 1)
         started = clock(device)
-        for indices in order[: warmup + steps]:  # every shape of the timed batches captured before timing
+        for indices in order:  # every shape of the timed batches captured before timing
             training_step(
                 model,
                 optimizer,
@@ -96,7 +98,7 @@ def training_speed(config, steps: int, warmup: int, device: torch.device) -> dic
             )
         capture_seconds = clock(device) - started
     tokens, started = 0, None
-    for step, indices in enumerate(order[: warmup + steps]):
+    for step, indices in enumerate(order):
         if step == warmup:
             tokens, started = 0, clock(device)
         batch = make_batch([pairs[i] for i in indices]).to(device)

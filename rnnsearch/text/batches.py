@@ -1,25 +1,70 @@
 """Batches of padded tensors, built from length-bucketed sentences under a token budget.
 
-A source is a list of piece ids (text) or a (frames, features) float tensor (speech);
-targets are always piece ids.
+A source is a sequence of piece ids (text) or a (frames, features) float tensor (speech);
+targets are always piece ids. Piece ids may be lists, `array.array`s or numpy arrays
+(views of a memory-mapped dataset): a batch's tensors are built by copying each pair's
+ids into a padded numpy array, whatever holds them.
 
 Sentences of similar length are batched together so little compute goes to padding;
 the order of batches is shuffled with a generator seeded from (seed, epoch), so an
-epoch's batches can be rebuilt exactly when training resumes.
+epoch's batches can be rebuilt exactly when training resumes. Batching reads only the
+corpus's arrays of source and target lengths, and an epoch's batches are numpy arrays of
+pair indices: a few bytes per pair, however many millions of pairs there are.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
+import numpy as np
 import torch
 
 from rnnsearch.text.subwords import BOS, EOS, PAD
 
-Source = Sequence[int] | torch.Tensor
-Pair = tuple[Source, Sequence[int]]
+Pieces = Sequence[int] | np.ndarray
+Source = Pieces | torch.Tensor
+Pair = tuple[Source, Pieces]
+
+
+class PairSource(Protocol):
+    """What batching needs from a corpus: every pair's lengths at once, and pairs by index.
+
+    Lengths count source pieces (or feature frames) without </s> and target pieces
+    without <s> and </s>, as `len` of the pair's source and target.
+    """
+
+    @property
+    def source_lengths(self) -> np.ndarray: ...
+
+    @property
+    def target_lengths(self) -> np.ndarray: ...
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, index: int) -> Pair: ...
+
+
+class InMemoryPairs:
+    """Pairs held in a list (validation sets, speech, tests) as a `PairSource`."""
+
+    def __init__(self, pairs: Sequence[Pair]) -> None:
+        self.pairs = pairs
+        self.source_lengths = _lengths([source for source, _ in pairs])
+        self.target_lengths = _lengths([target for _, target in pairs])
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def __getitem__(self, index: int) -> Pair:
+        return self.pairs[index]
+
+
+def _lengths(sequences: Sequence[Source]) -> np.ndarray:
+    return np.fromiter((len(s) for s in sequences), dtype=np.int64, count=len(sequences))
 
 
 @dataclass
@@ -48,18 +93,35 @@ class Batch:
         )
 
 
-def pad(sequences: Sequence[Sequence[int]]) -> torch.Tensor:
-    """(N, max length) long tensor of `sequences`, right-padded with PAD."""
-    out = torch.full((len(sequences), max(len(s) for s in sequences)), PAD, dtype=torch.long)
+def _rows(sequences: Sequence[Pieces], width: int, offset: int) -> np.ndarray:
+    """(N, width) int64 array of PAD, with sequence k's ids from column `offset` of row k.
+
+    A row is copied in one numpy assignment, from a list, an `array.array` or a numpy
+    view alike, which is much faster than a tensor per sequence.
+    """
+    out = np.full((len(sequences), width), PAD, dtype=np.int64)
     for row, sequence in enumerate(sequences):
-        out[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
+        out[row, offset : offset + len(sequence)] = sequence
     return out
 
 
-def source_tensors(sources: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Padded sources with </s> appended, and their lengths."""
-    with_eos = [list(s) + [EOS] for s in sources]
-    return pad(with_eos), torch.tensor([len(s) for s in with_eos], dtype=torch.long)
+def source_tensors(sources: Sequence[Pieces]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Padded sources with </s> appended, and their lengths (</s> included)."""
+    lengths = _lengths(sources)
+    src = _rows(sources, int(lengths.max()) + 1, 0)
+    src[np.arange(len(sources)), lengths] = EOS
+    return torch.from_numpy(src), torch.from_numpy(lengths + 1)
+
+
+def target_tensors(targets: Sequence[Pieces]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Teacher-forcing decoder inputs <s> y_1 … y_n and outputs y_1 … y_n </s>, padded."""
+    lengths = _lengths(targets)
+    tgt_in = _rows(targets, int(lengths.max()) + 1, 1)
+    tgt_in[:, 0] = BOS
+    tgt_out = np.full_like(tgt_in, PAD)
+    tgt_out[:, :-1] = tgt_in[:, 1:]
+    tgt_out[np.arange(len(targets)), lengths] = EOS
+    return torch.from_numpy(tgt_in), torch.from_numpy(tgt_out)
 
 
 def vector_tensors(sources: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -72,51 +134,113 @@ def vector_tensors(sources: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch
 
 
 def make_batch(pairs: Sequence[Pair]) -> Batch:
+    """The tensors of `pairs`: feature vectors or piece ids as sources, piece ids as targets."""
     sources = [s for s, _ in pairs]
     src, src_lengths = vector_tensors(sources) if isinstance(sources[0], torch.Tensor) else source_tensors(sources)
-    return Batch(
-        src=src,
-        src_lengths=src_lengths,
-        tgt_in=pad([[BOS, *t] for _, t in pairs]),
-        tgt_out=pad([[*t, EOS] for _, t in pairs]),
-    )
+    tgt_in, tgt_out = target_tensors([t for _, t in pairs])
+    return Batch(src=src, src_lengths=src_lengths, tgt_in=tgt_in, tgt_out=tgt_out)
 
 
-def _padded_size(pair: Pair) -> int:
-    return max(len(pair[0]), len(pair[1])) + 1
+@dataclass(frozen=True, eq=False)
+class EpochBatches:
+    """An epoch's batches of pair indices, in training order.
 
-
-def bucket_indices(
-    pairs: Sequence[Pair], batch_tokens: int, max_sentences: int | None, rng: random.Random
-) -> list[list[int]]:
-    """Groups of pair indices, each filling at most `batch_tokens` padded tokens.
-
-    Pairs are shuffled, sorted by length (ties keep the shuffled order), cut into
-    batches under the budget, and the batches are shuffled again.
+    order:   pair indices sorted by length, batch after batch (int32 below 2**31 pairs)
+    bounds:  (B + 1,) where each batch starts in `order`, then len(order)
+    batches: (B,) the batch, by its place in `order`, that comes k-th in training
     """
-    order = list(range(len(pairs)))
-    rng.shuffle(order)
-    order.sort(key=lambda i: (len(pairs[i][0]), len(pairs[i][1])))
-    batches: list[list[int]] = []
-    current: list[int] = []
-    longest = 0
-    for index in order:
-        size = _padded_size(pairs[index])
-        grown = max(longest, size)
-        full = max_sentences is not None and len(current) >= max_sentences
-        if current and (grown * (len(current) + 1) > batch_tokens or full):
-            batches.append(current)
-            current, grown = [], size
-        current.append(index)
-        longest = grown
-    if current:
-        batches.append(current)
-    rng.shuffle(batches)
-    return batches
+
+    order: np.ndarray
+    bounds: np.ndarray
+    batches: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.batches)
+
+    def __getitem__(self, k: int) -> np.ndarray:
+        """Pair indices of the k-th batch of the epoch (a view of `order`)."""
+        batch = self.batches[k]
+        return self.order[self.bounds[batch] : self.bounds[batch + 1]]
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return (self[k] for k in range(len(self)))
 
 
 def epoch_batches(
-    pairs: Sequence[Pair], batch_tokens: int, max_sentences: int | None, seed: int, epoch: int
-) -> list[list[int]]:
-    """The batches of one epoch, the same for the same (seed, epoch)."""
-    return bucket_indices(pairs, batch_tokens, max_sentences, random.Random(f"{seed}:{epoch}"))
+    pairs: PairSource, batch_tokens: int, max_sentences: int | None, seed: int, epoch: int
+) -> EpochBatches:
+    """The batches of one epoch, the same for the same (seed, epoch).
+
+    Each batch fills at most `batch_tokens` padded tokens (a longer pair gets a batch of
+    its own) and holds at most `max_sentences` pairs. Pairs are shuffled, sorted by
+    (source length, target length) with ties in the shuffled order, cut greedily into
+    batches, and the batches are shuffled again, all with one generator seeded from
+    (seed, epoch). Its draws are those that shuffling Python lists of pairs makes, so a
+    seed gives the batches it gave when the pairs were batched as lists.
+    """
+    rng = random.Random(f"{seed}:{epoch}")
+    sources, targets = pairs.source_lengths, pairs.target_lengths
+    order = _by_length(_shuffled_range(len(sources), rng), sources, targets)
+    bounds = _batch_bounds(_padded_sizes(order, sources, targets), batch_tokens, max_sentences)
+    return EpochBatches(order, bounds, _shuffled_range(len(bounds) - 1, rng))
+
+
+def _shuffled_range(count: int, rng: random.Random) -> np.ndarray:
+    """0 … count - 1 in the order `rng.shuffle` puts a list of them.
+
+    The permutation a shuffle makes depends only on the sequence's length, so shuffling
+    an `array.array` of C ints gives the list's order, faster and with no Python int
+    kept per element; numpy then reads the array in place.
+    """
+    typecode = "i" if count < 2**31 else "q"
+    numbers = array(typecode, [0]) * count
+    view = np.frombuffer(numbers, dtype=typecode)
+    view[:] = np.arange(count, dtype=typecode)
+    rng.shuffle(numbers)
+    return view
+
+
+def _by_length(order: np.ndarray, sources: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """`order` stably sorted by (source length, target length) of the pairs it names."""
+    return order[np.argsort(_length_keys(order, sources, targets), kind="stable")]
+
+
+def _length_keys(order: np.ndarray, sources: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """One key per pair of `order` that sorts as (source length, target length) does.
+
+    The key, source length × (longest target + 1) + target length, takes the narrowest
+    unsigned type that holds it: a few bytes a pair, and keys of 16 bits or fewer are
+    radix-sorted.
+    """
+    span = int(targets.max(initial=0)) + 1
+    key_type = np.min_scalar_type((int(sources.max(initial=0)) + 1) * span)
+    keys = sources.astype(key_type)[order]
+    keys *= span
+    keys += targets.astype(key_type)[order]
+    return keys
+
+
+def _padded_sizes(order: np.ndarray, sources: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Padded tokens each pair of `order` needs in a batch row: its longer side, plus
+    </s> (source, decoder output) or <s> (decoder input)."""
+    return (np.maximum(sources, targets).astype(np.int32) + 1)[order]
+
+
+def _batch_bounds(sizes: np.ndarray, batch_tokens: int, max_sentences: int | None) -> np.ndarray:
+    """Where each batch starts in `sizes` (padded sizes in batching order), then the end.
+
+    A batch takes pairs in order while its longest size times its number of pairs stays
+    within `batch_tokens` and it has at most `max_sentences` pairs. That product never
+    falls as a batch grows, so the pairs that fit from a start are a prefix of a window
+    no longer than the cap, or than the budget over the first pair's size, which numpy
+    measures at once.
+    """
+    bounds = array("q", [0])
+    start, total = 0, len(sizes)
+    cap = total if max_sentences is None else max_sentences
+    while start < total:
+        window = sizes[start : start + max(1, min(cap, batch_tokens // int(sizes[start])))]
+        fits = np.maximum.accumulate(window) * np.arange(1, len(window) + 1) <= batch_tokens
+        start += max(1, int(np.count_nonzero(fits)))
+        bounds.append(start)
+    return np.frombuffer(bounds, dtype=np.int64)

@@ -12,7 +12,7 @@ from rnnsearch.config import AttentionConfig, DecoderConfig, EncoderConfig, Mode
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.search import max_output_lengths
 from rnnsearch.search.greedy import greedy_search
-from rnnsearch.text.batches import epoch_batches, make_batch, source_tensors
+from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch, source_tensors
 from rnnsearch.training.trainer import training_step
 
 pytestmark = pytest.mark.learning
@@ -52,9 +52,10 @@ def test_learns_to_reverse_sequences_within_a_step_budget():
     )
     model = build_model(config, VOCAB, VOCAB)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    corpus = InMemoryPairs(train)
     step, accuracy, epoch = 0, 0.0, 0
     while accuracy < TARGET and step < MAX_STEPS:
-        for indices in epoch_batches(train, 3000, None, seed=0, epoch=epoch):
+        for indices in epoch_batches(corpus, 3000, None, seed=0, epoch=epoch):
             training_step(model, optimizer, make_batch([train[i] for i in indices]), 0.0, 1.0)
             step += 1
             if step % CHECK_EVERY == 0:

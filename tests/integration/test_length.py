@@ -8,7 +8,7 @@ from rnnsearch.config import AttentionConfig, DecoderConfig, EncoderConfig, Mode
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.search import max_output_lengths
 from rnnsearch.search.greedy import greedy_search
-from rnnsearch.text.batches import epoch_batches, make_batch, source_tensors
+from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch, source_tensors
 from rnnsearch.text.synthetic import make_pairs
 from rnnsearch.training.trainer import training_step
 
@@ -47,9 +47,10 @@ def train(attention, pairs) -> torch.nn.Module:
     )
     model = build_model(config, SYMBOLS + 4, SYMBOLS + 4)
     optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
+    corpus = InMemoryPairs(pairs)
     step, epoch = 0, 0
     while step < STEPS:
-        for indices in epoch_batches(pairs, 4000, None, seed=0, epoch=epoch):
+        for indices in epoch_batches(corpus, 4000, None, seed=0, epoch=epoch):
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate(step)
             training_step(model, optimizer, make_batch([pairs[i] for i in indices]), 0.0, 1.0)
