@@ -2,10 +2,12 @@
 
     python bench/speed.py [--config configs/peer_comparable.yaml] [--set section.key=value ...]
                           [--steps 60] [--model-dir runs/de-en] [--rounds 1] [--json out.json]
+                          [--prepared runs/bench-speed/prepared]
 
 Training: steady-state target tokens per second over `--steps` batches after a
-warm-up, on the config's real training batches, from a freshly initialised model
-(`--steps 0` skips training).
+warm-up, on the config's real training batches read from its prepared data (as
+`rnnsearch train` reads them), from a freshly initialised model (`--steps 0` skips
+training).
 Decoding: greedy and beam-5 sentences per second on a trained model's test set
 (`--model-dir`; data.test of its config), the fastest of `--rounds` runs, with
 detokenised BLEU, in the search precision of `--set search.precision=…` (default fp32).
@@ -48,17 +50,16 @@ import rnnsearch  # noqa: E402
 from rnnsearch.config import load_config  # noqa: E402
 from rnnsearch.evaluation.metrics import bleu  # noqa: E402
 from rnnsearch.model.seq2seq import build_model  # noqa: E402
-from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch  # noqa: E402
-from rnnsearch.text.corpus import read_lines, read_parallel  # noqa: E402
+from rnnsearch.text.batches import epoch_batches, make_batch  # noqa: E402
+from rnnsearch.text.corpus import read_lines  # noqa: E402
+from rnnsearch.text.prepared import PreparedPairs, ensure_prepared  # noqa: E402
 from rnnsearch.text.subwords import PAD  # noqa: E402
 from rnnsearch.training.checkpoint import load_model_files  # noqa: E402
 from rnnsearch.training.cuda_graphs import GraphedLoss  # noqa: E402
 from rnnsearch.training.loss import output_layer_loss, sequence_loss  # noqa: E402
 from rnnsearch.training.trainer import (  # noqa: E402
     configure_cpu,
-    encode_pairs,
     flushing_denormals,
-    train_vocabularies,
     training_step,
 )
 from rnnsearch.translator import resolve_device  # noqa: E402
@@ -71,16 +72,17 @@ def clock(device: torch.device) -> float:
     return time.perf_counter()
 
 
-def training_speed(config, steps: int, warmup: int, device: torch.device) -> dict:
-    """Steady-state training speed, achieved GFLOP/s, and where a step's time goes."""
-    sources, targets = read_parallel(config.data.train.src, config.data.train.tgt)
-    src_sw, tgt_sw = train_vocabularies(config, sources, targets)
-    pairs, _ = encode_pairs(sources, targets, src_sw, tgt_sw, config.data.max_length)
+def training_speed(config, steps: int, warmup: int, device: torch.device, prepared: Path) -> dict:
+    """Steady-state training speed, achieved GFLOP/s, and where a step's time goes, on
+    batches read from the prepared data in `prepared` (made there first if needed), as
+    the trainer reads them."""
+    src_sw, tgt_sw = ensure_prepared(config, prepared)
+    pairs = PreparedPairs(prepared)
     torch.manual_seed(config.train.seed)
     model = build_model(config.model, len(src_sw), len(tgt_sw)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.train.learning_rate, fused=True)
     train = config.train
-    epoch = epoch_batches(InMemoryPairs(pairs), train.batch_tokens, train.max_batch_sentences, train.seed, 0)
+    epoch = epoch_batches(pairs, train.batch_tokens, train.max_batch_sentences, train.seed, 0)
     order = list(islice(epoch, warmup + steps))  # the batches of the warm-up and the timed steps
     model.train()
     graphed, capture_seconds = None, 0.0
@@ -226,6 +228,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=60, help="training steps to time; 0: decoding only")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--model-dir", help="trained model for the decoding figures")
+    parser.add_argument(
+        "--prepared", default="runs/bench-speed/prepared", help="the config's training data, prepared here and reused"
+    )
     parser.add_argument("--rounds", type=int, default=1, help="decoding runs per search; the fastest counts")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
@@ -239,7 +244,7 @@ def main() -> None:
     }
     if args.steps > 0:
         with flushing_denormals():
-            results.update(training_speed(config, args.steps, args.warmup, device))
+            results.update(training_speed(config, args.steps, args.warmup, device, Path(args.prepared)))
         results.update(gemm_ceiling(config, device))
         results["train_share_of_sgemm"] = results["train_achieved_gflops"] / results["sgemm_square_gflops"]
     if args.model_dir:

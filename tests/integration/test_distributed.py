@@ -70,6 +70,8 @@ def test_torchrun_trains_with_two_processes_one_writer_and_resumes(corpus, tmp_p
     assert first.returncode == 0, first.stderr[-3000:]
     assert "2 processes" in first.stderr
     assert first.stderr.count("step 3: valid loss") == 1 and first.stderr.count("step 6: valid loss") == 1
+    assert first.stderr.count("preparing the training data") == 1  # rank 0 prepares; both ranks map its files
+    assert not [p for p in (run / "prepared").iterdir() if p.name.startswith(".")]
 
     names = sorted(p.name for p in run.iterdir())
     assert [n for n in names if n.endswith(".safetensors")] == ["best.safetensors", "last.safetensors"]
@@ -80,6 +82,7 @@ def test_torchrun_trains_with_two_processes_one_writer_and_resumes(corpus, tmp_p
 
     resumed = torchrun(config, "--set", "train.max_steps=9", "--resume")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "prepared pairs in" in resumed.stderr and "preparing" not in resumed.stderr  # reused
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows if "valid_loss" in r] == [3, 6, 9]
 

@@ -77,10 +77,11 @@ def test_a_full_disk_at_a_checkpoint_is_one_line_naming_it_and_keeps_the_previou
 def test_a_full_disk_while_writing_a_subword_model_names_it_and_leaves_no_partial_file(corpus, tmp_path):
     config = write_config(tmp_path / "c.yaml", tiny_config(corpus, tmp_path / "run"))
     result = rnnsearch("train", config, limit=20_000)
+    run = tmp_path / "run"
     assert one_line_error(result) == (
-        f"rnnsearch: error: {tmp_path / 'run' / 'subwords.src.model'}: cannot write: File too large"
+        f"rnnsearch: error: {run / 'prepared' / 'subwords.src.model'}: cannot write: File too large"
     )
-    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["config.yaml"]
+    assert sorted(p.relative_to(run) for p in run.rglob("*")) == [Path("prepared")]
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
