@@ -118,10 +118,11 @@ class SubwordConfig(_Section):
     joint: bool = True
     min_frequency: int = Field(1, ge=1, description="word kind only: rarer words become <unk>")
     sample_sentences: int = Field(
-        1_000_000,
+        250_000,
         gt=0,
         description="SentencePiece learns from a reproducible random sample of at most this many "
-        "training pairs (each side's sentences; both sides' if joint)",
+        "training pairs (each side's sentences; both sides' if joint); its memory grows with the sample, "
+        "about 6 KB a pair of 25-word sentences, so the default stays under 2 GB",
     )
 
     @field_validator("vocab_size")

@@ -28,6 +28,10 @@ class _InvalidLine(UserError):
         super().__init__(message)
         self.line = line
 
+    def __reduce__(self) -> tuple[type[_InvalidLine], tuple[str, int]]:
+        """Pickled with its line number, so that a worker process can raise it to this one."""
+        return _InvalidLine, (str(self), self.line)
+
 
 def decode_lines(raw_lines: Iterable[bytes], origin: str, first: int = 1) -> list[str]:
     """Decode byte lines (e.g. from stdin) with the same checks as files; `first` is the
@@ -36,6 +40,20 @@ def decode_lines(raw_lines: Iterable[bytes], origin: str, first: int = 1) -> lis
     A line loses one final "\\n" and then any "\\r" before it, so "\\r\\n" endings read
     like "\\n" ones; bytes that are not UTF-8 are an error naming `origin` and the line.
     """
+    raw_lines = list(raw_lines)
+    if not raw_lines:
+        return []
+    joined = b"".join(raw_lines)
+    ends_in_newline = joined.endswith(b"\n")
+    if joined.count(b"\n") == len(raw_lines) - (not ends_in_newline):  # lines as a file gives them
+        try:  # decoded as one text, several times faster than a line at a time
+            lines = joined.decode("utf-8").split("\n")
+        except UnicodeDecodeError:
+            pass
+        else:
+            if ends_in_newline:
+                lines.pop()
+            return [line.rstrip("\r") for line in lines]
     return [_decode(_without_newline(raw), origin, number) for number, raw in enumerate(raw_lines, start=first)]
 
 
@@ -141,6 +159,33 @@ class LineChunk:
     bytes_read: int  # bytes consumed so far from both files on disk (compressed for gzip), for progress
 
 
+@dataclass(frozen=True)
+class RawChunk:
+    """Consecutive aligned lines of a pair of parallel files, not yet decoded: what a
+    worker process is sent, to decode (and check) them there."""
+
+    src_path: Path
+    tgt_path: Path
+    first_line: int
+    raw_sources: list[bytes]
+    raw_targets: list[bytes]
+    bytes_read: int
+
+    def decode(self) -> LineChunk:
+        """The chunk's lines as text; of two lines that are not UTF-8 the earlier one is
+        reported (the source's on the same line), as reading pair by pair would meet them."""
+        decoded: list[list[str]] = []
+        errors: list[_InvalidLine] = []
+        for path, raw in ((self.src_path, self.raw_sources), (self.tgt_path, self.raw_targets)):
+            try:
+                decoded.append(decode_lines(raw, str(path), self.first_line))
+            except _InvalidLine as error:
+                errors.append(error)
+        if errors:
+            raise min(errors, key=lambda error: error.line)
+        return LineChunk(self.first_line, decoded[0], decoded[1], self.bytes_read)
+
+
 def stream_parallel(src_path: str | Path, tgt_path: str | Path, *, chunk_lines: int = 10_000) -> Iterator[LineChunk]:
     """The line-aligned pairs of two files, in chunks of at most `chunk_lines` pairs.
 
@@ -149,6 +194,15 @@ def stream_parallel(src_path: str | Path, tgt_path: str | Path, *, chunk_lines: 
     before the other) are raised when the stream reaches them, after the chunks before
     them; the files are closed when the stream ends, fails or is closed early.
     """
+    for chunk in stream_raw_parallel(src_path, tgt_path, chunk_lines=chunk_lines):
+        yield chunk.decode()
+
+
+def stream_raw_parallel(src_path: str | Path, tgt_path: str | Path, *, chunk_lines: int = 10_000) -> Iterator[RawChunk]:
+    """`stream_parallel`'s chunks before decoding, with every check but UTF-8's, which
+    `RawChunk.decode` makes (in this process or another). Where one file ends before the
+    other, the lines they share are decoded first, so that a bad line among them is
+    reported before the different lengths."""
     if chunk_lines < 1:
         raise ValueError(f"chunk_lines must be positive, not {chunk_lines}")
     with _LineFile(Path(src_path)) as source, _LineFile(Path(tgt_path)) as target:
@@ -156,30 +210,21 @@ def stream_parallel(src_path: str | Path, tgt_path: str | Path, *, chunk_lines: 
         while True:
             raw_sources, raw_targets = source.read(chunk_lines), target.read(chunk_lines)
             aligned = min(len(raw_sources), len(raw_targets))
-            sources, targets = _decode_pairs(source, target, raw_sources[:aligned], raw_targets[:aligned], first)
+            chunk = RawChunk(
+                source.path,
+                target.path,
+                first,
+                raw_sources[:aligned],
+                raw_targets[:aligned],
+                source.bytes_read + target.bytes_read,
+            )
             if len(raw_sources) != len(raw_targets):
+                chunk.decode()
                 _refuse_different_lengths(source, target, raw_sources, raw_targets, first, chunk_lines)
-            if not sources:
+            if not aligned:
                 return
-            yield LineChunk(first, sources, targets, source.bytes_read + target.bytes_read)
-            first += len(sources)
-
-
-def _decode_pairs(
-    source: _LineFile, target: _LineFile, raw_sources: list[bytes], raw_targets: list[bytes], first: int
-) -> tuple[list[str], list[str]]:
-    """Both sides of a chunk decoded; of two bad lines the earlier one is reported (the
-    source's on the same line), as reading pair by pair would meet them."""
-    decoded: list[list[str]] = []
-    errors: list[_InvalidLine] = []
-    for lines, raw in ((source, raw_sources), (target, raw_targets)):
-        try:
-            decoded.append(lines.decode(raw, first))
-        except _InvalidLine as error:
-            errors.append(error)
-    if errors:
-        raise min(errors, key=lambda error: error.line)
-    return decoded[0], decoded[1]
+            yield chunk
+            first += aligned
 
 
 def _refuse_different_lengths(
@@ -243,6 +288,13 @@ class PairCounts:
         self.blank_targets += sum(blank_targets)
         self.usable += sum(usable)
         return usable
+
+    def merge(self, other: PairCounts) -> None:
+        """Add the counts of another part of the same corpus (counted in another process)."""
+        self.lines += other.lines
+        self.blank_sources += other.blank_sources
+        self.blank_targets += other.blank_targets
+        self.usable += other.usable
 
 
 def require_usable(counts: PairCounts, src_path: str | Path, tgt_path: str | Path, *, purpose: str) -> None:

@@ -31,7 +31,7 @@ import random
 import sys
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -47,7 +47,7 @@ from tqdm import tqdm
 from rnnsearch import files
 from rnnsearch.config import Config, ParallelFiles
 from rnnsearch.errors import UserError
-from rnnsearch.text.corpus import PairCounts, require_usable, stream_parallel
+from rnnsearch.text.corpus import PairCounts, RawChunk, require_usable, stream_parallel, stream_raw_parallel
 from rnnsearch.text.subwords import Subwords, train_subwords
 
 FORMAT = 1  # the layout of the files; a dataset of another layout is built again
@@ -249,18 +249,22 @@ class FilterReport:
 
 @dataclass
 class _Encoded:
-    """One chunk's kept pairs as flat arrays, and what it skipped."""
+    """One chunk's kept pairs as flat arrays, and what it held and skipped."""
 
     tokens: tuple[np.ndarray, np.ndarray]
     lengths: tuple[np.ndarray, np.ndarray]
+    counts: PairCounts
     too_long: int
     uneven: int
+    lines: int
+    bytes_read: int
 
 
 @dataclass(frozen=True)
 class _Encoder:
-    """Encodes chunks of usable pairs and filters them by length: a worker process
-    is sent one (subword models pickle as their bytes)."""
+    """Decodes a chunk of raw lines, drops blank pairs, encodes the rest and filters them
+    by length: a worker process is sent one (subword models pickle as their bytes), so
+    that all of the work on a line but reading it happens in the workers."""
 
     subwords: tuple[Subwords, Subwords]
     max_length: int
@@ -268,8 +272,14 @@ class _Encoder:
     token_type: str
     length_type: str
 
-    def __call__(self, sources: list[str], targets: list[str]) -> _Encoded:
-        ids = self.subwords[0].encode(sources), self.subwords[1].encode(targets)
+    def __call__(self, raw: RawChunk) -> _Encoded:
+        chunk = raw.decode()
+        counts = PairCounts()
+        usable = counts.add(chunk.sources, chunk.targets)
+        ids = (
+            self.subwords[0].encode(list(compress(chunk.sources, usable))),
+            self.subwords[1].encode(list(compress(chunk.targets, usable))),
+        )
         lengths = [np.fromiter(map(len, side), dtype=np.int64, count=len(side)) for side in ids]
         too_long = (lengths[0] > self.max_length) | (lengths[1] > self.max_length)
         uneven = np.zeros_like(too_long)
@@ -279,8 +289,11 @@ class _Encoder:
         return _Encoded(
             tokens=tuple(self._flat(side, keep) for side in ids),
             lengths=tuple(side[keep].astype(self.length_type) for side in lengths),
+            counts=counts,
             too_long=int(too_long.sum()),
             uneven=int(uneven.sum()),
+            lines=len(chunk.sources),
+            bytes_read=chunk.bytes_read,
         )
 
     def _flat(self, sentences: list[list[int]], keep: np.ndarray) -> np.ndarray:
@@ -295,8 +308,8 @@ def _start_worker(encoder: _Encoder) -> None:
     _WORKER_ENCODER = encoder
 
 
-def _encode_in_worker(sources: list[str], targets: list[str]) -> _Encoded:
-    return _WORKER_ENCODER(sources, targets)
+def _encode_in_worker(raw: RawChunk) -> _Encoded:
+    return _WORKER_ENCODER(raw)
 
 
 def _smallest_type(largest: int) -> str:
@@ -351,30 +364,40 @@ def _worker_count(config: Config) -> int:
 
 def _encode_corpus(
     corpus: ParallelFiles,
-    encode,
+    encode: Callable[[RawChunk], Future | _Encoded],
     writer: _Writer,
     progress: _Progress,
     in_flight: int,
 ) -> FilterReport:
-    """Stream one corpus through `encode` (a function, or a pool's submit), writing the
-    encoded chunks in input order; at most `in_flight` chunks are pending at once."""
+    """Stream one corpus through `encode` (the encoder, or a pool's submit), writing the
+    encoded chunks in input order; at most `in_flight` chunks are pending at once.
+
+    A chunk's errors (a line that is not UTF-8) surface when its result is taken, those
+    of reading (the end of one file) when the stream meets them: the chunks pending then
+    are taken first, so that the error met first in the files is the one reported."""
     counts = PairCounts()
-    pending: deque[tuple[Future | _Encoded, int, int]] = deque()
+    pending: deque[Future | _Encoded] = deque()
     too_long = uneven = 0
 
     def write_oldest() -> None:
         nonlocal too_long, uneven
-        result, lines, bytes_read = pending.popleft()
+        result = pending.popleft()
         encoded = result.result() if isinstance(result, Future) else result
         writer.add(encoded)
+        counts.merge(encoded.counts)
         too_long, uneven = too_long + encoded.too_long, uneven + encoded.uneven
-        progress.update(lines, bytes_read)
+        progress.update(encoded.lines, encoded.bytes_read)
 
     kept_before = writer.pairs
-    for sources, targets, lines, bytes_read in _usable_chunks(corpus, counts):
-        pending.append((encode(sources, targets), lines, bytes_read))
-        if len(pending) >= in_flight:
+    try:
+        for raw in stream_raw_parallel(corpus.src, corpus.tgt, chunk_lines=CHUNK_LINES):
+            pending.append(encode(raw))
+            if len(pending) >= in_flight:
+                write_oldest()
+    except UserError:
+        while pending:
             write_oldest()
+        raise
     while pending:
         write_oldest()
     require_usable(counts, corpus.src, corpus.tgt, purpose="training")
@@ -399,7 +422,15 @@ def prepare(
     (directory / MANIFEST).unlink(missing_ok=True)
     trained = subwords is None
     if subwords is None:
-        subwords = train_vocabularies(config, *_sample(config))
+        started = time.monotonic()
+        sources, targets = _sample(config)
+        sampled = time.monotonic()
+        subwords = train_vocabularies(config, sources, targets)
+        _say(
+            f"subwords learnt from {len(sources):,} pairs in {time.monotonic() - sampled:.1f} s, "
+            f"after {sampled - started:.1f} s of reading and sampling"
+        )
+        del sources, targets
     directory.mkdir(parents=True, exist_ok=True)
     files.remove_temporaries(directory)
     for name, model in zip((SRC_SUBWORDS, TGT_SUBWORDS), subwords):
@@ -447,15 +478,18 @@ def _encode_all(config: Config, directory: Path, encoder: _Encoder) -> tuple[lis
                 )
             )
 
-            def encode(sources: list[str], targets: list[str]) -> Future:
-                return pool.submit(_encode_in_worker, sources, targets)
+            def encode(raw: RawChunk) -> Future:
+                return pool.submit(_encode_in_worker, raw)
 
         else:
             encode = encoder
         try:
             for corpus in corpora:
+                started = time.monotonic()
                 report = _encode_corpus(corpus, encode, writer, progress, in_flight=IN_FLIGHT_PER_WORKER * workers)
-                _say(f"training data {corpus.src}: {report}")
+                seconds = time.monotonic() - started
+                rate = (report.kept + report.empty + report.too_long + report.uneven) / max(seconds, 1e-9)
+                _say(f"training data {corpus.src}: {report}; encoded in {seconds:.1f} s, {rate:,.0f} pairs/s")
                 reports.append(report)
         finally:
             progress.close()

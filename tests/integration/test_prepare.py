@@ -361,3 +361,26 @@ def test_validation_translates_the_first_sentences_and_the_whole_set_at_the_end(
     assert validations[-1]["valid_sentences_all"] == 40 and "valid_bleu_all" in validations[-1]
     assert validations[-1]["valid_bleu"] == validations[-2]["valid_bleu"]  # the same 10 sentences, same model
     assert "on the first 10; on all 40:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_bad_line_met_by_an_encoding_worker_is_reported_before_a_later_error(subset, tmp_path, monkeypatch, workers):
+    """A resumed run encodes with its own subword models, with no sampling pass before:
+    the worker that decodes a bad line reports it, ahead of the shorter file met later."""
+    monkeypatch.setattr(prepared, "CHUNK_LINES", 250)
+    lines = read_lines(subset / "train.de")
+    source = "".join(f"{s}\n" for s in lines[:600]).encode() + b"Ein \xff Hund.\n"
+    (tmp_path / "train.de").write_bytes(source + "".join(f"{s}\n" for s in lines[601:1200]).encode())
+    write_lines(tmp_path / "train.en", read_lines(subset / "train.en")[:1100])  # the shorter, in a later chunk
+    tree = tiny_config(subset, tmp_path / "run")
+    tree["data"].update(train={"src": str(tmp_path / "train.de"), "tgt": str(tmp_path / "train.en")}, workers=workers)
+    subwords = PreparedPairs(prepare_subset(subset, tmp_path)).subwords
+    with pytest.raises(UserError) as error:
+        prepare(config_from_dict(tree), tmp_path / "prepared", subwords)
+    assert str(error.value) == f"{tmp_path / 'train.de'}:601: not valid UTF-8 (byte 5)"
+
+
+def prepare_subset(subset: Path, tmp_path: Path) -> Path:
+    """The subset's prepared data, in tmp_path/subset."""
+    prepare(config_for(subset, tmp_path / "run"), tmp_path / "subset")
+    return tmp_path / "subset"
