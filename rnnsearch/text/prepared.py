@@ -117,10 +117,17 @@ def stale_reason(directory: Path, config: Config, subwords: tuple[Subwords, Subw
         return f"{directory} holds no prepared data yet"
     if manifest.get("format") != FORMAT:
         return f"{directory} was prepared in another layout"
+    try:
+        return _changed(manifest, config, subwords) or _missing_array(directory, manifest)
+    except (KeyError, TypeError, AttributeError):
+        return f"{directory / MANIFEST} is not a complete manifest"
+
+
+def _changed(manifest: dict[str, Any], config: Config, subwords: tuple[Subwords, Subwords] | None) -> str | None:
+    """The first input, setting or subword model of `config` that differs from the manifest's."""
     inputs = _inputs(config)
-    if [(i["src"]["path"], i["tgt"]["path"]) for i in manifest["inputs"]] != [
-        (i["src"]["path"], i["tgt"]["path"]) for i in inputs
-    ]:
+    paths = [(i["src"]["path"], i["tgt"]["path"]) for i in inputs]
+    if [(i["src"]["path"], i["tgt"]["path"]) for i in manifest["inputs"]] != paths:
         return "data.train names other files"
     for recorded, current in zip(manifest["inputs"], inputs):
         for side in ("src", "tgt"):
@@ -128,11 +135,12 @@ def stale_reason(directory: Path, config: Config, subwords: tuple[Subwords, Subw
                 return f"{current[side]['path']} changed since it was prepared"
     wanted = _settings(config) if subwords else {**_settings(config), **_subword_settings(config)}
     for key, value in wanted.items():
-        if manifest["settings"].get(key, "(not set)") != value:
-            return f"{key} changed ({manifest['settings'].get(key, 'not set')} → {value})"
+        recorded = manifest["settings"].get(key, "not set")
+        if recorded != value:
+            return f"{key} changed ({recorded} → {value})"
     if subwords and [_digest(s) for s in subwords] != manifest["subwords"]:
         return "the model's subword models are not those that encoded it"
-    return _missing_array(directory, manifest)
+    return None
 
 
 def _missing_array(directory: Path, manifest: dict[str, Any]) -> str | None:

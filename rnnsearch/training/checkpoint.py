@@ -6,6 +6,8 @@
     last.safetensors                 weights + optimizer + RNG + data position: resume point
     metrics.jsonl, learning_curve.png
     alignments/step{N}-{k}.png       heatmaps of the first validation sentences, per validation
+    prepared/                        the encoded training data (rnnsearch.text.prepared), unless
+                                     data.prepared puts it elsewhere
 
 Everything is safetensors, YAML or JSON: no pickle. Every file is written to a
 temporary and renamed into place (rnnsearch.files), so a kill at any moment leaves the
