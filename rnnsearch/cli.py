@@ -47,6 +47,19 @@ def _prepare(args: argparse.Namespace) -> None:
     print(f"prepared training data in {directory}")
 
 
+def _average(args: argparse.Namespace) -> None:
+    from rnnsearch.training.averaging import average_model
+    from rnnsearch.training.checkpoint import BEST
+
+    steps = average_model(args.model_dir, args.output, args.n)
+    plural = "s" if len(steps) > 1 else ""
+    listed = ", ".join(str(step) for step in steps)
+    print(
+        f"averaged {len(steps)} checkpoint{plural} of {args.model_dir} (step{plural} {listed}) "
+        f"into {Path(args.output) / BEST}"
+    )
+
+
 def _read_input(path: str | None) -> Iterator[list[str]]:
     """The input lines a chunk at a time: a file in chunks of SENTENCES_PER_SEARCH, stdin as
     its lines arrive, so that translations can be written before the input ends."""
@@ -361,6 +374,14 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--by-length", action="store_true", help="also BLEU per source-length bucket")
     evaluate.add_argument("--json", action="store_true", help="print scores as JSON")
     evaluate.set_defaults(run=_evaluate)
+
+    average = commands.add_parser(
+        "average", help="average the weights of a model directory's last kept checkpoints into a new one"
+    )
+    average.add_argument("model_dir", help="directory trained with train.keep_checkpoints")
+    average.add_argument("-n", type=int, help="average the last N kept checkpoints (default: all)")
+    average.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="the new model directory")
+    average.set_defaults(run=_average)
 
     compare = commands.add_parser("compare", help="train variants of a config alike and compare them")
     compare.add_argument(

@@ -246,6 +246,12 @@ class TrainConfig(_Section):
         "bleu", description="bleu for text, error_rate (digit error rate) for spoken digits, or loss for either"
     )
     valid_every: int = Field(1000, gt=0, description="steps between validations and checkpoints")
+    keep_checkpoints: int = Field(
+        0,
+        ge=0,
+        description="N > 0: every validation also writes the model weights to checkpoints/step{NNNNNNN}.safetensors "
+        "in the model directory, keeping the last N, for `rnnsearch average`; 0 keeps none",
+    )
     valid_bleu_sentences: int | None = Field(
         2000,
         gt=0,

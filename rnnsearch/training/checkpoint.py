@@ -6,6 +6,8 @@
     last.safetensors                 weights + optimizer + RNG + data position: resume point
     metrics.jsonl, learning_curve.png
     alignments/step{N}-{k}.png       heatmaps of the first validation sentences, per validation
+    checkpoints/step{N}.safetensors  with train.keep_checkpoints: the weights of the last
+                                     validations (N: the step, 7 digits), for `rnnsearch average`
     prepared/                        the encoded training data (rnnsearch.text.prepared), unless
                                      data.prepared puts it elsewhere
 
@@ -19,6 +21,7 @@ a kill in the middle of an append can leave a torn last row, which the next read
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +43,44 @@ LAST = "last.safetensors"
 METRICS = "metrics.jsonl"
 LEARNING_CURVE = "learning_curve.png"
 ALIGNMENTS = "alignments"
+KEPT = "checkpoints"
+_KEPT_NAME = re.compile(r"step(\d+)\.safetensors")
 
 
 def remove_temporaries(directory: Path) -> list[Path]:
-    """Delete the temporaries that killed writes left in a model directory and its
-    alignments/; return them."""
-    return files.remove_temporaries(directory, directory / ALIGNMENTS)
+    """Delete the temporaries that killed writes left in a model directory, its
+    alignments/ and its checkpoints/; return them."""
+    return files.remove_temporaries(directory, directory / ALIGNMENTS, directory / KEPT)
+
+
+def kept_checkpoints(directory: str | Path) -> list[tuple[int, Path]]:
+    """The (step, path) of the checkpoints kept in a model directory, oldest first. The
+    folder itself is the record, so a resumed run goes on from what it finds there."""
+    folder = Path(directory) / KEPT
+    if not folder.is_dir():
+        return []
+    found = ((_KEPT_NAME.fullmatch(path.name), path) for path in folder.iterdir())
+    return sorted((int(match.group(1)), path) for match, path in found if match and path.is_file())
+
+
+def keep_checkpoint(
+    directory: Path, step: int, tensors: dict[str, torch.Tensor], info: dict[str, Any], keep: int
+) -> None:
+    """Write checkpoints/step{step}.safetensors, then delete the oldest beyond `keep`: only
+    once the new file is whole, so that a kill never leaves fewer than `keep` complete."""
+    folder = directory / KEPT
+    folder.mkdir(parents=True, exist_ok=True)
+    write_tensors(folder / f"step{step:07d}.safetensors", tensors, info)
+    for _, path in kept_checkpoints(directory)[:-keep]:
+        path.unlink(missing_ok=True)
+
+
+def forget_checkpoints_after(directory: Path, step: int) -> None:
+    """Delete the kept checkpoints of steps after `step`: a run resumed from `step` redoes
+    those steps, and what it keeps must be of its own weights."""
+    for kept_step, path in kept_checkpoints(directory):
+        if kept_step > step:
+            path.unlink(missing_ok=True)
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:

@@ -425,8 +425,9 @@ class Trainer:
         return cap is not None and cap < len(self.corpus.valid_sources)
 
     def _validate_and_save(self, *, everything: bool = False) -> bool:
-        """Validate, update schedule and best checkpoint, save the last one; True to stop.
-        With `everything`, the whole validation set is translated (see `validate`)."""
+        """Validate, update schedule and best checkpoint, keep this step's weights (with
+        train.keep_checkpoints), save the last one; True to stop. With `everything`, the
+        whole validation set is translated (see `validate`)."""
         progress, options = self.progress, self.config.train
         row = self.world.from_main(lambda: {"step": progress.step, **self.validate(everything=everything)})
         metric = {
@@ -463,6 +464,9 @@ class Trainer:
             f"greedy {scores}{' (best)' if improved else ''}"
         )
         self._clock()
+        if options.keep_checkpoints and self.world.is_main:
+            tensors = checkpoint.model_tensors(self.model)
+            checkpoint.keep_checkpoint(self.model_dir, progress.step, tensors, row, options.keep_checkpoints)
         self._save_last()
         return options.lr_schedule == "plateau" and progress.validations_without_gain >= options.patience
 
@@ -560,6 +564,7 @@ class Trainer:
         self.progress = Progress(**info["progress"])
         if self.world.is_main:
             self._forget_metrics_after(self.progress.step)
+            checkpoint.forget_checkpoints_after(self.model_dir, self.progress.step)
         self._say(f"resuming {self.model_dir} at step {self.progress.step}")
 
     def _forget_metrics_after(self, step: int) -> None:
