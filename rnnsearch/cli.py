@@ -43,7 +43,12 @@ def _prepare(args: argparse.Namespace) -> None:
     if config.speech:
         raise UserError(f"{args.config}: data.kind {config.data.kind} is made in memory and needs no preparation")
     directory = prepared_dir(config, config.train.model_dir)
-    ensure_prepared(config, directory)
+    if config.train.init_from:
+        from rnnsearch.training.checkpoint import init_from_subwords
+
+        ensure_prepared(config, directory, init_from_subwords(config))
+    else:
+        ensure_prepared(config, directory)
     print(f"prepared training data in {directory}")
 
 

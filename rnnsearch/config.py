@@ -246,6 +246,11 @@ class TrainConfig(_Section):
         "bleu", description="bleu for text, error_rate (digit error rate) for spoken digits, or loss for either"
     )
     valid_every: int = Field(1000, gt=0, description="steps between validations and checkpoints")
+    init_from: str | None = Field(
+        None,
+        description="fine-tuning: a model directory whose weights and subword models this run starts from; its "
+        "model section must equal this config's; the optimizer, schedule and best score start afresh",
+    )
     keep_checkpoints: int = Field(
         0,
         ge=0,

@@ -114,7 +114,7 @@ def stale_reason(directory: Path, config: Config, subwords: tuple[Subwords, Subw
     """
     manifest = read_manifest(directory)
     if manifest is None:
-        return f"{directory} holds no prepared data yet"
+        return "there is none yet"
     if manifest.get("format") != FORMAT:
         return f"{directory} was prepared in another layout"
     try:

@@ -205,3 +205,28 @@ def weights_path(directory: str | Path) -> Path:
     directory = Path(directory)
     best = directory / BEST
     return best if best.exists() else directory / LAST
+
+
+def _first_difference(ours: Any, theirs: Any, key: str) -> str | None:
+    """The dotted key of the first value that differs between two config sections, with both values."""
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        for name in ours.keys() | theirs.keys():
+            difference = _first_difference(ours.get(name), theirs.get(name), f"{key}.{name}")
+            if difference:
+                return difference
+        return None
+    return None if ours == theirs else f"{key} is {theirs!r} there but {ours!r} here"
+
+
+def init_from_subwords(config: Config) -> tuple[Subwords | None, Subwords]:
+    """The subword models of train.init_from, the model directory a fine-tuning run
+    starts from, once its model section is found to equal `config`'s: the weights fit
+    only the same model, and the data must be encoded with the same pieces."""
+    source = Path(config.train.init_from)
+    source_config, src_subwords, tgt_subwords = load_model_files(source)
+    if source_config.speech != config.speech:
+        raise UserError(f"train.init_from: {source} reads {source_config.data.kind}, this config {config.data.kind}")
+    difference = _first_difference(config.model.model_dump(), source_config.model.model_dump(), "model")
+    if difference:
+        raise UserError(f"train.init_from: {difference} ({source / CONFIG}); a model starts only from its own kind")
+    return src_subwords, tgt_subwords

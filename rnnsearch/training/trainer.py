@@ -111,14 +111,15 @@ def prepare_corpus(
     """Check the validation set, prepare the training data on disk (or reuse it) and map it.
 
     Rank 0 prepares, while the other ranks wait, then every rank maps the same files. A
-    resumed run encodes with its model directory's subword models.
+    resumed run encodes with its model directory's subword models, a fine-tuning run
+    with those of the model it starts from.
     """
     if config.speech:
         return _prepare_speech(config, model_dir, resume, world)
     data = config.data
     valid_sources, valid_references = read_parallel(data.valid.src, data.valid.tgt)
     require_usable_pairs(valid_sources, valid_references, data.valid.src, data.valid.tgt, purpose="validation")
-    given = checkpoint.load_model_files(model_dir)[1:] if resume else None
+    given = _given_subwords(config, model_dir, resume)
     directory = prepared_dir(config, model_dir)
     if world.is_main:
         subwords = ensure_prepared(config, directory, given)
@@ -138,6 +139,16 @@ def prepare_corpus(
     return Corpus(train, valid, valid_sources, valid_references), src_subwords, tgt_subwords
 
 
+def _given_subwords(config: Config, model_dir: Path, resume: bool) -> tuple[Subwords | None, Subwords] | None:
+    """The subword models a run must encode its data with: its own when resumed, those of
+    train.init_from when fine-tuning, else None (learnt from the data)."""
+    if resume:
+        return checkpoint.load_model_files(model_dir)[1:]
+    if config.train.init_from:
+        return checkpoint.init_from_subwords(config)
+    return None
+
+
 def _prepare_speech(config: Config, model_dir: Path, resume: bool, world: World) -> tuple[Corpus, None, Subwords]:
     """Spoken digits: feature vectors in, digit pieces out; only the target has subwords.
 
@@ -149,8 +160,7 @@ def _prepare_speech(config: Config, model_dir: Path, resume: bool, world: World)
         sources, targets = part_inputs(config.data, "train")
         valid_sources, valid_references = part_inputs(config.data, "validation")
         if not resume:
-            options = config.subwords
-            tgt_subwords = train_subwords(targets, options.kind, options.vocab_size, options.min_frequency)
+            tgt_subwords = _speech_subwords(config, targets)
             checkpoint.save_model_files(model_dir, config, None, tgt_subwords)
     world.barrier()
     if not world.is_main:
@@ -165,6 +175,14 @@ def _prepare_speech(config: Config, model_dir: Path, resume: bool, world: World)
         say(f"training data: {len(train)} spoken digit strings ({len(sources) - len(train)} over max_length)")
     corpus = Corpus(InMemoryPairs(train), InMemoryPairs(valid), valid_sources, valid_references)
     return corpus, None, tgt_subwords
+
+
+def _speech_subwords(config: Config, targets: list[str]) -> Subwords:
+    """The digit pieces of a new speech run: those of train.init_from, else learnt from the targets."""
+    if config.train.init_from:
+        return checkpoint.init_from_subwords(config)[1]
+    options = config.subwords
+    return train_subwords(targets, options.kind, options.vocab_size, options.min_frequency)
 
 
 def seed_generators(seed: int, rank: int, step: int) -> None:
@@ -285,6 +303,8 @@ class Trainer:
         self.translator = Translator(self.model, src_subwords, tgt_subwords, config)
         if resume:
             self._restore()
+        elif options.init_from:
+            self._start_from(Path(options.init_from))
         seed_generators(options.seed, world.rank, self.progress.step)
         self.trainee = self.model
         if world.distributed:
@@ -555,6 +575,13 @@ class Trainer:
             info = {"progress": asdict(self.progress), **optimizer_info}
             checkpoint.write_tensors(self.model_dir / checkpoint.LAST, tensors, info)
         seed_generators(self.config.train.seed, self.world.rank, self.progress.step)
+
+    def _start_from(self, source: Path) -> None:
+        """Fine-tuning: the weights of the model in `source`, with a fresh optimizer,
+        schedule and best score."""
+        path = checkpoint.weights_path(source)
+        info = checkpoint.load_weights(self.model, path)
+        self._say(f"starting from the weights of {path}" + (f" (step {info['step']})" if "step" in info else ""))
 
     def _restore(self) -> None:
         path = self.model_dir / checkpoint.LAST
