@@ -19,7 +19,7 @@ from rnnsearch.errors import UserError
 from rnnsearch.text.synthetic import TASKS
 
 if TYPE_CHECKING:
-    from rnnsearch.translator import Translator
+    from rnnsearch.translator import PairScore, Translator
 
 
 def _train(args: argparse.Namespace) -> None:
@@ -145,6 +145,84 @@ def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iter
         return
     for paths in chunks:
         yield translator.transcribe_files(paths, beam_size=args.beam_size, n_best=args.n_best)
+
+
+def _score(args: argparse.Namespace) -> None:
+    """Write one line per pair of --src and --tgt, in order, as each chunk of pairs is scored:
+    `log_prob<TAB>tokens<TAB>per-token log-probs`, or a JSON object with --json."""
+    translator = _load_for_pairs(args)
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(_output(args.output)) if args.output else sys.stdout
+        number = 0
+        for scores in _scored_chunks(translator, args):
+            for pair in scores:
+                out.write((_score_json(pair, number) if args.json else _score_line(pair)) + "\n")
+                number += 1
+            out.flush()
+
+
+def _score_line(pair: PairScore) -> str:
+    """log p(target | source), the number of target tokens (</s> included) and each token's log p."""
+    token_log_probs = " ".join(f"{value:.6f}" for value in pair.token_log_probs)
+    return f"{pair.log_prob:.6f}\t{pair.tokens}\t{token_log_probs}"
+
+
+def _score_json(pair: PairScore, number: int) -> str:
+    """One JSON line: the numbers of `_score_line`, the pair's number and its pieces."""
+    row = {
+        "line": number,
+        "log_prob": pair.log_prob,
+        "tokens": pair.tokens,
+        "token_log_probs": pair.token_log_probs,
+        "source_tokens": pair.source_tokens,
+        "target_tokens": pair.target_tokens,
+    }
+    return json.dumps(row, ensure_ascii=False)
+
+
+def _align(args: argparse.Namespace) -> None:
+    """Write the teacher-forced alignment of every pair of --src and --tgt in the formats of
+    `translate --alignments` and `--hard-alignments`, one row or line per pair, in order."""
+    from rnnsearch.alignment import align_translation
+
+    if not (args.alignments or args.hard_alignments):
+        raise UserError("align: nothing to write; give --alignments OUT.jsonl, --hard-alignments OUT.txt or both")
+    translator = _load_for_pairs(args)
+    translator.require_alignment()
+    with contextlib.ExitStack() as files:
+        jsonl = files.enter_context(_output(args.alignments)) if args.alignments else None
+        hard = files.enter_context(_output(args.hard_alignments)) if args.hard_alignments else None
+        number = 0
+        for scores in _scored_chunks(translator, args):
+            for pair in scores:
+                translation = pair.as_translation()
+                if jsonl:
+                    row = {"line": number, **_alignment_row(translation)}
+                    jsonl.write(json.dumps(row, ensure_ascii=False) + "\n")
+                if hard:
+                    hard.write(align_translation(translation).pharaoh() + "\n")
+                number += 1
+            for written in (jsonl, hard):
+                if written:
+                    written.flush()
+
+
+def _load_for_pairs(args: argparse.Namespace) -> Translator:
+    """The translator `score` and `align` use: a text model, on the device and precision asked for."""
+    import rnnsearch
+
+    translator = rnnsearch.load(args.model_dir, device=args.device, precision=args.precision)
+    if translator.speech:
+        raise UserError(f"{args.model_dir}: a speech model; {args.command} takes text sources and targets")
+    return translator
+
+
+def _scored_chunks(translator: Translator, args: argparse.Namespace) -> Iterator[list[PairScore]]:
+    """The scores of the pairs of --src and --tgt, a chunk of lines at a time, in order."""
+    from rnnsearch.text.corpus import stream_parallel
+
+    chunks = ((chunk.sources, chunk.targets) for chunk in stream_parallel(args.src, args.tgt))
+    yield from translator.score_chunks(chunks, origin=args.src)
 
 
 def _evaluate(args: argparse.Namespace) -> None:
@@ -379,6 +457,31 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--by-length", action="store_true", help="also BLEU per source-length bucket")
     evaluate.add_argument("--json", action="store_true", help="print scores as JSON")
     evaluate.set_defaults(run=_evaluate)
+
+    def pairs_command(name: str, help: str) -> argparse.ArgumentParser:
+        command = commands.add_parser(name, help=help)
+        command.add_argument("model_dir", help="directory written by `rnnsearch train`")
+        command.add_argument("--src", required=True, help="source sentences, one a line (plain or .gz)")
+        command.add_argument("--tgt", required=True, help="their given translations, line for line (plain or .gz)")
+        command.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: the GPU if any)")
+        command.add_argument("--precision", choices=PRECISIONS, help="model precision (default: the config's)")
+        return command
+
+    score = pairs_command("score", "score given translations: log-probability in total and per target token")
+    score.add_argument("-o", "--output", help="output file; default stdout")
+    score.add_argument(
+        "--json", action="store_true", help="write JSON lines with the pieces, instead of tab-separated lines"
+    )
+    score.set_defaults(run=_score)
+
+    align = pairs_command("align", "align given translations to their sources (teacher-forced attention)")
+    align.add_argument("--alignments", metavar="OUT.jsonl", help="write tokens and alignment matrices as JSON lines")
+    align.add_argument(
+        "--hard-alignments",
+        metavar="OUT.txt",
+        help="write word alignments, one Pharaoh line of 0-based 'source-target' pairs per input pair",
+    )
+    align.set_defaults(run=_align)
 
     average = commands.add_parser(
         "average", help="average the weights of a model directory's last kept checkpoints into a new one"

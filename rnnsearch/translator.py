@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from rnnsearch.arguments import checked_count, checked_iterable, checked_list, c
 from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS, Config
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.model.seq2seq import RNNSearch, build_model
+from rnnsearch.scoring import ForcedPair, teacher_forced
 from rnnsearch.search import Cancelled, Hypothesis, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
@@ -45,6 +47,43 @@ class Translation:
     target_tokens: list[str]
     alignment: np.ndarray | None
     alternatives: list[Translation] = field(default_factory=list)
+
+
+@dataclass
+class PairScore:
+    """How the model scores one given translation: `target` for `source`, teacher-forced.
+
+    log_prob: log p(target | source), natural log: the sum of `token_log_probs`
+    token_log_probs: log p(y_i | y_<i, source) of each target piece and then of </s>,
+      one per entry of `target_tokens`
+    alignment: (len(target_tokens), len(source_tokens)) weights α_ij, as Translation has
+      them for the model's own output; None for the fixed-context baseline.
+    """
+
+    source: str
+    target: str
+    log_prob: float
+    token_log_probs: list[float]
+    source_tokens: list[str]
+    target_tokens: list[str]
+    alignment: np.ndarray | None
+
+    @property
+    def tokens(self) -> int:
+        """Target tokens scored: the pieces and </s>."""
+        return len(self.token_log_probs)
+
+    def as_translation(self) -> Translation:
+        """The pair as a Translation of `source` whose text is `target` and whose score is
+        `log_prob`, for what reads translations (alignment files, word alignments)."""
+        return Translation(
+            source=self.source,
+            text=self.target,
+            score=self.log_prob,
+            source_tokens=self.source_tokens,
+            target_tokens=self.target_tokens,
+            alignment=self.alignment,
+        )
 
 
 def resolve_device(name: str, key: str = "device") -> torch.device:
@@ -96,6 +135,7 @@ class Translator:
         self.src_subwords = src_subwords
         self.tgt_subwords = tgt_subwords
         self.search = config.search
+        self.scoring_batch = (config.train.batch_tokens, config.train.max_batch_sentences)
         self.target_language = config.data.tgt_lang
         self.data = config.data
 
@@ -163,6 +203,85 @@ class Translator:
         if n_best > beam_size:
             raise ArgumentValueError(f"n_best: {n_best} is more than the beam size {beam_size}")
         return beam_size, n_best
+
+    def score(self, sources: Iterable[str], targets: Iterable[str]) -> list[PairScore]:
+        """Score each given target as a translation of its source, in order: its
+        log-probability under the model, token by token, and its alignment.
+
+        Both are lists (or other iterables) of str, as many targets as sources. A blank
+        line is scored as an empty sentence: a blank target is </s> alone, and a blank
+        source is read as the source </s> alone, so every pair gets a score. A source of
+        more than search.max_source_length pieces is refused, as `translate` refuses it.
+        """
+        self._require_text()
+        sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
+        targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
+        if len(targets) != len(sources):
+            raise ArgumentValueError(f"targets: {len(targets)} targets for {len(sources)} sources")
+        return self._score_texts(sources, targets, None, first_line=1)
+
+    def score_chunks(
+        self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None = None
+    ) -> Iterator[list[PairScore]]:
+        """`score` for pairs that arrive a chunk at a time, (sources, targets) of the same
+        length each, such as the lines of two large files: yield each chunk's scores as
+        soon as it is done. Errors number the lines across chunks and name `origin`, the
+        source file, when given."""
+        self._require_text()
+        return self._scored_chunks(checked_iterable(chunks, "chunks"), origin)
+
+    def _scored_chunks(
+        self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None
+    ) -> Iterator[list[PairScore]]:
+        """Each chunk's pairs checked and scored, numbered from the first chunk's first line."""
+        first_line = 1
+        for index, (sources, targets) in enumerate(chunks):
+            sources = checked_strings(sources, f"chunks[{index}] sources", example='a list such as ["Ein Hund."]')
+            targets = checked_strings(targets, f"chunks[{index}] targets", example='a list such as ["A dog."]')
+            if len(sources) != len(targets):
+                raise ArgumentValueError(f"chunks[{index}]: {len(targets)} targets for {len(sources)} sources")
+            yield self._score_texts(sources, targets, origin, first_line=first_line)
+            first_line += len(sources)
+
+    def _score_texts(
+        self, sources: list[str], targets: list[str], origin: str | None, *, first_line: int
+    ) -> list[PairScore]:
+        """Score checked pairs; `first_line` is the number of sources[0] in error messages."""
+        source_ids = self.src_subwords.encode(sources)
+        check_source_lengths(source_ids, self.search.max_source_length, origin, first_line=first_line)
+        target_ids = self.tgt_subwords.encode(targets)
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            forced = teacher_forced(
+                self.model,
+                list(zip(source_ids, target_ids)),
+                *self.scoring_batch,
+                bf16=self.search.precision == "bf16",
+            )
+        finally:
+            self.model.train(was_training)
+        return [self._pair_score(*pair) for pair in zip(sources, targets, source_ids, target_ids, forced, strict=True)]
+
+    def _pair_score(
+        self, source: str, target: str, source_ids: list[int], target_ids: list[int], forced: ForcedPair
+    ) -> PairScore:
+        """One pair's texts, pieces and teacher-forced pass as the API returns them."""
+        token_log_probs = forced.log_probs.tolist()
+        return PairScore(
+            source=source,
+            target=target,
+            log_prob=math.fsum(token_log_probs),
+            token_log_probs=token_log_probs,
+            source_tokens=self._source_tokens(source_ids),
+            target_tokens=self.tgt_subwords.pieces(target_ids) + [END],
+            alignment=forced.alignment,
+        )
+
+    def _require_text(self) -> None:
+        """Refuse a speech model where only text will do."""
+        if self.src_subwords is None:
+            raise UserError("this model reads audio, not text: scoring and alignment take text sources")
 
     def transcribe(
         self,

@@ -1,0 +1,93 @@
+"""Teacher-forced log-probabilities and alignments of given (source, target) pairs.
+
+Where search finds a target, scoring is handed one: the decoder reads <s> y_1 … y_n and
+is asked, at every position, the probability of the next given piece, y_1 … y_n and
+then </s>. Its log-probabilities are those the training loss sums (without label
+smoothing), and its attention weights α are the alignment of that target, row i the
+weights of target piece i over the source pieces and </s>, as search reports them for
+its own output.
+
+Pairs are batched as validation batches them (length-bucketed, under a budget of padded
+tokens), and the results are returned in the order of the pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from rnnsearch.model.seq2seq import RNNSearch
+from rnnsearch.text.batches import Batch, InMemoryPairs, Pieces, epoch_batches, make_batch
+from rnnsearch.text.subwords import PAD
+from rnnsearch.training.loss import CHUNK_ELEMENTS
+
+
+@dataclass(frozen=True)
+class ForcedPair:
+    """The teacher-forced pass over one pair.
+
+    log_probs: (n + 1,) float32, log p(y_i | y_<i, x) of the n target pieces and </s>
+    alignment: (n + 1, source pieces + 1) float32 weights α, or None without an alignment model
+    """
+
+    log_probs: np.ndarray
+    alignment: np.ndarray | None
+
+
+@torch.no_grad()
+def teacher_forced(
+    model: RNNSearch,
+    pairs: Sequence[tuple[Pieces, Pieces]],
+    batch_tokens: int,
+    max_sentences: int | None = None,
+    bf16: bool = False,
+) -> list[ForcedPair]:
+    """The teacher-forced pass over every (source ids, target ids) pair, in the order given.
+
+    Batches hold at most `batch_tokens` padded tokens (a longer pair is a batch of its
+    own) and `max_sentences` pairs. The model runs as it is (call it in eval mode, or
+    dropout changes the numbers); `bf16` runs it under bfloat16 autocast, as search does
+    with precision bf16, while the log-probabilities are always normalised in fp32.
+    """
+    if not pairs:
+        return []
+    device = next(model.parameters()).device
+    results: list[ForcedPair | None] = [None] * len(pairs)
+    for indices in epoch_batches(InMemoryPairs(pairs), batch_tokens, max_sentences, seed=0, epoch=0):
+        batch = make_batch([pairs[i] for i in indices]).to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            log_probs, weights = _batch_log_probs(model, batch)
+        for row, index in enumerate(indices.tolist()):
+            results[index] = _unpadded(log_probs, weights, batch, row)
+    return results
+
+
+def _batch_log_probs(model: RNNSearch, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """log p of every decoder output (B, T), 0 at padding, and the weights α (B, T, S) or None.
+
+    The vocabulary projection runs on real target positions only, a chunk of rows at a
+    time, so no (B · T, V) tensor of logits is ever held whole.
+    """
+    readout, weights = model(batch.src, batch.src_lengths, batch.tgt_in)
+    real = batch.tgt_out != PAD
+    rows, targets = readout[real], batch.tgt_out[real]
+    chosen = torch.empty(len(targets), dtype=torch.float32, device=rows.device)
+    step = max(1, CHUNK_ELEMENTS // model.decoder.output_layer.out_features)
+    for start in range(0, len(targets), step):
+        logits = model.logits(rows[start : start + step]).float()
+        wanted = targets[start : start + step].unsqueeze(1)
+        chosen[start : start + step] = logits.log_softmax(dim=-1).gather(1, wanted).squeeze(1)
+    log_probs = torch.zeros(batch.tgt_out.shape, dtype=torch.float32, device=rows.device)
+    log_probs[real] = chosen
+    return log_probs, weights
+
+
+def _unpadded(log_probs: torch.Tensor, weights: torch.Tensor | None, batch: Batch, row: int) -> ForcedPair:
+    """One row of a batch without its padding: its target positions and source positions."""
+    length = int((batch.tgt_out[row] != PAD).sum())
+    source_length = int(batch.src_lengths[row])
+    alignment = None if weights is None else weights[row, :length, :source_length].float().cpu().numpy()
+    return ForcedPair(log_probs[row, :length].cpu().numpy(), alignment)

@@ -1,0 +1,295 @@
+"""Scoring and aligning given translations: `Translator.score`, `rnnsearch score` and `rnnsearch align`."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import rnnsearch
+from rnnsearch.cli import main
+from rnnsearch.config import config_from_dict, load_config
+from rnnsearch.errors import UserError
+from rnnsearch.model.seq2seq import build_model
+from rnnsearch.text.batches import make_batch
+from rnnsearch.training.checkpoint import BEST, model_tensors, save_model_files, write_tensors
+from rnnsearch.training.loss import sequence_loss
+from rnnsearch.translator import PairScore, Translator
+from tests.integration.conftest import tiny_config, write_config, write_lines
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    status = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def assert_one_line_error(status: int, err: str, *fragments: str) -> None:
+    """The CLI failed with exit status 1 and one line that holds every fragment."""
+    assert status == 1, err
+    assert "Traceback" not in err
+    last = err.splitlines()[-1]
+    assert last.startswith("rnnsearch: error: "), err
+    for fragment in fragments:
+        assert fragment in last, (fragment, last)
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture(scope="module")
+def pairs(corpus) -> tuple[list[str], list[str]]:
+    """Forty validation pairs, then a pair with an empty target and one with a blank source."""
+    sources = (corpus / "val.de").read_text(encoding="utf-8").splitlines()
+    targets = (corpus / "val.en").read_text(encoding="utf-8").splitlines()
+    return sources + ["Ein Hund läuft.", "  "], targets + ["", "A dog runs."]
+
+
+@pytest.fixture(scope="module")
+def translator(model_dir) -> Translator:
+    return rnnsearch.load(model_dir, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def scores(translator, pairs) -> list[PairScore]:
+    return translator.score(*pairs)
+
+
+@pytest.fixture(scope="module")
+def word_model(corpus, tmp_path_factory) -> Path:
+    """A tiny model over whole words: the text of its translations reads back as the very
+    pieces it produced, so scoring that text retraces its search step for step."""
+    folder = tmp_path_factory.mktemp("words")
+    config = tiny_config(corpus, folder / "run", max_steps=10, valid_every=10, valid_bleu_sentences=4)
+    config["subwords"] = {"kind": "word", "vocab_size": 5000}
+    assert main(["train", str(write_config(folder / "config.yaml", config))]) == 0
+    return folder / "run"
+
+
+@pytest.fixture(scope="module")
+def fixed_context_model(model_dir, tmp_path_factory) -> Path:
+    """A model directory for the fixed-context baseline (attention: none), random weights."""
+    folder = tmp_path_factory.mktemp("fixed")
+    trained = rnnsearch.load(model_dir, device="cpu")
+    tree = load_config(model_dir / "config.yaml").model_dump(mode="json")
+    tree["model"]["attention"] = "none"
+    config = config_from_dict(tree)
+    save_model_files(folder, config, trained.src_subwords, trained.tgt_subwords)
+    model = build_model(config.model, len(trained.src_subwords), len(trained.tgt_subwords))
+    write_tensors(folder / BEST, model_tensors(model), {})
+    return folder
+
+
+def test_scores_are_the_training_loss_without_smoothing_pair_by_pair(translator, pairs, scores):
+    sources, targets = pairs
+    source_ids, target_ids = translator.src_subwords.encode(sources), translator.tgt_subwords.encode(targets)
+    with torch.no_grad():
+        for pair, ids in zip(scores, zip(source_ids, target_ids), strict=True):
+            loss, tokens = sequence_loss(translator.model, make_batch([ids]), 0.0)
+            assert pair.tokens == tokens == len(ids[1]) + 1
+            assert pair.log_prob == pytest.approx(-float(loss), rel=1e-5, abs=1e-4)
+        total, tokens = sequence_loss(translator.model, make_batch(list(zip(source_ids, target_ids))), 0.0)
+    assert sum(pair.log_prob for pair in scores) == pytest.approx(-float(total), rel=1e-5)
+    assert sum(pair.tokens for pair in scores) == tokens
+
+
+def test_token_log_probs_sum_to_the_total_one_per_target_token(scores):
+    for pair in scores:
+        assert len(pair.token_log_probs) == len(pair.target_tokens) == pair.tokens
+        assert pair.target_tokens[-1] == "</s>" and pair.source_tokens[-1] == "</s>"
+        assert math.isclose(sum(pair.token_log_probs), pair.log_prob, abs_tol=1e-9)
+        assert all(value <= 0.0 for value in pair.token_log_probs)
+        assert pair.alignment.shape == (len(pair.target_tokens), len(pair.source_tokens))
+        assert np.allclose(pair.alignment.sum(axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("size", [1, 7])
+def test_scores_do_not_depend_on_the_pairs_scored_together(translator, pairs, scores, size):
+    sources, targets = pairs
+    for start in range(0, len(sources), size):
+        part = translator.score(sources[start : start + size], targets[start : start + size])
+        for alone, together in zip(part, scores[start : start + size], strict=True):
+            assert (alone.source, alone.target) == (together.source, together.target)
+            assert alone.target_tokens == together.target_tokens
+            assert alone.log_prob == pytest.approx(together.log_prob, abs=1e-5)
+            assert np.allclose(alone.token_log_probs, together.token_log_probs, atol=1e-5)
+            assert np.allclose(alone.alignment, together.alignment, atol=1e-5)
+
+
+def test_a_model_left_in_training_mode_scores_without_dropout_and_stays_in_it(translator, pairs, scores):
+    translator.model.train()
+    try:
+        again = translator.score(*pairs)
+        assert translator.model.training
+    finally:
+        translator.model.eval()
+    assert [pair.log_prob for pair in again] == pytest.approx([pair.log_prob for pair in scores], abs=1e-5)
+
+
+def test_scores_keep_the_order_of_the_pairs(translator, pairs, scores):
+    assert [(pair.source, pair.target) for pair in scores] == list(zip(*pairs))
+    lengths = [len(ids) + 1 for ids in translator.tgt_subwords.encode(pairs[1])]
+    assert [pair.tokens for pair in scores] == lengths
+    assert lengths != sorted(lengths) and lengths != sorted(lengths, reverse=True)
+
+
+def test_a_blank_line_is_scored_as_an_empty_sentence(scores):
+    empty_target, blank_source = scores[-2], scores[-1]
+    assert empty_target.target_tokens == ["</s>"] and empty_target.tokens == 1
+    assert empty_target.log_prob == empty_target.token_log_probs[0] < 0.0
+    assert blank_source.source_tokens == ["</s>"] and blank_source.tokens > 1
+    assert np.allclose(blank_source.alignment, 1.0)
+
+
+def test_score_prints_a_tab_separated_line_per_pair_in_order(model_dir, pairs, scores, tmp_path, capsys):
+    source, target = write_lines(tmp_path / "in.de", pairs[0]), write_lines(tmp_path / "in.en", pairs[1])
+    status, out, err = run_cli(capsys, "score", model_dir, "--src", source, "--tgt", target)
+    assert status == 0, err
+    lines = out.split("\n")[:-1]
+    assert len(lines) == len(scores)
+    for line, pair in zip(lines, scores):
+        total, tokens, token_log_probs = line.split("\t")
+        assert float(total) == pytest.approx(pair.log_prob, abs=1e-6)
+        assert int(tokens) == pair.tokens
+        assert np.allclose([float(v) for v in token_log_probs.split(" ")], pair.token_log_probs, atol=1e-6)
+    assert lines[-2].split("\t")[1] == "1"
+
+
+def test_score_writes_json_lines_to_a_file(model_dir, pairs, scores, tmp_path, capsys):
+    source, target = write_lines(tmp_path / "in.de", pairs[0]), write_lines(tmp_path / "in.en", pairs[1])
+    output = tmp_path / "scores.jsonl"
+    options = ["--src", source, "--tgt", target, "--json", "-o", output]
+    status, out, err = run_cli(capsys, "score", model_dir, *options)
+    assert status == 0 and out == "", err
+    rows = read_jsonl(output)
+    assert [row["line"] for row in rows] == list(range(len(scores)))
+    for row, pair in zip(rows, scores):
+        assert row["log_prob"] == pytest.approx(pair.log_prob, abs=1e-9)
+        assert row["tokens"] == pair.tokens and row["token_log_probs"] == pytest.approx(pair.token_log_probs)
+        assert (row["source_tokens"], row["target_tokens"]) == (pair.source_tokens, pair.target_tokens)
+
+
+def test_align_retraces_the_alignment_of_the_models_own_greedy_translation(word_model, corpus):
+    translator = rnnsearch.load(word_model, device="cpu")
+    sources = (corpus / "val.de").read_text(encoding="utf-8").splitlines()[:12]
+    translations = translator.translate(sources, beam_size=1)
+    scored = translator.score(sources, [t.text for t in translations])
+    kept = [(t, s) for t, s in zip(translations, scored) if "<unk>" not in t.target_tokens]
+    assert len(kept) >= 10
+    for translation, pair in kept:
+        assert (pair.source_tokens, pair.target_tokens) == (translation.source_tokens, translation.target_tokens)
+        assert np.allclose(pair.alignment, translation.alignment, atol=1e-5)
+
+
+def test_align_writes_what_translate_writes_for_the_same_translation(word_model, corpus, tmp_path, capsys):
+    source = write_lines(tmp_path / "in.de", (corpus / "val.de").read_text(encoding="utf-8").splitlines()[:12])
+    status, out, err = run_cli(
+        capsys, "translate", word_model, "-i", source, "--beam-size", 1,
+        "--alignments", tmp_path / "translate.jsonl", "--hard-alignments", tmp_path / "translate.txt",
+    )  # fmt: skip
+    assert status == 0, err
+    target = tmp_path / "out.en"
+    target.write_text(out, encoding="utf-8")
+    status, _, err = run_cli(
+        capsys, "align", word_model, "--src", source, "--tgt", target,
+        "--alignments", tmp_path / "align.jsonl", "--hard-alignments", tmp_path / "align.txt",
+    )  # fmt: skip
+    assert status == 0, err
+    searched, forced = read_jsonl(tmp_path / "translate.jsonl"), read_jsonl(tmp_path / "align.jsonl")
+    hard = (tmp_path / "align.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    reference_hard = (tmp_path / "translate.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    assert len(searched) == len(forced) == len(hard) == len(reference_hard) == 12
+    compared = 0
+    for mine, theirs, line, reference_line in zip(forced, searched, hard, reference_hard):
+        assert (mine["line"], mine["source_tokens"]) == (theirs["line"], theirs["source_tokens"])
+        [hypothesis], [reference] = mine["hypotheses"], theirs["hypotheses"]
+        assert hypothesis["text"] == reference["text"]
+        if "<unk>" in reference["target_tokens"]:  # dropped from the text, so not read back
+            continue
+        assert hypothesis["target_tokens"] == reference["target_tokens"]
+        assert np.allclose(hypothesis["alignment"], reference["alignment"], atol=2e-4)
+        assert line == reference_line
+        compared += 1
+    assert compared >= 10
+
+
+def test_align_writes_one_output_when_asked_for_one(model_dir, pairs, tmp_path, capsys):
+    source, target = write_lines(tmp_path / "in.de", pairs[0]), write_lines(tmp_path / "in.en", pairs[1])
+    hard = tmp_path / "hard.txt"
+    status, out, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target, "--hard-alignments", hard)
+    assert status == 0 and out == "", err
+    lines = hard.read_text(encoding="utf-8").split("\n")[:-1]
+    assert len(lines) == len(pairs[0]) and lines[-2:] == ["", ""]
+    assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_files_of_different_lengths_are_one_line(model_dir, pairs, tmp_path, capsys):
+    source = write_lines(tmp_path / "in.de", pairs[0][:5])
+    target = write_lines(tmp_path / "in.en", pairs[1][:4])
+    for command in (["score"], ["align", "--alignments", tmp_path / "a.jsonl"]):
+        status, out, err = run_cli(capsys, command[0], model_dir, "--src", source, "--tgt", target, *command[1:])
+        assert_one_line_error(status, err, str(target), "ends after 4 lines", "5 lines")
+        assert out == ""
+
+
+def test_align_without_an_output_is_one_line(model_dir, pairs, tmp_path, capsys):
+    source, target = write_lines(tmp_path / "in.de", pairs[0]), write_lines(tmp_path / "in.en", pairs[1])
+    status, out, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target)
+    assert_one_line_error(status, err, "--alignments", "--hard-alignments")
+    assert out == ""
+
+
+def test_align_refuses_a_model_without_attention_but_score_scores_it(fixed_context_model, tmp_path, capsys):
+    source = write_lines(tmp_path / "in.de", ["Ein Hund läuft.", "Eine Katze."])
+    target = write_lines(tmp_path / "in.en", ["A dog runs.", ""])
+    jsonl = tmp_path / "a.jsonl"
+    status, _, err = run_cli(
+        capsys, "align", fixed_context_model, "--src", source, "--tgt", target, "--alignments", jsonl
+    )
+    assert_one_line_error(status, err, "no alignment model")
+    assert not jsonl.exists()
+    status, out, err = run_cli(capsys, "score", fixed_context_model, "--src", source, "--tgt", target)
+    assert status == 0, err
+    lines = [line.split("\t") for line in out.split("\n")[:-1]]
+    assert len(lines) == 2 and lines[1][1] == "1"
+    assert all(math.isfinite(float(line[0])) and float(line[0]) < 0.0 for line in lines)
+    assert rnnsearch.load(fixed_context_model, device="cpu").score(["Ein Hund."], ["A dog."])[0].alignment is None
+
+
+def test_an_over_long_source_is_one_line_naming_file_and_line(model_dir, tmp_path, capsys):
+    source = write_lines(tmp_path / "in.de", ["Ein Hund.", " ".join(["Hund"] * 300)])
+    target = write_lines(tmp_path / "in.en", ["A dog.", "A dog."])
+    status, out, err = run_cli(capsys, "score", model_dir, "--src", source, "--tgt", target)
+    assert_one_line_error(status, err, f"{source}:2", "search.max_source_length")
+
+
+def test_invalid_utf8_in_a_target_is_one_line_naming_file_and_line(model_dir, tmp_path, capsys):
+    source = write_lines(tmp_path / "in.de", ["Ein Hund.", "Eine Katze."])
+    target = tmp_path / "in.en"
+    target.write_bytes(b"A dog.\nA \xfe cat.\n")
+    status, _, err = run_cli(capsys, "score", model_dir, "--src", source, "--tgt", target)
+    assert_one_line_error(status, err, f"{target}:2", "not valid UTF-8")
+
+
+def test_a_failed_write_is_one_line_naming_the_output(model_dir, pairs, tmp_path, capsys):
+    if not Path("/dev/full").exists():
+        pytest.skip("needs /dev/full")
+    source, target = write_lines(tmp_path / "in.de", pairs[0]), write_lines(tmp_path / "in.en", pairs[1])
+    for command in (["score", "-o", "/dev/full"], ["align", "--hard-alignments", "/dev/full"]):
+        status, _, err = run_cli(capsys, command[0], model_dir, "--src", source, "--tgt", target, *command[1:])
+        assert_one_line_error(status, err, "/dev/full: cannot write")
+
+
+def test_the_python_api_checks_its_arguments(translator, model_dir):
+    with pytest.raises(ValueError, match="2 targets for 1 sources"):
+        translator.score(["Ein Hund."], ["A dog.", "A cat."])
+    with pytest.raises(TypeError, match="sources"):
+        translator.score("Ein Hund.", ["A dog."])
+    speech = Translator(translator.model, None, translator.tgt_subwords, load_config(model_dir / "config.yaml"))
+    with pytest.raises(UserError, match="reads audio"):
+        speech.score(["Ein Hund."], ["A dog."])
