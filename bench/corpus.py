@@ -32,7 +32,7 @@ both sides) into one line, reproducibly from `--seed`, as plain text files in `-
    (wait4; it has no children).
 3. SentencePiece's own encoding rate, the ceiling of the encoding stage for the same
    workers: as many processes as prepare used workers (data.workers, else one per core
-   above 16 MB of corpus), started together (spawned, then released at a barrier once
+   above SMALL_CORPUS_BYTES of corpus), started together (spawned, then released at a barrier once
    each holds its share of the first `--encode-lines` pairs in memory and the prepared
    directory's subword models), each encoding its share (both sides, batches of 10,000,
    as the workers call SentencePiece). Pairs/s is all the pairs over the time from the
@@ -364,7 +364,7 @@ def encode_rate(prepared: Path, corpus: tuple[Path, Path], lines: int, processes
 
 
 def worker_count(config_path: Path, corpus: tuple[Path, Path], prepared: Path) -> int:
-    """The encoding workers prepare starts, by its rule: data.workers, else one per core above 16 MB."""
+    """The encoding workers prepare starts, by its rule: data.workers, else one per core above SMALL_CORPUS_BYTES."""
     config = load_config(str(config_path), [f"{k}={v}" for k, v in corpus_settings(corpus, prepared).items()])
     if config.data.workers is not None:
         return config.data.workers

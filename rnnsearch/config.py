@@ -59,7 +59,7 @@ class DataConfig(_Section):
         None,
         gt=0,
         description="processes that encode the training data; default: one per core for a corpus "
-        "over 16 MB, else the preparing process alone",
+        "over 64 MB, else the preparing process alone",
     )
 
     @property

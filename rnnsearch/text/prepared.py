@@ -57,7 +57,7 @@ TGT_SUBWORDS = "subwords.tgt.model"
 SIDES = ("source", "target")
 CHUNK_LINES = 10_000  # pairs read, encoded and written together
 SAMPLE_SEED = 0  # the subword sample is the same for the same corpus, whatever the run's seed
-SMALL_CORPUS_BYTES = 16 << 20  # below this, worker processes cost more time to start than they save
+SMALL_CORPUS_BYTES = 64 << 20  # below this (~250,000 pairs), starting workers costs more than they save
 IN_FLIGHT_PER_WORKER = 2  # chunks queued per worker: enough to keep it busy, few enough for flat memory
 
 
