@@ -109,8 +109,6 @@ def _translate(args: argparse.Namespace) -> None:
     """Translate the input a chunk at a time, writing each chunk's lines (and alignments) as
     soon as it is done: an interrupted run keeps what it had translated, and a pipe fed
     line by line gets each translation back before it sends the next line."""
-    from rnnsearch.alignment import align_translation
-
     translator = _load(args)
     if args.alignments or args.hard_alignments:
         translator.require_alignment()
@@ -126,15 +124,21 @@ def _translate(args: argparse.Namespace) -> None:
                 else:
                     for entry in [translation, *translation.alternatives]:
                         out.write(f"{number} ||| {entry.text} ||| {entry.score:.4f}\n")
-                if jsonl:
-                    row = {"line": number, **_alignment_row(translation)}
-                    jsonl.write(json.dumps(row, ensure_ascii=False) + "\n")
-                if hard:
-                    hard.write(align_translation(translation).pharaoh() + "\n")
+                _write_alignments(translation, number, jsonl, hard)
                 number += 1
             for written in (out, jsonl, hard):
                 if written:
                     written.flush()
+
+
+def _write_alignments(translation, number: int, jsonl: TextIO | None, hard: TextIO | None) -> None:
+    """Input line `number`'s alignment as a JSON line and as a Pharaoh line, to those asked for."""
+    from rnnsearch.alignment import align_translation
+
+    if jsonl:
+        jsonl.write(json.dumps({"line": number, **_alignment_row(translation)}, ensure_ascii=False) + "\n")
+    if hard:
+        hard.write(align_translation(translation).pharaoh() + "\n")
 
 
 def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iterator[list]:
@@ -183,8 +187,6 @@ def _score_json(pair: PairScore, number: int) -> str:
 def _align(args: argparse.Namespace) -> None:
     """Write the teacher-forced alignment of every pair of --src and --tgt in the formats of
     `translate --alignments` and `--hard-alignments`, one row or line per pair, in order."""
-    from rnnsearch.alignment import align_translation
-
     if not (args.alignments or args.hard_alignments):
         raise UserError("align: nothing to write; give --alignments OUT.jsonl, --hard-alignments OUT.txt or both")
     translator = _load_for_pairs(args)
@@ -195,12 +197,7 @@ def _align(args: argparse.Namespace) -> None:
         number = 0
         for scores in _scored_chunks(translator, args):
             for pair in scores:
-                translation = pair.as_translation()
-                if jsonl:
-                    row = {"line": number, **_alignment_row(translation)}
-                    jsonl.write(json.dumps(row, ensure_ascii=False) + "\n")
-                if hard:
-                    hard.write(align_translation(translation).pharaoh() + "\n")
+                _write_alignments(pair.as_translation(), number, jsonl, hard)
                 number += 1
             for written in (jsonl, hard):
                 if written:
