@@ -109,7 +109,7 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
 def stale_reason(directory: Path, config: Config, subwords: tuple[Subwords, Subwords] | None = None) -> str | None:
     """Why the dataset in `directory` cannot serve `config`, or None if it can.
 
-    `subwords`, when given (a resumed run), are the models the data must be encoded
+    `subwords`, when given (a resumed or fine-tuning run), are the models the data must be encoded
     with; otherwise the data's own models must come from today's subword settings.
     """
     manifest = read_manifest(directory)
@@ -423,7 +423,7 @@ def prepare(
 ) -> tuple[Subwords, Subwords]:
     """Build the prepared dataset of `config` in `directory`, and return its subword models.
 
-    With `subwords` (a resumed run), the data is encoded with them; otherwise they are
+    With `subwords` (a resumed or fine-tuning run), the data is encoded with them; otherwise they are
     trained on a sample of the corpus first. `reason` (why it is built) is reported.
     """
     _say(f"preparing the training data in {directory}" + (f": {reason}" if reason else ""))
