@@ -122,7 +122,7 @@ class SubwordConfig(_Section):
         gt=0,
         description="SentencePiece learns from a reproducible random sample of at most this many "
         "training pairs (each side's sentences; both sides' if joint); its memory grows with the sample, "
-        "about 6 KB a pair of 25-word sentences, so the default stays under 2 GB",
+        "and the default keeps preparation under 2 GB (BENCHMARKS.md)",
     )
 
     @field_validator("vocab_size")

@@ -250,6 +250,11 @@ class FilterReport:
     too_long: int
     uneven: int = 0
 
+    @property
+    def pairs(self) -> int:
+        """The pairs read: kept and skipped."""
+        return self.kept + self.empty + self.too_long + self.uneven
+
     def __str__(self) -> str:
         uneven = f", {self.uneven} with a length ratio over data.max_length_ratio" if self.uneven else ""
         return f"kept {self.kept} pairs; skipped {self.empty} empty and {self.too_long} longer than the limit{uneven}"
@@ -496,7 +501,7 @@ def _encode_all(config: Config, directory: Path, encoder: _Encoder) -> tuple[lis
                 started = time.monotonic()
                 report = _encode_corpus(corpus, encode, writer, progress, in_flight=IN_FLIGHT_PER_WORKER * workers)
                 seconds = time.monotonic() - started
-                rate = (report.kept + report.empty + report.too_long + report.uneven) / max(seconds, 1e-9)
+                rate = report.pairs / max(seconds, 1e-9)
                 _say(f"training data {corpus.src}: {report}; encoded in {seconds:.1f} s, {rate:,.0f} pairs/s")
                 reports.append(report)
         finally:
