@@ -21,6 +21,11 @@ from rnnsearch.text.synthetic import TASKS
 if TYPE_CHECKING:
     from rnnsearch.translator import PairScore, Translator
 
+MODEL_DIRS = (
+    "directory written by `rnnsearch train`; several decode together as an ensemble, "
+    "which must share the target subword model"
+)
+
 
 def _train(args: argparse.Namespace) -> None:
     from rnnsearch.config import load_config
@@ -101,8 +106,13 @@ def _load(args: argparse.Namespace) -> Translator:
     import rnnsearch
 
     return rnnsearch.load(
-        args.model_dir, device=args.device, precision=args.precision, batch_sentences=args.batch_sentences
+        _models(args.model_dir), device=args.device, precision=args.precision, batch_sentences=args.batch_sentences
     )
+
+
+def _models(model_dirs: list[str]) -> str | list[str]:
+    """One model directory as itself; several as the list of an ensemble's members."""
+    return model_dirs[0] if len(model_dirs) == 1 else model_dirs
 
 
 def _translate(args: argparse.Namespace) -> None:
@@ -145,10 +155,51 @@ def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iter
     """The translations of the input, a chunk of lines at a time, in input order."""
     chunks = _read_input(args.input)
     if not translator.speech:
-        yield from translator.translate_chunks(chunks, beam_size=args.beam_size, n_best=args.n_best)
+        prefix_chunks = None
+        if args.prefix:
+            chunks, prefix_chunks = _with_prefixes(chunks, args.prefix, args.input or "<stdin>")
+        yield from translator.translate_chunks(
+            chunks, beam_size=args.beam_size, n_best=args.n_best, prefix_chunks=prefix_chunks
+        )
         return
+    if args.prefix:
+        raise UserError("--prefix: a speech model's output cannot be given a prefix")
     for paths in chunks:
         yield translator.transcribe_files(paths, beam_size=args.beam_size, n_best=args.n_best)
+
+
+def _with_prefixes(
+    chunks: Iterator[list[str]], prefix_path: str, input_name: str
+) -> tuple[Iterator[list[str]], Iterator[list[str]]]:
+    """The input's chunks, and the prefix file's lines cut into the same chunks; a prefix
+    file with fewer or more lines than the input is a one-line error naming both counts,
+    given before anything is translated when the input is a file."""
+    from rnnsearch.text.corpus import read_lines
+
+    prefixes = read_lines(prefix_path)
+    if input_name != "<stdin>" and input_name != "-":
+        lines = len(read_lines(input_name))
+        if lines != len(prefixes):
+            raise UserError(f"{prefix_path} has {len(prefixes)} lines but {input_name} has {lines}")
+    cuts: list[tuple[int, int]] = []
+
+    def texts() -> Iterator[list[str]]:
+        read = 0
+        for chunk in chunks:
+            if read + len(chunk) > len(prefixes):
+                raise UserError(f"{prefix_path} has {len(prefixes)} lines but {input_name} has more")
+            cuts.append((read, read + len(chunk)))
+            read += len(chunk)
+            yield chunk
+        if read != len(prefixes):
+            raise UserError(f"{prefix_path} has {len(prefixes)} lines but {input_name} has {read}")
+
+    def prefix_chunks() -> Iterator[list[str]]:
+        while cuts:
+            start, end = cuts.pop(0)
+            yield prefixes[start:end]
+
+    return texts(), prefix_chunks()
 
 
 def _score(args: argparse.Namespace) -> None:
@@ -208,9 +259,9 @@ def _load_for_pairs(args: argparse.Namespace) -> Translator:
     """The translator `score` and `align` use: a text model, on the device and precision asked for."""
     import rnnsearch
 
-    translator = rnnsearch.load(args.model_dir, device=args.device, precision=args.precision)
+    translator = rnnsearch.load(_models(args.model_dir), device=args.device, precision=args.precision)
     if translator.speech:
-        raise UserError(f"{args.model_dir}: a speech model; {args.command} takes text sources and targets")
+        raise UserError(f"{args.model_dir[0]}: a speech model; {args.command} takes text sources and targets")
     return translator
 
 
@@ -349,7 +400,7 @@ def _serve(args: argparse.Namespace) -> None:
         timeout=args.timeout,
         max_batch=args.max_batch,
     )
-    serve(args.model_dir, args.host, args.port, args.device, limits, args.precision)
+    serve(_models(args.model_dir), args.host, args.port, args.device, limits, args.precision)
 
 
 def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
@@ -398,7 +449,7 @@ def _parser() -> argparse.ArgumentParser:
 
     def model_command(name: str, help: str) -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help)
-        command.add_argument("model_dir", help="directory written by `rnnsearch train`")
+        command.add_argument("model_dir", nargs="+", help=MODEL_DIRS)
         command.add_argument(
             "--beam-size",
             type=_beam_width,
@@ -433,6 +484,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="OUT.txt",
         help="write word alignments, one Pharaoh line of 0-based 'source-target' pairs per input line",
     )
+    translate.add_argument(
+        "--prefix",
+        metavar="FILE",
+        help="target prefixes, one per input line (empty: none): each translation starts with its prefix",
+    )
     translate.set_defaults(run=_translate)
 
     evaluate = model_command(
@@ -457,7 +513,7 @@ def _parser() -> argparse.ArgumentParser:
 
     def pairs_command(name: str, help: str) -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help)
-        command.add_argument("model_dir", help="directory written by `rnnsearch train`")
+        command.add_argument("model_dir", nargs="+", help=MODEL_DIRS)
         command.add_argument("--src", required=True, help="source sentences, one a line (plain or .gz)")
         command.add_argument("--tgt", required=True, help="their given translations, line for line (plain or .gz)")
         command.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: the GPU if any)")
@@ -514,7 +570,7 @@ def _parser() -> argparse.ArgumentParser:
     attention.set_defaults(run=_attention)
 
     serve = commands.add_parser("serve", help="serve a JSON translation API and a web page that shows alignments")
-    serve.add_argument("model_dir", help="directory written by `rnnsearch train`")
+    serve.add_argument("model_dir", nargs="+", help=MODEL_DIRS)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     serve.add_argument("--port", type=int, default=8000, help="default %(default)s; 0 picks a free port")
     serve.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: the GPU if any)")

@@ -65,6 +65,18 @@ def teacher_forced(
     return results
 
 
+def mean_forced(passes: Sequence[Sequence[ForcedPair]], aligned: Sequence[int]) -> list[ForcedPair]:
+    """An ensemble's teacher-forced pass from its members' (`passes[m]`, pair by pair): the
+    mean of their token log-probabilities, as ensemble search scores a token, and the mean
+    alignment of the `aligned` members (None when there are none)."""
+    combined = []
+    for pair in zip(*passes, strict=True):
+        log_probs = np.mean([forced.log_probs for forced in pair], axis=0, dtype=np.float32)
+        alignment = np.mean([pair[m].alignment for m in aligned], axis=0, dtype=np.float32) if aligned else None
+        combined.append(ForcedPair(log_probs, alignment))
+    return combined
+
+
 def _batch_log_probs(model: RNNSearch, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:
     """log p of every decoder output (B, T), 0 at padding, and the weights α (B, T, S) or None.
 

@@ -14,13 +14,14 @@ import torch
 from rnnsearch.arguments import checked_count, checked_iterable, checked_list, checked_strings
 from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS, Config
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
+from rnnsearch.model.ensemble import Ensemble, side_numbers
 from rnnsearch.model.seq2seq import RNNSearch, build_model
-from rnnsearch.scoring import ForcedPair, teacher_forced
-from rnnsearch.search import Cancelled, Hypothesis, max_output_lengths
+from rnnsearch.scoring import ForcedPair, mean_forced, teacher_forced
+from rnnsearch.search import Cancelled, Hypothesis, max_output_lengths, prefix_tensor
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
-from rnnsearch.text.batches import Source, source_tensors, vector_tensors
+from rnnsearch.text.batches import Source, side_tensors, source_tensors, vector_tensors
 from rnnsearch.text.corpus import is_blank
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.training.checkpoint import load_model_files, load_weights, weights_path
@@ -120,19 +121,25 @@ def check_source_lengths(
 
 
 class Translator:
-    """A trained model ready to translate: `translate(texts)` → list of Translation, or for a
-    speech model `transcribe(audio, names)`."""
+    """A trained model, or an ensemble of them, ready to translate: `translate(texts)` → list
+    of Translation, or for a speech model `transcribe(audio, names)`."""
 
     def __init__(
         self,
-        model: RNNSearch,
+        model: RNNSearch | Ensemble,
         src_subwords: Subwords | None,
         tgt_subwords: Subwords,
         config: Config,
+        *,
+        source_sides: Sequence[Subwords] | None = None,
     ):
-        """src_subwords is None for a speech model, whose source is audio."""
+        """src_subwords is None for a speech model, whose source is audio. For an ensemble
+        whose members read the source in different pieces, `source_sides` are their
+        source subword models by side number (see Ensemble); src_subwords is side 0's,
+        the pieces alignments are over."""
         self.model = model
         self.src_subwords = src_subwords
+        self.source_sides = list(source_sides) if source_sides else [src_subwords]
         self.tgt_subwords = tgt_subwords
         self.search = config.search
         self.scoring_batch = (config.train.batch_tokens, config.train.max_batch_sentences)
@@ -149,6 +156,8 @@ class Translator:
         beam_size: int | None = None,
         n_best: int = 1,
         cancelled: Cancelled | None = None,
+        *,
+        prefixes: Iterable[str] | None = None,
     ) -> list[Translation]:
         """Translate every text, in order; an empty or blank text gives an empty translation.
 
@@ -156,42 +165,102 @@ class Translator:
         as its characters. beam_size 1 is greedy search, at most MAX_BEAM_SIZE; the default
         comes from the model's config. `cancelled`, asked before every decoder step, stops
         the work with SearchCancelled once it returns True.
+
+        `prefixes`, one str per text ("" for none), force the start of each translation:
+        the prefix's pieces are the first output pieces, whatever the model would choose,
+        and search goes on from there. The score and the alignment cover the prefix too.
+        A text with a prefix is translated even when blank.
         """
         if self.src_subwords is None:
             raise UserError("this model reads audio, not text: give it WAV files")
         texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
+        checked_prefixes = self._prefixes(prefixes, len(texts), "prefixes")
         beam_size, n_best = self._widths(beam_size, n_best)
-        return self._translate_texts(texts, beam_size, n_best, cancelled, first_line=1)
+        return self._translate_texts(texts, beam_size, n_best, cancelled, first_line=1, prefixes=checked_prefixes)
+
+    @staticmethod
+    def _prefixes(prefixes: object, count: int, name: str) -> list[str] | None:
+        """Checked prefixes for `count` texts, or None when none is given."""
+        if prefixes is None:
+            return None
+        prefixes = checked_strings(prefixes, name, example='a list such as ["A dog", ""]')
+        if len(prefixes) != count:
+            raise ArgumentValueError(f"{name}: {len(prefixes)} prefixes for {count} texts")
+        return prefixes
 
     def translate_chunks(
-        self, chunks: Iterable[Iterable[str]], beam_size: int | None = None, n_best: int = 1
+        self,
+        chunks: Iterable[Iterable[str]],
+        beam_size: int | None = None,
+        n_best: int = 1,
+        *,
+        prefix_chunks: Iterable[Iterable[str]] | None = None,
     ) -> Iterator[list[Translation]]:
         """Translate texts that arrive a chunk at a time, such as lines from a pipe: yield each
         chunk's translations, in order, as soon as the chunk is done, before the next chunk
         is read. Errors number the lines across chunks, as one list would. The model and the
-        options are checked at the call, the texts as their chunks come."""
+        options are checked at the call, the texts as their chunks come. `prefix_chunks`
+        gives the chunks' prefixes (as `translate`'s `prefixes`), chunk for chunk."""
         if self.src_subwords is None:
             raise UserError("this model reads audio, not text: give it WAV files")
         beam_size, n_best = self._widths(beam_size, n_best)
-        return self._translated_chunks(checked_iterable(chunks, "chunks"), beam_size, n_best)
+        chunks = checked_iterable(chunks, "chunks")
+        if prefix_chunks is not None:
+            prefix_chunks = checked_iterable(prefix_chunks, "prefix_chunks")
+        return self._translated_chunks(chunks, beam_size, n_best, prefix_chunks)
 
     def _translated_chunks(
-        self, chunks: Iterable[Iterable[str]], beam_size: int, n_best: int
+        self,
+        chunks: Iterable[Iterable[str]],
+        beam_size: int,
+        n_best: int,
+        prefix_chunks: Iterable[Iterable[str]] | None,
     ) -> Iterator[list[Translation]]:
         first_line = 1
+        prefix_chunks = iter(prefix_chunks) if prefix_chunks is not None else None
         for index, chunk in enumerate(chunks):
             texts = checked_strings(chunk, f"chunks[{index}]", example='a list such as ["Ein Hund."]')
-            yield self._translate_texts(texts, beam_size, n_best, None, first_line=first_line)
+            prefixes = None
+            if prefix_chunks is not None:
+                name = f"prefix_chunks[{index}]"
+                prefixes = self._prefixes(next(prefix_chunks, None), len(texts), name)
+                if prefixes is None:
+                    raise ArgumentValueError(f"{name}: missing; prefix_chunks ended before chunks")
+            yield self._translate_texts(texts, beam_size, n_best, None, first_line=first_line, prefixes=prefixes)
             first_line += len(texts)
+        if prefix_chunks is not None and next(prefix_chunks, None) is not None:
+            raise ArgumentValueError("prefix_chunks: more chunks than chunks of texts")
 
     def _translate_texts(
-        self, texts: list[str], beam_size: int, n_best: int, cancelled: Cancelled | None, *, first_line: int
+        self,
+        texts: list[str],
+        beam_size: int,
+        n_best: int,
+        cancelled: Cancelled | None,
+        *,
+        first_line: int,
+        prefixes: list[str] | None = None,
     ) -> list[Translation]:
         """Translate checked texts; `first_line` is the number of texts[0] in error messages."""
-        ids = self.src_subwords.encode(texts)
-        check_source_lengths(ids, self.search.max_source_length, first_line=first_line)
-        blank = [is_blank(text) for text in texts]
-        return self._decode(texts, ids, blank, beam_size, n_best, cancelled)
+        sources = self._encode_sources(texts, None, first_line=first_line)
+        prefix_ids = None if prefixes is None else self.tgt_subwords.encode(prefixes)
+        blank = [is_blank(text) and not (prefix_ids and prefix_ids[i]) for i, text in enumerate(texts)]
+        return self._decode(texts, sources, blank, beam_size, n_best, cancelled, prefix_ids)
+
+    def _encode_sources(self, texts: list[str], origin: str | None, *, first_line: int) -> list[Source]:
+        """The texts in the pieces of every source side, each checked against
+        search.max_source_length: piece ids per text, or with several sides a tuple of
+        them, side 0 first."""
+        sides = [subwords.encode(texts) for subwords in self.source_sides]
+        for ids in sides:
+            check_source_lengths(ids, self.search.max_source_length, origin, first_line=first_line)
+        return sides[0] if len(sides) == 1 else list(zip(*sides))
+
+    def source_pieces(self, texts: Sequence[str]) -> list[int]:
+        """How many source pieces each text is, in the side that cuts it into the most:
+        the count search.max_source_length bounds."""
+        sides = [subwords.encode(list(texts)) for subwords in self.source_sides]
+        return [max(len(ids) for ids in pieces) for pieces in zip(*sides)]
 
     def _widths(self, beam_size: object, n_best: object) -> tuple[int, int]:
         """The beam size (the config's for None) and n-best count asked for, checked."""
@@ -247,21 +316,28 @@ class Translator:
         self, sources: list[str], targets: list[str], origin: str | None, *, first_line: int
     ) -> list[PairScore]:
         """Score checked pairs; `first_line` is the number of sources[0] in error messages."""
-        source_ids = self.src_subwords.encode(sources)
-        check_source_lengths(source_ids, self.search.max_source_length, origin, first_line=first_line)
+        encoded = self._encode_sources(sources, origin, first_line=first_line)
+        sides = [encoded] if len(self.source_sides) == 1 else [list(side) for side in zip(*encoded)]
         target_ids = self.tgt_subwords.encode(targets)
+        members = self.model.members if isinstance(self.model, Ensemble) else [self.model]
+        member_sides = self.model.sides if isinstance(self.model, Ensemble) else [0]
         was_training = self.model.training
         self.model.eval()
         try:
-            forced = teacher_forced(
-                self.model,
-                list(zip(source_ids, target_ids)),
-                *self.scoring_batch,
-                bf16=self.search.precision == "bf16",
-            )
+            passes = [
+                teacher_forced(
+                    member,
+                    list(zip(sides[side], target_ids)),
+                    *self.scoring_batch,
+                    bf16=self.search.precision == "bf16",
+                )
+                for member, side in zip(members, member_sides)
+            ]
         finally:
             self.model.train(was_training)
-        return [self._pair_score(*pair) for pair in zip(sources, targets, source_ids, target_ids, forced, strict=True)]
+        forced = passes[0] if len(passes) == 1 else mean_forced(passes, self.model.aligned)
+        pairs = zip(sources, targets, sides[0], target_ids, forced, strict=True)
+        return [self._pair_score(*pair) for pair in pairs]
 
     def _pair_score(
         self, source: str, target: str, source_ids: list[int], target_ids: list[int], forced: ForcedPair
@@ -362,44 +438,62 @@ class Translator:
         beam_size: int,
         n_best: int,
         cancelled: Cancelled | None,
+        prefixes: list[list[int]] | None = None,
     ) -> list[Translation]:
         """Search for every non-blank source, longest first in batches, and return results in input order."""
-        todo = sorted((i for i in range(len(sources)) if not blank[i]), key=lambda i: -len(sources[i]))
+        todo = sorted((i for i in range(len(sources)) if not blank[i]), key=lambda i: -len(_side_zero(sources[i])))
         results = {i: self._empty(originals[i]) for i in range(len(sources)) if blank[i]}
         was_training = self.model.training
         self.model.eval()
         try:
             for start in range(0, len(todo), SENTENCES_PER_SEARCH):
                 chunk = todo[start : start + SENTENCES_PER_SEARCH]
-                hypotheses = self._search([sources[i] for i in chunk], beam_size, n_best, cancelled)
+                chunk_prefixes = None if prefixes is None else [prefixes[i] for i in chunk]
+                hypotheses = self._search([sources[i] for i in chunk], beam_size, n_best, cancelled, chunk_prefixes)
                 for i, nbest in zip(chunk, hypotheses):
-                    results[i] = self._to_text(originals[i], self._source_tokens(sources[i]), nbest)
+                    results[i] = self._to_text(originals[i], self._source_tokens(_side_zero(sources[i])), nbest)
         finally:
             self.model.train(was_training)
         return [results[i] for i in range(len(sources))]
 
     def _search(
-        self, sources: list[Source], beam_size: int, n_best: int, cancelled: Cancelled | None
+        self,
+        sources: list[Source],
+        beam_size: int,
+        n_best: int,
+        cancelled: Cancelled | None,
+        prefixes: list[list[int]] | None,
     ) -> list[list[Hypothesis]]:
         if isinstance(sources[0], torch.Tensor):
             src, src_lengths = vector_tensors(sources)
+            side_zero_lengths = src_lengths
+        elif isinstance(sources[0], tuple):
+            src, src_lengths, side_zero_lengths = side_tensors(sources)
         else:
             src, src_lengths = source_tensors(sources)
-        limits = max_output_lengths(src_lengths, self.search.max_length_ratio, self.search.max_length_extra)
+            side_zero_lengths = src_lengths
+        limits = max_output_lengths(side_zero_lengths, self.search.max_length_ratio, self.search.max_length_extra)
+        forced = None if prefixes is None else prefix_tensor(prefixes)
+        if forced is not None:  # room for the whole prefix and </s>
+            limits = torch.maximum(limits, torch.tensor([len(prefix) + 1 for prefix in prefixes]))
         src, src_lengths = src.to(self.device), src_lengths.to(self.device)
         in_flight, penalty = self.search.batch_sentences, self.search.length_penalty
         # On a GPU, launching a step's kernels costs more than running them: there the
-        # search keeps fixed shapes and replays each step as a CUDA graph.
-        on_gpu = self.device.type == "cuda"
-        greedy = fixed_shape_greedy_search if on_gpu else greedy_search
-        beam = fixed_shape_beam_search if on_gpu else beam_search
+        # search keeps fixed shapes and replays each step as a CUDA graph. Its graphs hold
+        # one model's state and no prefixes; ensembles and prefixes search as on the CPU.
+        fixed = self.device.type == "cuda" and isinstance(self.model, RNNSearch) and forced is None
+        greedy = fixed_shape_greedy_search if fixed else greedy_search
+        beam = fixed_shape_beam_search if fixed else beam_search
+        options = {} if forced is None else {"prefixes": forced}
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.search.precision == "bf16"):
             if beam_size == 1:
-                return greedy(self.model, src, src_lengths, limits, penalty, in_flight, cancelled)
-            return beam(self.model, src, src_lengths, limits, penalty, beam_size, n_best, in_flight, cancelled)
+                return greedy(self.model, src, src_lengths, limits, penalty, in_flight, cancelled, **options)
+            return beam(
+                self.model, src, src_lengths, limits, penalty, beam_size, n_best, in_flight, cancelled, **options
+            )
 
     def _source_tokens(self, source: Source) -> list[str]:
-        """Source pieces and </s> for text; for audio, each input vector's start time in seconds."""
+        """Source pieces (side 0's) and </s> for text; for audio, each input vector's start time in seconds."""
         if self.src_subwords is not None:
             return self.src_subwords.pieces(source) + [END]
         return [f"{j * self.seconds_per_vector:.2f}s" for j in range(len(source))]
@@ -421,7 +515,7 @@ class Translator:
                 score=h.score,
                 source_tokens=source_tokens,
                 target_tokens=self.tgt_subwords.pieces(h.tokens) + [END],
-                alignment=None if h.alignment is None else h.alignment.numpy(),
+                alignment=None if h.alignment is None else h.alignment[:, : len(source_tokens)].numpy(),
             )
             for h in nbest
         ]
@@ -439,6 +533,11 @@ class Translator:
             raise UserError(
                 "this model has no alignment model (model.attention: none), so there is no alignment to show"
             )
+
+
+def _side_zero(source: Source) -> Source:
+    """The source as side 0 reads it: itself, or the first of an ensemble's several readings."""
+    return source[0] if isinstance(source, tuple) else source
 
 
 def source_and_target_sizes(
@@ -461,15 +560,20 @@ def require_finite(model: torch.nn.Module, path: Path) -> None:
             )
 
 
+ModelDirs = str | os.PathLike | Sequence[str | os.PathLike]
+
+
 def load(
-    model_dir: str | Path, device: str = "auto", precision: str | None = None, batch_sentences: int | None = None
+    model_dir: ModelDirs, device: str = "auto", precision: str | None = None, batch_sentences: int | None = None
 ) -> Translator:
-    """A Translator for the trained model in `model_dir` (best weights if there are any);
+    """A Translator for the trained model in `model_dir` (best weights if there are any), or
+    for an ensemble of the models in a list of directories (see rnnsearch.model.ensemble);
     `precision` (fp32 or bf16) and `batch_sentences` override the search section of the
-    model's config."""
-    if not isinstance(model_dir, (str, os.PathLike)):
-        raise ArgumentTypeError(f"model_dir: expected a str or a path, got {type(model_dir).__name__}")
-    config, src_subwords, tgt_subwords = load_model_files(model_dir)
+    model's config, for an ensemble the first member's.
+
+    The members of an ensemble must share the target subword model and read the same kind
+    of input; each keeps its own source subword model.
+    """
     search: dict[str, object] = {}
     if precision is not None:
         if precision not in PRECISIONS:
@@ -477,10 +581,72 @@ def load(
         search["precision"] = precision
     if batch_sentences is not None:
         search["batch_sentences"] = checked_count(batch_sentences, "batch_sentences")
-    config = config.model_copy(update={"search": config.search.model_copy(update=search)})
+    target = resolve_device(device)
+    if isinstance(model_dir, (str, os.PathLike)):
+        config, src_subwords, tgt_subwords = load_model_files(model_dir)
+        model = _load_model(model_dir, config, src_subwords, tgt_subwords, target)
+        return Translator(model, src_subwords, tgt_subwords, _with_search(config, search))
+    directories = _model_dirs(model_dir)
+    files = [load_model_files(directory) for directory in directories]
+    _require_compatible(directories, files)
+    models = [_load_model(directory, *member, target) for directory, member in zip(directories, files)]
+    config, _, tgt_subwords = files[0]
+    sources = [src_subwords for _, src_subwords, _ in files]
+    keys = [None if subwords is None else subwords.model_bytes for subwords in sources]
+    sides = side_numbers(keys, [model.has_alignment for model in models])
+    by_side = {side: subwords for side, subwords in zip(sides, sources)}
+    ensemble = Ensemble(models, sides).eval()
+    source_sides = [by_side[side] for side in range(len(by_side))]
+    return Translator(ensemble, source_sides[0], tgt_subwords, _with_search(config, search), source_sides=source_sides)
+
+
+def _with_search(config: Config, search: dict[str, object]) -> Config:
+    return config.model_copy(update={"search": config.search.model_copy(update=search)})
+
+
+def _load_model(
+    model_dir: str | os.PathLike,
+    config: Config,
+    src_subwords: Subwords | None,
+    tgt_subwords: Subwords,
+    device: torch.device,
+) -> RNNSearch:
+    """The model of a model directory whose files are loaded, its weights checked, in eval mode."""
     model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords))
     path = weights_path(model_dir)
     load_weights(model, path)
     require_finite(model, path)
-    model.to(resolve_device(device)).eval()
-    return Translator(model, src_subwords, tgt_subwords, config)
+    return model.to(device).eval()
+
+
+def _model_dirs(model_dirs: object) -> list[str | os.PathLike]:
+    """A checked, non-empty list of model directories."""
+    if not isinstance(model_dirs, (list, tuple)):
+        raise ArgumentTypeError(f"model_dir: expected a str, a path or a list of them, got {type(model_dirs).__name__}")
+    if not model_dirs:
+        raise ArgumentValueError("model_dir: an empty list; an ensemble needs at least one model directory")
+    for index, directory in enumerate(model_dirs):
+        if not isinstance(directory, (str, os.PathLike)):
+            raise ArgumentTypeError(f"model_dir[{index}]: expected a str or a path, got {type(directory).__name__}")
+    return list(model_dirs)
+
+
+def _require_compatible(
+    directories: list[str | os.PathLike], files: list[tuple[Config, Subwords | None, Subwords]]
+) -> None:
+    """Refuse members that cannot decode together, naming the first that differs from the first member."""
+    first, (first_config, first_source, first_target) = directories[0], files[0]
+    for directory, (config, source, target) in zip(directories[1:], files[1:]):
+        if target.model_bytes != first_target.model_bytes:
+            raise UserError(
+                f"{directory}: its target subword model is not that of {first}; "
+                "the members of an ensemble must share the target vocabulary"
+            )
+        if (source is None) != (first_source is None):
+            kinds = ("audio" if source is None else "text", "audio" if first_source is None else "text")
+            raise UserError(f"{directory}: reads {kinds[0]} but {first} reads {kinds[1]}; an ensemble reads one kind")
+        if source is None and config.data.features != first_config.data.features:
+            raise UserError(
+                f"{directory}: its data.features differ from those of {first}; "
+                "the members of a speech ensemble must read the same feature vectors"
+            )

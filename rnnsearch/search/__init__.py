@@ -75,15 +75,54 @@ def chunk_maxima(scores: torch.Tensor) -> torch.Tensor:
     return maxima
 
 
-def restrict(log_probs: torch.Tensor, force_end: torch.Tensor) -> torch.Tensor:
-    """Forbid <pad> and <s> everywhere, and anything but </s> on rows that must end now."""
+def restrict(log_probs: torch.Tensor, force_end: torch.Tensor, forced: torch.Tensor | None = None) -> torch.Tensor:
+    """Forbid <pad> and <s> everywhere, anything but </s> on rows that must end now, and
+    anything but the prefix's next piece on rows still inside their prefix (`forced`
+    (R,): that piece, or NOT_FORCED). The allowed token keeps its log-probability."""
     log_probs[:, PAD] = -math.inf
     log_probs[:, BOS] = -math.inf
     if bool(force_end.any()):
         eos = log_probs[force_end, EOS]
         log_probs[force_end] = -math.inf
         log_probs[force_end, EOS] = eos
+    if forced is not None:
+        rows = (forced != NOT_FORCED).nonzero().squeeze(1)
+        tokens = forced[rows]
+        kept = log_probs[rows, tokens]
+        log_probs[rows] = -math.inf
+        log_probs[rows, tokens] = kept
     return log_probs
+
+
+NOT_FORCED = -1
+"""Padding of a prefix tensor: from here on the search chooses."""
+
+
+def prefix_tensor(prefixes: list[list[int]]) -> torch.Tensor | None:
+    """Target prefixes, one per sentence (empty: none), as (N, longest) ids padded with
+    NOT_FORCED; None when no sentence has one."""
+    longest = max((len(prefix) for prefix in prefixes), default=0)
+    if longest == 0:
+        return None
+    tensor = torch.full((len(prefixes), longest), NOT_FORCED, dtype=torch.long)
+    for row, prefix in enumerate(prefixes):
+        tensor[row, : len(prefix)] = torch.tensor(prefix, dtype=torch.long)
+    return tensor
+
+
+def forced_tokens(
+    prefixes: torch.Tensor | None, sentences: torch.Tensor, positions: torch.Tensor
+) -> torch.Tensor | None:
+    """The piece each sentence's prefix sets at its output position, or NOT_FORCED past
+    its prefix; None when no sentence is inside its prefix."""
+    if prefixes is None:
+        return None
+    inside = positions < prefixes.size(1)
+    if not bool(inside.any()):
+        return None
+    tokens = torch.full_like(positions, NOT_FORCED)
+    tokens[inside] = prefixes[sentences[inside], positions[inside]]
+    return tokens if bool((tokens != NOT_FORCED).any()) else None
 
 
 class Arrivals:

@@ -20,7 +20,17 @@ import math
 import torch
 
 from rnnsearch.model.linear import packed_weights
-from rnnsearch.search import CHUNK, Arrivals, Cancelled, Hypothesis, check, chunk_maxima, normalised, restrict
+from rnnsearch.search import (
+    CHUNK,
+    Arrivals,
+    Cancelled,
+    Hypothesis,
+    check,
+    chunk_maxima,
+    forced_tokens,
+    normalised,
+    restrict,
+)
 from rnnsearch.text.subwords import BOS, EOS
 
 
@@ -36,10 +46,13 @@ def beam_search(
     n_best: int = 1,
     in_flight: int | None = None,
     cancelled: Cancelled | None = None,
+    *,
+    prefixes: torch.Tensor | None = None,
 ) -> list[list[Hypothesis]]:
     """The `n_best` highest-scoring finished hypotheses of every sentence, best first, in
     the order of `src`; at most `in_flight` sentences (default: all) are decoded together.
-    `cancelled` is asked before every step."""
+    `cancelled` is asked before every step. `prefixes` as for greedy search: while a
+    sentence is inside its prefix, its one live hypothesis takes the prefix's pieces."""
     k, device = beam_size, src.device
     beams = _Beams(k, device, model.has_alignment)
     finished: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
@@ -54,8 +67,12 @@ def beam_search(
         scored = beams.live_rows()
         log_probs, state, weights = model.step(beams.prev, state, scored)  # (L, V), …, (R, S)
         force_end = (max_lengths[beams.sentences] <= beams.positions + 1).repeat_interleave(k).to(device)
+        forced = forced_tokens(prefixes, beams.sentences, beams.positions)
+        if forced is not None:
+            forced = forced.repeat_interleave(k).to(device)
+            forced = forced if scored is None else forced[scored]
         force_end = force_end if scored is None else force_end[scored]
-        log_probs = restrict(log_probs, force_end)
+        log_probs = restrict(log_probs, force_end, forced)
         state = beams.advance(log_probs, scored, weights, state, finished, src_lengths, length_penalty)
     return [sorted(hypotheses, key=lambda h: h.score, reverse=True)[:n_best] for hypotheses in finished]
 
@@ -128,7 +145,8 @@ class _Beams:
             total = float(top_log_prob[block, beam])
             alignment = None
             if self.weights_history is not None:
-                alignment = self.weights_history[row, offset:, : src_lengths[sentence]].cpu()
+                history = self.weights_history[row : row + 1, offset:]
+                alignment = _source_width(history, int(src_lengths[sentence]))[0].cpu()
             finished[sentence].append(
                 Hypothesis(
                     tokens=self.history[row, offset:-1].tolist(),

@@ -12,7 +12,17 @@ from __future__ import annotations
 import torch
 
 from rnnsearch.model.linear import packed_weights
-from rnnsearch.search import CHUNK, Arrivals, Cancelled, Hypothesis, check, chunk_maxima, normalised, restrict
+from rnnsearch.search import (
+    CHUNK,
+    Arrivals,
+    Cancelled,
+    Hypothesis,
+    check,
+    chunk_maxima,
+    forced_tokens,
+    normalised,
+    restrict,
+)
 from rnnsearch.text.subwords import BOS, EOS
 
 
@@ -26,10 +36,14 @@ def greedy_search(
     length_penalty: float,
     in_flight: int | None = None,
     cancelled: Cancelled | None = None,
+    *,
+    prefixes: torch.Tensor | None = None,
 ) -> list[list[Hypothesis]]:
     """One hypothesis per sentence, in the order of `src`; at most `in_flight` sentences
     (default: all) are decoded together. Sentences join in the order given, so sorting
-    them by length keeps the padding low. `cancelled` is asked before every step."""
+    them by length keeps the padding low. `cancelled` is asked before every step.
+    `prefixes` (N, P) (`prefix_tensor`) are target pieces each output must start with;
+    max_lengths must leave room for them and </s>."""
     count, device = src.size(0), src.device
     longest = int(max_lengths.max())
     tokens = torch.zeros(count, longest, dtype=torch.long)
@@ -48,7 +62,9 @@ def greedy_search(
             rows, positions = torch.cat([rows, newcomers]), torch.cat([positions, torch.zeros_like(newcomers)])
             prev = torch.cat([prev, torch.full((len(newcomers),), BOS, dtype=torch.long, device=device)])
         log_probs, state, weights = model.step(prev, state)
-        log_probs = restrict(log_probs, (max_lengths[rows] <= positions + 1).to(device))
+        forced = forced_tokens(prefixes, rows, positions)
+        forced = None if forced is None else forced.to(device)
+        log_probs = restrict(log_probs, (max_lengths[rows] <= positions + 1).to(device), forced)
         best_log_prob, best = row_maxima(log_probs)
         tokens[rows, positions] = best.cpu()
         if alignments is not None:

@@ -14,7 +14,7 @@ limits, 422 for a malformed or invalid one, 504 when it takes longer than the ti
 import asyncio
 import base64
 import binascii
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -52,8 +52,11 @@ ERROR_RESPONSES = {
 }
 
 
-def create_app(translator: Translator, model_dir: str | Path, limits: Limits | None = None) -> FastAPI:
-    """The server for `translator`, the model loaded from `model_dir`.
+def create_app(
+    translator: Translator, model_dir: str | Path | Sequence[str | Path], limits: Limits | None = None
+) -> FastAPI:
+    """The server for `translator`, the model loaded from `model_dir` (or the ensemble
+    loaded from a list of them, described by the first).
 
     Its batcher (app.state.batcher) starts and stops with the app's lifespan, so run
     the app under a server such as uvicorn, or in tests inside `with TestClient(app)`.
@@ -90,7 +93,13 @@ def create_app(translator: Translator, model_dir: str | Path, limits: Limits | N
 def _decoder(translator: Translator) -> TranslateFn:
     """The batcher's model call: translate texts, or transcribe a speech model's recordings."""
     if not translator.speech:
-        return translator.translate
+
+        def translate(items: list[tuple[str, str]], beam_size: int, n_best: int, cancelled: Cancelled):
+            texts, prefixes = [text for text, _ in items], [prefix for _, prefix in items]
+            given = prefixes if any(prefixes) else None
+            return translator.translate(texts, beam_size, n_best, cancelled, prefixes=given)
+
+        return translate
 
     def transcribe(audio: list[np.ndarray], beam_size: int, n_best: int, cancelled: Cancelled) -> list[Translation]:
         return translator.transcribe(audio, [f"audio.{k}" for k in range(len(audio))], beam_size, n_best, cancelled)
@@ -118,7 +127,7 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
             items = await asyncio.to_thread(_read_audio, request.audio, max_seconds)
         else:
             _check_source_lengths(translator, request.texts)
-            items = request.texts
+            items = list(zip(request.texts, _prefixes(request.texts, request.prefixes)))
         try:
             work = asyncio.wait_for(batcher.translate(items, beam_size, request.n_best), limits.timeout)
             results = await _while_connected(connection, work)
@@ -206,9 +215,18 @@ class BodyLimit:
 def _check_source_lengths(translator: Translator, texts: list[str]) -> None:
     """Refuse a text the model would refuse, before it joins a batch of other requests."""
     limit = translator.search.max_source_length
-    for index, pieces in enumerate(translator.src_subwords.encode(texts)):
-        if len(pieces) > limit:
-            raise HTTPException(413, f"texts.{index}: {len(pieces)} subword pieces, more than the model's {limit}")
+    for index, pieces in enumerate(translator.source_pieces(texts)):
+        if pieces > limit:
+            raise HTTPException(413, f"texts.{index}: {pieces} subword pieces, more than the model's {limit}")
+
+
+def _prefixes(texts: list[str], prefixes: list[str] | None) -> list[str]:
+    """One prefix per text ("" for none), or a one-line error when they are not as many."""
+    if prefixes is None:
+        return [""] * len(texts)
+    if len(prefixes) != len(texts):
+        raise UserError(f'prefixes: {len(prefixes)} prefixes for {len(texts)} texts; give one per text ("" for none)')
+    return prefixes
 
 
 def _read_audio(items: list[str], max_seconds: float) -> list[np.ndarray]:

@@ -21,8 +21,8 @@ import numpy as np
 from rnnsearch.search import Cancelled, SearchCancelled
 from rnnsearch.translator import Translation
 
-Item = str | np.ndarray
-"""What one request item is: a text, or a recording's samples."""
+Item = tuple[str, str] | np.ndarray
+"""What one request item is: a text and its target prefix ("" for none), or a recording's samples."""
 
 TranslateFn = Callable[[list[Item], int, int, Cancelled], list[Translation]]
 """(items, beam_size, n_best, cancelled) → one Translation per item, in order; `cancelled()`

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from rnnsearch.config import load_config
@@ -13,9 +15,11 @@ from rnnsearch.training.checkpoint import CONFIG, METRICS
 from rnnsearch.translator import Translator
 
 
-def describe_model(translator: Translator, model_dir: str | Path, limits: Limits) -> ModelInfo:
-    """The served model's input, languages, vocabularies, architecture, size, training figures and limits."""
-    model_dir = Path(model_dir)
+def describe_model(translator: Translator, model_dir: str | Path | Sequence[str | Path], limits: Limits) -> ModelInfo:
+    """The served model's input, languages, vocabularies, architecture, size, training figures and limits;
+    for an ensemble (a list of model directories), its first member's, and how many members it has."""
+    members = 1 if isinstance(model_dir, (str, os.PathLike)) else len(model_dir)
+    model_dir = Path(model_dir if isinstance(model_dir, (str, os.PathLike)) else model_dir[0])
     config = load_config(model_dir / CONFIG)
     speech = translator.speech
     return ModelInfo(
@@ -25,6 +29,7 @@ def describe_model(translator: Translator, model_dir: str | Path, limits: Limits
         source_vocabulary=None if speech else len(translator.src_subwords),
         target_vocabulary=len(translator.tgt_subwords),
         parameters=sum(p.numel() for p in translator.model.parameters() if p.requires_grad),
+        members=members,
         has_alignment=translator.model.has_alignment,
         architecture=config.model,
         subwords=config.subwords,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 
 from rnnsearch.errors import UserError
@@ -27,10 +28,15 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve(
-    model_dir: str | Path, host: str, port: int, device: str, limits: Limits, precision: str | None = None
+    model_dir: str | Path | Sequence[str | Path],
+    host: str,
+    port: int,
+    device: str,
+    limits: Limits,
+    precision: str | None = None,
 ) -> None:
-    """Serve the model in `model_dir` on host:port until interrupted (Ctrl+C or SIGTERM);
-    `precision` overrides the search precision of the model's config."""
+    """Serve the model in `model_dir`, or the ensemble of a list of them, on host:port until
+    interrupted (Ctrl+C or SIGTERM); `precision` overrides the search precision of the model's config."""
     import uvicorn
 
     from rnnsearch.server.app import create_app
@@ -41,7 +47,8 @@ def serve(
     sock = listen(host, port)
     bound = sock.getsockname()[1]
     display_host = f"[{host}]" if ":" in host else host
-    print(f"serving {model_dir} at http://{display_host}:{bound}/ (Ctrl+C to stop)", flush=True)
+    served = model_dir if isinstance(model_dir, (str, Path)) else " + ".join(str(d) for d in model_dir)
+    print(f"serving {served} at http://{display_host}:{bound}/ (Ctrl+C to stop)", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="info"))
     with sock:
         server.run(sockets=[sock])

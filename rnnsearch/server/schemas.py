@@ -73,7 +73,17 @@ def translate_request_model(limits: Limits, audio_chars: int | None = None) -> t
             examples=[["Ein Hund läuft durch den Schnee."]],
         ),
     ]
-    return create_model("TranslateRequest", __base__=_TranslateOptions, texts=(texts, ...))
+    prefixes = Annotated[
+        list[text] | None,
+        Field(
+            description=(
+                'target text each translation must start with, one per text ("" for none); search goes on '
+                "from the prefix, and the score and alignment cover it"
+            ),
+            examples=[["A dog"]],
+        ),
+    ]
+    return create_model("TranslateRequest", __base__=_TranslateOptions, texts=(texts, ...), prefixes=(prefixes, None))
 
 
 WAV_HEADER_ROOM = 4096
@@ -153,7 +163,8 @@ class ModelInfo(BaseModel):
     target_language: str
     source_vocabulary: int | None = Field(description="subword pieces in the source vocabulary; null for audio")
     target_vocabulary: int
-    parameters: int = Field(description="trainable parameters")
+    parameters: int = Field(description="trainable parameters, of all members together for an ensemble")
+    members: int = Field(1, description="models decoding together: more than 1 for an ensemble")
     has_alignment: bool = Field(description="false for the fixed-context baseline (model.attention: none)")
     architecture: ModelConfig = Field(description="the model section of the model's config.yaml")
     subwords: SubwordConfig

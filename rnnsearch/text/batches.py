@@ -113,6 +113,18 @@ def source_tensors(sources: Sequence[Pieces]) -> tuple[torch.Tensor, torch.Tenso
     return torch.from_numpy(src), torch.from_numpy(lengths + 1)
 
 
+def side_tensors(sources: Sequence[Sequence[Pieces]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Sources cut into pieces by several subword models (an ensemble's source sides), one
+    tuple of readings per sentence → (N, S, sides) ids, each reading padded and ending in
+    </s> as `source_tensors` makes them; the longest reading's length of each sentence;
+    and side 0's lengths."""
+    sides = [source_tensors([source[side] for source in sources]) for side in range(len(sources[0]))]
+    width = max(src.size(1) for src, _ in sides)
+    stacked = torch.stack([torch.nn.functional.pad(src, (0, width - src.size(1)), value=PAD) for src, _ in sides], 2)
+    lengths = torch.stack([side_lengths for _, side_lengths in sides]).amax(0)
+    return stacked, lengths, sides[0][1]
+
+
 def target_tensors(targets: Sequence[Pieces]) -> tuple[torch.Tensor, torch.Tensor]:
     """Teacher-forcing decoder inputs <s> y_1 … y_n and outputs y_1 … y_n </s>, padded."""
     lengths = _lengths(targets)

@@ -1,0 +1,91 @@
+"""Forced target prefixes in batched greedy and beam search."""
+
+import pytest
+import torch
+
+from rnnsearch.model.ensemble import Ensemble
+from rnnsearch.scoring import teacher_forced
+from rnnsearch.search import max_output_lengths, prefix_tensor
+from rnnsearch.search.beam import beam_search
+from rnnsearch.search.greedy import greedy_search
+from rnnsearch.text.batches import source_tensors
+from rnnsearch.text.subwords import BOS, EOS
+from tests.conftest import assert_same_hypotheses, random_sources, tiny_model
+
+VOCAB = 20
+
+
+def search(model, sources, prefixes, beam_size, n_best=1, in_flight=None):
+    src, lengths = source_tensors(sources)
+    limits = max_output_lengths(lengths, 1.5, 3)
+    limits = torch.maximum(limits, torch.tensor([len(p) + 1 for p in prefixes]))
+    forced = prefix_tensor(prefixes)
+    if beam_size == 1:
+        return greedy_search(model, src, lengths, limits, 1.0, in_flight, prefixes=forced)
+    return beam_search(model, src, lengths, limits, 1.0, beam_size, n_best, in_flight, prefixes=forced)
+
+
+def random_prefixes(count: int, seed: int, longest: int = 6) -> list[list[int]]:
+    """Prefixes of 0 to `longest` pieces; about a third of the sentences have none."""
+    generator = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(0, longest + 1, (count,), generator=generator) * (
+        torch.rand(count, generator=generator) > 0.3
+    )
+    return [torch.randint(EOS + 1, VOCAB, (int(n),), generator=generator).tolist() for n in lengths]
+
+
+@pytest.mark.parametrize(("beam_size", "n_best"), [(1, 1), (4, 4)])
+def test_every_output_starts_with_its_prefix(beam_size, n_best):
+    model = tiny_model(vocab=VOCAB, seed=1)
+    sources, prefixes = random_sources(40, VOCAB, seed=2, max_len=10), random_prefixes(40, seed=3, longest=20)
+    for prefix, hypotheses in zip(prefixes, search(model, sources, prefixes, beam_size, n_best)):
+        assert hypotheses
+        for h in hypotheses:
+            assert h.tokens[: len(prefix)] == prefix
+            assert h.alignment.shape[0] == len(h.tokens) + 1  # the prefix's rows too
+
+
+@pytest.mark.parametrize("cut", [None, 1, 3])
+def test_the_greedy_output_as_prefix_leaves_the_translation_unchanged(cut):
+    model = tiny_model(vocab=VOCAB, seed=1)
+    sources = random_sources(30, VOCAB, seed=4, max_len=10)
+    free = search(model, sources, [[]] * len(sources), 1)
+    prefixes = [h[0].tokens[:cut] for h in free]
+    assert_same_hypotheses(free, search(model, sources, prefixes, 1))
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_a_prefixed_output_scores_what_the_model_gives_it(beam_size):
+    """Forcing changes the choices, never the model's probabilities: an output's
+    log-probability and alignment, prefix included, are those of teacher forcing."""
+    model = tiny_model(vocab=VOCAB, seed=2)
+    sources, prefixes = random_sources(20, VOCAB, seed=5, max_len=10), random_prefixes(20, seed=6)
+    found = [h[0] for h in search(model, sources, prefixes, beam_size)]
+    forced = teacher_forced(model, [(s, h.tokens) for s, h in zip(sources, found)], batch_tokens=10_000)
+    for h, f in zip(found, forced):
+        assert h.log_prob == pytest.approx(float(f.log_probs.sum()), abs=1e-4)
+        assert torch.allclose(h.alignment, torch.from_numpy(f.alignment), atol=1e-5)
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+@pytest.mark.parametrize("ensemble", [False, True], ids=["model", "ensemble"])
+def test_prefixed_translations_do_not_depend_on_batch_size(beam_size, ensemble):
+    model = tiny_model(vocab=VOCAB, seed=1)
+    if ensemble:
+        model = Ensemble([model, tiny_model(vocab=VOCAB, seed=2)], [0, 0])
+    sources, prefixes = random_sources(64, VOCAB, seed=6, max_len=8), random_prefixes(64, seed=7)
+    reference = search(model, sources, prefixes, beam_size, in_flight=64)
+    for in_flight in (1, 7):
+        assert_same_hypotheses(reference, search(model, sources, prefixes, beam_size, in_flight=in_flight))
+
+
+def test_a_prefix_longer_than_the_length_limit_is_kept_whole():
+    model = tiny_model(vocab=VOCAB, seed=3)
+    prefix = [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+    (hypothesis,) = search(model, [[4]], [prefix], 1)[0]
+    assert hypothesis.tokens[: len(prefix)] == prefix and BOS not in hypothesis.tokens
+
+
+def test_no_prefix_is_no_tensor():
+    assert prefix_tensor([[], []]) is None
+    assert prefix_tensor([[5], []]).tolist() == [[5], [-1]]
