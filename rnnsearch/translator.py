@@ -637,14 +637,14 @@ def _require_compatible(
     """Refuse members that cannot decode together, naming the first that differs from the first member."""
     first, (first_config, first_source, first_target) = directories[0], files[0]
     for directory, (config, source, target) in zip(directories[1:], files[1:]):
+        if (source is None) != (first_source is None):
+            kinds = ("audio" if source is None else "text", "audio" if first_source is None else "text")
+            raise UserError(f"{directory}: reads {kinds[0]} but {first} reads {kinds[1]}; an ensemble reads one kind")
         if target.model_bytes != first_target.model_bytes:
             raise UserError(
                 f"{directory}: its target subword model is not that of {first}; "
                 "the members of an ensemble must share the target vocabulary"
             )
-        if (source is None) != (first_source is None):
-            kinds = ("audio" if source is None else "text", "audio" if first_source is None else "text")
-            raise UserError(f"{directory}: reads {kinds[0]} but {first} reads {kinds[1]}; an ensemble reads one kind")
         if source is None and config.data.features != first_config.data.features:
             raise UserError(
                 f"{directory}: its data.features differ from those of {first}; "
