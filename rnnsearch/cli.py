@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS
+from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS, RUNTIMES, SEARCH_PRECISIONS
 from rnnsearch.errors import UserError
 from rnnsearch.text.synthetic import TASKS
 
@@ -25,6 +25,7 @@ MODEL_DIRS = (
     "directory written by `rnnsearch train`; several decode together as an ensemble, "
     "which must share the target subword model"
 )
+RUNTIME_HELP = "onnx: an exported package's graphs on ONNX Runtime (its default); torch: PyTorch (any model directory)"
 
 
 def _train(args: argparse.Namespace) -> None:
@@ -106,8 +107,29 @@ def _load(args: argparse.Namespace) -> Translator:
     import rnnsearch
 
     return rnnsearch.load(
-        _models(args.model_dir), device=args.device, precision=args.precision, batch_sentences=args.batch_sentences
+        _models(args.model_dir),
+        device=args.device,
+        precision=args.precision,
+        batch_sentences=args.batch_sentences,
+        runtime=args.runtime,
     )
+
+
+def _export(args: argparse.Namespace) -> None:
+    from rnnsearch.export.package import export_package
+
+    report = export_package(args.model_dir, args.output, int8=args.int8)
+    print(
+        f"exported {args.model_dir} to {args.output} ({', '.join(report.precisions)}); fp32 graphs agree with "
+        f"PyTorch to {report.largest_difference:.1e} on {report.sentences} sample sentences",
+        file=sys.stderr,
+    )
+    if report.int8_same is not None:
+        print(
+            f"int8 graphs: {report.int8_same} of {report.sentences} sample greedy translations equal fp32's; "
+            "measure the BLEU cost with `rnnsearch evaluate OUT_DIR --precision int8`",
+            file=sys.stderr,
+        )
 
 
 def _models(model_dirs: list[str]) -> str | list[str]:
@@ -256,10 +278,11 @@ def _align(args: argparse.Namespace) -> None:
 
 
 def _load_for_pairs(args: argparse.Namespace) -> Translator:
-    """The translator `score` and `align` use: a text model, on the device and precision asked for."""
+    """The translator `score` and `align` use: a text model, on the device and precision asked for,
+    on PyTorch (an exported package holds its weights too; its graphs only search)."""
     import rnnsearch
 
-    translator = rnnsearch.load(_models(args.model_dir), device=args.device, precision=args.precision)
+    translator = rnnsearch.load(_models(args.model_dir), device=args.device, precision=args.precision, runtime="torch")
     if translator.speech:
         raise UserError(f"{args.model_dir[0]}: a speech model; {args.command} takes text sources and targets")
     return translator
@@ -400,7 +423,7 @@ def _serve(args: argparse.Namespace) -> None:
         timeout=args.timeout,
         max_batch=args.max_batch,
     )
-    serve(_models(args.model_dir), args.host, args.port, args.device, limits, args.precision)
+    serve(_models(args.model_dir), args.host, args.port, args.device, limits, args.precision, runtime=args.runtime)
 
 
 def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
@@ -457,7 +480,12 @@ def _parser() -> argparse.ArgumentParser:
             help=f"1 = greedy, at most {MAX_BEAM_SIZE} (default: the config's)",
         )
         command.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: the GPU if any)")
-        command.add_argument("--precision", choices=PRECISIONS, help="search precision (default: the config's)")
+        command.add_argument(
+            "--precision",
+            choices=SEARCH_PRECISIONS,
+            help="search precision (default: the config's); int8 runs an exported package's quantised graphs",
+        )
+        command.add_argument("--runtime", choices=RUNTIMES, help=RUNTIME_HELP)
         command.add_argument(
             "--batch-sentences",
             type=_positive(int),
@@ -544,6 +572,14 @@ def _parser() -> argparse.ArgumentParser:
     average.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="the new model directory")
     average.set_defaults(run=_average)
 
+    export = commands.add_parser(
+        "export", help="write a model as an ONNX Runtime package, for fast CPU search (translate, evaluate, serve)"
+    )
+    export.add_argument("model_dir", help="trained model directory (its best weights)")
+    export.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="the package's directory")
+    export.add_argument("--int8", action="store_true", help="also write graphs with int8 weights (--precision int8)")
+    export.set_defaults(run=_export)
+
     compare = commands.add_parser("compare", help="train variants of a config alike and compare them")
     compare.add_argument(
         "experiment", help="experiment YAML: base config, budget, variants (see rnnsearch/experiment.py)"
@@ -574,7 +610,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     serve.add_argument("--port", type=int, default=8000, help="default %(default)s; 0 picks a free port")
     serve.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: the GPU if any)")
-    serve.add_argument("--precision", choices=PRECISIONS, help="search precision (default: the config's)")
+    serve.add_argument(
+        "--precision",
+        choices=SEARCH_PRECISIONS,
+        help="search precision (default: the config's); int8 runs an exported package's quantised graphs",
+    )
+    serve.add_argument("--runtime", choices=RUNTIMES, help=RUNTIME_HELP)
     serve.add_argument(
         "--max-texts", type=_positive(int), default=64, help="texts or recordings per request (default %(default)s)"
     )

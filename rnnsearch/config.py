@@ -18,6 +18,8 @@ from rnnsearch.errors import UserError
 
 Precision = Literal["fp32", "bf16"]
 PRECISIONS: tuple[str, ...] = get_args(Precision)
+SEARCH_PRECISIONS = (*PRECISIONS, "int8")  # int8: the quantised graphs of an exported package
+RUNTIMES = ("onnx", "torch")  # what runs a model's search: ONNX Runtime (an exported package) or PyTorch
 
 
 class _Section(BaseModel):

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from rnnsearch.arguments import checked_count, checked_iterable, checked_list, checked_strings
-from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS, Config
+from rnnsearch.config import MAX_BEAM_SIZE, RUNTIMES, SEARCH_PRECISIONS, Config
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.model.ensemble import Ensemble, side_numbers
 from rnnsearch.model.seq2seq import RNNSearch, build_model
@@ -147,8 +147,26 @@ class Translator:
         self.data = config.data
 
     @property
+    def runtime(self) -> str:
+        """What runs the search: "torch", or "onnx fp32" / "onnx int8" for exported packages."""
+        members = self.model.members if isinstance(self.model, Ensemble) else [self.model]
+        exported = sorted({member.precision for member in members if not isinstance(member, RNNSearch)})
+        return "torch" if not exported else "onnx " + "+".join(exported)
+
+    @property
+    def parameters(self) -> int:
+        """The trained weights of the model, or of all members of an ensemble."""
+        members = self.model.members if isinstance(self.model, Ensemble) else [self.model]
+        return sum(
+            sum(p.numel() for p in member.parameters()) if isinstance(member, RNNSearch) else member.parameter_count
+            for member in members
+        )
+
+    @property
     def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        """Where the model's weights are; the CPU for an exported package, whose runtime holds its own."""
+        weights = next(self.model.parameters(), None)
+        return torch.device("cpu") if weights is None else weights.device
 
     def translate(
         self,
@@ -321,6 +339,11 @@ class Translator:
         target_ids = self.tgt_subwords.encode(targets)
         members = self.model.members if isinstance(self.model, Ensemble) else [self.model]
         member_sides = self.model.sides if isinstance(self.model, Ensemble) else [0]
+        if not all(isinstance(member, RNNSearch) for member in members):
+            raise UserError(
+                "scoring and aligning given pairs runs on PyTorch, not on an exported package's graphs: "
+                "load it with runtime='torch' (--runtime torch)"
+            )
         was_training = self.model.training
         self.model.eval()
         try:
@@ -564,33 +587,50 @@ ModelDirs = str | os.PathLike | Sequence[str | os.PathLike]
 
 
 def load(
-    model_dir: ModelDirs, device: str = "auto", precision: str | None = None, batch_sentences: int | None = None
+    model_dir: ModelDirs,
+    device: str = "auto",
+    precision: str | None = None,
+    batch_sentences: int | None = None,
+    *,
+    runtime: str | None = None,
 ) -> Translator:
     """A Translator for the trained model in `model_dir` (best weights if there are any), or
     for an ensemble of the models in a list of directories (see rnnsearch.model.ensemble);
-    `precision` (fp32 or bf16) and `batch_sentences` override the search section of the
-    model's config, for an ensemble the first member's.
+    `precision` (fp32, bf16, or int8 for an exported package) and `batch_sentences`
+    override the search section of the model's config, for an ensemble the first member's.
+
+    A package that `rnnsearch export` wrote runs on ONNX Runtime, on the CPU, unless
+    `runtime` is "torch"; `runtime` "onnx" requires one.
 
     The members of an ensemble must share the target subword model and read the same kind
     of input; each keeps its own source subword model.
     """
     search: dict[str, object] = {}
     if precision is not None:
-        if precision not in PRECISIONS:
-            raise UserError(f"precision {precision!r}: choose from {', '.join(PRECISIONS)}")
+        if precision not in SEARCH_PRECISIONS:
+            raise UserError(f"precision {precision!r}: choose from {', '.join(SEARCH_PRECISIONS)}")
         search["precision"] = precision
     if batch_sentences is not None:
         search["batch_sentences"] = checked_count(batch_sentences, "batch_sentences")
-    target = resolve_device(device)
-    if isinstance(model_dir, (str, os.PathLike)):
-        config, src_subwords, tgt_subwords = load_model_files(model_dir)
-        model = _load_model(model_dir, config, src_subwords, tgt_subwords, target)
-        return Translator(model, src_subwords, tgt_subwords, _with_search(config, search))
-    directories = _model_dirs(model_dir)
+    if runtime is not None and runtime not in RUNTIMES:
+        raise UserError(f"runtime {runtime!r}: choose from {', '.join(RUNTIMES)}")
+    directories = [model_dir] if isinstance(model_dir, (str, os.PathLike)) else _model_dirs(model_dir)
+    on_onnx = [_runs_on_onnx(directory, runtime, precision) for directory in directories]
+    target = torch.device("cpu") if all(on_onnx) and device == "auto" else resolve_device(device)
+    if any(on_onnx) and target.type != "cpu":
+        raise UserError(f"device {device!r}: an exported package runs on the CPU; pass --runtime torch for a GPU")
+    if any(on_onnx):
+        search["precision"] = "fp32"  # the graphs' own precision is chosen as they load
     files = [load_model_files(directory) for directory in directories]
     _require_compatible(directories, files)
-    models = [_load_model(directory, *member, target) for directory, member in zip(directories, files)]
-    config, _, tgt_subwords = files[0]
+    graph_precision = precision if precision == "int8" else "fp32"
+    models = [
+        _load_onnx(directory, member[2], graph_precision) if onnx else _load_model(directory, *member, target)
+        for directory, member, onnx in zip(directories, files, on_onnx)
+    ]
+    config, src_subwords, tgt_subwords = files[0]
+    if isinstance(model_dir, (str, os.PathLike)):
+        return Translator(models[0], src_subwords, tgt_subwords, _with_search(config, search))
     sources = [src_subwords for _, src_subwords, _ in files]
     keys = [None if subwords is None else subwords.model_bytes for subwords in sources]
     sides = side_numbers(keys, [model.has_alignment for model in models])
@@ -598,6 +638,37 @@ def load(
     ensemble = Ensemble(models, sides).eval()
     source_sides = [by_side[side] for side in range(len(by_side))]
     return Translator(ensemble, source_sides[0], tgt_subwords, _with_search(config, search), source_sides=source_sides)
+
+
+def _runs_on_onnx(directory: str | os.PathLike, runtime: str | None, precision: str | None) -> bool:
+    """Whether the model in `directory` runs on ONNX Runtime, refusing a runtime or a
+    precision it cannot run with."""
+    from rnnsearch.export.runtime import is_package
+
+    package = is_package(directory)
+    if runtime == "torch":
+        if precision == "int8":
+            raise UserError("precision int8: runs on an exported package's graphs, not with --runtime torch")
+        return False
+    if runtime == "onnx" or precision == "int8":
+        if not package:
+            asked = "runtime onnx" if runtime == "onnx" else "precision int8"
+            command = f"rnnsearch export {directory} -o OUT_DIR" + (" --int8" if precision == "int8" else "")
+            raise UserError(f"{asked}: {directory} is not an exported package; write one with `{command}`")
+    if package and precision == "bf16":
+        raise UserError(
+            f"precision bf16: {directory} runs on ONNX Runtime at fp32 or int8; pass --runtime torch for bf16"
+        )
+    return package
+
+
+def _load_onnx(directory: str | os.PathLike, tgt_subwords: Subwords, precision: str) -> torch.nn.Module:
+    """The graphs of an exported package, on as many threads as PyTorch uses."""
+    from rnnsearch.export.runtime import load_onnx_model
+
+    return load_onnx_model(
+        directory, precision, target_vocabulary=len(tgt_subwords), threads=torch.get_num_threads()
+    ).eval()
 
 
 def _with_search(config: Config, search: dict[str, object]) -> Config:

@@ -5,7 +5,8 @@ On the CPU, torch.tanh runs several times slower than torch.sigmoid (BENCHMARKS.
 (B, T, S, n) tensor at every decoder step: in decoding it was the largest cost after
 the matrix products. tanh(x) = 2σ(2x) − 1 is an identity, so the same function is
 computed from sigmoid, to within 2e-7 absolute (float rounding near 0). Other
-devices keep torch.tanh.
+devices keep torch.tanh, and so do exported ONNX graphs, whose runtime has a fast tanh
+of its own.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import torch
 
 def tanh(x: torch.Tensor) -> torch.Tensor:
     """tanh(x) in a new tensor, differentiable."""
-    if x.device.type != "cpu":
+    if x.device.type != "cpu" or torch.onnx.is_in_onnx_export():
         return torch.tanh(x)
     if x.requires_grad and torch.is_grad_enabled():
         return _SigmoidTanh.apply(x)
@@ -24,7 +25,7 @@ def tanh(x: torch.Tensor) -> torch.Tensor:
 
 def tanh_(x: torch.Tensor) -> torch.Tensor:
     """tanh(x) written over x, for a temporary that nothing else reads; differentiable."""
-    if x.device.type != "cpu":
+    if x.device.type != "cpu" or torch.onnx.is_in_onnx_export():
         return x.tanh_()
     if x.requires_grad and torch.is_grad_enabled():
         return _SigmoidTanhInPlace.apply(x)

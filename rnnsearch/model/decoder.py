@@ -292,7 +292,7 @@ class Decoder(nn.Module):
             inputs = (decoder.top, embedded, context)
             readout = self.readout(*(inputs if scored is None else (x[scored] for x in inputs)))
         logits = self.output_layer(readout).float()
-        if torch.is_grad_enabled() or logits.device.type != "cpu":
+        if torch.is_grad_enabled() or logits.device.type != "cpu" or torch.onnx.is_in_onnx_export():
             return logits.log_softmax(dim=-1), decoder, weights
         # Normalised in place: a second (R, V) tensor at every step, the largest of a beam
         # search step, slowed beam search on the CPU (BENCHMARKS.md, "Fewer rows and fewer

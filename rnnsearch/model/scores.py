@@ -37,12 +37,23 @@ class AdditiveScore(nn.Module):
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         """query s (B, T, D), keys (B, S, n) → energies e (B, T, S)."""
+        if torch.onnx.is_in_onnx_export():
+            return _additive_energies_as_one_product(self.query_layer(query), keys, self.v.weight[0])
         return _AdditiveEnergies.apply(self.query_layer(query), keys, self.v.weight[0])
 
 
 def _additive_hidden(queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
     """tanh(W_a s_i + U_a h_j) for every i, j: (B, T, n) and (B, S, n) → (B, T, S, n)."""
     return tanh_(keys.unsqueeze(1) + queries.unsqueeze(2))
+
+
+def _additive_energies_as_one_product(queries: torch.Tensor, keys: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """v_aᵀ tanh(W_a s_i + U_a h_j) with every (i, j) as a row of one (B·T·S, n) × (n, 1)
+    product: the form an exported graph takes, since ONNX Runtime multiplies a 4-D tensor
+    by a vector far more slowly than one matrix by another (BENCHMARKS.md, "ONNX Runtime
+    packages")."""
+    hidden = _additive_hidden(queries, keys)
+    return torch.matmul(hidden.flatten(0, -2), v.unsqueeze(1)).view(hidden.shape[:-1])
 
 
 def _additive_energies_from_sigmoid(queries: torch.Tensor, keys: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

@@ -34,15 +34,18 @@ def serve(
     device: str,
     limits: Limits,
     precision: str | None = None,
+    *,
+    runtime: str | None = None,
 ) -> None:
     """Serve the model in `model_dir`, or the ensemble of a list of them, on host:port until
-    interrupted (Ctrl+C or SIGTERM); `precision` overrides the search precision of the model's config."""
+    interrupted (Ctrl+C or SIGTERM); `precision` overrides the search precision of the model's
+    config, and `runtime` chooses ONNX Runtime or PyTorch for an exported package (see `load`)."""
     import uvicorn
 
     from rnnsearch.server.app import create_app
     from rnnsearch.translator import load
 
-    translator = load(model_dir, device=device, precision=precision)
+    translator = load(model_dir, device=device, precision=precision, runtime=runtime)
     app = create_app(translator, model_dir, limits)
     sock = listen(host, port)
     bound = sock.getsockname()[1]

@@ -165,6 +165,9 @@ class ModelInfo(BaseModel):
     target_vocabulary: int
     parameters: int = Field(description="trainable parameters, of all members together for an ensemble")
     members: int = Field(1, description="models decoding together: more than 1 for an ensemble")
+    runtime: str = Field(
+        "torch", description="what runs the search: torch, or onnx fp32 / onnx int8 for an exported package"
+    )
     has_alignment: bool = Field(description="false for the fixed-context baseline (model.attention: none)")
     architecture: ModelConfig = Field(description="the model section of the model's config.yaml")
     subwords: SubwordConfig

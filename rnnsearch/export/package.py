@@ -1,0 +1,177 @@
+"""`rnnsearch export`: a trained model as an ONNX Runtime package.
+
+The package is a model directory (config, subword models, the weights as
+best.safetensors) with an `onnx/` folder: the encoder and step graphs (graphs.py), at
+fp32 and, with int8, with their matrix weights quantised to 8-bit integers by ONNX
+Runtime's dynamic quantisation, and a manifest that records each graph's digest. The
+manifest is written last, so a package whose export was interrupted is not taken for
+one. Because the weights are there too, the same directory also runs on PyTorch
+(`--runtime torch`), and scores and aligns given pairs, which the graphs do not.
+
+Before it reports success the export checks the fp32 graphs against PyTorch: both
+decode the same sample sentences step by step, fed the same tokens, and their
+log-probabilities and alignments must agree to within float rounding.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import onnxruntime
+import torch
+
+from rnnsearch.config import Config
+from rnnsearch.errors import UserError
+from rnnsearch.export import graphs
+from rnnsearch.export.quantise import quantise_graph
+from rnnsearch.export.runtime import (
+    FORMAT,
+    GRAPHS,
+    MANIFEST,
+    PACKAGE_FOLDER,
+    VERSION,
+    OnnxModel,
+    file_digest,
+    session,
+)
+from rnnsearch.files import atomic_write, replacing
+from rnnsearch.model.seq2seq import RNNSearch, build_model
+from rnnsearch.search import max_output_lengths
+from rnnsearch.search.greedy import greedy_search
+from rnnsearch.text.batches import source_tensors
+from rnnsearch.training import checkpoint
+from rnnsearch.translator import require_finite, source_and_target_sizes
+
+CHECK_SENTENCES = 16  # sample sentences the graphs are checked on
+CHECK_STEPS = 12  # decoder steps checked per sentence
+TOLERANCE = 1e-3  # largest difference of a log-probability or weight allowed at fp32
+
+
+@dataclass(frozen=True)
+class ExportReport:
+    """What an export wrote and measured: the largest difference between the fp32 graphs
+    and PyTorch, and for int8 how many sample greedy translations equal fp32's."""
+
+    precisions: tuple[str, ...]
+    largest_difference: float
+    int8_same: int | None
+    sentences: int
+
+
+def export_package(model_dir: str | Path, out_dir: str | Path, *, int8: bool = False) -> ExportReport:
+    """Write the package of the model in `model_dir` to `out_dir`; see the module's docstring."""
+    model_dir, out_dir = Path(model_dir), Path(out_dir)
+    _require_new_output(model_dir, out_dir)
+    config, src_subwords, tgt_subwords = checkpoint.load_model_files(model_dir)
+    if src_subwords is None:
+        raise UserError(f"{model_dir}: reads audio; export takes models that read text")
+    model = _model(model_dir, config, src_subwords, tgt_subwords)
+    folder = out_dir / PACKAGE_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    _write_graph(folder / GRAPHS["fp32"][0], lambda path: graphs.export_encoder(model, path))
+    _write_graph(folder / GRAPHS["fp32"][1], lambda path: graphs.export_step(model, path))
+    exported = _exported(folder, "fp32")
+    sources = _sample_sources(len(src_subwords), seed=0)
+    difference = _largest_difference(model, exported, sources)
+    if not difference <= TOLERANCE:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise UserError(
+            f"{model_dir}: the exported graphs differ from PyTorch by {difference:.3g} (more than {TOLERANCE}); "
+            "nothing was exported"
+        )
+    precisions = ["fp32"]
+    int8_same = None
+    if int8:
+        for fp32_name, int8_name in zip(GRAPHS["fp32"], GRAPHS["int8"]):
+            _write_graph(folder / int8_name, lambda path, name=fp32_name: _quantise(folder / name, path))
+        int8_same = _same_translations(exported, _exported(folder, "int8"), sources)
+        precisions.append("int8")
+    checkpoint.save_model_files(out_dir, config, src_subwords, tgt_subwords)
+    checkpoint.write_tensors(
+        out_dir / checkpoint.BEST, checkpoint.model_tensors(model), {"exported_from": str(model_dir)}
+    )
+    _write_manifest(folder, precisions)
+    return ExportReport(tuple(precisions), difference, int8_same, len(sources))
+
+
+def _require_new_output(model_dir: Path, out_dir: Path) -> None:
+    """Refuse to write over the exported model or over another model directory."""
+    if out_dir.resolve() == model_dir.resolve():
+        raise UserError(f"{out_dir}: is the model directory being exported; write the package to another")
+    if any((out_dir / name).exists() for name in (checkpoint.CONFIG, checkpoint.BEST, checkpoint.LAST)):
+        raise UserError(f"{out_dir}: already holds a model; write the package to another directory")
+
+
+def _model(model_dir: Path, config: Config, src_subwords, tgt_subwords) -> RNNSearch:
+    """The model that translates from `model_dir` (its best weights), on the CPU, in eval mode."""
+    model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords))
+    path = checkpoint.weights_path(model_dir)
+    checkpoint.load_weights(model, path)
+    require_finite(model, path)
+    return model.eval()
+
+
+def _write_graph(path: Path, write) -> None:
+    """Run `write(temporary)` and rename its file to `path`, whole or not at all."""
+    with replacing(path) as temporary:
+        write(temporary)
+
+
+def _quantise(fp32_path: Path, int8_path: Path) -> None:
+    """The graph with its matrix products in int8, one scale per row (see quantise.py)."""
+    quantise_graph(fp32_path, int8_path)
+
+
+def _exported(folder: Path, precision: str) -> OnnxModel:
+    threads = torch.get_num_threads()
+    return OnnxModel(*(session(folder / name, threads) for name in GRAPHS[precision]))
+
+
+def _sample_sources(vocabulary: int, *, seed: int) -> list[list[int]]:
+    """Sample sources of 1 to 30 random pieces (ids from 4: no special tokens), each ending in </s>."""
+    generator = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(1, 31, (CHECK_SENTENCES,), generator=generator)
+    end = 2
+    return [torch.randint(4, vocabulary, (int(n),), generator=generator).tolist() + [end] for n in lengths]
+
+
+def _largest_difference(model: RNNSearch, exported: OnnxModel, sources: list[list[int]]) -> float:
+    """The largest difference of log p(y_i) and α_i between PyTorch and the graphs over
+    CHECK_STEPS steps of every sample sentence, both fed PyTorch's greedy tokens."""
+    src, lengths = source_tensors(sources)
+    largest = 0.0
+    with torch.no_grad():
+        ours, theirs = model.encode(src, lengths), exported.encode(src, lengths)
+        tokens = torch.full((len(sources),), 1)  # <s>
+        for _ in range(CHECK_STEPS):
+            expected, ours, expected_weights = model.step(tokens, ours)
+            found, theirs, found_weights = exported.step(tokens, theirs)
+            largest = max(largest, float((expected - found).abs().max()))
+            if expected_weights is not None:
+                largest = max(largest, float((expected_weights - found_weights).abs().max()))
+            tokens = expected.argmax(1)
+    return largest
+
+
+def _same_translations(first: OnnxModel, second: OnnxModel, sources: list[list[int]]) -> int:
+    """How many greedy translations of the sample sentences the two models share."""
+    src, lengths = source_tensors(sources)
+    limits = max_output_lengths(lengths, 2.0, 10)
+    found = [greedy_search(model, src, lengths, limits, 1.0) for model in (first, second)]
+    return sum(a[0].tokens == b[0].tokens for a, b in zip(*found))
+
+
+def _write_manifest(folder: Path, precisions: list[str]) -> None:
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "opset": graphs.OPSET,
+        "exported_with": {"torch": torch.__version__, "onnxruntime": onnxruntime.__version__},
+        "graphs": {
+            precision: {name: file_digest(folder / name) for name in GRAPHS[precision]} for precision in precisions
+        },
+    }
+    atomic_write(folder / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))

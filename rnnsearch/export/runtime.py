@@ -1,0 +1,198 @@
+"""An exported model run by ONNX Runtime, with the `encode` and `step` search calls.
+
+`OnnxModel` offers what search uses of a model (`encode`, `step`, `has_alignment`) and
+returns decoder states as PyTorch tensors that share the runtime's output memory, so
+the batched greedy and beam searches, n-best lists, prefixes, batches in flight and
+ensembles run it unchanged: only the arithmetic of a step moves into the graphs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import onnxruntime
+import torch
+from safetensors import SafetensorError, safe_open
+from torch import nn
+
+from rnnsearch.errors import UserError
+from rnnsearch.export.graphs import RECURRENT, SOURCE_SIDE
+from rnnsearch.model.decoder import DecoderState
+from rnnsearch.training.checkpoint import BEST
+
+PACKAGE_FOLDER = "onnx"  # beside a model directory's files: the graphs and the manifest
+MANIFEST = "manifest.json"
+FORMAT = "rnnsearch-onnx"
+VERSION = 1
+GRAPHS = {"fp32": ("encoder.onnx", "step.onnx"), "int8": ("encoder.int8.onnx", "step.int8.onnx")}
+
+
+def is_package(directory: str | Path) -> bool:
+    """True for a directory `rnnsearch export` wrote (it has the manifest)."""
+    return (Path(directory) / PACKAGE_FOLDER / MANIFEST).is_file()
+
+
+def read_manifest(directory: str | Path) -> dict:
+    """The exported package's manifest, checked to be one this version reads."""
+    path = Path(directory) / PACKAGE_FOLDER / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise UserError(f"{path}: not a readable manifest (corrupt exported package)") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise UserError(f"{path}: not an rnnsearch ONNX manifest")
+    if manifest.get("version") != VERSION:
+        raise UserError(f"{path}: package version {manifest.get('version')!r}; this rnnsearch reads version {VERSION}")
+    return manifest
+
+
+def load_onnx_model(directory: str | Path, precision: str, *, target_vocabulary: int, threads: int) -> OnnxModel:
+    """The graphs of an exported package at `precision` (fp32 or int8), each checked
+    against the digest the manifest records, and the step graph's vocabulary against the
+    package's target subword model."""
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    digests = manifest.get("graphs", {}).get(precision)
+    if precision not in GRAPHS or not isinstance(digests, dict):
+        exported = ", ".join(sorted(manifest.get("graphs", {}))) or "none"
+        hint = " (export it with --int8)" if precision == "int8" else ""
+        raise UserError(f"{directory}: no {precision} graphs in this package{hint}; it has {exported}")
+    paths = [directory / PACKAGE_FOLDER / name for name in GRAPHS[precision]]
+    for path in paths:
+        _require_digest(path, digests.get(path.name))
+    model = OnnxModel(
+        session(paths[0], threads),
+        session(paths[1], threads),
+        precision=precision,
+        parameter_count=_parameter_count(directory / BEST),
+    )
+    vocabulary = model.step_graph.get_outputs()[0].shape[1]
+    if vocabulary != target_vocabulary:
+        raise UserError(
+            f"{paths[1]}: scores {vocabulary} target pieces but the package's target subword model has "
+            f"{target_vocabulary}; the graphs and the model files do not belong together"
+        )
+    return model
+
+
+def _parameter_count(weights: Path) -> int:
+    """The number of weights the package's safetensors file holds (a tied weight once), read from its header."""
+    try:
+        with safe_open(weights, framework="pt") as tensors:
+            return sum(math.prod(tensors.get_slice(name).get_shape()) for name in tensors.keys())
+    except (SafetensorError, OSError):
+        raise UserError(f"{weights}: corrupt or missing weights in the exported package") from None
+
+
+def file_digest(path: Path) -> str:
+    with open(path, "rb") as graph:
+        return hashlib.file_digest(graph, "sha256").hexdigest()
+
+
+def _require_digest(path: Path, expected: object) -> None:
+    if not path.is_file():
+        raise UserError(f"{path}: graph missing from the exported package")
+    if file_digest(path) != expected:
+        raise UserError(f"{path}: does not match the digest in the manifest (changed or corrupt since export)")
+
+
+_arena_registered = False
+
+
+def _share_one_arena() -> None:
+    """One memory arena for every session of the process, grown by what is asked of it
+    rather than in doubling chunks, one arena per session. Without an arena every large
+    temporary of a step is fresh memory from the system, which slowed beam search
+    (BENCHMARKS.md, "ONNX Runtime packages")."""
+    global _arena_registered
+    if _arena_registered:
+        return
+    cpu = onnxruntime.OrtMemoryInfo(
+        "Cpu", onnxruntime.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, onnxruntime.OrtMemType.DEFAULT
+    )
+    same_as_requested = 1  # the arena_extend_strategy; 0 and -1 leave the other settings at their defaults
+    onnxruntime.create_and_register_allocator(cpu, onnxruntime.OrtArenaCfg(0, same_as_requested, -1, -1))
+    _arena_registered = True
+
+
+def session(path: Path, threads: int) -> onnxruntime.InferenceSession:
+    """A CPU session of the graph in `path`, on `threads` threads; a missing or unreadable
+    graph is a one-line error naming it."""
+    if not path.is_file():
+        raise UserError(f"{path}: graph missing from the exported package")
+    _share_one_arena()
+    options = onnxruntime.SessionOptions()
+    options.add_session_config_entry("session.use_env_allocators", "1")
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # Its threads sleep between calls rather than spin: search runs PyTorch operations
+    # between steps, whose own threads would otherwise compete with spinning ones for
+    # the cores (BENCHMARKS.md, "ONNX Runtime packages").
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3  # errors only: the runtime's notes are not the user's concern
+    try:
+        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as error:  # onnxruntime raises its own exception types, not OSError
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UserError(f"{path}: not a loadable ONNX graph ({reason})") from None
+
+
+class OnnxModel(nn.Module):
+    """The encoder and step graphs of an exported package; see the module's docstring."""
+
+    def __init__(
+        self,
+        encoder: onnxruntime.InferenceSession,
+        step: onnxruntime.InferenceSession,
+        *,
+        precision: str = "fp32",
+        parameter_count: int = 0,
+    ):
+        """precision names the graphs' weights (fp32 or int8); parameter_count is the
+        exported model's, which the graphs hold as constants, not as parameters."""
+        super().__init__()
+        self.precision = precision
+        self.parameter_count = parameter_count
+        self.encoder = encoder
+        self.step_graph = step
+        self.state_names = tuple(output.name for output in encoder.get_outputs())
+        self.step_inputs = tuple(graph_input.name for graph_input in step.get_inputs())
+        self.step_outputs = tuple(output.name for output in step.get_outputs())
+
+    @property
+    def has_alignment(self) -> bool:
+        """False for the fixed-context baseline, whose step graph returns no weights."""
+        return "weights" in self.step_outputs
+
+    def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
+        """src (B, S) ids, src_lengths (B,) → the decoder's initial state over the annotations."""
+        outputs = self.encoder.run(None, {"src": _array(src), "src_lengths": _array(src_lengths)})
+        given = {name: torch.from_numpy(value) for name, value in zip(self.state_names, outputs)}
+        return DecoderState(**{name: given.get(name) for name in (*RECURRENT, *SOURCE_SIDE)})
+
+    def step(
+        self, prev_tokens: torch.Tensor, state: DecoderState, scored: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
+        """One decoding step: log-probabilities (of the `scored` rows only, if given), next
+        state, alignment row; as RNNSearch.step."""
+        rows = state.state.size(0)
+        feed = {"prev_tokens": prev_tokens, "scored": torch.arange(rows) if scored is None else scored}
+        feed |= {name: getattr(state, name) for name in (*RECURRENT, *SOURCE_SIDE)}
+        outputs = self.step_graph.run(None, {name: _array(feed[name]) for name in self.step_inputs})
+        returned = {name: torch.from_numpy(value) for name, value in zip(self.step_outputs, outputs)}
+        recurrent = {name: returned[f"next_{name}"] for name in RECURRENT if f"next_{name}" in returned}
+        new_state = DecoderState(
+            **{name: recurrent.get(name) for name in RECURRENT},
+            **{name: getattr(state, name) for name in SOURCE_SIDE},
+            beam=state.beam,
+        )
+        return returned["log_probs"], new_state, returned.get("weights")
+
+
+def _array(tensor: torch.Tensor) -> np.ndarray:
+    """A C-contiguous numpy view of a CPU tensor (a copy only where it is not contiguous)."""
+    return np.ascontiguousarray(tensor.numpy())
