@@ -77,8 +77,8 @@ def translate_request_model(limits: Limits, audio_chars: int | None = None) -> t
         list[text] | None,
         Field(
             description=(
-                'target text each translation must start with, one per text ("" for none); search goes on '
-                "from the prefix, and the score and alignment cover it"
+                'target text each translation must start with, one per text ("" for none; another count is '
+                "a 422); search goes on from the prefix, and the score and alignment cover it"
             ),
             examples=[["A dog"]],
         ),

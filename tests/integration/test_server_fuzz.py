@@ -115,11 +115,16 @@ def test_generated_requests_get_documented_answers(api_schema, translator, label
 
 def check_translation_answer(request: dict, status: int, body: dict, default_beam_size: int) -> None:
     """A schema-valid translation request gets one translation per text, each with an alignment
-    of the shape its tokens give; or, if n_best exceeds the beam size, a 422 that says so."""
+    of the shape its tokens give; or, if n_best exceeds the beam size or the prefixes are not
+    one per text (rules the schema cannot state), a 422 that says so."""
     beam_size = request.get("beam_size") or default_beam_size
     n_best = request.get("n_best", 1)
     if n_best > beam_size:
         assert status == 422 and "is more than the beam size" in body["error"], body
+        return
+    prefixes = request.get("prefixes")
+    if prefixes is not None and len(prefixes) != len(request["texts"]):
+        assert status == 422 and body["error"].startswith(f"prefixes: {len(prefixes)} prefixes for"), body
         return
     assert status == 200, body
     translations = body["translations"]
