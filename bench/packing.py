@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import rnnsearch  # noqa: E402
 from rnnsearch.model.linear import linear, packed_weights  # noqa: E402
+from rnnsearch.model_directory import load_model_files  # noqa: E402
 from rnnsearch.text.corpus import read_lines  # noqa: E402
-from rnnsearch.training.checkpoint import load_model_files  # noqa: E402
 
 MODES = {"packed": True, "mkl": False}
 SHAPES = [(57, 256, 8000), (64, 256, 8000), (57, 512, 1536), (57, 512, 512), (57, 1280, 512), (320, 256, 8000)]

@@ -59,8 +59,8 @@ def _prepare(args: argparse.Namespace) -> None:
 
 
 def _average(args: argparse.Namespace) -> None:
+    from rnnsearch.model_directory import BEST
     from rnnsearch.training.averaging import average_model
-    from rnnsearch.training.checkpoint import BEST
 
     steps = average_model(args.model_dir, args.output, args.n)
     plural = "s" if len(steps) > 1 else ""

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rnnsearch import model_directory
 from rnnsearch.config import load_config
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation import metrics
@@ -71,7 +72,7 @@ def _overrides(experiment: Experiment, name: str) -> list[str]:
 
 
 def _metric_rows(model_dir: Path) -> list[dict]:
-    return checkpoint.read_metrics(model_dir / checkpoint.METRICS)
+    return checkpoint.read_metrics(model_dir / model_directory.METRICS)
 
 
 def _train_speed(model_dir: Path) -> float:
@@ -85,7 +86,7 @@ def run_variant(experiment: Experiment, name: str) -> tuple[dict[str, Any], list
     if config.data.test is None:
         raise UserError(f"{experiment.base}: data.test is needed to compare variants")
     model_dir = Path(config.train.model_dir)
-    progress = Trainer(config, model_dir).run(resume=(model_dir / checkpoint.LAST).exists())
+    progress = Trainer(config, model_dir).run(resume=(model_dir / model_directory.LAST).exists())
     translator = load(model_dir, device=config.train.device)
     sources, references = read_lines(config.data.test.src), read_lines(config.data.test.tgt)
     hypotheses = [t.text for t in translator.translate(sources)]

@@ -6,7 +6,6 @@ import math
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -15,7 +14,8 @@ from rnnsearch.arguments import checked_count, checked_iterable, checked_list, c
 from rnnsearch.config import MAX_BEAM_SIZE, RUNTIMES, SEARCH_PRECISIONS, Config
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.model.ensemble import Ensemble, side_numbers
-from rnnsearch.model.seq2seq import RNNSearch, build_model
+from rnnsearch.model.seq2seq import RNNSearch
+from rnnsearch.model_directory import load_model, load_model_files
 from rnnsearch.scoring import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.search import Cancelled, Hypothesis, max_output_lengths, prefix_tensor
 from rnnsearch.search.beam import beam_search
@@ -24,7 +24,6 @@ from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import Source, side_tensors, source_tensors, vector_tensors
 from rnnsearch.text.corpus import is_blank
 from rnnsearch.text.subwords import Subwords
-from rnnsearch.training.checkpoint import load_model_files, load_weights, weights_path
 
 SENTENCES_PER_SEARCH = 1024  # sentences handed to one search call, `search.batch_sentences` of them in flight
 
@@ -563,26 +562,6 @@ def _side_zero(source: Source) -> Source:
     return source[0] if isinstance(source, tuple) else source
 
 
-def source_and_target_sizes(
-    config: Config, src_subwords: Subwords | None, tgt_subwords: Subwords
-) -> tuple[int, int, bool]:
-    """build_model's size arguments: source vocabulary (or feature size), target vocabulary, vector input."""
-    if config.speech:
-        return config.data.features.size, len(tgt_subwords), True
-    return len(src_subwords), len(tgt_subwords), False
-
-
-def require_finite(model: torch.nn.Module, path: Path) -> None:
-    """Refuse weights with a NaN or an infinity, naming the first such tensor: such a model
-    cannot translate (its scores are NaN), and search would fail or give empty output."""
-    for name, tensor in model.state_dict().items():
-        if not bool(torch.isfinite(tensor).all()):
-            raise UserError(
-                f"{path}: tensor model.{name} holds NaN or infinite values; these weights cannot translate "
-                "(did training diverge?)"
-            )
-
-
 ModelDirs = str | os.PathLike | Sequence[str | os.PathLike]
 
 
@@ -625,7 +604,7 @@ def load(
     _require_compatible(directories, files)
     graph_precision = precision if precision == "int8" else "fp32"
     models = [
-        _load_onnx(directory, member[2], graph_precision) if onnx else _load_model(directory, *member, target)
+        _load_onnx(directory, member[2], graph_precision) if onnx else load_model(directory, *member).to(target)
         for directory, member, onnx in zip(directories, files, on_onnx)
     ]
     config, src_subwords, tgt_subwords = files[0]
@@ -673,21 +652,6 @@ def _load_onnx(directory: str | os.PathLike, tgt_subwords: Subwords, precision: 
 
 def _with_search(config: Config, search: dict[str, object]) -> Config:
     return config.model_copy(update={"search": config.search.model_copy(update=search)})
-
-
-def _load_model(
-    model_dir: str | os.PathLike,
-    config: Config,
-    src_subwords: Subwords | None,
-    tgt_subwords: Subwords,
-    device: torch.device,
-) -> RNNSearch:
-    """The model of a model directory whose files are loaded, its weights checked, in eval mode."""
-    model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords))
-    path = weights_path(model_dir)
-    load_weights(model, path)
-    require_finite(model, path)
-    return model.to(device).eval()
 
 
 def _model_dirs(model_dirs: object) -> list[str | os.PathLike]:

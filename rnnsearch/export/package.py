@@ -23,7 +23,7 @@ from pathlib import Path
 import onnxruntime
 import torch
 
-from rnnsearch.config import Config
+from rnnsearch import model_directory
 from rnnsearch.errors import UserError
 from rnnsearch.export import graphs
 from rnnsearch.export.quantise import quantise_graph
@@ -38,12 +38,10 @@ from rnnsearch.export.runtime import (
     session,
 )
 from rnnsearch.files import atomic_write, replacing
-from rnnsearch.model.seq2seq import RNNSearch, build_model
+from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.search import max_output_lengths
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import source_tensors
-from rnnsearch.training import checkpoint
-from rnnsearch.translator import require_finite, source_and_target_sizes
 
 CHECK_SENTENCES = 16  # sample sentences the graphs are checked on
 CHECK_STEPS = 12  # decoder steps checked per sentence
@@ -65,10 +63,10 @@ def export_package(model_dir: str | Path, out_dir: str | Path, *, int8: bool = F
     """Write the package of the model in `model_dir` to `out_dir`; see the module's docstring."""
     model_dir, out_dir = Path(model_dir), Path(out_dir)
     _require_new_output(model_dir, out_dir)
-    config, src_subwords, tgt_subwords = checkpoint.load_model_files(model_dir)
+    config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
     if src_subwords is None:
         raise UserError(f"{model_dir}: reads audio; export takes models that read text")
-    model = _model(model_dir, config, src_subwords, tgt_subwords)
+    model = model_directory.load_model(model_dir, config, src_subwords, tgt_subwords)
     folder = out_dir / PACKAGE_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     _write_graph(folder / GRAPHS["fp32"][0], lambda path: graphs.export_encoder(model, path))
@@ -89,9 +87,9 @@ def export_package(model_dir: str | Path, out_dir: str | Path, *, int8: bool = F
             _write_graph(folder / int8_name, lambda path, name=fp32_name: _quantise(folder / name, path))
         int8_same = _same_translations(exported, _exported(folder, "int8"), sources)
         precisions.append("int8")
-    checkpoint.save_model_files(out_dir, config, src_subwords, tgt_subwords)
-    checkpoint.write_tensors(
-        out_dir / checkpoint.BEST, checkpoint.model_tensors(model), {"exported_from": str(model_dir)}
+    model_directory.save_model_files(out_dir, config, src_subwords, tgt_subwords)
+    model_directory.write_tensors(
+        out_dir / model_directory.BEST, model_directory.model_tensors(model), {"exported_from": str(model_dir)}
     )
     _write_manifest(folder, precisions)
     return ExportReport(tuple(precisions), difference, int8_same, len(sources))
@@ -101,17 +99,8 @@ def _require_new_output(model_dir: Path, out_dir: Path) -> None:
     """Refuse to write over the exported model or over another model directory."""
     if out_dir.resolve() == model_dir.resolve():
         raise UserError(f"{out_dir}: is the model directory being exported; write the package to another")
-    if any((out_dir / name).exists() for name in (checkpoint.CONFIG, checkpoint.BEST, checkpoint.LAST)):
+    if any((out_dir / name).exists() for name in (model_directory.CONFIG, model_directory.BEST, model_directory.LAST)):
         raise UserError(f"{out_dir}: already holds a model; write the package to another directory")
-
-
-def _model(model_dir: Path, config: Config, src_subwords, tgt_subwords) -> RNNSearch:
-    """The model that translates from `model_dir` (its best weights), on the CPU, in eval mode."""
-    model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords))
-    path = checkpoint.weights_path(model_dir)
-    checkpoint.load_weights(model, path)
-    require_finite(model, path)
-    return model.eval()
 
 
 def _write_graph(path: Path, write) -> None:

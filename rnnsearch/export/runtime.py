@@ -22,7 +22,7 @@ from torch import nn
 from rnnsearch.errors import UserError
 from rnnsearch.export.graphs import RECURRENT, SOURCE_SIDE
 from rnnsearch.model.decoder import DecoderState
-from rnnsearch.training.checkpoint import BEST
+from rnnsearch.model_directory import BEST
 
 PACKAGE_FOLDER = "onnx"  # beside a model directory's files: the graphs and the manifest
 MANIFEST = "manifest.json"

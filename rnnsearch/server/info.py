@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rnnsearch.config import load_config
+from rnnsearch.model_directory import CONFIG, METRICS
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.schemas import MAX_BEAM_SIZE, ModelInfo, ServedLimits, TrainingFigures
 from rnnsearch.speech.digits import SAMPLE_RATE
-from rnnsearch.training.checkpoint import CONFIG, METRICS
 from rnnsearch.translator import Translator
 
 

@@ -13,17 +13,18 @@ from pathlib import Path
 
 import torch
 
+from rnnsearch import model_directory
 from rnnsearch.config import Config
 from rnnsearch.errors import UserError
 from rnnsearch.model.seq2seq import build_model
+from rnnsearch.model_directory import source_and_target_sizes
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.training import checkpoint
-from rnnsearch.translator import source_and_target_sizes
 
 
 def _model_weights(path: Path) -> dict[str, torch.Tensor]:
     """The `model.*` tensors of a checkpoint (a resume point's optimizer state is left out)."""
-    tensors, _ = checkpoint.read_tensors(path)
+    tensors, _ = model_directory.read_tensors(path)
     return {name: tensor for name, tensor in tensors.items() if name.startswith("model.")}
 
 
@@ -57,7 +58,7 @@ def _require_new_output(model_dir: Path, out_dir: Path) -> None:
     weights the averaged ones would silently replace."""
     if out_dir.resolve() == model_dir.resolve():
         raise UserError(f"{out_dir}: is the model directory being averaged; write the average to another")
-    if any((out_dir / name).exists() for name in (checkpoint.CONFIG, checkpoint.BEST, checkpoint.LAST)):
+    if any((out_dir / name).exists() for name in (model_directory.CONFIG, model_directory.BEST, model_directory.LAST)):
         raise UserError(f"{out_dir}: already holds a model; write the average to another directory")
 
 
@@ -83,14 +84,14 @@ def average_model(model_dir: str | Path, out_dir: str | Path, last: int | None =
     the weights' info records too."""
     model_dir, out_dir = Path(model_dir), Path(out_dir)
     _require_new_output(model_dir, out_dir)
-    config, src_subwords, tgt_subwords = checkpoint.load_model_files(model_dir)
+    config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
     chosen = chosen_checkpoints(model_dir, last)
     steps, paths = [step for step, _ in chosen], [path for _, path in chosen]
     averaged = average_checkpoints(paths)
     _require_fit(config, src_subwords, tgt_subwords, averaged, paths[-1])
-    checkpoint.save_model_files(out_dir, config, src_subwords, tgt_subwords)
-    info = {"averaged_steps": steps, "averaged_from": str(model_dir / checkpoint.KEPT)}
-    checkpoint.write_tensors(out_dir / checkpoint.BEST, averaged, info)
+    model_directory.save_model_files(out_dir, config, src_subwords, tgt_subwords)
+    info = {"averaged_steps": steps, "averaged_from": str(model_dir / model_directory.KEPT)}
+    model_directory.write_tensors(out_dir / model_directory.BEST, averaged, info)
     return steps
 
 
@@ -99,4 +100,4 @@ def _require_fit(
 ) -> None:
     """Refuse weights that the model of config.yaml cannot load, before anything is written."""
     model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords))
-    checkpoint.assign_weights(model, weights, path)
+    model_directory.assign_weights(model, weights, path)

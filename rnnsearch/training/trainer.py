@@ -34,13 +34,14 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from rnnsearch import files
+from rnnsearch import files, model_directory
 from rnnsearch.config import Config
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.metrics import bleu
 from rnnsearch.evaluation.plots import alignment_heatmap, learning_curves
 from rnnsearch.model.linear import packed_weights
 from rnnsearch.model.seq2seq import build_model
+from rnnsearch.model_directory import source_and_target_sizes
 from rnnsearch.text.batches import Batch, EpochBatches, InMemoryPairs, PairSource, epoch_batches, make_batch
 from rnnsearch.text.corpus import read_parallel, require_usable_pairs
 from rnnsearch.text.prepared import PreparedPairs, ensure_prepared, prepared_dir
@@ -54,7 +55,6 @@ from rnnsearch.translator import (
     Translator,
     check_source_lengths,
     resolve_device,
-    source_and_target_sizes,
 )
 
 M_ARENA_MAX = -8  # a mallopt() parameter, from glibc's malloc.h
@@ -124,7 +124,7 @@ def prepare_corpus(
     if world.is_main:
         subwords = ensure_prepared(config, directory, given)
         if not resume:
-            checkpoint.save_model_files(model_dir, config, *subwords)
+            model_directory.save_model_files(model_dir, config, *subwords)
     world.barrier(PREPARATION_TIMEOUT)
     train = PreparedPairs(directory)
     src_subwords, tgt_subwords = given or train.subwords
@@ -143,7 +143,7 @@ def _given_subwords(config: Config, model_dir: Path, resume: bool) -> tuple[Subw
     """The subword models a run must encode its data with: its own when resumed, those of
     train.init_from when fine-tuning, else None (learnt from the data)."""
     if resume:
-        return checkpoint.load_model_files(model_dir)[1:]
+        return model_directory.load_model_files(model_dir)[1:]
     if config.train.init_from:
         return checkpoint.init_from_subwords(config)
     return None
@@ -161,13 +161,13 @@ def _prepare_speech(config: Config, model_dir: Path, resume: bool, world: World)
         valid_sources, valid_references = part_inputs(config.data, "validation")
         if not resume:
             tgt_subwords = _speech_subwords(config, targets)
-            checkpoint.save_model_files(model_dir, config, None, tgt_subwords)
+            model_directory.save_model_files(model_dir, config, None, tgt_subwords)
     world.barrier()
     if not world.is_main:
         sources, targets = part_inputs(config.data, "train")
         valid_sources, valid_references = part_inputs(config.data, "validation")
     if resume or not world.is_main:
-        _, _, tgt_subwords = checkpoint.load_model_files(model_dir)
+        _, _, tgt_subwords = model_directory.load_model_files(model_dir)
     limit = config.data.max_length
     train = [(s, t) for s, t in zip(sources, tgt_subwords.encode(targets)) if len(s) <= limit and len(t) <= limit]
     valid = list(zip(valid_sources, tgt_subwords.encode(valid_references)))
@@ -274,7 +274,7 @@ class Trainer:
 
     def run(self, resume: bool = False) -> Progress:
         """Train until a budget is spent or validation stops improving."""
-        if not resume and (self.model_dir / checkpoint.LAST).exists():
+        if not resume and (self.model_dir / model_directory.LAST).exists():
             raise UserError(f"{self.model_dir}: already holds a trained model; use --resume or another directory")
         self.world = join_world(self.device)
         try:
@@ -460,7 +460,9 @@ class Trainer:
             progress.best, progress.best_step = metric, progress.step
             progress.validations_without_gain = progress.plateau = 0
             if self.world.is_main:
-                checkpoint.write_tensors(self.model_dir / checkpoint.BEST, checkpoint.model_tensors(self.model), row)
+                model_directory.write_tensors(
+                    self.model_dir / model_directory.BEST, model_directory.model_tensors(self.model), row
+                )
         else:
             progress.validations_without_gain += 1
             progress.plateau += 1
@@ -485,7 +487,7 @@ class Trainer:
         )
         self._clock()
         if options.keep_checkpoints and self.world.is_main:
-            tensors = checkpoint.model_tensors(self.model)
+            tensors = model_directory.model_tensors(self.model)
             checkpoint.keep_checkpoint(self.model_dir, progress.step, tensors, row, options.keep_checkpoints)
         self._save_last()
         return options.lr_schedule == "plateau" and progress.validations_without_gain >= options.patience
@@ -542,7 +544,7 @@ class Trainer:
     def _draw_alignments(self, translations: list[Translation]) -> None:
         """Heatmaps of the same first validation sentences at every validation, so the
         alignments can be watched as they form: alignments/step{N}-{k}.png."""
-        folder = self.model_dir / checkpoint.ALIGNMENTS
+        folder = self.model_dir / model_directory.ALIGNMENTS
         folder.mkdir(exist_ok=True)
         for k, translation in enumerate(translations, start=1):
             if translation.alignment is not None and translation.alignment.size:
@@ -560,33 +562,33 @@ class Trainer:
     def _log(self, row: dict) -> None:
         if not self.world.is_main:
             return
-        path = self.model_dir / checkpoint.METRICS
+        path = self.model_dir / model_directory.METRICS
         files.append_line(path, json.dumps(row))
         if "valid_loss" in row:
-            learning_curves(checkpoint.read_metrics(path), self.model_dir / checkpoint.LEARNING_CURVE)
+            learning_curves(checkpoint.read_metrics(path), self.model_dir / model_directory.LEARNING_CURVE)
 
     def _save_last(self) -> None:
         """Write the resume point (rank 0), and seed every rank's generators as a run
         resumed from it will (see the module's docstring)."""
         if self.world.is_main:
-            tensors = checkpoint.model_tensors(self.model)
+            tensors = model_directory.model_tensors(self.model)
             optimizer_tensors, optimizer_info = checkpoint.optimizer_tensors(self.optimizer)
             tensors.update(optimizer_tensors)
             info = {"progress": asdict(self.progress), **optimizer_info}
-            checkpoint.write_tensors(self.model_dir / checkpoint.LAST, tensors, info)
+            model_directory.write_tensors(self.model_dir / model_directory.LAST, tensors, info)
         seed_generators(self.config.train.seed, self.world.rank, self.progress.step)
 
     def _start_from(self, source: Path) -> None:
         """Fine-tuning: the weights of the model in `source`, with a fresh optimizer,
         schedule and best score."""
-        path = checkpoint.weights_path(source)
-        info = checkpoint.load_weights(self.model, path)
+        path = model_directory.weights_path(source)
+        info = model_directory.load_weights(self.model, path)
         self._say(f"starting from the weights of {path}" + (f" (step {info['step']})" if "step" in info else ""))
 
     def _restore(self) -> None:
-        path = self.model_dir / checkpoint.LAST
-        tensors, info = checkpoint.read_tensors(path)
-        checkpoint.assign_weights(self.model, tensors, path)
+        path = self.model_dir / model_directory.LAST
+        tensors, info = model_directory.read_tensors(path)
+        model_directory.assign_weights(self.model, tensors, path)
         checkpoint.restore_optimizer(self.optimizer, tensors, info["param_groups"])
         self.progress = Progress(**info["progress"])
         if self.world.is_main:
@@ -597,7 +599,7 @@ class Trainer:
     def _forget_metrics_after(self, step: int) -> None:
         """Drop log rows of steps after the checkpoint, which the resumed run will redo,
         and a row torn by the kill."""
-        path = self.model_dir / checkpoint.METRICS
+        path = self.model_dir / model_directory.METRICS
         if path.exists():
             rows = [row for row in checkpoint.read_metrics(path) if row["step"] <= step]
             files.atomic_write(path, "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8"))

@@ -11,9 +11,14 @@ import torch
 import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.model.seq2seq import build_model
+from rnnsearch.model_directory import (
+    load_model_files,
+    load_weights,
+    read_tensors,
+    source_and_target_sizes,
+    write_tensors,
+)
 from rnnsearch.training.averaging import average_checkpoints
-from rnnsearch.training.checkpoint import load_model_files, load_weights, read_tensors, write_tensors
-from rnnsearch.translator import source_and_target_sizes
 from tests.integration.conftest import tiny_config, write_config
 
 TEMPORARY = ".step0000004.safetensors.0123abcd.rnnsearch-tmp"

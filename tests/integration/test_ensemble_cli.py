@@ -14,10 +14,10 @@ from rnnsearch.cli import main
 from rnnsearch.config import load_config
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.model.seq2seq import build_model
+from rnnsearch.model_directory import BEST, LAST, SRC_SUBWORDS, TGT_SUBWORDS, model_tensors, write_tensors
 from rnnsearch.server import Limits
 from rnnsearch.server.app import create_app
 from rnnsearch.text.subwords import train_subwords
-from rnnsearch.training.checkpoint import BEST, LAST, SRC_SUBWORDS, TGT_SUBWORDS, model_tensors, write_tensors
 from tests.integration.conftest import write_lines
 from tests.integration.test_score_align import assert_one_line_error, run_cli
 

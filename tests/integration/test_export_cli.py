@@ -13,10 +13,10 @@ from fastapi.testclient import TestClient
 import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.errors import UserError
+from rnnsearch.model_directory import TGT_SUBWORDS
 from rnnsearch.server import Limits
 from rnnsearch.server.app import create_app
 from rnnsearch.text.subwords import train_subwords
-from rnnsearch.training.checkpoint import TGT_SUBWORDS
 from tests.integration.conftest import write_lines
 from tests.integration.test_score_align import assert_one_line_error, read_jsonl, run_cli
 

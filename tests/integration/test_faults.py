@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from rnnsearch.evaluation.plots import learning_curves
-from rnnsearch.training.checkpoint import read_tensors
+from rnnsearch.model_directory import read_tensors
 from tests.integration.conftest import tiny_config, write_config
 
 ROWS = [{"step": 1, "train_loss": 5.0}, {"step": 2, "train_loss": 4.0, "valid_loss": 4.5, "valid_bleu": 1.0}]

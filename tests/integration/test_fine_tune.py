@@ -9,12 +9,12 @@ import pytest
 import torch
 from conftest import tiny_config, write_config, write_lines
 
+from rnnsearch import model_directory
 from rnnsearch.cli import main
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.text.batches import epoch_batches, make_batch
 from rnnsearch.text.corpus import read_lines
 from rnnsearch.text.prepared import PreparedPairs
-from rnnsearch.training import checkpoint
 from rnnsearch.training.loss import sequence_loss
 
 EXACT = {"label_smoothing": 0.0}  # with no dropout either, a step's loss is the model's plain loss on its batch
@@ -50,15 +50,15 @@ def test_fine_tuning_starts_from_the_weights_and_subwords_of_the_model(general, 
     tree = settings(domain, tmp_path / "tuned", max_steps=2, valid_every=2, init_from=str(general))
     tree["subwords"]["vocab_size"] = 300  # ignored: the pieces are the general model's
     assert main(["train", str(write_config(tmp_path / "c.yaml", tree))]) == 0
-    assert f"starting from the weights of {general / checkpoint.BEST} (step 4)" in capsys.readouterr().err
-    for name in (checkpoint.SRC_SUBWORDS, checkpoint.TGT_SUBWORDS):
+    assert f"starting from the weights of {general / model_directory.BEST} (step 4)" in capsys.readouterr().err
+    for name in (model_directory.SRC_SUBWORDS, model_directory.TGT_SUBWORDS):
         assert (tmp_path / "tuned" / name).read_bytes() == (general / name).read_bytes()
 
-    config, src_subwords, tgt_subwords = checkpoint.load_model_files(general)
+    config, src_subwords, tgt_subwords = model_directory.load_model_files(general)
     model = build_model(config.model, len(src_subwords), len(tgt_subwords))
-    checkpoint.load_weights(model, general / checkpoint.BEST)
+    model_directory.load_weights(model, general / model_directory.BEST)
     data = PreparedPairs(tmp_path / "tuned" / "prepared")
-    tuned = checkpoint.load_model_files(tmp_path / "tuned")[0].train
+    tuned = model_directory.load_model_files(tmp_path / "tuned")[0].train
     first = epoch_batches(data, tuned.batch_tokens, tuned.max_batch_sentences, seed=tuned.seed, epoch=0)[0]
     with torch.no_grad():
         loss, tokens = sequence_loss(model.train(), make_batch([data[i] for i in first]), 0.0)
@@ -73,7 +73,7 @@ def test_a_model_section_that_differs_is_refused_with_the_key_named(general, dom
     assert main(["train", str(write_config(tmp_path / "c.yaml", tree))]) == 1
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "rnnsearch: error: train.init_from: model.decoder.hidden_size is 32 there but 24 here "
-        f"({general / checkpoint.CONFIG}); a model starts only from its own kind"
+        f"({general / model_directory.CONFIG}); a model starts only from its own kind"
     )
     assert not (tmp_path / "tuned").exists()
 

@@ -15,8 +15,8 @@ from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict, load_config
 from rnnsearch.errors import UserError
 from rnnsearch.model.seq2seq import build_model
+from rnnsearch.model_directory import BEST, model_tensors, save_model_files, write_tensors
 from rnnsearch.text.batches import make_batch
-from rnnsearch.training.checkpoint import BEST, model_tensors, save_model_files, write_tensors
 from rnnsearch.training.loss import sequence_loss
 from rnnsearch.translator import PairScore, Translator
 from tests.integration.conftest import tiny_config, write_config, write_lines

@@ -234,7 +234,7 @@ WRITE_BIG_CHECKPOINT = """
 import sys, torch
 from pathlib import Path
 from rnnsearch.errors import UserError
-from rnnsearch.training.checkpoint import write_tensors
+from rnnsearch.model_directory import write_tensors
 try:
     write_tensors(Path("{path}"), {{"w": torch.zeros(100_000)}}, {{"step": 2}})
 except UserError as error:
@@ -287,7 +287,7 @@ def test_temporaries_left_by_a_kill_are_removed_and_nothing_else(tmp_path: Path)
 import os, signal, torch
 from pathlib import Path
 from rnnsearch.files import replacing
-from rnnsearch.training.checkpoint import write_tensors
+from rnnsearch.model_directory import write_tensors
 with replacing(Path("{tmp_path}/alignments/step0000002-1.png")) as temporary:
     temporary.write_bytes(b"half a picture")
     with replacing(Path("{tmp_path}/last.safetensors")) as inner:
