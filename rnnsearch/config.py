@@ -157,7 +157,10 @@ class EncoderConfig(_Section):
 class AttentionConfig(_Section):
     score: str = Field("additive", description="a name from rnnsearch.model.scores.SCORES")
     size: int = Field(
-        512, gt=0, description="additive: hidden size n of the alignment model; location: source positions covered"
+        512,
+        gt=0,
+        description="additive: hidden size n of the alignment model; location: source positions covered; "
+        "general, dot, scaled_dot and cosine have no size of their own and ignore it",
     )
 
     @field_validator("score")
