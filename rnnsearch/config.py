@@ -177,8 +177,10 @@ class DecoderConfig(_Section):
     cell: Literal["gru", "lstm"] = "gru"
     hidden_size: int = Field(512, gt=0)
     layers: int = Field(1, ge=1, le=4, description="stacked layers, with model.dropout between them")
-    wiring: Literal["bahdanau", "luong"] = Field(
-        "bahdanau", description="bahdanau: attend with s_{i-1}, then update; luong: update, then attend with s_i"
+    wiring: str = Field(
+        "bahdanau",
+        description="a name from rnnsearch.model.wirings.WIRINGS: bahdanau (attend with s_{i-1}, then update) "
+        "or luong (update, then attend with s_i)",
     )
     input_feeding: bool = Field(False, description="luong only: give h̃_{i-1} to the next step's RNN input")
     readout: Literal["maxout", "tanh"] = Field(
@@ -189,17 +191,30 @@ class DecoderConfig(_Section):
         False, description="share the target embeddings with the output layer (needs readout_size = embedding_size)"
     )
 
+    @field_validator("wiring")
+    @classmethod
+    def _registered_wiring(cls, wiring: str) -> str:
+        from rnnsearch.model.wirings import WIRINGS  # the registry is the one list of wirings
+
+        if wiring not in WIRINGS:
+            raise ValueError(f"unknown wiring {wiring!r}; choose from {', '.join(WIRINGS)}")
+        return wiring
+
     @model_validator(mode="before")
     @classmethod
     def _readout_of_the_wiring(cls, data: Any) -> Any:
+        from rnnsearch.model.wirings import WIRINGS
+
         if isinstance(data, dict) and data.get("readout") is None:
-            return {**data, "readout": "tanh" if data.get("wiring") == "luong" else "maxout"}
+            wiring = WIRINGS.get(data.get("wiring", "bahdanau"))
+            return {**data, "readout": wiring.default_readout if wiring else "maxout"}
         return data
 
     @model_validator(mode="after")
-    def _input_feeding_needs_luong(self) -> DecoderConfig:
-        if self.input_feeding and self.wiring != "luong":
-            raise ValueError("input_feeding applies to the luong wiring only")
+    def _input_feeding_where_the_wiring_has_it(self) -> DecoderConfig:
+        from rnnsearch.model.wirings import WIRINGS
+
+        WIRINGS[self.wiring](self.input_feeding)  # a wiring without input feeding refuses it, saying so
         return self
 
 

@@ -1,21 +1,10 @@
-"""The decoder: an alignment model, a recurrence and a readout, in one of two wirings.
+"""The decoder: an alignment model, a recurrence and a readout, wired in one of the
+orders of wirings.py (Bahdanau's: attend, then update; Luong's: update, then attend).
 
-Bahdanau et al. (2015), section 3.1 and appendix A.2 — attend with s_{i-1}:
-
-    e_ij = a(s_{i-1}, h_j);  α_i = softmax(e_i);  c_i = Σ_j α_ij h_j
-    s_i  = f(s_{i-1}, [E y_{i-1} ; c_i])
-    t_i  = g(U_o s_i + V_o E y_{i-1} + C_o c_i);  p(y_i | y_<i, x) = softmax(W_o t_i)
-
-Luong et al. (2015), section 3 — update first, attend with s_i:
-
-    s_i  = f(s_{i-1}, [E y_{i-1} ; h̃_{i-1}])     (h̃_{i-1} only with input feeding)
-    e_ij = a(s_i, h_j);  α_i = softmax(e_i);  c_i = Σ_j α_ij h_j
-    h̃_i  = tanh(W_c [c_i ; s_i]);  p(y_i | y_<i, x) = softmax(W_s h̃_i)
-
-g is maxout (the paper's deep output) or tanh. Only what depends on the previous
-step runs step by step: the embeddings, their share of the first layer's gates, the
-readout and the vocabulary projection are computed for all target positions at once.
-Luong's wiring without input feeding needs no step loop in training at all.
+Only what depends on the previous step runs step by step: the embeddings, their share
+of the first layer's gates, the readout and the vocabulary projection are computed for
+all target positions at once. Luong's wiring without input feeding needs no step loop
+in training at all.
 """
 
 from __future__ import annotations
@@ -25,11 +14,11 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
-from rnnsearch.model import fused_decoder
 from rnnsearch.model.activations import tanh_
 from rnnsearch.model.attention import Attention, FixedContext
-from rnnsearch.model.linear import Linear, linear
+from rnnsearch.model.linear import Linear
 from rnnsearch.model.recurrent import DecoderRNN, layer_state
+from rnnsearch.model.wirings import Wiring
 
 
 @dataclass(frozen=True)
@@ -165,8 +154,7 @@ class Decoder(nn.Module):
         summary_size: int,
         attention: Attention | FixedContext,
         rnn: DecoderRNN,
-        wiring: str,
-        input_feeding: bool,
+        wiring: Wiring,
         readout: str,
         readout_size: int,
         dropout: float,
@@ -178,16 +166,20 @@ class Decoder(nn.Module):
         self.init_layer = Linear(summary_size, rnn.layers * hidden_size)  # W_s: s_0 of every layer
         self.attention = attention
         self.rnn = rnn
-        self.luong = wiring == "luong"
-        self.input_feeding = input_feeding
+        self.wiring = wiring
         self.maxout = readout == "maxout"
         pieces = 2 if self.maxout else 1
-        readout_inputs = annotation_size + hidden_size + (0 if self.luong else embedding_size)
+        readout_inputs = wiring.readout_input_size(embedding_size, annotation_size, hidden_size)
         self.readout_layer = Linear(readout_inputs, pieces * readout_size)  # W_c (Luong), U_o V_o C_o (Bahdanau)
         self.dropout = nn.Dropout(dropout)
         self.output_layer = Linear(readout_size, vocab_size)  # W_o
         if tied_embeddings:
             self.output_layer.weight = self.embedding.weight
+
+    @property
+    def input_feeding(self) -> bool:
+        """Whether h̃_{i-1} is part of the recurrence's input (Luong's input feeding)."""
+        return self.wiring.input_feeding
 
     def initial_state(self, annotations: torch.Tensor, summary: torch.Tensor, padding: torch.Tensor) -> DecoderState:
         """s_0 = tanh(W_s h), h the encoder's summary (←h_1 when bidirectional), and the
@@ -205,15 +197,14 @@ class Decoder(nn.Module):
 
     def readout(self, state: torch.Tensor, embedded: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
         """t_i = g(y_{i-1}, s_i, c_i) (Bahdanau) or h̃_i = g(c_i, s_i) (Luong), any leading shape → (…, l)."""
-        inputs = [context, state] if self.luong else [state, embedded, context]
-        pre = self.readout_layer(torch.cat(inputs, dim=-1))
+        pre = self.readout_layer(torch.cat(self.wiring.readout_inputs(state, embedded, context), dim=-1))
         if self.maxout:
             pre = pre.unflatten(-1, (-1, 2)).amax(dim=-1)
         else:
             pre = tanh_(pre)
         return self.dropout(pre)
 
-    def _attend(self, query: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def attend(self, query: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor | None]:
         """c_i and α_i for queries (R, [T,] D); a beam's K queries attend to their shared
         source side as K positions of one sentence."""
         k = decoder.beam
@@ -224,54 +215,13 @@ class Decoder(nn.Module):
         )
         return context.flatten(0, 1), None if weights is None else weights.flatten(0, 1)
 
-    def _bahdanau_step(
-        self, gates: torch.Tensor, embedded: torch.Tensor, decoder: DecoderState, context_weight: torch.Tensor
-    ) -> tuple[DecoderState, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
-        """Attend with s_{i-1}, then s_i = f(s_{i-1}, [E y_{i-1} ; c_i]); the readout is left to the caller."""
-        context, weights = self._attend(decoder.top, decoder)
-        state, memory = self.rnn.step(gates + linear(context, context_weight), decoder.state, decoder.memory)
-        return replace(decoder, state=state, memory=memory), context, weights, None
-
-    def _luong_step(
-        self, gates: torch.Tensor, embedded: torch.Tensor, decoder: DecoderState, feed_weight: torch.Tensor
-    ) -> tuple[DecoderState, torch.Tensor, torch.Tensor | None, torch.Tensor]:
-        """s_i = f(s_{i-1}, [E y_{i-1} ; h̃_{i-1}]), attend with s_i, then h̃_i."""
-        if decoder.feed is not None:
-            gates = gates + linear(decoder.feed, feed_weight)
-        state, memory = self.rnn.step(gates, decoder.state, decoder.memory)
-        top = layer_state(state, -1)
-        context, weights = self._attend(top, decoder)
-        attentional = self.readout(top, embedded, context)
-        feed = attentional if self.input_feeding else None
-        return replace(decoder, state=state, memory=memory, feed=feed), context, weights, attentional
-
     def forward(self, tgt_in: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Teacher forcing: tgt_in (B, T) → readout (B, T, l), weights α (B, T, S).
 
         The weights are None for the fixed-context baseline, which has no alignment.
         """
         embedded = self.dropout(self.embedding(tgt_in))  # E y_{i-1}: (B, T, E)
-        if self.luong and not self.input_feeding:
-            states = self.rnn.sequence(embedded, decoder.state, decoder.memory)  # s_i for every i: (B, T, D)
-            context, weights = self._attend(states, decoder)  # all positions in one batched product
-            return self.readout(states, embedded, context), weights
-        if fused_decoder.supports(self, decoder):
-            tops, contexts, weights = fused_decoder.bahdanau_gru_loop(self, embedded, decoder)
-            return self.readout(tops, embedded, contexts), weights
-        step = self._luong_step if self.luong else self._bahdanau_step
-        step_weight = self.rnn.step_input_weight()
-        tops, contexts, weights, readouts = [], [], [], []
-        for i, gates in enumerate(self.rnn.embedding_gates(embedded).unbind(1)):
-            decoder, context, alpha, attentional = step(gates, embedded[:, i], decoder, step_weight)
-            tops.append(decoder.top)
-            contexts.append(context)
-            weights.append(alpha)
-            readouts.append(attentional)
-        if self.luong:
-            readout = torch.stack(readouts, 1)
-        else:
-            readout = self.readout(torch.stack(tops, 1), embedded, torch.stack(contexts, 1))
-        return readout, None if weights[0] is None else torch.stack(weights, 1)
+        return self.wiring.teacher_forced(self, embedded, decoder)
 
     def step(
         self, prev_tokens: torch.Tensor, decoder: DecoderState, scored: torch.Tensor | None = None
@@ -283,14 +233,7 @@ class Decoder(nn.Module):
         and the vocabulary projection are over half of a step's work.
         """
         embedded = self.dropout(self.embedding(prev_tokens))
-        gates = self.rnn.embedding_gates(embedded)
-        if self.luong:
-            decoder, _, weights, readout = self._luong_step(gates, embedded, decoder, self.rnn.step_input_weight())
-            readout = readout if scored is None else readout[scored]
-        else:
-            decoder, context, weights, _ = self._bahdanau_step(gates, embedded, decoder, self.rnn.step_input_weight())
-            inputs = (decoder.top, embedded, context)
-            readout = self.readout(*(inputs if scored is None else (x[scored] for x in inputs)))
+        readout, decoder, weights = self.wiring.search_step(self, embedded, decoder, scored)
         logits = self.output_layer(readout).float()
         if torch.is_grad_enabled() or logits.device.type != "cpu" or torch.onnx.is_in_onnx_export():
             return logits.log_softmax(dim=-1), decoder, weights

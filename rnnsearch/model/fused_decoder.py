@@ -1,7 +1,7 @@
 """Training's decoder loop for the paper's model — Bahdanau wiring, one GRU layer, the
 additive score — as one autograd function with a hand-written backward pass.
 
-The loop computes, for i = 1 … T, the same arithmetic as `Decoder._bahdanau_step`
+The loop computes, for i = 1 … T, the same arithmetic as `BahdanauWiring.step` (wirings.py)
 (docs/model.md §3):
 
     e_ij = v_aᵀ tanh(W_a s_{i-1} + U_a h_j);  α_i = softmax(e_i);  c_i = Σ_j α_ij h_j
@@ -48,7 +48,7 @@ def supports(decoder: Decoder, state: DecoderState) -> bool:
     rnn = decoder.rnn
     return (
         torch.is_grad_enabled()
-        and not decoder.luong
+        and decoder.wiring.name == "bahdanau"
         and isinstance(decoder.attention, Attention)
         and isinstance(decoder.attention.score, AdditiveScore)
         and not rnn.is_lstm

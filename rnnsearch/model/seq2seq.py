@@ -11,6 +11,7 @@ from rnnsearch.model.decoder import Decoder, DecoderState
 from rnnsearch.model.encoder import Encoder
 from rnnsearch.model.recurrent import DecoderRNN
 from rnnsearch.model.scores import SCORES
+from rnnsearch.model.wirings import WIRINGS
 
 
 class RNNSearch(nn.Module):
@@ -75,10 +76,9 @@ def build_model(config: ModelConfig, source_size: int, tgt_vocab_size: int, vect
     else:
         score = SCORES[config.attention.score](dec.hidden_size, encoder.annotation_size, config.attention.size)
         attention = Attention(score)
-    step_input_size = {"bahdanau": encoder.annotation_size, "luong": dec.readout_size if dec.input_feeding else 0}
-    rnn = DecoderRNN(
-        dec.cell, config.embedding_size, step_input_size[dec.wiring], dec.hidden_size, dec.layers, config.dropout
-    )
+    wiring = WIRINGS[dec.wiring](dec.input_feeding)
+    step_input_size = wiring.step_input_size(encoder.annotation_size, dec.readout_size)
+    rnn = DecoderRNN(dec.cell, config.embedding_size, step_input_size, dec.hidden_size, dec.layers, config.dropout)
     decoder = Decoder(
         tgt_vocab_size,
         config.embedding_size,
@@ -86,8 +86,7 @@ def build_model(config: ModelConfig, source_size: int, tgt_vocab_size: int, vect
         encoder.summary_size,
         attention,
         rnn,
-        dec.wiring,
-        dec.input_feeding,
+        wiring,
         dec.readout,
         dec.readout_size,
         config.dropout,
