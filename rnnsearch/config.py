@@ -8,6 +8,7 @@ and wrong types are rejected with a one-line message naming the key.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
@@ -20,6 +21,13 @@ Precision = Literal["fp32", "bf16"]
 PRECISIONS: tuple[str, ...] = get_args(Precision)
 SEARCH_PRECISIONS = (*PRECISIONS, "int8")  # int8: the quantised graphs of an exported package
 RUNTIMES = ("onnx", "torch")  # what runs a model's search: ONNX Runtime (an exported package) or PyTorch
+
+
+def _registered_name(name: str, registry: Mapping[str, object], kind: str) -> str:
+    """`name`, if the registry has it; else a ValueError listing the registered names."""
+    if name not in registry:
+        raise ValueError(f"unknown {kind} {name!r}; choose from {', '.join(registry)}")
+    return name
 
 
 class _Section(BaseModel):
@@ -168,9 +176,7 @@ class AttentionConfig(_Section):
     def _registered(cls, score: str) -> str:
         from rnnsearch.model.scores import SCORES  # the registry is the one list of scores
 
-        if score not in SCORES:
-            raise ValueError(f"unknown score {score!r}; choose from {', '.join(SCORES)}")
-        return score
+        return _registered_name(score, SCORES, "score")
 
 
 class DecoderConfig(_Section):
@@ -196,9 +202,7 @@ class DecoderConfig(_Section):
     def _registered_wiring(cls, wiring: str) -> str:
         from rnnsearch.model.wirings import WIRINGS  # the registry is the one list of wirings
 
-        if wiring not in WIRINGS:
-            raise ValueError(f"unknown wiring {wiring!r}; choose from {', '.join(WIRINGS)}")
-        return wiring
+        return _registered_name(wiring, WIRINGS, "wiring")
 
     @model_validator(mode="before")
     @classmethod
