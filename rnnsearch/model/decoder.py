@@ -55,8 +55,8 @@ class DecoderState:
         come in whole blocks of K, and the source side follows their sentences."""
         sources = rows if self.beam == 1 else rows.view(-1, self.beam)[:, 0] // self.beam
         return DecoderState(
-            *(_rows(t, rows) for t in self._recurrent()),
-            *(_rows(t, sources) for t in self._source_side()),
+            *(_rows(t, rows) for t in self.recurrent()),
+            *(_rows(t, sources) for t in self.source_side()),
             beam=self.beam,
         )
 
@@ -78,18 +78,18 @@ class DecoderState:
         order[holes] = movers
         if holes.numel() > 0:
             holes, movers = holes.to(self.padding.device), movers.to(self.padding.device)
-            for tensor in self._fields():
+            for tensor in self.fields():
                 if tensor is not None:
                     tensor.index_copy_(0, holes, tensor.index_select(0, movers))
-        kept = (None if tensor is None else tensor[:count] for tensor in self._fields())
+        kept = (None if tensor is None else tensor[:count] for tensor in self.fields())
         return DecoderState(*kept, beam=1), order
 
     def tile_beams(self, k: int) -> DecoderState:
         """K rows for every sentence, sharing its source side: the start of a beam search."""
         if self.beam != 1:
             raise ValueError("the state is already tiled into beams")
-        tiled = (None if t is None else t.repeat_interleave(k, dim=0) for t in self._recurrent())
-        return DecoderState(*tiled, *self._source_side(), beam=k)
+        tiled = (None if t is None else t.repeat_interleave(k, dim=0) for t in self.recurrent())
+        return DecoderState(*tiled, *self.source_side(), beam=k)
 
     def reorder_beams(self, rows: torch.Tensor) -> DecoderState:
         """Reorder the recurrent part only: for beams of one sentence, rows that trade
@@ -109,7 +109,7 @@ class DecoderState:
         length = int(torch.cat([(~self.padding).sum(1), (~other.padding).sum(1)]).max())
         first, second = self.with_source_length(length), other.with_source_length(length)
         return DecoderState(
-            *(None if a is None else torch.cat([a, b]) for a, b in zip(first._fields(), second._fields())),
+            *(None if a is None else torch.cat([a, b]) for a, b in zip(first.fields(), second.fields())),
             beam=self.beam,
         )
 
@@ -123,14 +123,17 @@ class DecoderState:
             padding=_source_length(self.padding, length, True),
         )
 
-    def _recurrent(self) -> tuple[torch.Tensor | None, ...]:
+    def recurrent(self) -> tuple[torch.Tensor | None, ...]:
+        """The rows' own tensors, one row per hypothesis: state, memory, feed."""
         return self.state, self.memory, self.feed
 
-    def _source_side(self) -> tuple[torch.Tensor, ...]:
+    def source_side(self) -> tuple[torch.Tensor, ...]:
+        """The tensors a beam's rows share, one row per sentence: annotations, keys, padding."""
         return self.annotations, self.keys, self.padding
 
-    def _fields(self) -> tuple[torch.Tensor | None, ...]:
-        return *self._recurrent(), *self._source_side()
+    def fields(self) -> tuple[torch.Tensor | None, ...]:
+        """Every tensor, in the order DecoderState takes them: the recurrent part, then the source side."""
+        return *self.recurrent(), *self.source_side()
 
 
 def _rows(tensor: torch.Tensor | None, rows: torch.Tensor) -> torch.Tensor | None:

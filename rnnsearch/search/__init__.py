@@ -47,6 +47,17 @@ class Hypothesis:
     alignment: torch.Tensor | None
 
 
+def finished(with_end: list[int], log_prob: float, length_penalty: float, alignment: torch.Tensor | None) -> Hypothesis:
+    """The hypothesis whose output, </s> included, is `with_end`: every search builds its
+    results here, so that all rank by the same score."""
+    return Hypothesis(
+        tokens=with_end[:-1],
+        log_prob=log_prob,
+        score=normalised(log_prob, len(with_end), length_penalty),
+        alignment=alignment,
+    )
+
+
 def normalised(log_prob: float, length: int, length_penalty: float) -> float:
     """Length normalisation score / |y|^α (α = 0: raw log-probability)."""
     return log_prob / length**length_penalty

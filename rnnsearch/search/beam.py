@@ -27,8 +27,8 @@ from rnnsearch.search import (
     Hypothesis,
     check,
     chunk_maxima,
+    finished,
     forced_tokens,
-    normalised,
     restrict,
 )
 from rnnsearch.text.subwords import BOS, EOS
@@ -55,7 +55,7 @@ def beam_search(
     sentence is inside its prefix, its one live hypothesis takes the prefix's pieces."""
     k, device = beam_size, src.device
     beams = _Beams(k, device, model.has_alignment)
-    finished: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
+    ended: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
     arrivals, state = Arrivals(model, src, src_lengths, in_flight or src.size(0)), None
     while arrivals.remaining > 0 or beams.size > 0:
         check(cancelled)
@@ -73,8 +73,8 @@ def beam_search(
             forced = forced if scored is None else forced[scored]
         force_end = force_end if scored is None else force_end[scored]
         log_probs = restrict(log_probs, force_end, forced)
-        state = beams.advance(log_probs, scored, weights, state, finished, src_lengths, length_penalty)
-    return [sorted(hypotheses, key=lambda h: h.score, reverse=True)[:n_best] for hypotheses in finished]
+        state = beams.advance(log_probs, scored, weights, state, ended, src_lengths, length_penalty)
+    return [sorted(hypotheses, key=lambda h: h.score, reverse=True)[:n_best] for hypotheses in ended]
 
 
 class _Beams:
@@ -126,7 +126,7 @@ class _Beams:
         live = torch.isfinite(self.log_prob).view(-1)
         return None if bool(live.all()) else live.nonzero().squeeze(1)
 
-    def advance(self, log_probs, scored, weights, state, finished, src_lengths, length_penalty):
+    def advance(self, log_probs, scored, weights, state, ended, src_lengths, length_penalty):
         """Extend every beam by one token, record finished hypotheses, retire done sentences;
         returns the decoder state reordered to match. log_probs are the `scored` rows'."""
         k, device = self.k, self.device
@@ -147,14 +147,7 @@ class _Beams:
             if self.weights_history is not None:
                 history = self.weights_history[row : row + 1, offset:]
                 alignment = _source_width(history, int(src_lengths[sentence]))[0].cpu()
-            finished[sentence].append(
-                Hypothesis(
-                    tokens=self.history[row, offset:-1].tolist(),
-                    log_prob=total,
-                    score=normalised(total, int(self.positions[block]), length_penalty),
-                    alignment=alignment,
-                )
-            )
+            ended[sentence].append(finished(self.history[row, offset:].tolist(), total, length_penalty, alignment))
         self.open_slots -= ends.sum(1).cpu()
         self.log_prob = torch.where(accepted & ~ends, top_log_prob, -math.inf)
         self.prev = token.view(-1)

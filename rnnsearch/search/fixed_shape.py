@@ -23,7 +23,7 @@ import torch
 
 from rnnsearch.capture import garbage_collector_paused
 from rnnsearch.model.decoder import DecoderState
-from rnnsearch.search import Cancelled, Hypothesis, check, normalised
+from rnnsearch.search import Cancelled, Hypothesis, check, finished
 from rnnsearch.search.beam import top_extensions
 from rnnsearch.text.subwords import BOS, EOS, PAD
 
@@ -129,7 +129,7 @@ class _Loop:
 
     def __init__(self, model, start: DecoderState, longest: int):
         self.model = model
-        self.state = DecoderState(*(None if t is None else t.clone() for t in _fields(start)), beam=start.beam)
+        self.state = DecoderState(*(None if t is None else t.clone() for t in start.fields()), beam=start.beam)
         self.position = torch.zeros(1, dtype=torch.long, device=start.padding.device)
         self.max_lengths = torch.zeros(start.padding.size(0), dtype=torch.long, device=start.padding.device)
         vocab = model.decoder.output_layer.out_features
@@ -141,7 +141,7 @@ class _Loop:
     def load(self, start: DecoderState, max_lengths: torch.Tensor) -> None:
         """Begin a batch of the same shape: its initial state, and the output steps allowed
         to each sentence."""
-        for buffer, value in zip(_fields(self.state), _fields(start)):
+        for buffer, value in zip(self.state.fields(), start.fields()):
             if buffer is not None:
                 buffer.copy_(value)
         self.position.zero_()
@@ -168,7 +168,7 @@ class _Loop:
 
     def _advance_state(self, state: DecoderState) -> None:
         """Take the recurrent part of the next state; the source side never changes."""
-        for buffer, value in zip(_fields(self.state)[:3], _fields(state)[:3]):
+        for buffer, value in zip(self.state.recurrent(), state.recurrent()):
             if buffer is not None:
                 buffer.copy_(value)
 
@@ -213,11 +213,11 @@ class _GreedyLoop(_Loop):
         alignments = None if self.alignments is None else _host_copy(self.alignments[:, :steps])
         return [
             [
-                Hypothesis(
-                    tokens=tokens[row][: lengths[row] - 1],
-                    log_prob=log_probs[row],
-                    score=normalised(log_probs[row], lengths[row], length_penalty),
-                    alignment=None if alignments is None else alignments[row, : lengths[row], : src_lengths[row]],
+                finished(
+                    tokens[row][: lengths[row]],
+                    log_probs[row],
+                    length_penalty,
+                    None if alignments is None else alignments[row, : lengths[row], : src_lengths[row]],
                 )
             ]
             for row in range(len(src_lengths))
@@ -303,14 +303,7 @@ class _BeamLoop(_Loop):
             for slot in range(closed[sentence]):
                 length, total = lengths[sentence][slot], log_probs[sentence][slot]
                 alignment = None if alignments is None else alignments[sentence, slot, :length, :source_length]
-                found.append(
-                    Hypothesis(
-                        tokens=tokens[sentence][slot][: length - 1],
-                        log_prob=total,
-                        score=normalised(total, length, length_penalty),
-                        alignment=alignment,
-                    )
-                )
+                found.append(finished(tokens[sentence][slot][:length], total, length_penalty, alignment))
             results.append(sorted(found, key=lambda h: h.score, reverse=True)[:n_best])
         return results
 
@@ -350,11 +343,6 @@ class _Loops:
         with garbage_collector_paused(), torch.cuda.graph(graph, pool=self.pool):
             loop.step()
         return graph
-
-
-def _fields(state: DecoderState) -> tuple[torch.Tensor | None, ...]:
-    """The recurrent part (state, memory, feed), then the source side (annotations, keys, padding)."""
-    return state.state, state.memory, state.feed, state.annotations, state.keys, state.padding
 
 
 def _host_copy(tensor: torch.Tensor) -> torch.Tensor:

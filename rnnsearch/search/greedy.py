@@ -19,8 +19,8 @@ from rnnsearch.search import (
     Hypothesis,
     check,
     chunk_maxima,
+    finished,
     forced_tokens,
-    normalised,
     restrict,
 )
 from rnnsearch.text.subwords import BOS, EOS
@@ -79,11 +79,11 @@ def greedy_search(
         prev = best
     return [
         [
-            Hypothesis(
-                tokens=tokens[b, : lengths[b] - 1].tolist(),
-                log_prob=float(log_probs_sum[b]),
-                score=normalised(float(log_probs_sum[b]), int(lengths[b]), length_penalty),
-                alignment=None if alignments is None else alignments[b, : lengths[b], : src_lengths[b]],
+            finished(
+                tokens[b, : lengths[b]].tolist(),
+                float(log_probs_sum[b]),
+                length_penalty,
+                None if alignments is None else alignments[b, : lengths[b], : src_lengths[b]],
             )
         ]
         for b in range(count)

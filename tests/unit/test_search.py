@@ -191,7 +191,7 @@ def test_retiring_rows_in_place_keeps_every_remaining_row_as_it_was(decoder):
     ended = torch.tensor([True, False, False, True, False, False, False, True, False])
     kept, order = state.without(ended)
     assert sorted(order.tolist()) == [1, 2, 4, 5, 6, 8]
-    for tensor, original in zip(kept._fields(), copy._fields()):
+    for tensor, original in zip(kept.fields(), copy.fields()):
         if original is not None:
             assert torch.equal(tensor, original[order])
     unchanged, order = kept.without(torch.zeros(6, dtype=torch.bool))
