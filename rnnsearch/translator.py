@@ -622,7 +622,7 @@ def load(
 def _runs_on_onnx(directory: str | os.PathLike, runtime: str | None, precision: str | None) -> bool:
     """Whether the model in `directory` runs on ONNX Runtime, refusing a runtime or a
     precision it cannot run with."""
-    from rnnsearch.export.runtime import is_package
+    from rnnsearch.export.manifest import is_package
 
     package = is_package(directory)
     if runtime == "torch":

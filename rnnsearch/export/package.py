@@ -26,17 +26,9 @@ import torch
 from rnnsearch import model_directory
 from rnnsearch.errors import UserError
 from rnnsearch.export import graphs
+from rnnsearch.export.manifest import FORMAT, GRAPHS, MANIFEST, PACKAGE_FOLDER, VERSION, file_digest
 from rnnsearch.export.quantise import quantise_graph
-from rnnsearch.export.runtime import (
-    FORMAT,
-    GRAPHS,
-    MANIFEST,
-    PACKAGE_FOLDER,
-    VERSION,
-    OnnxModel,
-    file_digest,
-    session,
-)
+from rnnsearch.export.runtime import OnnxModel, session
 from rnnsearch.files import atomic_write, replacing
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.search import max_output_lengths

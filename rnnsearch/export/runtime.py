@@ -8,8 +8,6 @@ ensembles run it unchanged: only the arithmetic of a step moves into the graphs.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from pathlib import Path
 
@@ -21,33 +19,9 @@ from torch import nn
 
 from rnnsearch.errors import UserError
 from rnnsearch.export.graphs import RECURRENT, SOURCE_SIDE
+from rnnsearch.export.manifest import GRAPHS, PACKAGE_FOLDER, file_digest, read_manifest
 from rnnsearch.model.decoder import DecoderState
 from rnnsearch.model_directory import BEST
-
-PACKAGE_FOLDER = "onnx"  # beside a model directory's files: the graphs and the manifest
-MANIFEST = "manifest.json"
-FORMAT = "rnnsearch-onnx"
-VERSION = 1
-GRAPHS = {"fp32": ("encoder.onnx", "step.onnx"), "int8": ("encoder.int8.onnx", "step.int8.onnx")}
-
-
-def is_package(directory: str | Path) -> bool:
-    """True for a directory `rnnsearch export` wrote (it has the manifest)."""
-    return (Path(directory) / PACKAGE_FOLDER / MANIFEST).is_file()
-
-
-def read_manifest(directory: str | Path) -> dict:
-    """The exported package's manifest, checked to be one this version reads."""
-    path = Path(directory) / PACKAGE_FOLDER / MANIFEST
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        raise UserError(f"{path}: not a readable manifest (corrupt exported package)") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise UserError(f"{path}: not an rnnsearch ONNX manifest")
-    if manifest.get("version") != VERSION:
-        raise UserError(f"{path}: package version {manifest.get('version')!r}; this rnnsearch reads version {VERSION}")
-    return manifest
 
 
 def load_onnx_model(directory: str | Path, precision: str, *, target_vocabulary: int, threads: int) -> OnnxModel:
@@ -86,11 +60,6 @@ def _parameter_count(weights: Path) -> int:
             return sum(math.prod(tensors.get_slice(name).get_shape()) for name in tensors.keys())
     except (SafetensorError, OSError):
         raise UserError(f"{weights}: corrupt or missing weights in the exported package") from None
-
-
-def file_digest(path: Path) -> str:
-    with open(path, "rb") as graph:
-        return hashlib.file_digest(graph, "sha256").hexdigest()
 
 
 def _require_digest(path: Path, expected: object) -> None:

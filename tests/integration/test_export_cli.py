@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -165,3 +167,13 @@ def test_bad_packages_and_choices_are_one_line_errors(model_dir, package, fp32_o
 
 def test_a_speech_model_is_refused_at_export(speech_model, tmp_path, capsys):
     assert_one_line_error(*run_cli(capsys, "export", speech_model, "-o", tmp_path / "out")[::2], "reads audio")
+
+
+def test_a_plain_model_directory_loads_without_onnx_runtime(model_dir):
+    """Telling a package from a model directory reads a file name only: a PyTorch model's
+    process does not carry ONNX Runtime's memory."""
+    code = (
+        f"import sys, rnnsearch; rnnsearch.load({str(model_dir)!r}, device='cpu'); print('onnxruntime' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"

@@ -1,0 +1,43 @@
+"""An exported package's manifest: what it holds, and whether a directory is one.
+
+Kept apart from the runtime so that telling a package from a plain model directory, which
+every `rnnsearch.load` does, does not load ONNX Runtime.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from rnnsearch.errors import UserError
+
+PACKAGE_FOLDER = "onnx"  # beside a model directory's files: the graphs and the manifest
+MANIFEST = "manifest.json"
+FORMAT = "rnnsearch-onnx"
+VERSION = 1
+GRAPHS = {"fp32": ("encoder.onnx", "step.onnx"), "int8": ("encoder.int8.onnx", "step.int8.onnx")}
+
+
+def is_package(directory: str | Path) -> bool:
+    """True for a directory `rnnsearch export` wrote (it has the manifest)."""
+    return (Path(directory) / PACKAGE_FOLDER / MANIFEST).is_file()
+
+
+def read_manifest(directory: str | Path) -> dict:
+    """The exported package's manifest, checked to be one this version reads."""
+    path = Path(directory) / PACKAGE_FOLDER / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise UserError(f"{path}: not a readable manifest (corrupt exported package)") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise UserError(f"{path}: not an rnnsearch ONNX manifest")
+    if manifest.get("version") != VERSION:
+        raise UserError(f"{path}: package version {manifest.get('version')!r}; this rnnsearch reads version {VERSION}")
+    return manifest
+
+
+def file_digest(path: Path) -> str:
+    with open(path, "rb") as graph:
+        return hashlib.file_digest(graph, "sha256").hexdigest()
