@@ -166,3 +166,13 @@ def load_model(
     load_weights(model, path)
     require_finite(model, path)
     return model.eval()
+
+
+def require_new_output(source: Path, out_dir: Path, *, made_by: str, product: str) -> None:
+    """Refuse an output directory that is `source` itself or already holds a model, whose
+    files the new `product` (an average, a package) would silently replace; `made_by`
+    says what is done to `source` (averaged, exported)."""
+    if out_dir.resolve() == source.resolve():
+        raise UserError(f"{out_dir}: is the model directory being {made_by}; write the {product} to another")
+    if any((out_dir / name).exists() for name in (CONFIG, BEST, LAST)):
+        raise UserError(f"{out_dir}: already holds a model; write the {product} to another directory")

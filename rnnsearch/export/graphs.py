@@ -32,6 +32,7 @@ from torch import nn
 from rnnsearch.errors import UserError
 from rnnsearch.model.decoder import DecoderState
 from rnnsearch.model.seq2seq import RNNSearch
+from rnnsearch.text.subwords import EOS, PAD
 
 OPSET = 17
 RECURRENT = ("state", "memory", "feed")  # a DecoderState's rows: one per hypothesis
@@ -89,8 +90,7 @@ def step_output_names(model: RNNSearch) -> tuple[str, ...]:
 
 def export_encoder(model: RNNSearch, path: Path) -> None:
     """Write the encoder graph of `model` (in eval mode, on the CPU) to `path`."""
-    src = torch.tensor([[5, 6, 7, 2], [8, 9, 2, 0]])
-    lengths = torch.tensor([4, 3])
+    src, lengths = _example_sources()
     names = state_names(model)
     axes = {"src": {0: "sentences", 1: "source_length"}, "src_lengths": {0: "sentences"}}
     axes |= {name: _axes(name, model) for name in names}
@@ -104,7 +104,7 @@ def export_step(model: RNNSearch, path: Path) -> None:
     no size of the example is 1 or repeats where the graph must stay general.
     """
     with torch.no_grad():
-        start = model.encode(torch.tensor([[5, 6, 7, 2], [8, 9, 2, 0]]), torch.tensor([4, 3])).tile_beams(2)
+        start = model.encode(*_example_sources()).tile_beams(2)
     names = state_names(model)
     prev = torch.tensor([4, 5, 6, 7])
     scored = torch.tensor([0, 1, 3])
@@ -115,6 +115,11 @@ def export_step(model: RNNSearch, path: Path) -> None:
     axes |= {"log_probs": {0: "scored_rows"}, "weights": {0: "rows", 1: "source_length"}}
     axes |= {name: _axes(name.removeprefix("next_"), model) for name in outputs if name.startswith("next_")}
     _export(StepGraph(model), inputs, path, input_names, list(outputs), axes)
+
+
+def _example_sources() -> tuple[torch.Tensor, torch.Tensor]:
+    """Two sources of different lengths, each ending in </s>, to trace the graphs with."""
+    return torch.tensor([[5, 6, 7, EOS], [8, 9, EOS, PAD]]), torch.tensor([4, 3])
 
 
 def _axes(name: str, model: RNNSearch) -> dict[int, str]:

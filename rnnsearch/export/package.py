@@ -34,6 +34,7 @@ from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.search import max_output_lengths
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import source_tensors
+from rnnsearch.text.subwords import BOS, EOS
 
 CHECK_SENTENCES = 16  # sample sentences the graphs are checked on
 CHECK_STEPS = 12  # decoder steps checked per sentence
@@ -54,7 +55,7 @@ class ExportReport:
 def export_package(model_dir: str | Path, out_dir: str | Path, *, int8: bool = False) -> ExportReport:
     """Write the package of the model in `model_dir` to `out_dir`; see the module's docstring."""
     model_dir, out_dir = Path(model_dir), Path(out_dir)
-    _require_new_output(model_dir, out_dir)
+    model_directory.require_new_output(model_dir, out_dir, made_by="exported", product="package")
     config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
     if src_subwords is None:
         raise UserError(f"{model_dir}: reads audio; export takes models that read text")
@@ -76,7 +77,7 @@ def export_package(model_dir: str | Path, out_dir: str | Path, *, int8: bool = F
     int8_same = None
     if int8:
         for fp32_name, int8_name in zip(GRAPHS["fp32"], GRAPHS["int8"]):
-            _write_graph(folder / int8_name, lambda path, name=fp32_name: _quantise(folder / name, path))
+            _write_graph(folder / int8_name, lambda path, name=fp32_name: quantise_graph(folder / name, path))
         int8_same = _same_translations(exported, _exported(folder, "int8"), sources)
         precisions.append("int8")
     model_directory.save_model_files(out_dir, config, src_subwords, tgt_subwords)
@@ -87,23 +88,10 @@ def export_package(model_dir: str | Path, out_dir: str | Path, *, int8: bool = F
     return ExportReport(tuple(precisions), difference, int8_same, len(sources))
 
 
-def _require_new_output(model_dir: Path, out_dir: Path) -> None:
-    """Refuse to write over the exported model or over another model directory."""
-    if out_dir.resolve() == model_dir.resolve():
-        raise UserError(f"{out_dir}: is the model directory being exported; write the package to another")
-    if any((out_dir / name).exists() for name in (model_directory.CONFIG, model_directory.BEST, model_directory.LAST)):
-        raise UserError(f"{out_dir}: already holds a model; write the package to another directory")
-
-
 def _write_graph(path: Path, write) -> None:
     """Run `write(temporary)` and rename its file to `path`, whole or not at all."""
     with replacing(path) as temporary:
         write(temporary)
-
-
-def _quantise(fp32_path: Path, int8_path: Path) -> None:
-    """The graph with its matrix products in int8, one scale per row (see quantise.py)."""
-    quantise_graph(fp32_path, int8_path)
 
 
 def _exported(folder: Path, precision: str) -> OnnxModel:
@@ -115,8 +103,7 @@ def _sample_sources(vocabulary: int, *, seed: int) -> list[list[int]]:
     """Sample sources of 1 to 30 random pieces (ids from 4: no special tokens), each ending in </s>."""
     generator = torch.Generator().manual_seed(seed)
     lengths = torch.randint(1, 31, (CHECK_SENTENCES,), generator=generator)
-    end = 2
-    return [torch.randint(4, vocabulary, (int(n),), generator=generator).tolist() + [end] for n in lengths]
+    return [torch.randint(4, vocabulary, (int(n),), generator=generator).tolist() + [EOS] for n in lengths]
 
 
 def _largest_difference(model: RNNSearch, exported: OnnxModel, sources: list[list[int]]) -> float:
@@ -126,7 +113,7 @@ def _largest_difference(model: RNNSearch, exported: OnnxModel, sources: list[lis
     largest = 0.0
     with torch.no_grad():
         ours, theirs = model.encode(src, lengths), exported.encode(src, lengths)
-        tokens = torch.full((len(sources),), 1)  # <s>
+        tokens = torch.full((len(sources),), BOS)
         for _ in range(CHECK_STEPS):
             expected, ours, expected_weights = model.step(tokens, ours)
             found, theirs, found_weights = exported.step(tokens, theirs)

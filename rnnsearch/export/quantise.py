@@ -8,8 +8,10 @@ it. Here every matrix product x W + b of a graph whose W is a constant becomes
     x̂  = round(x / s_r)                         int8
     y   = (x̂ Ŵ) · s_r · t_o + b                 Ŵ = round(W / t_o), int8, t_o per column
 
-with the integer product done by MatMulInteger (int32 sums). A row's result depends on
-that row alone, as in fp32, so batch invariance holds for int8 too.
+with the integer product and the column scales applied by ONNX Runtime's
+MatMulIntegerToFloat, and x̂ held as x̂ + 128 in uint8, the input its fast kernels
+take. A row's result depends on that row alone, as in fp32, so batch invariance holds
+for int8 too.
 
 Left in fp32: products by a single column (the additive score's v_a: its input is the
 largest tensor of a step, and quantising it would cost more than the product saves),
@@ -93,33 +95,33 @@ def _int8_product(node: onnx.NodeProto, weight: np.ndarray, bias: str | None, gr
     for key, value in constants.items():
         graph.initializer.append(numpy_helper.from_array(value, f"{name}/int8/{key}"))
 
-    def c(key: str) -> str:
+    def constant(key: str) -> str:
         return f"{name}/int8/{key}"
 
-    def t(key: str) -> str:
+    def value(key: str) -> str:
         return f"{name}/int8/{key}:out"
 
     out = node.output[0]
     nodes = [
-        helper.make_node("Abs", [x], [t("abs")]),
-        helper.make_node("ReduceMax", [t("abs")], [t("row_max")], axes=[-1], keepdims=1),
-        helper.make_node("Max", [t("row_max"), c("tiny")], [t("row_max_safe")]),
-        helper.make_node("Div", [t("row_max_safe"), c("levels")], [t("row_scales")]),
-        helper.make_node("Div", [x, t("row_scales")], [t("scaled")]),
-        helper.make_node("Round", [t("scaled")], [t("rounded")]),
-        helper.make_node("Clip", [t("rounded"), c("low"), c("high")], [t("clipped")]),
-        helper.make_node("Add", [t("clipped"), c("offset")], [t("shifted")]),
-        helper.make_node("Cast", [t("shifted")], [t("x_uint8")], to=onnx.TensorProto.UINT8),
+        helper.make_node("Abs", [x], [value("abs")]),
+        helper.make_node("ReduceMax", [value("abs")], [value("row_max")], axes=[-1], keepdims=1),
+        helper.make_node("Max", [value("row_max"), constant("tiny")], [value("row_max_safe")]),
+        helper.make_node("Div", [value("row_max_safe"), constant("levels")], [value("row_scales")]),
+        helper.make_node("Div", [x, value("row_scales")], [value("scaled")]),
+        helper.make_node("Round", [value("scaled")], [value("rounded")]),
+        helper.make_node("Clip", [value("rounded"), constant("low"), constant("high")], [value("clipped")]),
+        helper.make_node("Add", [value("clipped"), constant("offset")], [value("shifted")]),
+        helper.make_node("Cast", [value("shifted")], [value("x_uint8")], to=onnx.TensorProto.UINT8),
         helper.make_node(
             "MatMulIntegerToFloat",
-            [t("x_uint8"), c("weight"), c("one"), c("column_scales"), c("zero_point")],
-            [t("column_scaled")],
+            [value("x_uint8"), constant("weight"), constant("one"), constant("column_scales"), constant("zero_point")],
+            [value("column_scaled")],
             domain="com.microsoft",
         ),
-        helper.make_node("Mul", [t("column_scaled"), t("row_scales")], [t("product") if bias else out]),
+        helper.make_node("Mul", [value("column_scaled"), value("row_scales")], [value("product") if bias else out]),
     ]
     if bias:
-        nodes.append(helper.make_node("Add", [t("product"), bias], [out]))
+        nodes.append(helper.make_node("Add", [value("product"), bias], [out]))
     for index, made in enumerate(nodes):
         made.name = f"{name}/int8/{index}"
     return nodes

@@ -53,15 +53,6 @@ def _cast(mean: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return mean.to(dtype) if dtype.is_floating_point else mean.round().to(dtype)
 
 
-def _require_new_output(model_dir: Path, out_dir: Path) -> None:
-    """Refuse an output directory that is the averaged one or already holds a model, whose
-    weights the averaged ones would silently replace."""
-    if out_dir.resolve() == model_dir.resolve():
-        raise UserError(f"{out_dir}: is the model directory being averaged; write the average to another")
-    if any((out_dir / name).exists() for name in (model_directory.CONFIG, model_directory.BEST, model_directory.LAST)):
-        raise UserError(f"{out_dir}: already holds a model; write the average to another directory")
-
-
 def chosen_checkpoints(model_dir: Path, last: int | None) -> list[tuple[int, Path]]:
     """The (step, path) of the `last` newest checkpoints kept in `model_dir` (all by default;
     `last` is the command's -n, which its errors name)."""
@@ -83,7 +74,7 @@ def average_model(model_dir: str | Path, out_dir: str | Path, last: int | None =
     models, so that it translates like any trained model. Return the averaged steps, which
     the weights' info records too."""
     model_dir, out_dir = Path(model_dir), Path(out_dir)
-    _require_new_output(model_dir, out_dir)
+    model_directory.require_new_output(model_dir, out_dir, made_by="averaged", product="average")
     config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
     chosen = chosen_checkpoints(model_dir, last)
     steps, paths = [step for step, _ in chosen], [path for _, path in chosen]
