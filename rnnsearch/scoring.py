@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from rnnsearch import kernels
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.text.batches import Batch, InMemoryPairs, Pieces, epoch_batches, make_batch
 from rnnsearch.text.subwords import PAD
@@ -56,12 +57,13 @@ def teacher_forced(
         return []
     device = next(model.parameters()).device
     results: list[ForcedPair | None] = [None] * len(pairs)
-    for indices in epoch_batches(InMemoryPairs(pairs), batch_tokens, max_sentences, seed=0, epoch=0):
-        batch = make_batch([pairs[i] for i in indices]).to(device)
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-            log_probs, weights = _batch_log_probs(model, batch)
-        for row, index in enumerate(indices.tolist()):
-            results[index] = _unpadded(log_probs, weights, batch, row)
+    with kernels.use(kernels.choose(device, purpose="search")):
+        for indices in epoch_batches(InMemoryPairs(pairs), batch_tokens, max_sentences, seed=0, epoch=0):
+            batch = make_batch([pairs[i] for i in indices]).to(device)
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+                log_probs, weights = _batch_log_probs(model, batch)
+            for row, index in enumerate(indices.tolist()):
+                results[index] = _unpadded(log_probs, weights, batch, row)
     return results
 
 

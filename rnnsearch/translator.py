@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from rnnsearch import kernels
 from rnnsearch.arguments import checked_count, checked_iterable, checked_list, checked_strings
 from rnnsearch.config import MAX_BEAM_SIZE, RUNTIMES, SEARCH_PRECISIONS, Config
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
@@ -17,7 +18,7 @@ from rnnsearch.model.ensemble import Ensemble, side_numbers
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.model_directory import load_model, load_model_files
 from rnnsearch.scoring import ForcedPair, mean_forced, teacher_forced
-from rnnsearch.search import Cancelled, Hypothesis, max_output_lengths, prefix_tensor
+from rnnsearch.search import Cancelled, Hypothesis, SearchOptions, max_output_lengths, prefix_tensor
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
@@ -192,8 +193,8 @@ class Translator:
             raise UserError("this model reads audio, not text: give it WAV files")
         texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
         checked_prefixes = self._prefixes(prefixes, len(texts), "prefixes")
-        beam_size, n_best = self._widths(beam_size, n_best)
-        return self._translate_texts(texts, beam_size, n_best, cancelled, first_line=1, prefixes=checked_prefixes)
+        options = self._options(beam_size, n_best, cancelled)
+        return self._translate_texts(texts, options, first_line=1, prefixes=checked_prefixes)
 
     @staticmethod
     def _prefixes(prefixes: object, count: int, name: str) -> list[str] | None:
@@ -220,17 +221,16 @@ class Translator:
         gives the chunks' prefixes (as `translate`'s `prefixes`), chunk for chunk."""
         if self.src_subwords is None:
             raise UserError("this model reads audio, not text: give it WAV files")
-        beam_size, n_best = self._widths(beam_size, n_best)
+        options = self._options(beam_size, n_best)
         chunks = checked_iterable(chunks, "chunks")
         if prefix_chunks is not None:
             prefix_chunks = checked_iterable(prefix_chunks, "prefix_chunks")
-        return self._translated_chunks(chunks, beam_size, n_best, prefix_chunks)
+        return self._translated_chunks(chunks, options, prefix_chunks)
 
     def _translated_chunks(
         self,
         chunks: Iterable[Iterable[str]],
-        beam_size: int,
-        n_best: int,
+        options: SearchOptions,
         prefix_chunks: Iterable[Iterable[str]] | None,
     ) -> Iterator[list[Translation]]:
         first_line = 1
@@ -243,7 +243,7 @@ class Translator:
                 prefixes = self._prefixes(next(prefix_chunks, None), len(texts), name)
                 if prefixes is None:
                     raise ArgumentValueError(f"{name}: missing; prefix_chunks ended before chunks")
-            yield self._translate_texts(texts, beam_size, n_best, None, first_line=first_line, prefixes=prefixes)
+            yield self._translate_texts(texts, options, first_line=first_line, prefixes=prefixes)
             first_line += len(texts)
         if prefix_chunks is not None and next(prefix_chunks, None) is not None:
             raise ArgumentValueError("prefix_chunks: more chunks than chunks of texts")
@@ -251,9 +251,7 @@ class Translator:
     def _translate_texts(
         self,
         texts: list[str],
-        beam_size: int,
-        n_best: int,
-        cancelled: Cancelled | None,
+        options: SearchOptions,
         *,
         first_line: int,
         prefixes: list[str] | None = None,
@@ -262,7 +260,7 @@ class Translator:
         sources = self._encode_sources(texts, None, first_line=first_line)
         prefix_ids = None if prefixes is None else self.tgt_subwords.encode(prefixes)
         blank = [is_blank(text) and not (prefix_ids and prefix_ids[i]) for i, text in enumerate(texts)]
-        return self._decode(texts, sources, blank, beam_size, n_best, cancelled, prefix_ids)
+        return self._decode(texts, sources, blank, options, prefix_ids)
 
     def _encode_sources(self, texts: list[str], origin: str | None, *, first_line: int) -> list[Source]:
         """The texts in the pieces of every source side, each checked against
@@ -289,6 +287,17 @@ class Translator:
         if n_best > beam_size:
             raise ArgumentValueError(f"n_best: {n_best} is more than the beam size {beam_size}")
         return beam_size, n_best
+
+    def _options(self, beam_size: object, n_best: object, cancelled: Cancelled | None = None) -> SearchOptions:
+        """The search options of a call: its beam size and n-best count, checked, and the config's others."""
+        beam_size, n_best = self._widths(beam_size, n_best)
+        return SearchOptions(
+            beam_size=beam_size,
+            n_best=n_best,
+            length_penalty=self.search.length_penalty,
+            in_flight=self.search.batch_sentences,
+            cancelled=cancelled,
+        )
 
     def score(self, sources: Iterable[str], targets: Iterable[str]) -> list[PairScore]:
         """Score each given target as a translation of its source, in order: its
@@ -448,18 +457,16 @@ class Translator:
             if not (tensor and vectors.dim() == 2 and vectors.size(1) == size):
                 raise ArgumentTypeError(f"inputs[{index}]: expected a float tensor of shape (frames, {size})")
         names = self._names(names, len(inputs))
-        beam_size, n_best = self._widths(beam_size, n_best)
+        options = self._options(beam_size, n_best, cancelled)
         blank = [len(x) == 0 for x in inputs]
-        return self._decode(names, inputs, blank, beam_size, n_best, cancelled)
+        return self._decode(names, inputs, blank, options)
 
     def _decode(
         self,
         originals: list[str],
         sources: list[Source],
         blank: list[bool],
-        beam_size: int,
-        n_best: int,
-        cancelled: Cancelled | None,
+        options: SearchOptions,
         prefixes: list[list[int]] | None = None,
     ) -> list[Translation]:
         """Search for every non-blank source, longest first in batches, and return results in input order."""
@@ -471,7 +478,7 @@ class Translator:
             for start in range(0, len(todo), SENTENCES_PER_SEARCH):
                 chunk = todo[start : start + SENTENCES_PER_SEARCH]
                 chunk_prefixes = None if prefixes is None else [prefixes[i] for i in chunk]
-                hypotheses = self._search([sources[i] for i in chunk], beam_size, n_best, cancelled, chunk_prefixes)
+                hypotheses = self._search([sources[i] for i in chunk], options, chunk_prefixes)
                 for i, nbest in zip(chunk, hypotheses):
                     results[i] = self._to_text(originals[i], self._source_tokens(_side_zero(sources[i])), nbest)
         finally:
@@ -479,12 +486,7 @@ class Translator:
         return [results[i] for i in range(len(sources))]
 
     def _search(
-        self,
-        sources: list[Source],
-        beam_size: int,
-        n_best: int,
-        cancelled: Cancelled | None,
-        prefixes: list[list[int]] | None,
+        self, sources: list[Source], options: SearchOptions, prefixes: list[list[int]] | None
     ) -> list[list[Hypothesis]]:
         if isinstance(sources[0], torch.Tensor):
             src, src_lengths = vector_tensors(sources)
@@ -499,20 +501,18 @@ class Translator:
         if forced is not None:  # room for the whole prefix and </s>
             limits = torch.maximum(limits, torch.tensor([len(prefix) + 1 for prefix in prefixes]))
         src, src_lengths = src.to(self.device), src_lengths.to(self.device)
-        in_flight, penalty = self.search.batch_sentences, self.search.length_penalty
         # On a GPU, launching a step's kernels costs more than running them: there the
         # search keeps fixed shapes and replays each step as a CUDA graph. Its graphs hold
         # one model's state and no prefixes; ensembles and prefixes search as on the CPU.
-        fixed = self.device.type == "cuda" and isinstance(self.model, RNNSearch) and forced is None
-        greedy = fixed_shape_greedy_search if fixed else greedy_search
-        beam = fixed_shape_beam_search if fixed else beam_search
-        options = {} if forced is None else {"prefixes": forced}
+        graphs = kernels.choose(self.device, purpose="search").cuda_graphs
+        fixed = graphs and isinstance(self.model, RNNSearch) and forced is None
+        if options.beam_size == 1:
+            search = fixed_shape_greedy_search if fixed else greedy_search
+        else:
+            search = fixed_shape_beam_search if fixed else beam_search
+        forcing = {} if forced is None else {"prefixes": forced}
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.search.precision == "bf16"):
-            if beam_size == 1:
-                return greedy(self.model, src, src_lengths, limits, penalty, in_flight, cancelled, **options)
-            return beam(
-                self.model, src, src_lengths, limits, penalty, beam_size, n_best, in_flight, cancelled, **options
-            )
+            return search(self.model, src, src_lengths, max_lengths=limits, options=options, **forcing)
 
     def _source_tokens(self, source: Source) -> list[str]:
         """Source pieces (side 0's) and </s> for text; for audio, each input vector's start time in seconds."""

@@ -29,6 +29,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from rnnsearch import kernels
 from rnnsearch.errors import UserError
 from rnnsearch.model.decoder import DecoderState
 from rnnsearch.model.seq2seq import RNNSearch
@@ -152,7 +153,7 @@ def _export(module: nn.Module, args: tuple, path: Path, inputs: list[str], outpu
     recurrent operators with sequence lengths, which keeps padding out of the recurrence
     as in PyTorch."""
     axes = {name: value for name, value in axes.items() if name in inputs or name in outputs}
-    with torch.no_grad(), warnings.catch_warnings(), _quiet_stderr():
+    with torch.no_grad(), kernels.use(kernels.ONNX_EXPORT), warnings.catch_warnings(), _quiet_stderr():
         warnings.simplefilter("ignore")
         try:
             torch.onnx.export(

@@ -128,7 +128,7 @@ def _same_translations(first: OnnxModel, second: OnnxModel, sources: list[list[i
     """How many greedy translations of the sample sentences the two models share."""
     src, lengths = source_tensors(sources)
     limits = max_output_lengths(lengths, 2.0, 10)
-    found = [greedy_search(model, src, lengths, limits, 1.0) for model in (first, second)]
+    found = [greedy_search(model, src, lengths, max_lengths=limits) for model in (first, second)]
     return sum(a[0].tokens == b[0].tokens for a, b in zip(*found))
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
-from rnnsearch.model.activations import tanh_
+from rnnsearch import kernels
 from rnnsearch.model.attention import Attention, FixedContext
 from rnnsearch.model.linear import Linear
 from rnnsearch.model.recurrent import DecoderRNN, layer_state
@@ -187,7 +187,7 @@ class Decoder(nn.Module):
     def initial_state(self, annotations: torch.Tensor, summary: torch.Tensor, padding: torch.Tensor) -> DecoderState:
         """s_0 = tanh(W_s h), h the encoder's summary (←h_1 when bidirectional), and the
         source-side tensors every step reuses."""
-        state = tanh_(self.init_layer(summary)).unflatten(1, (self.rnn.layers, -1))
+        state = kernels.tanh_(self.init_layer(summary)).unflatten(1, (self.rnn.layers, -1))
         feed = summary.new_zeros(summary.size(0), self.output_layer.in_features) if self.input_feeding else None
         return DecoderState(
             state=state,
@@ -204,7 +204,7 @@ class Decoder(nn.Module):
         if self.maxout:
             pre = pre.unflatten(-1, (-1, 2)).amax(dim=-1)
         else:
-            pre = tanh_(pre)
+            pre = kernels.tanh_(pre)
         return self.dropout(pre)
 
     def attend(self, query: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -238,9 +238,4 @@ class Decoder(nn.Module):
         embedded = self.dropout(self.embedding(prev_tokens))
         readout, decoder, weights = self.wiring.search_step(self, embedded, decoder, scored)
         logits = self.output_layer(readout).float()
-        if torch.is_grad_enabled() or logits.device.type != "cpu" or torch.onnx.is_in_onnx_export():
-            return logits.log_softmax(dim=-1), decoder, weights
-        # Normalised in place: a second (R, V) tensor at every step, the largest of a beam
-        # search step, slowed beam search on the CPU (BENCHMARKS.md, "Fewer rows and fewer
-        # passes in search").
-        return torch.log_softmax(logits, dim=-1, out=logits), decoder, weights
+        return kernels.log_softmax(logits), decoder, weights

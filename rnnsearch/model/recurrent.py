@@ -16,8 +16,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from rnnsearch.model.activations import tanh, tanh_
-from rnnsearch.model.linear import linear
+from rnnsearch import kernels
 
 CELLS: dict[str, type[nn.RNNBase]] = {"gru": nn.GRU, "lstm": nn.LSTM}
 
@@ -31,7 +30,7 @@ def gru_update(gi: torch.Tensor, gh: torch.Tensor, state: torch.Tensor) -> torch
     h_r, h_z, h_n = gh.chunk(3, dim=1)
     reset = torch.sigmoid(i_r + h_r)
     update = torch.sigmoid(i_z + h_z)
-    candidate = tanh_(i_n + reset * h_n)
+    candidate = kernels.tanh_(i_n + reset * h_n)
     return candidate + update * (state - candidate)
 
 
@@ -40,8 +39,8 @@ def lstm_update(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """One LSTM update: gates (R, 4D) in torch.nn.LSTM's order (input, forget, cell, output)."""
     i, f, g, o = (gi + gh).chunk(4, dim=1)
-    memory = torch.sigmoid(f) * memory + torch.sigmoid(i) * tanh(g)
-    return torch.sigmoid(o) * tanh(memory), memory
+    memory = torch.sigmoid(f) * memory + torch.sigmoid(i) * kernels.tanh(g)
+    return torch.sigmoid(o) * kernels.tanh(memory), memory
 
 
 class DecoderRNN(nn.Module):
@@ -68,7 +67,7 @@ class DecoderRNN(nn.Module):
 
     def embedding_gates(self, embedded: torch.Tensor) -> torch.Tensor:
         """The first layer's input gates from E y_{i-1} alone, for any leading shape (…, E) → (…, G·D)."""
-        return linear(embedded, self._input_columns(0, self.embedding_size), self.rnn.bias_ih_l0)
+        return kernels.linear(embedded, self._input_columns(0, self.embedding_size), self.rnn.bias_ih_l0)
 
     def step_input_weight(self) -> torch.Tensor:
         """The first layer's input weights for the per-step part x_i.
@@ -100,9 +99,13 @@ class DecoderRNN(nn.Module):
                 gi = first_gates
             else:
                 below = self.between_layers(below)
-                gi = linear(below, getattr(self.rnn, f"weight_ih_l{layer}"), getattr(self.rnn, f"bias_ih_l{layer}"))
+                gi = kernels.linear(
+                    below, getattr(self.rnn, f"weight_ih_l{layer}"), getattr(self.rnn, f"bias_ih_l{layer}")
+                )
             previous = layer_state(hidden, layer)
-            gh = linear(previous, getattr(self.rnn, f"weight_hh_l{layer}"), getattr(self.rnn, f"bias_hh_l{layer}"))
+            gh = kernels.linear(
+                previous, getattr(self.rnn, f"weight_hh_l{layer}"), getattr(self.rnn, f"bias_hh_l{layer}")
+            )
             if self.is_lstm:
                 below, cell = lstm_update(gi, gh, previous, memory[:, layer])
                 memories.append(cell)

@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rnnsearch.model.activations import tanh_
+from rnnsearch import kernels
 from rnnsearch.model.linear import Linear
 
 
@@ -37,63 +37,12 @@ class AdditiveScore(nn.Module):
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         """query s (B, T, D), keys (B, S, n) → energies e (B, T, S)."""
-        if torch.onnx.is_in_onnx_export():
-            return _additive_energies_as_one_product(self.query_layer(query), keys, self.v.weight[0])
-        return _AdditiveEnergies.apply(self.query_layer(query), keys, self.v.weight[0])
-
-
-def _additive_hidden(queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-    """tanh(W_a s_i + U_a h_j) for every i, j: (B, T, n) and (B, S, n) → (B, T, S, n)."""
-    return tanh_(keys.unsqueeze(1) + queries.unsqueeze(2))
-
-
-def _additive_energies_as_one_product(queries: torch.Tensor, keys: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """v_aᵀ tanh(W_a s_i + U_a h_j) with every (i, j) as a row of one (B·T·S, n) × (n, 1)
-    product: the form an exported graph takes, since ONNX Runtime multiplies a 4-D tensor
-    by a vector far more slowly than one matrix by another (BENCHMARKS.md, "ONNX Runtime
-    packages")."""
-    hidden = _additive_hidden(queries, keys)
-    return torch.matmul(hidden.flatten(0, -2), v.unsqueeze(1)).view(hidden.shape[:-1])
-
-
-def _additive_energies_from_sigmoid(queries: torch.Tensor, keys: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """v_aᵀ tanh(x) as 2 v_aᵀ σ(2x) − Σ v_a, x = W_a s_i + U_a h_j: (B, T, S).
-
-    The same energies as with tanh (tanh(x) = 2σ(2x) − 1), which on the CPU is itself
-    computed from sigmoid, but the (B, T, S, n) tensor, the largest of a decoder step,
-    is passed over three times instead of five. Kept to fp32: in bf16 the product with
-    v_a would be rounded at the scale of Σ v_a σ, which can be far larger than the
-    energies themselves.
-    """
-    hidden = torch.add(keys.unsqueeze(1), queries.unsqueeze(2)).mul_(2).sigmoid_()
-    return torch.matmul(hidden, v * 2).sub_(v.sum())
-
-
-class _AdditiveEnergies(torch.autograd.Function):
-    """e = v_aᵀ tanh(W_a s + U_a h_j) from W_a s (B, T, n), U_a h_j (B, S, n) and v_a (n).
-
-    The backward pass recomputes the tanh instead of keeping it: in training that is a
-    (B, S, n) tensor for every target position, the largest thing the decoder loop
-    would otherwise hold until the backward pass.
-    """
-
-    @staticmethod
-    def forward(ctx, queries: torch.Tensor, keys: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        ctx.save_for_backward(queries, keys, v)
-        if queries.device.type == "cpu" and queries.dtype == torch.float32:
-            return _additive_energies_from_sigmoid(queries, keys, v)
-        return torch.matmul(_additive_hidden(queries, keys), v.to(queries.dtype))
-
-    @staticmethod
-    def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        queries, keys, v = ctx.saved_tensors
-        hidden = _additive_hidden(queries, keys)
-        grad = grad.to(hidden.dtype)
-        grad_v = torch.matmul(grad.reshape(1, -1), hidden.reshape(-1, hidden.size(-1))).squeeze(0)
-        grad_hidden = (
-            hidden.square_().neg_().add_(1).mul_(grad.unsqueeze(-1)).mul_(v.to(hidden.dtype))
-        )  # ∂e/∂(pre-tanh)
-        return grad_hidden.sum(2), grad_hidden.sum(1), grad_v.to(v.dtype)
+        queries = self.query_layer(query)  # W_a s: (B, T, n)
+        fast = kernels.active().additive_energies
+        if fast is not None:
+            return fast(queries, keys, self.v.weight[0])
+        hidden = torch.tanh(keys.unsqueeze(1) + queries.unsqueeze(2))  # tanh(W_a s_i + U_a h_j): (B, T, S, n)
+        return self.v(hidden).squeeze(-1)
 
 
 class GeneralScore(nn.Module):

@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from rnnsearch.model import fused_decoder
-from rnnsearch.model.linear import linear
+from rnnsearch import kernels
+from rnnsearch.model.attention import Attention
 from rnnsearch.model.recurrent import layer_state
+from rnnsearch.model.scores import AdditiveScore
 
 if TYPE_CHECKING:
     from rnnsearch.model.decoder import Decoder, DecoderState
@@ -67,15 +68,28 @@ class BahdanauWiring:
         """Attend with s_{i-1}, then update; the readout is left to the caller, which runs it
         for all positions at once in training."""
         context, weights = decoder.attend(state.top, state)
-        hidden, memory = decoder.rnn.step(gates + linear(context, step_weight), state.state, state.memory)
+        hidden, memory = decoder.rnn.step(gates + kernels.linear(context, step_weight), state.state, state.memory)
         return replace(state, state=hidden, memory=memory), context, weights, None
 
     def teacher_forced(
         self, decoder: Decoder, embedded: torch.Tensor, state: DecoderState
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Readouts t_i (B, T, l) and α (B, T, S) for every target position."""
-        if fused_decoder.supports(decoder, state):
-            tops, contexts, weights = fused_decoder.bahdanau_gru_loop(decoder, embedded, state)
+        fused = kernels.active().attentive_gru
+        if fused is not None and fusable(decoder, state):
+            rnn, score = decoder.rnn, decoder.attention.score
+            tops, contexts, weights = fused(
+                rnn.embedding_gates(embedded),
+                state.top,
+                state.keys,
+                state.annotations,
+                state.padding,
+                query_weight=score.query_layer.weight,
+                v=score.v.weight[0],
+                context_weight=rnn.step_input_weight(),
+                weight_hh=rnn.rnn.weight_hh_l0,
+                bias_hh=rnn.rnn.bias_hh_l0,
+            )
             return decoder.readout(tops, embedded, contexts), weights
         tops, contexts, weights, _ = step_by_step(self, decoder, embedded, state)
         return decoder.readout(torch.stack(tops, 1), embedded, torch.stack(contexts, 1)), _stacked(weights)
@@ -117,7 +131,7 @@ class LuongWiring:
     ) -> Step:
         """Update, attend with s_i, then h̃_i (fed to the next step with input feeding)."""
         if state.feed is not None:
-            gates = gates + linear(state.feed, step_weight)
+            gates = gates + kernels.linear(state.feed, step_weight)
         hidden, memory = decoder.rnn.step(gates, state.state, state.memory)
         top = layer_state(hidden, -1)
         context, weights = decoder.attend(top, state)
@@ -150,6 +164,21 @@ class LuongWiring:
 Wiring = BahdanauWiring | LuongWiring
 
 WIRINGS: dict[str, type[BahdanauWiring] | type[LuongWiring]] = {"bahdanau": BahdanauWiring, "luong": LuongWiring}
+
+
+def fusable(decoder: Decoder, state: DecoderState) -> bool:
+    """Whether a fused training loop computes this teacher-forced pass: the paper's
+    decoder (one GRU layer, the additive score) where gradients are wanted."""
+    rnn = decoder.rnn
+    return (
+        torch.is_grad_enabled()
+        and isinstance(decoder.wiring, BahdanauWiring)
+        and isinstance(decoder.attention, Attention)
+        and isinstance(decoder.attention.score, AdditiveScore)
+        and not rnn.is_lstm
+        and rnn.layers == 1
+        and state.beam == 1
+    )
 
 
 def step_by_step(

@@ -8,12 +8,14 @@ themselves, to keep them in place for CUDA graphs.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
+from rnnsearch import kernels
 from rnnsearch.text.subwords import BOS, EOS, PAD
 
 Cancelled = Callable[[], bool]
@@ -22,6 +24,45 @@ Cancelled = Callable[[], bool]
 
 class SearchCancelled(Exception):
     """The caller no longer wants the result (a server request that timed out or went away)."""
+
+
+def with_search_kernels(search: Callable) -> Callable:
+    """`search(model, src, …)` run with the search kernels of `src`'s device, chosen once
+    as it starts (kernels/__init__.py)."""
+
+    @functools.wraps(search)
+    def run(model, src: torch.Tensor, *args, **kwargs):
+        with kernels.use(kernels.choose(src.device, purpose="search")):
+            return search(model, src, *args, **kwargs)
+
+    return run
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How a search runs, the same for all its sentences.
+
+    beam_size       K hypotheses per sentence (greedy search: 1)
+    n_best          how many finished hypotheses each sentence returns, best first (≤ K)
+    length_penalty  α of the score log p / |y|^α that ranks hypotheses (0: raw log p)
+    in_flight       sentences decoded together (None: all); sentences join in the order
+                    given, so sorting them by length keeps the padding low
+    cancelled       asked before every step (a fixed-shape search: every few steps)
+    """
+
+    beam_size: int = 1
+    n_best: int = 1
+    length_penalty: float = 1.0
+    in_flight: int | None = None
+    cancelled: Cancelled | None = None
+
+    def __post_init__(self):
+        if self.beam_size < 1 or not 1 <= self.n_best <= self.beam_size:
+            raise ValueError(f"a beam of {self.beam_size} cannot return {self.n_best} hypotheses")
+
+
+GREEDY = SearchOptions()
+"""One hypothesis per sentence, scored with length penalty 1, every sentence in flight at once."""
 
 
 def check(cancelled: Cancelled | None) -> None:
@@ -86,12 +127,24 @@ def chunk_maxima(scores: torch.Tensor) -> torch.Tensor:
     return maxima
 
 
-def restrict(log_probs: torch.Tensor, force_end: torch.Tensor, forced: torch.Tensor | None = None) -> torch.Tensor:
+def restrict(
+    log_probs: torch.Tensor, force_end: torch.Tensor, forced: torch.Tensor | None = None, *, on_device: bool = False
+) -> torch.Tensor:
     """Forbid <pad> and <s> everywhere, anything but </s> on rows that must end now, and
     anything but the prefix's next piece on rows still inside their prefix (`forced`
-    (R,): that piece, or NOT_FORCED). The allowed token keeps its log-probability."""
+    (R,): that piece, or NOT_FORCED). The allowed token keeps its log-probability.
+
+    `on_device` reads nothing back to the host, as a CUDA graph needs (no prefixes): the
+    rows that must end are masked in one pass over every row, where otherwise only
+    those rows are written.
+    """
     log_probs[:, PAD] = -math.inf
     log_probs[:, BOS] = -math.inf
+    if on_device:
+        if forced is not None:
+            raise ValueError("prefixes are forced on the host")
+        not_end = torch.arange(log_probs.size(1), device=log_probs.device) != EOS
+        return log_probs.masked_fill(force_end.unsqueeze(1) & not_end, -math.inf)
     if bool(force_end.any()):
         eos = log_probs[force_end, EOS]
         log_probs[force_end] = -math.inf

@@ -19,44 +19,41 @@ import math
 
 import torch
 
-from rnnsearch.model.linear import packed_weights
 from rnnsearch.search import (
     CHUNK,
     Arrivals,
-    Cancelled,
     Hypothesis,
+    SearchOptions,
     check,
     chunk_maxima,
     finished,
     forced_tokens,
     restrict,
+    with_search_kernels,
 )
 from rnnsearch.text.subwords import BOS, EOS
 
 
 @torch.no_grad()
-@packed_weights()
+@with_search_kernels
 def beam_search(
     model,
     src: torch.Tensor,
     src_lengths: torch.Tensor,
-    max_lengths: torch.Tensor,
-    length_penalty: float,
-    beam_size: int,
-    n_best: int = 1,
-    in_flight: int | None = None,
-    cancelled: Cancelled | None = None,
     *,
+    max_lengths: torch.Tensor,
+    options: SearchOptions,
     prefixes: torch.Tensor | None = None,
 ) -> list[list[Hypothesis]]:
-    """The `n_best` highest-scoring finished hypotheses of every sentence, best first, in
-    the order of `src`; at most `in_flight` sentences (default: all) are decoded together.
-    `cancelled` is asked before every step. `prefixes` as for greedy search: while a
-    sentence is inside its prefix, its one live hypothesis takes the prefix's pieces."""
-    k, device = beam_size, src.device
+    """The `options.n_best` highest-scoring finished hypotheses of every sentence, best
+    first, in the order of `src`, from beams of `options.beam_size`. `max_lengths` and
+    `prefixes` as for greedy search: while a sentence is inside its prefix, its one live
+    hypothesis takes the prefix's pieces."""
+    k, device = options.beam_size, src.device
+    length_penalty, n_best, cancelled = options.length_penalty, options.n_best, options.cancelled
     beams = _Beams(k, device, model.has_alignment)
     ended: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
-    arrivals, state = Arrivals(model, src, src_lengths, in_flight or src.size(0)), None
+    arrivals, state = Arrivals(model, src, src_lengths, options.in_flight or src.size(0)), None
     while arrivals.remaining > 0 or beams.size > 0:
         check(cancelled)
         if joining := arrivals.due(beams.size):
@@ -131,9 +128,7 @@ class _Beams:
         returns the decoder state reordered to match. log_probs are the `scored` rows'."""
         k, device = self.k, self.device
         top_log_prob, parent_beam, token = top_extensions(self.log_prob, log_probs, k, scored)  # (b, K) each
-        rank = torch.arange(k, device=device).unsqueeze(0)
-        accepted = (rank < self.open_slots.to(device).unsqueeze(1)) & torch.isfinite(top_log_prob)
-        ends = accepted & (token == EOS)
+        ends, live_log_prob = accept(top_log_prob, token, self.open_slots.to(device))
         parents = (parent_beam + torch.arange(self.size, device=device).unsqueeze(1) * k).view(-1)
         if self.weights_history is not None:
             step_weights = weights.float().index_select(0, parents).unsqueeze(1)
@@ -149,7 +144,7 @@ class _Beams:
                 alignment = _source_width(history, int(src_lengths[sentence]))[0].cpu()
             ended[sentence].append(finished(self.history[row, offset:].tolist(), total, length_penalty, alignment))
         self.open_slots -= ends.sum(1).cpu()
-        self.log_prob = torch.where(accepted & ~ends, top_log_prob, -math.inf)
+        self.log_prob = live_log_prob
         self.prev = token.view(-1)
         state = state.reorder_beams(parents)
         alive = torch.isfinite(self.log_prob).any(1).cpu() & (self.open_slots > 0)
@@ -167,6 +162,20 @@ class _Beams:
         if self.weights_history is not None:
             self.weights_history = self.weights_history[rows]
         return rows
+
+
+def accept(
+    top_log_prob: torch.Tensor, token: torch.Tensor, open_slots: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The beam's rule for its k best extensions (b, k), best first, of sentences with
+    `open_slots` (b,) slots still open: the first `open_slots` finite ones are accepted;
+    those that end in </s> finish and close a slot each, the others stay live. Returns
+    which extensions finish (b, k), and the live hypotheses' log-probabilities, -inf in
+    the slots without one. Reads nothing back to the host."""
+    rank = torch.arange(top_log_prob.size(1), device=top_log_prob.device)
+    accepted = (rank < open_slots.unsqueeze(1)) & torch.isfinite(top_log_prob)
+    ends = accepted & (token == EOS)
+    return ends, torch.where(accepted & ~ends, top_log_prob, -math.inf)
 
 
 def top_extensions(

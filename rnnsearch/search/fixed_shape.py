@@ -23,9 +23,18 @@ import torch
 
 from rnnsearch.capture import garbage_collector_paused
 from rnnsearch.model.decoder import DecoderState
-from rnnsearch.search import Cancelled, Hypothesis, check, finished
-from rnnsearch.search.beam import top_extensions
-from rnnsearch.text.subwords import BOS, EOS, PAD
+from rnnsearch.search import (
+    GREEDY,
+    Cancelled,
+    Hypothesis,
+    SearchOptions,
+    check,
+    finished,
+    restrict,
+    with_search_kernels,
+)
+from rnnsearch.search.beam import accept, top_extensions
+from rnnsearch.text.subwords import BOS, EOS
 
 CHECK_EVERY = 8
 """Steps replayed between two looks at whether a batch is done."""
@@ -38,42 +47,40 @@ WARM_UP_STEPS = 2
 
 
 @torch.no_grad()
+@with_search_kernels
 def fixed_shape_greedy_search(
     model,
     src: torch.Tensor,
     src_lengths: torch.Tensor,
+    *,
     max_lengths: torch.Tensor,
-    length_penalty: float,
-    in_flight: int | None = None,
-    cancelled: Cancelled | None = None,
+    options: SearchOptions = GREEDY,
 ) -> list[list[Hypothesis]]:
-    """`greedy_search`'s results, `in_flight` sentences (default: all) at a time in the
-    order given; `cancelled` is asked every `CHECK_EVERY` steps."""
+    """`greedy_search`'s results, `options.in_flight` sentences (default: all) at a time
+    in the order given; `options.cancelled` is asked every `CHECK_EVERY` steps."""
     return [
         hypotheses
-        for loop, lengths in _searched_batches(model, src, src_lengths, max_lengths, None, in_flight, cancelled)
-        for hypotheses in loop.hypotheses(lengths, length_penalty)
+        for loop, lengths in _searched_batches(model, src, src_lengths, max_lengths, None, options)
+        for hypotheses in loop.hypotheses(lengths, options.length_penalty)
     ]
 
 
 @torch.no_grad()
+@with_search_kernels
 def fixed_shape_beam_search(
     model,
     src: torch.Tensor,
     src_lengths: torch.Tensor,
+    *,
     max_lengths: torch.Tensor,
-    length_penalty: float,
-    beam_size: int,
-    n_best: int = 1,
-    in_flight: int | None = None,
-    cancelled: Cancelled | None = None,
+    options: SearchOptions,
 ) -> list[list[Hypothesis]]:
-    """`beam_search`'s results, `in_flight` sentences (default: all) at a time in the order
-    given; `cancelled` is asked every `CHECK_EVERY` steps."""
+    """`beam_search`'s results, `options.in_flight` sentences (default: all) at a time in
+    the order given; `options.cancelled` is asked every `CHECK_EVERY` steps."""
     return [
         hypotheses
-        for loop, lengths in _searched_batches(model, src, src_lengths, max_lengths, beam_size, in_flight, cancelled)
-        for hypotheses in loop.hypotheses(lengths, length_penalty, n_best)
+        for loop, lengths in _searched_batches(model, src, src_lengths, max_lengths, options.beam_size, options)
+        for hypotheses in loop.hypotheses(lengths, options.length_penalty, options.n_best)
     ]
 
 
@@ -83,21 +90,20 @@ def _searched_batches(
     src_lengths: torch.Tensor,
     max_lengths: torch.Tensor,
     beam_size: int | None,
-    in_flight: int | None,
-    cancelled: Cancelled | None,
+    options: SearchOptions,
 ) -> Iterator[tuple[_Loop, list[int]]]:
     """Each batch's loop once it has run (greedy without `beam_size`), with the batch's
     source lengths; the loop's tensors hold the batch until the next one is loaded."""
     longest = int(max_lengths.max())
     make = _GreedyLoop if beam_size is None else _BeamLoop
     loops = _Loops(lambda start: make(model, start, longest), src.device)
-    for batch in _batches(src.size(0), in_flight):
+    for batch in _batches(src.size(0), options.in_flight):
         start = _start(model, src, src_lengths, batch)
         if beam_size is not None:
             start = start.tile_beams(beam_size)
         loop = loops.get(start)
         loop.load(start, max_lengths[batch].to(src.device))
-        loop.run(int(max_lengths[batch].max()), cancelled)
+        loop.run(int(max_lengths[batch].max()), options.cancelled)
         yield loop, src_lengths[batch].tolist()
 
 
@@ -116,14 +122,6 @@ def _start(model, src: torch.Tensor, src_lengths: torch.Tensor, batch: torch.Ten
     return state.with_source_length(min(src.size(1), -(-longest // SOURCE_MULTIPLE) * SOURCE_MULTIPLE))
 
 
-def _forbid(log_probs: torch.Tensor, force_end: torch.Tensor, not_end: torch.Tensor) -> torch.Tensor:
-    """`restrict` without reading anything back: <pad> and <s> nowhere, and only </s>
-    on rows (R,) that must end now; `not_end` (V,) is True for every token but </s>."""
-    log_probs[:, PAD] = -math.inf
-    log_probs[:, BOS] = -math.inf
-    return log_probs.masked_fill(force_end.unsqueeze(1) & not_end, -math.inf)
-
-
 class _Loop:
     """The tensors of one batch shape, updated in place by `step`: what a CUDA graph needs."""
 
@@ -132,8 +130,6 @@ class _Loop:
         self.state = DecoderState(*(None if t is None else t.clone() for t in start.fields()), beam=start.beam)
         self.position = torch.zeros(1, dtype=torch.long, device=start.padding.device)
         self.max_lengths = torch.zeros(start.padding.size(0), dtype=torch.long, device=start.padding.device)
-        vocab = model.decoder.output_layer.out_features
-        self.not_end = torch.arange(vocab, device=start.padding.device) != EOS
         self.longest = longest
         self.with_alignments = model.has_alignment
         self.graph: torch.cuda.CUDAGraph | None = None  # `step`, captured, on a GPU
@@ -192,7 +188,7 @@ class _GreedyLoop(_Loop):
 
     def step(self) -> None:
         log_probs, state, weights = self.model.step(self.prev, self.state)
-        log_probs = _forbid(log_probs, self.max_lengths <= self.position + 1, self.not_end)
+        log_probs = restrict(log_probs, self.max_lengths <= self.position + 1, on_device=True)
         best_log_prob, best = log_probs.max(dim=-1)
         running = self.lengths == 0
         self.tokens.index_copy_(1, self.position, best.unsqueeze(1))
@@ -258,10 +254,9 @@ class _BeamLoop(_Loop):
         k, sentences = self.k, self.sentences
         log_probs, state, weights = self.model.step(self.prev, self.state)
         force_end = (self.max_lengths <= self.position + 1).unsqueeze(1).expand(-1, k).reshape(-1)
-        top_log_prob, parent_beam, token = top_extensions(self.log_prob, _forbid(log_probs, force_end, self.not_end), k)
-        rank = torch.arange(k, device=token.device)
-        accepted = (rank < self.open_slots.unsqueeze(1)) & torch.isfinite(top_log_prob)
-        ends = accepted & (token == EOS)
+        log_probs = restrict(log_probs, force_end, on_device=True)
+        top_log_prob, parent_beam, token = top_extensions(self.log_prob, log_probs, k)
+        ends, live_log_prob = accept(top_log_prob, token, self.open_slots)
         parents = (parent_beam + sentences.unsqueeze(1) * k).view(-1)
         history = self.history.index_select(0, parents)
         history.index_copy_(1, self.position, token.view(-1, 1))
@@ -279,7 +274,7 @@ class _BeamLoop(_Loop):
                 place, weights_history.view(len(sentences), k, *weights_history.shape[1:])
             )
         self.open_slots -= ends.sum(1)
-        self.log_prob.copy_(torch.where(accepted & ~ends, top_log_prob, -math.inf))
+        self.log_prob.copy_(live_log_prob)
         self.prev.copy_(token.view(-1))
         self._advance_state(state.reorder_beams(parents))
         self.position += 1

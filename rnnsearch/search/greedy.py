@@ -11,40 +11,40 @@ from __future__ import annotations
 
 import torch
 
-from rnnsearch.model.linear import packed_weights
 from rnnsearch.search import (
     CHUNK,
+    GREEDY,
     Arrivals,
-    Cancelled,
     Hypothesis,
+    SearchOptions,
     check,
     chunk_maxima,
     finished,
     forced_tokens,
     restrict,
+    with_search_kernels,
 )
 from rnnsearch.text.subwords import BOS, EOS
 
 
 @torch.no_grad()
-@packed_weights()
+@with_search_kernels
 def greedy_search(
     model,
     src: torch.Tensor,
     src_lengths: torch.Tensor,
-    max_lengths: torch.Tensor,
-    length_penalty: float,
-    in_flight: int | None = None,
-    cancelled: Cancelled | None = None,
     *,
+    max_lengths: torch.Tensor,
+    options: SearchOptions = GREEDY,
     prefixes: torch.Tensor | None = None,
 ) -> list[list[Hypothesis]]:
-    """One hypothesis per sentence, in the order of `src`; at most `in_flight` sentences
-    (default: all) are decoded together. Sentences join in the order given, so sorting
-    them by length keeps the padding low. `cancelled` is asked before every step.
-    `prefixes` (N, P) (`prefix_tensor`) are target pieces each output must start with;
-    max_lengths must leave room for them and </s>."""
+    """One hypothesis per sentence, in the order of `src`, searched as `options` say
+    (their beam size and n-best aside). `max_lengths` (N,) are the output steps allowed
+    to each sentence, </s> included (`max_output_lengths`). `prefixes` (N, P)
+    (`prefix_tensor`) are target pieces each output must start with; max_lengths must
+    leave room for them and </s>."""
     count, device = src.size(0), src.device
+    length_penalty, cancelled = options.length_penalty, options.cancelled
     longest = int(max_lengths.max())
     tokens = torch.zeros(count, longest, dtype=torch.long)
     alignments = torch.zeros(count, longest, src.size(1)) if model.has_alignment else None
@@ -53,7 +53,7 @@ def greedy_search(
     rows = torch.zeros(0, dtype=torch.long)  # the sentence of each row in flight
     positions = torch.zeros(0, dtype=torch.long)  # each row's output position
     prev = torch.zeros(0, dtype=torch.long, device=device)
-    arrivals, state = Arrivals(model, src, src_lengths, in_flight or count), None
+    arrivals, state = Arrivals(model, src, src_lengths, options.in_flight or count), None
     while arrivals.remaining > 0 or rows.numel() > 0:
         check(cancelled)
         if joining := arrivals.due(rows.numel()):

@@ -34,12 +34,11 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from rnnsearch import files, model_directory
+from rnnsearch import files, kernels, model_directory
 from rnnsearch.config import Config
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.metrics import bleu
 from rnnsearch.evaluation.plots import alignment_heatmap, learning_curves
-from rnnsearch.model.linear import packed_weights
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.model_directory import source_and_target_sizes
 from rnnsearch.text.batches import Batch, EpochBatches, InMemoryPairs, PairSource, epoch_batches, make_batch
@@ -310,15 +309,23 @@ class Trainer:
         if world.distributed:
             device_ids = [self.device.index] if self.device.type == "cuda" else None
             self.trainee = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=device_ids)
+        chosen = kernels.choose(
+            self.device,
+            purpose="train",
+            precision=options.precision,
+            cuda_graphs=options.cuda_graphs and not world.distributed,
+        )
         self.graphed = None
-        if self.device.type == "cuda" and options.cuda_graphs and not world.distributed and options.precision == "fp32":
+        if chosen.cuda_graphs:
             self.graphed = GraphedLoss(self.model, options.label_smoothing, config.data.max_length + 1)
         self._say(
             f"model: {sum(p.numel() for p in self.model.parameters()):,} parameters on {self.device}"
             + (f", {world.size} processes" if world.distributed else "")
+            + f", kernels: {chosen.name}"
             + (", decoder replayed as CUDA graphs" if self.graphed else "")
         )
-        self._loop()
+        with kernels.use(chosen):
+            self._loop()
 
     def _say(self, message: str) -> None:
         if self.world.is_main:
@@ -493,7 +500,6 @@ class Trainer:
         return options.lr_schedule == "plateau" and progress.validations_without_gain >= options.patience
 
     @torch.no_grad()
-    @packed_weights()
     def validate(self, *, everything: bool = False) -> dict[str, float]:
         """Validation loss and perplexity (no label smoothing) over the whole set, and
         greedy BLEU for text or digit error rate and string accuracy for spoken digits.
@@ -507,10 +513,11 @@ class Trainer:
         options = self.config.train
         loss_sum, tokens = 0.0, 0
         batches = epoch_batches(self.corpus.valid, options.batch_tokens, options.max_batch_sentences, 0, 0)
-        for indices in batches:  # batched as in training, so validation never needs more memory
-            batch = make_batch([self.corpus.valid[i] for i in indices]).to(self.device)
-            loss, n_tokens = sequence_loss(self.model, batch, 0.0)
-            loss_sum, tokens = loss_sum + float(loss), tokens + n_tokens
+        with kernels.use(kernels.choose(self.device, purpose="search")):
+            for indices in batches:  # batched as in training, so validation never needs more memory
+                batch = make_batch([self.corpus.valid[i] for i in indices]).to(self.device)
+                loss, n_tokens = sequence_loss(self.model, batch, 0.0)
+                loss_sum, tokens = loss_sum + float(loss), tokens + n_tokens
         sources, references = self.corpus.valid_sources, self.corpus.valid_references
         scored = self.config.train.valid_bleu_sentences or len(sources)
         translated = len(sources) if everything else min(scored, len(sources))

@@ -11,7 +11,7 @@ import torch
 
 import rnnsearch
 from rnnsearch.cli import main
-from rnnsearch.search import max_output_lengths
+from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
@@ -69,8 +69,8 @@ def test_greedy_and_beam_search_on_cuda_equal_the_cpu(decoder):
     src, lengths = source_tensors(random_sources(24, 20, seed=8, max_len=12))
     limits = max_output_lengths(lengths, 1.5, 3)
     for search in (
-        lambda model, s, n: greedy_search(model, s, n, limits, 1.0),
-        lambda model, s, n: beam_search(model, s, n, limits, 1.0, 4, 2),
+        lambda model, s, n: greedy_search(model, s, n, max_lengths=limits),
+        lambda model, s, n: beam_search(model, s, n, max_lengths=limits, options=SearchOptions(beam_size=4, n_best=2)),
     ):
         expected = search(cpu_model, src, lengths)
         found = search(cuda_model, src.to(CUDA), lengths.to(CUDA))
@@ -90,11 +90,11 @@ def test_searches_replayed_as_cuda_graphs_equal_the_eager_searches_on_the_cpu(de
     src, lengths = source_tensors(sorted(random_sources(40, 20, seed=9, max_len=15), key=len, reverse=True))
     limits = max_output_lengths(lengths, 1.5, 3)
     for eager, graphed, options in (
-        (greedy_search, fixed_shape_greedy_search, ()),
-        (beam_search, fixed_shape_beam_search, (4, 3)),
+        (greedy_search, fixed_shape_greedy_search, SearchOptions(in_flight=7)),
+        (beam_search, fixed_shape_beam_search, SearchOptions(beam_size=4, n_best=3, in_flight=7)),
     ):
-        expected = eager(cpu_model, src, lengths, limits, 1.0, *options, in_flight=7)
-        found = graphed(cuda_model, src.to(CUDA), lengths.to(CUDA), limits, 1.0, *options, in_flight=7)
+        expected = eager(cpu_model, src, lengths, max_lengths=limits, options=options)
+        found = graphed(cuda_model, src.to(CUDA), lengths.to(CUDA), max_lengths=limits, options=options)
         for cpu_hypotheses, cuda_hypotheses in zip(expected, found, strict=True):
             assert [h.tokens for h in cuda_hypotheses] == [h.tokens for h in cpu_hypotheses]
             for a, b in zip(cpu_hypotheses, cuda_hypotheses):

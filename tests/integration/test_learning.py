@@ -34,7 +34,7 @@ def reversal_pairs(count: int, rng: random.Random) -> list[tuple[list[int], list
 def exact_match(model, pairs) -> float:
     model.eval()
     src, lengths = source_tensors([s for s, _ in pairs])
-    hypotheses = greedy_search(model, src, lengths, max_output_lengths(lengths, 1.0, 2), 1.0)
+    hypotheses = greedy_search(model, src, lengths, max_lengths=max_output_lengths(lengths, 1.0, 2))
     model.train()
     return sum(h[0].tokens == t for h, (_, t) in zip(hypotheses, pairs)) / len(pairs)
 

@@ -64,7 +64,7 @@ def train(attention, pairs) -> torch.nn.Module:
 def long_sentence_accuracy(model, pairs) -> float:
     long = [pair for pair in pairs if len(pair[0]) >= 40]
     src, lengths = source_tensors([source for source, _ in long])
-    hypotheses = greedy_search(model, src, lengths, max_output_lengths(lengths, 1.0, 2), 1.0)
+    hypotheses = greedy_search(model, src, lengths, max_lengths=max_output_lengths(lengths, 1.0, 2))
     return sum(h[0].tokens == target for h, (_, target) in zip(hypotheses, long)) / len(long)
 
 

@@ -4,7 +4,7 @@ import torch
 from rnnsearch.config import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
 from rnnsearch.model.scores import SCORES
 from rnnsearch.model.seq2seq import build_model
-from rnnsearch.search import max_output_lengths
+from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import make_batch, source_tensors
@@ -133,8 +133,8 @@ def test_token_ids_and_feature_vectors_go_through_the_same_decoder():
         alone, _ = speech(batch.src[1:2, :3], batch.src_lengths[1:2], batch.tgt_in[1:2])
         assert torch.allclose(alone, readout[1:2], atol=1e-6)
     limits = max_output_lengths(batch.src_lengths, 0.5, 3)
-    greedy = greedy_search(speech, batch.src, batch.src_lengths, limits, 1.0)
-    beam = beam_search(speech, batch.src, batch.src_lengths, limits, 1.0, beam_size=1)
+    greedy = greedy_search(speech, batch.src, batch.src_lengths, max_lengths=limits)
+    beam = beam_search(speech, batch.src, batch.src_lengths, max_lengths=limits, options=SearchOptions())
     assert [g[0].tokens for g in greedy] == [b[0].tokens for b in beam]
     assert [g[0].alignment.shape[1] for g in greedy] == [7, 3, 11]
     assert_teacher_forcing_equals_single_steps(text)

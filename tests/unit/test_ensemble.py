@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from rnnsearch.model.ensemble import Ensemble, side_numbers
-from rnnsearch.search import max_output_lengths
+from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import side_tensors, source_tensors
@@ -22,8 +22,9 @@ def search(model, sources, beam_size, n_best=1, in_flight=None, sides=False):
         side_zero = lengths
     limits = max_output_lengths(side_zero, 1.5, 3)
     if beam_size == 1:
-        return greedy_search(model, src, lengths, limits, 1.0, in_flight)
-    return beam_search(model, src, lengths, limits, 1.0, beam_size, n_best, in_flight)
+        return greedy_search(model, src, lengths, max_lengths=limits, options=SearchOptions(in_flight=in_flight))
+    options = SearchOptions(beam_size=beam_size, n_best=n_best, in_flight=in_flight)
+    return beam_search(model, src, lengths, max_lengths=limits, options=options)
 
 
 def assert_identical(expected, found) -> None:

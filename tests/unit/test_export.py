@@ -7,7 +7,7 @@ import torch
 
 from rnnsearch.export.graphs import export_encoder, export_step
 from rnnsearch.export.runtime import OnnxModel, session
-from rnnsearch.search import max_output_lengths
+from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import source_tensors
@@ -61,8 +61,9 @@ def search(model, sources, beam_size, n_best=1, in_flight=None):
     limits = max_output_lengths(lengths, 1.5, 3)
     with torch.no_grad():
         if beam_size == 1:
-            return greedy_search(model, src, lengths, limits, 1.0, in_flight)
-        return beam_search(model, src, lengths, limits, 1.0, beam_size, n_best, in_flight)
+            return greedy_search(model, src, lengths, max_lengths=limits, options=SearchOptions(in_flight=in_flight))
+        options = SearchOptions(beam_size=beam_size, n_best=n_best, in_flight=in_flight)
+        return beam_search(model, src, lengths, max_lengths=limits, options=options)
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +94,7 @@ def test_beam_one_equals_greedy_on_the_graphs(graphs, variant):
     src, lengths = source_tensors(sources)
     limits = max_output_lengths(lengths, 1.5, 3)
     with torch.no_grad():
-        beam = beam_search(onnx_model, src, lengths, limits, 1.0, 1, 1)
+        beam = beam_search(onnx_model, src, lengths, max_lengths=limits, options=SearchOptions())
     assert_same_hypotheses(greedy, beam)
 
 

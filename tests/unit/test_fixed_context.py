@@ -2,7 +2,7 @@
 
 import torch
 
-from rnnsearch.search import max_output_lengths
+from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import source_tensors
@@ -38,9 +38,9 @@ def test_search_works_without_alignments_and_beam_one_equals_greedy():
     model = tiny_model(score="none", seed=3)
     src, lengths = source_tensors(random_sources(8, 12, seed=3))
     limits = max_output_lengths(lengths, 1.5, 3)
-    greedy = greedy_search(model, src, lengths, limits, 1.0)
-    beam = beam_search(model, src, lengths, limits, 1.0, beam_size=1)
-    wide = beam_search(model, src, lengths, limits, 1.0, beam_size=4, n_best=2)
+    greedy = greedy_search(model, src, lengths, max_lengths=limits)
+    beam = beam_search(model, src, lengths, max_lengths=limits, options=SearchOptions())
+    wide = beam_search(model, src, lengths, max_lengths=limits, options=SearchOptions(beam_size=4, n_best=2))
     assert [g[0].tokens for g in greedy] == [b[0].tokens for b in beam]
     assert all(h.alignment is None for nbest in greedy + wide for h in nbest)
     assert all(len(nbest) == 2 for nbest in wide)

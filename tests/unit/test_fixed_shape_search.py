@@ -1,10 +1,12 @@
 """The fixed-shape searches, which a GPU replays as CUDA graphs, run here without capture
 and must give what the eager searches give (tests/integration/test_cuda.py replays them)."""
 
+from dataclasses import replace
+
 import pytest
 import torch
 
-from rnnsearch.search import SearchCancelled, max_output_lengths
+from rnnsearch.search import SearchCancelled, SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import CHECK_EVERY, fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
@@ -18,8 +20,8 @@ DECODERS = {
     "bahdanau-lstm-2-layers": {"cell": "lstm", "layers": 2},
 }
 SEARCHES = {
-    "greedy": (greedy_search, fixed_shape_greedy_search, ()),
-    "beam": (beam_search, fixed_shape_beam_search, (4, 3)),
+    "greedy": (greedy_search, fixed_shape_greedy_search, SearchOptions()),
+    "beam": (beam_search, fixed_shape_beam_search, SearchOptions(beam_size=4, n_best=3)),
 }
 
 
@@ -34,8 +36,9 @@ def test_fixed_shape_searches_equal_the_eager_searches(search, score, decoder, i
     model = tiny_model(vocab=20, seed=4, score=score, decoder=decoder)
     src, lengths = source_tensors(sorted(random_sources(40, 20, seed=9, max_len=15), key=len, reverse=True))
     limits = max_output_lengths(lengths, 1.5, 3)
-    expected = eager(model, src, lengths, limits, 1.0, *options, in_flight=in_flight)
-    assert_same_hypotheses(expected, fixed(model, src, lengths, limits, 1.0, *options, in_flight=in_flight))
+    options = replace(options, in_flight=in_flight)
+    expected = eager(model, src, lengths, max_lengths=limits, options=options)
+    assert_same_hypotheses(expected, fixed(model, src, lengths, max_lengths=limits, options=options))
 
 
 @pytest.mark.parametrize("search", SEARCHES.values(), ids=SEARCHES.keys())
@@ -46,7 +49,7 @@ def test_fixed_shape_searches_end_every_output_at_its_limit_without_specials(sea
         model.decoder.output_layer.bias[EOS] = -100.0  # the model never wants to stop
     src, lengths = source_tensors(random_sources(10, 12, seed=9))
     limits = max_output_lengths(lengths, 1.0, 2)
-    for nbest, limit in zip(fixed(model, src, lengths, limits, 1.0, *options), limits, strict=True):
+    for nbest, limit in zip(fixed(model, src, lengths, max_lengths=limits, options=options), limits, strict=True):
         for hypothesis in nbest:
             assert len(hypothesis.tokens) + 1 == int(limit)
             assert not {PAD, BOS, EOS} & set(hypothesis.tokens)
@@ -63,5 +66,6 @@ def test_a_cancelled_fixed_shape_search_stops_within_a_round_of_steps(model, sea
 
     src, lengths = source_tensors(random_sources(10, 12, seed=5, min_len=CHECK_EVERY, max_len=CHECK_EVERY + 4))
     with pytest.raises(SearchCancelled):
-        fixed(model, src, lengths, max_output_lengths(lengths, 1.5, 3), 1.0, *options, cancelled=cancelled)
+        limits = max_output_lengths(lengths, 1.5, 3)
+        fixed(model, src, lengths, max_lengths=limits, options=replace(options, cancelled=cancelled))
     assert len(asked) == 2  # one round of CHECK_EVERY steps ran; the second was not started

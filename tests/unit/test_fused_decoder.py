@@ -1,10 +1,14 @@
 """The fused training loop (Bahdanau wiring, GRU, additive score) against the general
 step loop it replaces on the CPU: same loss, same alignments, same gradients."""
 
+from dataclasses import replace
+
 import pytest
 import torch
 
-from rnnsearch.model import fused_decoder
+from rnnsearch import kernels
+from rnnsearch.kernels import fused_decoder
+from rnnsearch.model.wirings import fusable
 from rnnsearch.text.batches import make_batch
 from rnnsearch.training.loss import sequence_loss
 from tests.conftest import random_sources, tiny_model
@@ -16,31 +20,33 @@ def batch_of(count: int, vocab: int, seed: int):
     return make_batch(list(zip(sources, targets)))
 
 
-def loss_alignments_and_gradients(model, batch, monkeypatch, fused: bool):
+def loss_alignments_and_gradients(model, batch, fused: bool):
     """The smoothed loss plus a random weighting of the alignments (so that their gradient
-    is tested too), its gradients, and whether the fused loop ran."""
+    is tested too), its gradients, and whether the fused loop ran: under the CPU training
+    kernels, or under the same kernels without the fused loop."""
     ran = []
-    if fused:
-        loop = fused_decoder.bahdanau_gru_loop
-        monkeypatch.setattr(fused_decoder, "bahdanau_gru_loop", lambda *a: ran.append(1) or loop(*a))
-    else:
-        monkeypatch.setattr(fused_decoder, "supports", lambda *a: False)
-    readout, alignments = model(batch.src, batch.src_lengths, batch.tgt_in)
-    loss, _ = sequence_loss(model, batch, 0.1)
+
+    def counted(*args, **kwargs):
+        ran.append(1)
+        return fused_decoder.attentive_gru(*args, **kwargs)
+
+    chosen = replace(kernels.CPU_TRAINING, attentive_gru=counted if fused else None)
+    with kernels.use(chosen):
+        readout, alignments = model(batch.src, batch.src_lengths, batch.tgt_in)
+        loss, _ = sequence_loss(model, batch, 0.1)
     weighting = torch.rand(alignments.shape, generator=torch.Generator().manual_seed(5))
     total = loss + (alignments * weighting).sum() + readout.square().sum()
     parameters = list(model.parameters())
-    monkeypatch.undo()
     return total, alignments.detach(), torch.autograd.grad(total, parameters), bool(ran)
 
 
 @pytest.mark.parametrize("readout", ["maxout", "tanh"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_the_fused_loop_gives_the_step_loops_loss_alignments_and_gradients(readout, seed, monkeypatch):
+def test_the_fused_loop_gives_the_step_loops_loss_alignments_and_gradients(readout, seed):
     model = tiny_model(vocab=23, seed=seed, readout=readout).train()
     batch = batch_of(9, 23, seed=10 + seed)
-    expected, expected_alignments, expected_grads, _ = loss_alignments_and_gradients(model, batch, monkeypatch, False)
-    found, alignments, grads, ran = loss_alignments_and_gradients(model, batch, monkeypatch, True)
+    expected, expected_alignments, expected_grads, _ = loss_alignments_and_gradients(model, batch, False)
+    found, alignments, grads, ran = loss_alignments_and_gradients(model, batch, True)
 
     assert ran
     assert found.item() == pytest.approx(expected.item(), rel=1e-6)
@@ -89,15 +95,20 @@ DECODERS = {
 def test_other_decoders_keep_the_step_loop(options):
     model = tiny_model(vocab=23, **options).train()
     batch = batch_of(4, 23, seed=3)
-    assert not fused_decoder.supports(model.decoder, model.encode(batch.src, batch.src_lengths))
+    assert not fusable(model.decoder, model.encode(batch.src, batch.src_lengths))
 
 
-def test_the_fused_loop_runs_only_where_gradients_are_wanted_in_fp32():
+def test_the_fused_loop_runs_only_where_gradients_are_wanted():
     model = tiny_model(vocab=23).train()
     batch = batch_of(4, 23, seed=3)
     state = model.encode(batch.src, batch.src_lengths)
-    assert fused_decoder.supports(model.decoder, state)
+    assert fusable(model.decoder, state)
     with torch.no_grad():
-        assert not fused_decoder.supports(model.decoder, state)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        assert not fused_decoder.supports(model.decoder, state)
+        assert not fusable(model.decoder, state)
+
+
+def test_only_fp32_training_on_the_cpu_chooses_the_fused_loop():
+    assert kernels.choose("cpu", purpose="train").attentive_gru is not None
+    assert kernels.choose("cpu", purpose="train", precision="bf16").attentive_gru is None
+    assert kernels.choose("cpu", purpose="search").attentive_gru is None
+    assert kernels.choose("cuda", purpose="train").attentive_gru is None

@@ -5,7 +5,7 @@ import torch
 
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.scoring import teacher_forced
-from rnnsearch.search import max_output_lengths, prefix_tensor
+from rnnsearch.search import SearchOptions, max_output_lengths, prefix_tensor
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import source_tensors
@@ -21,8 +21,10 @@ def search(model, sources, prefixes, beam_size, n_best=1, in_flight=None):
     limits = torch.maximum(limits, torch.tensor([len(p) + 1 for p in prefixes]))
     forced = prefix_tensor(prefixes)
     if beam_size == 1:
-        return greedy_search(model, src, lengths, limits, 1.0, in_flight, prefixes=forced)
-    return beam_search(model, src, lengths, limits, 1.0, beam_size, n_best, in_flight, prefixes=forced)
+        options = SearchOptions(in_flight=in_flight)
+        return greedy_search(model, src, lengths, max_lengths=limits, options=options, prefixes=forced)
+    options = SearchOptions(beam_size=beam_size, n_best=n_best, in_flight=in_flight)
+    return beam_search(model, src, lengths, max_lengths=limits, options=options, prefixes=forced)
 
 
 def random_prefixes(count: int, seed: int, longest: int = 6) -> list[list[int]]:

@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from rnnsearch.search import CHUNK, SearchCancelled, max_output_lengths, normalised
+from rnnsearch.search import CHUNK, SearchCancelled, SearchOptions, max_output_lengths, normalised
 from rnnsearch.search.beam import beam_search, top_extensions
 from rnnsearch.search.greedy import greedy_search, row_maxima
 from rnnsearch.text.batches import source_tensors
@@ -16,14 +16,16 @@ def search(model, sources, beam_size=1, n_best=1, penalty=1.0, ratio=1.5, extra=
     src, lengths = source_tensors(sources)
     limits = max_output_lengths(lengths, ratio, extra)
     if beam_size == 1:
-        return greedy_search(model, src, lengths, limits, penalty)
-    return beam_search(model, src, lengths, limits, penalty, beam_size, n_best)
+        return greedy_search(model, src, lengths, max_lengths=limits, options=SearchOptions(length_penalty=penalty))
+    options = SearchOptions(beam_size=beam_size, n_best=n_best, length_penalty=penalty)
+    return beam_search(model, src, lengths, max_lengths=limits, options=options)
 
 
 def test_beam_of_one_equals_greedy(model):
     sources = random_sources(20, 12, seed=6)
     greedy = search(model, sources, beam_size=1)
-    beam = beam_search(model, *source_tensors(sources), max_output_lengths(source_tensors(sources)[1], 1.5, 3), 1.0, 1)
+    src, lengths = source_tensors(sources)
+    beam = beam_search(model, src, lengths, max_lengths=max_output_lengths(lengths, 1.5, 3), options=SearchOptions())
     for g, b in zip(greedy, beam):
         assert g[0].tokens == b[0].tokens
         assert g[0].score == pytest.approx(b[0].score, abs=1e-5)
@@ -44,7 +46,9 @@ def test_beam_of_one_equals_greedy_and_batches_do_not_matter_for_every_decoder(d
     sources = random_sources(24, 20, seed=8, max_len=12)
     greedy = [h[0].tokens for h in search(model, sources, beam_size=1)]
     src, lengths = source_tensors(sources)
-    beam_one = beam_search(model, src, lengths, max_output_lengths(lengths, 1.5, 3), 1.0, 1)
+    beam_one = beam_search(
+        model, src, lengths, max_lengths=max_output_lengths(lengths, 1.5, 3), options=SearchOptions()
+    )
     assert [h[0].tokens for h in beam_one] == greedy
     wide = [h[0].tokens for h in search(model, sources, beam_size=4)]
     one_by_one = [search(model, [source], beam_size=4)[0][0].tokens for source in sources]
@@ -67,8 +71,9 @@ def _in_flight_search(model, sources, beam_size, n_best, in_flight):
     src, lengths = source_tensors(sources)
     limits = max_output_lengths(lengths, 1.5, 3)
     if beam_size == 1:
-        return greedy_search(model, src, lengths, limits, 1.0, in_flight)
-    return beam_search(model, src, lengths, limits, 1.0, beam_size, n_best, in_flight)
+        return greedy_search(model, src, lengths, max_lengths=limits, options=SearchOptions(in_flight=in_flight))
+    options = SearchOptions(beam_size=beam_size, n_best=n_best, in_flight=in_flight)
+    return beam_search(model, src, lengths, max_lengths=limits, options=options)
 
 
 @pytest.mark.parametrize("beam_size, n_best", [(1, 1), (4, 3)])
@@ -103,7 +108,8 @@ def test_beam_as_wide_as_the_search_space_finds_the_exhaustive_best(penalty):
     candidates = [list(c) for n in range(limit) for c in itertools.product(words, repeat=n)]
     best = max(candidates, key=lambda c: normalised(_sequence_log_prob(model, source, c), len(c) + 1, penalty))
     src, lengths = source_tensors([source])
-    found = beam_search(model, src, lengths, torch.tensor([limit]), penalty, len(candidates), n_best=len(candidates))[0]
+    options = SearchOptions(beam_size=len(candidates), n_best=len(candidates), length_penalty=penalty)
+    found = beam_search(model, src, lengths, max_lengths=torch.tensor([limit]), options=options)[0]
     assert found[0].tokens == best
     assert found[0].log_prob == pytest.approx(_sequence_log_prob(model, source, best), abs=1e-4)
     assert len(found) == len(candidates)
@@ -209,10 +215,9 @@ def test_a_cancelled_search_stops_before_its_next_step(model, beam_size):
     src, lengths = source_tensors(random_sources(10, 12, seed=5, min_len=5))
     limits = max_output_lengths(lengths, 1.5, 3)
     with pytest.raises(SearchCancelled):
-        if beam_size == 1:
-            greedy_search(model, src, lengths, limits, 1.0, None, cancelled)
-        else:
-            beam_search(model, src, lengths, limits, 1.0, beam_size, 1, None, cancelled)
+        options = SearchOptions(beam_size=beam_size, cancelled=cancelled)
+        search = greedy_search if beam_size == 1 else beam_search
+        search(model, src, lengths, max_lengths=limits, options=options)
     assert len(asked) == 4  # three steps ran; the fourth was not started
 
 

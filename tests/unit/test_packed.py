@@ -2,9 +2,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from rnnsearch.model import linear as packing
-from rnnsearch.model.linear import Linear, linear, packed_weights
-from rnnsearch.search import max_output_lengths
+from rnnsearch import kernels
+from rnnsearch.kernels import packed as packing
+from rnnsearch.kernels.packed import linear, packed_weights
+from rnnsearch.model.linear import Linear
+from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import source_tensors
@@ -61,7 +63,7 @@ def test_under_autograd_it_is_f_linear():
     torch.manual_seed(0)
     layer = Linear(16, 8)
     x = torch.randn(4, 16, requires_grad=True)
-    with packed_weights():
+    with kernels.use(kernels.CPU_SEARCH):
         assert torch.equal(layer(x), F.linear(x, layer.weight, layer.bias))
 
 
@@ -107,7 +109,7 @@ def test_every_scope_packs_the_weights_as_they_are_then():
     for _ in range(3):
         layer(x).square().sum().backward()
         optimizer.step()
-        with torch.no_grad(), packed_weights():
+        with torch.no_grad(), kernels.use(kernels.CPU_SEARCH):
             assert torch.allclose(layer(x), F.linear(x, layer.weight, layer.bias), atol=1e-5)
     assert packing._scope.packed is None
 
@@ -116,7 +118,7 @@ def test_every_scope_packs_the_weights_as_they_are_then():
 def test_an_in_place_change_inside_a_scope_is_packed_again():
     layer = Linear(16, 8)
     x = torch.randn(4, 16)
-    with torch.no_grad(), packed_weights():
+    with torch.no_grad(), kernels.use(kernels.CPU_SEARCH):
         layer(x)
         layer.load_state_dict({"weight": torch.zeros(8, 16), "bias": torch.ones(8)})
         assert torch.equal(layer(x), torch.ones(4, 8))
@@ -131,8 +133,8 @@ def test_search_outputs_do_not_depend_on_packing(beam_size, monkeypatch):
 
     def run():
         if beam_size == 1:
-            return greedy_search(model, src, lengths, limits, 1.0)
-        return beam_search(model, src, lengths, limits, 1.0, beam_size, 1)
+            return greedy_search(model, src, lengths, max_lengths=limits)
+        return beam_search(model, src, lengths, max_lengths=limits, options=SearchOptions(beam_size=beam_size))
 
     packed = run()
     monkeypatch.setattr(packing, "_ONEDNN", False)

@@ -4,9 +4,9 @@ On the CPU, torch.tanh runs several times slower than torch.sigmoid (BENCHMARKS.
 "Where the time goes, and how close to the machine's ceiling"), and the additive score applies tanh to a
 (B, T, S, n) tensor at every decoder step: in decoding it was the largest cost after
 the matrix products. tanh(x) = 2σ(2x) − 1 is an identity, so the same function is
-computed from sigmoid, to within 2e-7 absolute (float rounding near 0). Other
-devices keep torch.tanh, and so do exported ONNX graphs, whose runtime has a fast tanh
-of its own.
+computed from sigmoid, to within 2e-7 absolute (float rounding near 0). The CPU kernel
+sets use it (kernels/__init__.py); other devices and exported ONNX graphs, whose runtime
+has a fast tanh of its own, keep torch.tanh.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ import torch
 
 def tanh(x: torch.Tensor) -> torch.Tensor:
     """tanh(x) in a new tensor, differentiable."""
-    if x.device.type != "cpu" or torch.onnx.is_in_onnx_export():
-        return torch.tanh(x)
     if x.requires_grad and torch.is_grad_enabled():
         return _SigmoidTanh.apply(x)
     return _sigmoid_tanh(x)
@@ -25,8 +23,6 @@ def tanh(x: torch.Tensor) -> torch.Tensor:
 
 def tanh_(x: torch.Tensor) -> torch.Tensor:
     """tanh(x) written over x, for a temporary that nothing else reads; differentiable."""
-    if x.device.type != "cpu" or torch.onnx.is_in_onnx_export():
-        return x.tanh_()
     if x.requires_grad and torch.is_grad_enabled():
         return _SigmoidTanhInPlace.apply(x)
     return _sigmoid_tanh_(x)

@@ -1,8 +1,8 @@
 """Training's decoder loop for the paper's model — Bahdanau wiring, one GRU layer, the
 additive score — as one autograd function with a hand-written backward pass.
 
-The loop computes, for i = 1 … T, the same arithmetic as `BahdanauWiring.step` (wirings.py)
-(docs/model.md §3):
+The loop computes, for i = 1 … T, the same arithmetic as `BahdanauWiring.step`
+(model/wirings.py), the reference it is tested against (docs/model.md §3):
 
     e_ij = v_aᵀ tanh(W_a s_{i-1} + U_a h_j);  α_i = softmax(e_i);  c_i = Σ_j α_ij h_j
     s_i  = GRU(s_{i-1}, [E y_{i-1} ; c_i])
@@ -16,66 +16,46 @@ once, writing each step's gate gradients into one (T, B, ·) buffer, and the sha
 weights' gradients are formed after the loop as one product each over all T·B rows.
 
 The score's (B, S, n) tensor is the largest thing a step touches. As in
-`scores._AdditiveEnergies`, it is recomputed in the backward pass rather than kept for
+`additive.recomputed`, it is recomputed in the backward pass rather than kept for
 every step, and it lives in one buffer reused by every step, not in fresh memory the
-system must map in each time. tanh(x) = 2σ(2x) − 1 (see `activations`), so the loop keeps
+system must map in each time. tanh(x) = 2σ(2x) − 1 (see sigmoid_tanh.py), so the loop keeps
 σ(2(W_a s + U_a h_j)) only: the doubled keys are formed once per batch, v_aᵀ tanh is
 2 v_aᵀσ − Σ v_a, and 1 − tanh² is 4σ(1 − σ). A step then passes over that tensor three
 times forward and seven times backward, where the general loop passes six and fourteen
 times.
 
-It runs where it was measured to pay: under autograd, in fp32, on the CPU. The general
-step loop stays the reference; tests hold the two to the same losses and gradients.
+It runs where it was measured to pay: under autograd, in fp32, on the CPU (the CPU
+training kernels, kernels/__init__.py). The general step loop stays the reference;
+tests hold the two to the same losses and gradients.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
 from torch.autograd.function import once_differentiable
 
-from rnnsearch.model.activations import tanh_
-from rnnsearch.model.attention import Attention
-from rnnsearch.model.scores import AdditiveScore
-
-if TYPE_CHECKING:
-    from rnnsearch.model.decoder import Decoder, DecoderState
+from rnnsearch.kernels.sigmoid_tanh import tanh_
 
 
-def supports(decoder: Decoder, state: DecoderState) -> bool:
-    """Whether this loop computes `decoder`'s teacher-forced pass over `state`."""
-    rnn = decoder.rnn
-    return (
-        torch.is_grad_enabled()
-        and decoder.wiring.name == "bahdanau"
-        and isinstance(decoder.attention, Attention)
-        and isinstance(decoder.attention.score, AdditiveScore)
-        and not rnn.is_lstm
-        and rnn.layers == 1
-        and state.beam == 1
-        and state.annotations.device.type == "cpu"
-        and state.annotations.dtype == torch.float32
-        and not torch.is_autocast_enabled("cpu")
-    )
-
-
-def bahdanau_gru_loop(
-    decoder: Decoder, embedded: torch.Tensor, state: DecoderState
+def attentive_gru(
+    gates: torch.Tensor,
+    initial: torch.Tensor,
+    keys: torch.Tensor,
+    annotations: torch.Tensor,
+    padding: torch.Tensor,
+    *,
+    query_weight: torch.Tensor,
+    v: torch.Tensor,
+    context_weight: torch.Tensor,
+    weight_hh: torch.Tensor,
+    bias_hh: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """E y_{i-1} (B, T, E) → s_i (B, T, D), c_i (B, T, A) and α_i (B, T, S) for every i."""
-    rnn, score = decoder.rnn, decoder.attention.score
+    """s_i (B, T, D), c_i (B, T, A) and α_i (B, T, S) for every i, from E y_{i-1}'s share
+    of the GRU's input gates with b_ih (B, T, 3D), s_0 (B, D), the keys U_a h_j (B, S, n),
+    the annotations h_j (B, S, A) and their padding (B, S); W_a (n, D), v_a (n), the
+    context's share of W_ih (3D, A), W_hh (3D, D) and b_hh (3D)."""
     return _AttentiveGRU.apply(
-        rnn.embedding_gates(embedded),
-        state.top,
-        state.keys,
-        state.annotations,
-        state.padding,
-        score.query_layer.weight,
-        score.v.weight[0],
-        rnn.step_input_weight(),
-        rnn.rnn.weight_hh_l0,
-        rnn.rnn.bias_hh_l0,
+        gates, initial, keys, annotations, padding, query_weight, v, context_weight, weight_hh, bias_hh
     )
 
 

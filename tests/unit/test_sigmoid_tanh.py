@@ -2,7 +2,7 @@
 
 import torch
 
-from rnnsearch.model.activations import tanh, tanh_
+from rnnsearch.kernels.sigmoid_tanh import tanh, tanh_
 
 
 def test_values_match_torch_tanh_across_the_range():
