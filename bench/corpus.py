@@ -77,6 +77,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.processor import describe_cpu  # noqa: E402
+from rnnsearch import kernels  # noqa: E402
 from rnnsearch.config import load_config  # noqa: E402
 from rnnsearch.text.prepared import SMALL_CORPUS_BYTES, SRC_SUBWORDS, TGT_SUBWORDS  # noqa: E402
 from rnnsearch.text.subwords import Subwords  # noqa: E402
@@ -484,7 +485,8 @@ def training_speed_check(args: argparse.Namespace) -> dict:
         return tokens, time.perf_counter() - started
 
     blocks = []
-    with flushing_denormals():
+    chosen = kernels.choose(device, purpose="train", precision=train.precision)
+    with flushing_denormals(), kernels.use(chosen):
         steps(prepared, [order[k] for k in range(args.speed_warmup)])
         for block in range(args.speed_blocks):
             pair, second = divmod(block, 2)

@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from processor import describe_cpu  # noqa: E402  (this script's folder comes first on sys.path)
 
 import rnnsearch  # noqa: E402
+from rnnsearch import kernels  # noqa: E402
 from rnnsearch.config import load_config  # noqa: E402
 from rnnsearch.evaluation.metrics import bleu  # noqa: E402
 from rnnsearch.model.seq2seq import build_model  # noqa: E402
@@ -75,7 +76,14 @@ def clock(device: torch.device) -> float:
 def training_speed(config, steps: int, warmup: int, device: torch.device, prepared: Path) -> dict:
     """Steady-state training speed, achieved GFLOP/s, and where a step's time goes, on
     batches read from the prepared data in `prepared` (made there first if needed), as
-    the trainer reads them."""
+    the trainer reads them, with the kernels the trainer chooses."""
+    train = config.train
+    chosen = kernels.choose(device, purpose="train", precision=train.precision, cuda_graphs=train.cuda_graphs)
+    with kernels.use(chosen):
+        return {"train_kernels": chosen.name, **_training_speed(config, steps, warmup, device, prepared)}
+
+
+def _training_speed(config, steps: int, warmup: int, device: torch.device, prepared: Path) -> dict:
     src_sw, tgt_sw = ensure_prepared(config, prepared)
     pairs = PreparedPairs(prepared)
     torch.manual_seed(config.train.seed)
@@ -86,7 +94,7 @@ def training_speed(config, steps: int, warmup: int, device: torch.device, prepar
     order = list(islice(epoch, warmup + steps))  # the batches of the warm-up and the timed steps
     model.train()
     graphed, capture_seconds = None, 0.0
-    if device.type == "cuda" and train.cuda_graphs and train.precision == "fp32":
+    if kernels.active().cuda_graphs:
         graphed = GraphedLoss(model, train.label_smoothing, config.data.max_length + 1)
         started = clock(device)
         for indices in order:  # every shape of the timed batches captured before timing

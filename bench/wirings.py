@@ -1,6 +1,7 @@
 """Training speed of the two decoder wirings, measured in one run on the same batches.
 
     python bench/wirings.py [--config configs/peer_comparable.yaml] [--steps 60] [--rounds 2]
+                            [--prepared runs/bench-speed/prepared]
 
 Luong's wiring without input feeding runs the decoder RNN over the whole target in
 one call and attends to all positions in one batched product; with input feeding,
@@ -40,13 +41,15 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--prepared", default="runs/bench-speed/prepared", help="the prepared training data")
     args = parser.parse_args()
     configure_cpu(load_config(args.config).train.threads)
     best: dict[str, dict] = {}
     for _ in range(args.rounds):
         for name, overrides in VARIANTS.items():
             with flushing_denormals():
-                result = training_speed(load_config(args.config, overrides), args.steps, args.warmup)
+                config = load_config(args.config, overrides)
+                result = training_speed(config, args.steps, args.warmup, torch.device("cpu"), Path(args.prepared))
             if name not in best or result["train_target_tokens_per_s"] > best[name]["train_target_tokens_per_s"]:
                 best[name] = result
     print(f"{time.strftime('%Y-%m-%d')}, {describe_cpu(torch.get_num_threads())}, {args.config}")

@@ -1,6 +1,8 @@
 """The one validated configuration schema: data, subwords, model, train, search.
 
-The default of every config key lives here and nowhere else; settings outside the
+The model section's schema is the model package's (model/settings.py), beside the
+registries it checks names against. The default of every config key lives in its
+schema and nowhere else; settings outside the
 config (command-line options such as serve's limits, fixed speech front-end values)
 keep their defaults beside the code that uses them. YAML goes in and out; unknown keys
 and wrong types are rejected with a one-line message naming the key.
@@ -8,14 +10,15 @@ and wrong types are rejected with a one-line message naming the key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from rnnsearch.errors import UserError
+from rnnsearch.model.settings import ModelConfig
+from rnnsearch.sections import Section
 
 Precision = Literal["fp32", "bf16"]
 PRECISIONS: tuple[str, ...] = get_args(Precision)
@@ -23,25 +26,14 @@ SEARCH_PRECISIONS = (*PRECISIONS, "int8")  # int8: the quantised graphs of an ex
 RUNTIMES = ("onnx", "torch")  # what runs a model's search: ONNX Runtime (an exported package) or PyTorch
 
 
-def _registered_name(name: str, registry: Mapping[str, object], kind: str) -> str:
-    """`name`, if the registry has it; else a ValueError listing the registered names."""
-    if name not in registry:
-        raise ValueError(f"unknown {kind} {name!r}; choose from {', '.join(registry)}")
-    return name
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ParallelFiles(_Section):
+class ParallelFiles(Section):
     """A source file and its line-aligned target file (plain or .gz UTF-8)."""
 
     src: str
     tgt: str
 
 
-class DataConfig(_Section):
+class DataConfig(Section):
     """Parallel text: the model reads subword ids."""
 
     kind: Literal["text"] = "text"
@@ -78,7 +70,7 @@ class DataConfig(_Section):
         return self.train if isinstance(self.train, list) else [self.train]
 
 
-class FeatureConfig(_Section):
+class FeatureConfig(Section):
     """Log-mel filterbank features of the audio (rnnsearch.speech.features)."""
 
     bins: int = Field(40, gt=0, description="mel bands")
@@ -93,7 +85,7 @@ class FeatureConfig(_Section):
         return self.bins * self.stack
 
 
-class SpokenDigitsConfig(_Section):
+class SpokenDigitsConfig(Section):
     """Spoken digit strings built from the bundled FSDD recordings: the model reads
     feature vectors and writes digits (rnnsearch.speech.digits)."""
 
@@ -122,7 +114,7 @@ class SpokenDigitsConfig(_Section):
         return self
 
 
-class SubwordConfig(_Section):
+class SubwordConfig(Section):
     kind: Literal["unigram", "bpe", "word"] = "unigram"
     vocab_size: int = Field(8000, gt=8)
     joint: bool = True
@@ -135,19 +127,6 @@ class SubwordConfig(_Section):
         "and the default keeps preparation under 2 GB (BENCHMARKS.md)",
     )
 
-    @field_validator("vocab_size")
-    @classmethod
-    def _room_beyond_the_reserved_pieces(cls, vocab_size: int, info: ValidationInfo) -> int:
-        from rnnsearch.text.subwords import RESERVED_PIECES, SPECIAL_PIECES  # the one count of reserved pieces
-
-        if info.data.get("kind") in ("unigram", "bpe") and vocab_size <= RESERVED_PIECES:
-            raise ValueError(
-                f"{vocab_size} is too small: a {info.data['kind']} vocabulary reserves {RESERVED_PIECES} pieces "
-                f"({len(SPECIAL_PIECES)} special, {RESERVED_PIECES - len(SPECIAL_PIECES)} bytes) and needs one more "
-                "per character of the text"
-            )
-        return vocab_size
-
     @model_validator(mode="after")
     def _min_frequency_only_for_words(self) -> SubwordConfig:
         if self.min_frequency != 1 and self.kind != "word":
@@ -155,93 +134,7 @@ class SubwordConfig(_Section):
         return self
 
 
-class EncoderConfig(_Section):
-    cell: Literal["gru", "lstm"] = "gru"
-    hidden_size: int = Field(256, gt=0, description="per direction; bidirectional annotations are twice this")
-    layers: int = Field(1, ge=1, le=4, description="stacked layers, with model.dropout between them")
-    bidirectional: bool = True
-
-
-class AttentionConfig(_Section):
-    score: str = Field("additive", description="a name from rnnsearch.model.scores.SCORES")
-    size: int = Field(
-        512,
-        gt=0,
-        description="additive: hidden size n of the alignment model; location: source positions covered; "
-        "general, dot, scaled_dot and cosine have no size of their own and ignore it",
-    )
-
-    @field_validator("score")
-    @classmethod
-    def _registered(cls, score: str) -> str:
-        from rnnsearch.model.scores import SCORES  # the registry is the one list of scores
-
-        return _registered_name(score, SCORES, "score")
-
-
-class DecoderConfig(_Section):
-    cell: Literal["gru", "lstm"] = "gru"
-    hidden_size: int = Field(512, gt=0)
-    layers: int = Field(1, ge=1, le=4, description="stacked layers, with model.dropout between them")
-    wiring: str = Field(
-        "bahdanau",
-        description="a name from rnnsearch.model.wirings.WIRINGS: bahdanau (attend with s_{i-1}, then update) "
-        "or luong (update, then attend with s_i)",
-    )
-    input_feeding: bool = Field(False, description="luong only: give h̃_{i-1} to the next step's RNN input")
-    readout: Literal["maxout", "tanh"] = Field(
-        None, description="g in t_i (bahdanau) or h̃_i (luong); default: maxout for bahdanau, tanh for luong"
-    )
-    readout_size: int = Field(256, gt=0, description="size of t_i (bahdanau) or h̃_i (luong)")
-    tied_embeddings: bool = Field(
-        False, description="share the target embeddings with the output layer (needs readout_size = embedding_size)"
-    )
-
-    @field_validator("wiring")
-    @classmethod
-    def _registered_wiring(cls, wiring: str) -> str:
-        from rnnsearch.model.wirings import WIRINGS  # the registry is the one list of wirings
-
-        return _registered_name(wiring, WIRINGS, "wiring")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _readout_of_the_wiring(cls, data: Any) -> Any:
-        from rnnsearch.model.wirings import WIRINGS
-
-        if isinstance(data, dict) and data.get("readout") is None:
-            wiring = WIRINGS.get(data.get("wiring", "bahdanau"))
-            return {**data, "readout": wiring.default_readout if wiring else "maxout"}
-        return data
-
-    @model_validator(mode="after")
-    def _input_feeding_where_the_wiring_has_it(self) -> DecoderConfig:
-        from rnnsearch.model.wirings import WIRINGS
-
-        WIRINGS[self.wiring](self.input_feeding)  # a wiring without input feeding refuses it, saying so
-        return self
-
-
-class ModelConfig(_Section):
-    embedding_size: int = Field(256, gt=0)
-    encoder: EncoderConfig = EncoderConfig()
-    attention: AttentionConfig | Literal["none"] = Field(
-        AttentionConfig(), description="an alignment model, or none: the fixed-context baseline"
-    )
-    decoder: DecoderConfig = DecoderConfig()
-    dropout: float = Field(0.2, ge=0.0, lt=1.0)
-
-    @model_validator(mode="after")
-    def _tied_sizes_match(self) -> ModelConfig:
-        if self.decoder.tied_embeddings and self.decoder.readout_size != self.embedding_size:
-            raise ValueError(
-                f"decoder.tied_embeddings needs decoder.readout_size ({self.decoder.readout_size}) "
-                f"= embedding_size ({self.embedding_size})"
-            )
-        return self
-
-
-class TrainConfig(_Section):
+class TrainConfig(Section):
     model_dir: str = Field("runs/model", description="where the model directory is written")
     seed: int = 1
     batch_tokens: int = Field(2000, gt=0, description="padded target tokens per batch, at most")
@@ -316,7 +209,7 @@ Python API, the CLI and the server alike: decoding time and memory grow with the
 and beyond a few dozen hypotheses a wider beam gains nothing."""
 
 
-class SearchConfig(_Section):
+class SearchConfig(Section):
     beam_size: int = Field(5, ge=1, le=MAX_BEAM_SIZE)
     length_penalty: float = Field(1.0, ge=0.0, description="alpha in score / length**alpha")
     max_length_ratio: float = Field(2.0, gt=0)
@@ -330,7 +223,7 @@ class SearchConfig(_Section):
     )
 
 
-class Config(_Section):
+class Config(Section):
     data: Annotated[DataConfig | SpokenDigitsConfig, Field(discriminator="kind")]
     subwords: SubwordConfig = SubwordConfig()
     model: ModelConfig = ModelConfig()

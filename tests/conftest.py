@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rnnsearch.config import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
 from rnnsearch.model.seq2seq import RNNSearch, build_model
+from rnnsearch.model.settings import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
 
 
 def tiny_model(

@@ -37,7 +37,7 @@ from rnnsearch.text.subwords import EOS, PAD
 
 OPSET = 17
 RECURRENT = ("state", "memory", "feed")  # a DecoderState's rows: one per hypothesis
-SOURCE_SIDE = ("annotations", "keys", "padding")  # one per sentence, shared by its beam
+SOURCE_SIDE = ("annotations", "keys", "fixed_context", "padding")  # one per sentence, shared by its beam
 STEP_INPUTS = ("prev_tokens", *RECURRENT, *SOURCE_SIDE, "scored")
 
 
@@ -45,7 +45,8 @@ def state_names(model: RNNSearch) -> tuple[str, ...]:
     """The decoder state tensors this model has, of RECURRENT and SOURCE_SIDE."""
     decoder = model.decoder
     present = {"state": True, "memory": decoder.rnn.is_lstm, "feed": decoder.input_feeding}
-    return *(name for name in RECURRENT if present[name]), *SOURCE_SIDE
+    present |= {"annotations": True, "keys": model.has_alignment, "fixed_context": not model.has_alignment}
+    return tuple(name for name in (*RECURRENT, *SOURCE_SIDE) if present.get(name, True))
 
 
 class EncoderGraph(nn.Module):
@@ -73,10 +74,10 @@ class StepGraph(nn.Module):
     def forward(self, prev_tokens: torch.Tensor, *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
         *fields, scored = tensors
         given = dict(zip(self.names, fields, strict=True))
-        rows, sentences = given["state"].size(0), given["keys"].size(0)
+        rows, sentences = given["state"].size(0), given["padding"].size(0)
         beam = rows // sentences  # K, traced from the shapes
-        if not self.model.has_alignment:  # the summary, one small vector per row, in place of a shared source side
-            given["keys"] = given["keys"].index_select(0, torch.arange(rows) // beam)
+        if not self.model.has_alignment:  # c, one small vector per row, in place of a shared source side
+            given["fixed_context"] = given["fixed_context"].index_select(0, torch.arange(rows) // beam)
             beam = 1
         state = DecoderState(**{name: given.get(name) for name in (*RECURRENT, *SOURCE_SIDE)}, beam=beam)
         log_probs, state, weights = self.model.step(prev_tokens, state, scored)
@@ -125,10 +126,10 @@ def _example_sources() -> tuple[torch.Tensor, torch.Tensor]:
 
 def _axes(name: str, model: RNNSearch) -> dict[int, str]:
     """The dynamic axes of a state tensor: rows, and source positions on the source side
-    (the fixed-context baseline's keys are the summary, one vector per sentence)."""
+    (the fixed-context baseline's c is one vector per sentence)."""
     if name in RECURRENT:
         return {0: "rows"}
-    if name == "keys" and not model.has_alignment:
+    if name == "fixed_context":
         return {0: "sentences"}
     return {0: "sentences", 1: "source_length"}
 

@@ -15,7 +15,7 @@ from rnnsearch.errors import UserError
 PACKAGE_FOLDER = "onnx"  # beside a model directory's files: the graphs and the manifest
 MANIFEST = "manifest.json"
 FORMAT = "rnnsearch-onnx"
-VERSION = 1
+VERSION = 2  # 2: the fixed-context baseline's c travels as its own tensor, fixed_context
 GRAPHS = {"fp32": ("encoder.onnx", "step.onnx"), "int8": ("encoder.int8.onnx", "step.int8.onnx")}
 
 

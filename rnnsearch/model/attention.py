@@ -6,8 +6,13 @@ target positions, so the decoder code is the same for both.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from torch import nn
+
+if TYPE_CHECKING:
+    from rnnsearch.model.decoder import DecoderState
 
 
 def masked_softmax(energies: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:
@@ -28,19 +33,19 @@ class Attention(nn.Module):
         super().__init__()
         self.score = score
 
-    def keys(self, annotations: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:
-        return self.score.keys(annotations)
+    def source_side(self, annotations: torch.Tensor, padding: torch.Tensor) -> dict[str, torch.Tensor | None]:
+        """What every step reuses, computed once per batch: the score's keys (B, S, n)."""
+        return {"keys": self.score.keys(annotations), "fixed_context": None}
 
-    def forward(
-        self, query: torch.Tensor, keys: torch.Tensor, annotations: torch.Tensor, padding: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """query (B, D) for one target position or (B, T, D) for T at once, keys (B, S, n),
-        annotations (B, S, A), padding (B, S) → context c (B, [T,] A), weights α (B, [T,] S)."""
+    def forward(self, query: torch.Tensor, source: DecoderState) -> tuple[torch.Tensor, torch.Tensor]:
+        """query (B, D) for one target position or (B, T, D) for T at once, and the source
+        side of `source` (B sentences: keys, annotations h_j, padding) → context c
+        (B, [T,] A), weights α (B, [T,] S)."""
         one_position = query.dim() == 2
         queries = query.unsqueeze(1) if one_position else query
-        energies = self.score(queries, keys).float()  # e_ij: (B, T, S), in fp32 under autocast too
-        weights = masked_softmax(energies, padding.unsqueeze(1))  # α_ij
-        context = torch.bmm(weights.to(annotations.dtype), annotations)  # c_i: (B, T, A)
+        energies = self.score(queries, source.keys).float()  # e_ij: (B, T, S), in fp32 under autocast too
+        weights = masked_softmax(energies, source.padding.unsqueeze(1))  # α_ij
+        context = torch.bmm(weights.to(source.annotations.dtype), source.annotations)  # c_i: (B, T, A)
         if one_position:
             return context.squeeze(1), weights.squeeze(1)
         return context, weights
@@ -55,9 +60,13 @@ class FixedContext(nn.Module):
         super().__init__()
         self.bidirectional = bidirectional
 
-    def keys(self, annotations: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:
-        """(B, S, A) → the summary (B, A): the forward state at the last word, and the
-        backward state at the first."""
+    def source_side(self, annotations: torch.Tensor, padding: torch.Tensor) -> dict[str, torch.Tensor | None]:
+        """The fixed context c (B, A), once per batch: the encoder's summary of the
+        source, the forward state at the last word and the backward state at the first."""
+        return {"keys": None, "fixed_context": self.summary(annotations, padding)}
+
+    def summary(self, annotations: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:
+        """(B, S, A) → c (B, A)."""
         last = (~padding).sum(1) - 1  # (B,)
         at_last = annotations[torch.arange(annotations.size(0), device=annotations.device), last]
         if not self.bidirectional:
@@ -65,10 +74,8 @@ class FixedContext(nn.Module):
         half = annotations.size(2) // 2
         return torch.cat([at_last[:, :half], annotations[:, 0, half:]], dim=1)
 
-    def forward(
-        self, query: torch.Tensor, keys: torch.Tensor, annotations: torch.Tensor, padding: torch.Tensor
-    ) -> tuple[torch.Tensor, None]:
+    def forward(self, query: torch.Tensor, source: DecoderState) -> tuple[torch.Tensor, None]:
         """The same context c (B, [T,] A) whatever the position; there are no weights to return."""
         if query.dim() == 3:
-            return keys.unsqueeze(1).expand(-1, query.size(1), -1), None
-        return keys, None
+            return source.fixed_context.unsqueeze(1).expand(-1, query.size(1), -1), None
+        return source.fixed_context, None

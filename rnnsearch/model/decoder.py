@@ -29,8 +29,10 @@ class DecoderState:
     memory      LSTM cells, or None      (R, L, D)
     feed        h̃_{i-1} for input feeding, or None  (R, l)
     annotations h_j                      (R/K, S, A)
-    keys        the score's source side, precomputed once per batch (e.g. U_a h_j);
-                the summary (R/K, A) for the fixed-context baseline
+    keys        the score's source side, precomputed once per batch (e.g. U_a h_j),
+                (R/K, S, n); None for the fixed-context baseline
+    fixed_context  the fixed-context baseline's c, the same at every step (R/K, A);
+                None with an alignment model
     padding                              (R/K, S)  True at padded source positions
     beam        K: the consecutive rows that share one sentence's source side. The K
                 hypotheses of a beam read the same h_j, so it is held once per
@@ -41,7 +43,8 @@ class DecoderState:
     memory: torch.Tensor | None
     feed: torch.Tensor | None
     annotations: torch.Tensor
-    keys: torch.Tensor
+    keys: torch.Tensor | None
+    fixed_context: torch.Tensor | None
     padding: torch.Tensor
     beam: int = 1
 
@@ -119,7 +122,7 @@ class DecoderState:
         return replace(
             self,
             annotations=_source_length(self.annotations, length, 0.0),
-            keys=_source_length(self.keys, length, 0.0) if self.keys.dim() == 3 else self.keys,
+            keys=None if self.keys is None else _source_length(self.keys, length, 0.0),
             padding=_source_length(self.padding, length, True),
         )
 
@@ -127,9 +130,10 @@ class DecoderState:
         """The rows' own tensors, one row per hypothesis: state, memory, feed."""
         return self.state, self.memory, self.feed
 
-    def source_side(self) -> tuple[torch.Tensor, ...]:
-        """The tensors a beam's rows share, one row per sentence: annotations, keys, padding."""
-        return self.annotations, self.keys, self.padding
+    def source_side(self) -> tuple[torch.Tensor | None, ...]:
+        """The tensors a beam's rows share, one row per sentence: annotations, keys,
+        fixed context, padding."""
+        return self.annotations, self.keys, self.fixed_context, self.padding
 
     def fields(self) -> tuple[torch.Tensor | None, ...]:
         """Every tensor, in the order DecoderState takes them: the recurrent part, then the source side."""
@@ -153,6 +157,7 @@ class Decoder(nn.Module):
         self,
         vocab_size: int,
         embedding_size: int,
+        *,
         annotation_size: int,
         summary_size: int,
         attention: Attention | FixedContext,
@@ -194,8 +199,8 @@ class Decoder(nn.Module):
             memory=self.rnn.initial_memory(state),
             feed=feed,
             annotations=annotations,
-            keys=self.attention.keys(annotations, padding),
             padding=padding,
+            **self.attention.source_side(annotations, padding),
         )
 
     def readout(self, state: torch.Tensor, embedded: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
@@ -212,10 +217,8 @@ class Decoder(nn.Module):
         source side as K positions of one sentence."""
         k = decoder.beam
         if k == 1:
-            return self.attention(query, decoder.keys, decoder.annotations, decoder.padding)
-        context, weights = self.attention(
-            query.unflatten(0, (-1, k)), decoder.keys, decoder.annotations, decoder.padding
-        )
+            return self.attention(query, decoder)
+        context, weights = self.attention(query.unflatten(0, (-1, k)), decoder)
         return context.flatten(0, 1), None if weights is None else weights.flatten(0, 1)
 
     def forward(self, tgt_in: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor | None]:

@@ -26,6 +26,7 @@ class Encoder(nn.Module):
         self,
         source_size: int,
         embedding_size: int,
+        *,
         cell: str,
         hidden_size: int,
         layers: int,

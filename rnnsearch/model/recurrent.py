@@ -50,7 +50,7 @@ class DecoderRNN(nn.Module):
     """
 
     def __init__(
-        self, cell: str, embedding_size: int, step_input_size: int, hidden_size: int, layers: int, dropout: float
+        self, cell: str, *, embedding_size: int, step_input_size: int, hidden_size: int, layers: int, dropout: float
     ):
         super().__init__()
         self.rnn = CELLS[cell](

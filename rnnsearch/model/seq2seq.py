@@ -5,12 +5,12 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from rnnsearch.config import ModelConfig
 from rnnsearch.model.attention import Attention, FixedContext
 from rnnsearch.model.decoder import Decoder, DecoderState
 from rnnsearch.model.encoder import Encoder
 from rnnsearch.model.recurrent import DecoderRNN
 from rnnsearch.model.scores import SCORES
+from rnnsearch.model.settings import ModelConfig
 from rnnsearch.model.wirings import WIRINGS
 
 
@@ -64,12 +64,12 @@ def build_model(config: ModelConfig, source_size: int, tgt_vocab_size: int, vect
     encoder = Encoder(
         source_size,
         config.embedding_size,
-        enc.cell,
-        enc.hidden_size,
-        enc.layers,
-        enc.bidirectional,
-        config.dropout,
-        vector_input,
+        cell=enc.cell,
+        hidden_size=enc.hidden_size,
+        layers=enc.layers,
+        bidirectional=enc.bidirectional,
+        dropout=config.dropout,
+        vector_input=vector_input,
     )
     if config.attention == "none":
         attention = FixedContext(enc.bidirectional)
@@ -78,18 +78,25 @@ def build_model(config: ModelConfig, source_size: int, tgt_vocab_size: int, vect
         attention = Attention(score)
     wiring = WIRINGS[dec.wiring](dec.input_feeding)
     step_input_size = wiring.step_input_size(encoder.annotation_size, dec.readout_size)
-    rnn = DecoderRNN(dec.cell, config.embedding_size, step_input_size, dec.hidden_size, dec.layers, config.dropout)
+    rnn = DecoderRNN(
+        dec.cell,
+        embedding_size=config.embedding_size,
+        step_input_size=step_input_size,
+        hidden_size=dec.hidden_size,
+        layers=dec.layers,
+        dropout=config.dropout,
+    )
     decoder = Decoder(
         tgt_vocab_size,
         config.embedding_size,
-        encoder.annotation_size,
-        encoder.summary_size,
-        attention,
-        rnn,
-        wiring,
-        dec.readout,
-        dec.readout_size,
-        config.dropout,
-        dec.tied_embeddings,
+        annotation_size=encoder.annotation_size,
+        summary_size=encoder.summary_size,
+        attention=attention,
+        rnn=rnn,
+        wiring=wiring,
+        readout=dec.readout,
+        readout_size=dec.readout_size,
+        dropout=config.dropout,
+        tied_embeddings=dec.tied_embeddings,
     )
     return RNNSearch(encoder, decoder)

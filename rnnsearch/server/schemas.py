@@ -9,7 +9,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
-from rnnsearch.config import MAX_BEAM_SIZE, ModelConfig, SearchConfig, SubwordConfig
+from rnnsearch.config import MAX_BEAM_SIZE, SearchConfig, SubwordConfig
+from rnnsearch.model.settings import ModelConfig
 from rnnsearch.server.limits import Limits
 from rnnsearch.speech.digits import SAMPLE_RATE
 

@@ -76,8 +76,15 @@ def train_subwords(texts: Sequence[str], kind: str, vocab_size: int, min_frequen
     """Train a SentencePiece model of `kind` (unigram, bpe or word) on `texts`.
 
     A unigram or bpe `vocab_size` without room for every character of `texts` is a
-    UserError naming subwords.vocab_size and the size the text needs.
+    UserError naming subwords.vocab_size and the size the text needs; one without room
+    beyond the reserved pieces is refused before any training.
     """
+    if kind != "word" and vocab_size <= RESERVED_PIECES:
+        raise UserError(
+            f"subwords.vocab_size: {vocab_size} is too small: a {kind} vocabulary reserves {RESERVED_PIECES} "
+            f"pieces ({len(SPECIAL_PIECES)} special, {RESERVED_PIECES - len(SPECIAL_PIECES)} bytes) and needs "
+            "one more per character of the text"
+        )
     model = io.BytesIO()
     options = dict(
         sentence_iterator=iter(texts),

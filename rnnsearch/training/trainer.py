@@ -20,7 +20,6 @@ import ctypes
 import gc
 import hashlib
 import json
-import math
 import os
 import sys
 import time
@@ -37,20 +36,20 @@ from tqdm import tqdm
 from rnnsearch import files, kernels, model_directory
 from rnnsearch.config import Config
 from rnnsearch.errors import UserError
-from rnnsearch.evaluation.metrics import bleu
-from rnnsearch.evaluation.plots import alignment_heatmap, learning_curves
+from rnnsearch.evaluation.plots import learning_curves
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.model_directory import source_and_target_sizes
 from rnnsearch.text.batches import Batch, EpochBatches, InMemoryPairs, PairSource, epoch_batches, make_batch
 from rnnsearch.text.corpus import read_parallel, require_usable_pairs
 from rnnsearch.text.prepared import PreparedPairs, ensure_prepared, prepared_dir
 from rnnsearch.text.subwords import Subwords, train_subwords
-from rnnsearch.training import checkpoint
+from rnnsearch.training import checkpoint, schedule
 from rnnsearch.training.cuda_graphs import GraphedLoss
 from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
 from rnnsearch.training.loss import sequence_loss
+from rnnsearch.training.schedule import Progress
+from rnnsearch.training.validation import Validator
 from rnnsearch.translator import (
-    Translation,
     Translator,
     check_source_lengths,
     resolve_device,
@@ -59,22 +58,6 @@ from rnnsearch.translator import (
 M_ARENA_MAX = -8  # a mallopt() parameter, from glibc's malloc.h
 ONEDNN_CACHE_CAPACITY = "128"  # compiled oneDNN primitives kept, against oneDNN's default of 1,024
 PREPARATION_TIMEOUT = timedelta(days=7)  # how long other ranks wait for rank 0 to prepare the training data
-WATCHED_SENTENCES = 3  # validation sentences whose alignment is drawn at every validation
-
-
-@dataclass
-class Progress:
-    """Counters that --resume restores, so a resumed run goes on exactly where it stopped."""
-
-    step: int = 0
-    epoch: int = 0
-    batch_in_epoch: int = 0
-    lr_scale: float = 1.0
-    best: float | None = None
-    best_step: int = 0
-    validations_without_gain: int = 0
-    plateau: int = 0
-    seconds: float = 0.0
 
 
 @dataclass
@@ -300,6 +283,9 @@ class Trainer:
         self.model = build_model(config.model, *sizes).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=options.learning_rate, fused=True)
         self.translator = Translator(self.model, src_subwords, tgt_subwords, config)
+        self.validator = Validator(
+            self.translator, self.corpus, config, alignments=self.model_dir / model_directory.ALIGNMENTS
+        )
         if resume:
             self._restore()
         elif options.init_from:
@@ -331,30 +317,6 @@ class Trainer:
         if self.world.is_main:
             say(message)
 
-    def _learning_rate(self) -> float:
-        options = self.config.train
-        warmup = options.warmup_steps
-        ramp = min(1.0, (self.progress.step + 1) / warmup) if warmup else 1.0
-        decay = self.progress.lr_scale if options.lr_schedule == "plateau" else self._annealing()
-        return max(options.learning_rate * decay * ramp, options.min_learning_rate)
-
-    def _budget_fraction(self) -> float:
-        """How much of the training budget is spent: steps or minutes, whichever runs out first."""
-        options, progress = self.config.train, self.progress
-        fractions = [0.0]
-        if options.max_steps is not None:
-            fractions.append(progress.step / options.max_steps)
-        if options.max_minutes is not None:
-            fractions.append(progress.seconds / (60 * options.max_minutes))
-        return min(1.0, max(fractions))
-
-    def _annealing(self) -> float:
-        """1 until the last `anneal_fraction` of the budget, then down in a straight line to 0
-        at its end: a short run gains more from annealing at its end than from waiting for
-        plateaus it barely reaches, and keeps the full rate for most of its time."""
-        left = 1.0 - self._budget_fraction()
-        return min(1.0, left / self.config.train.anneal_fraction)
-
     def _clock(self) -> None:
         """Bring progress.seconds (wall time across resumed runs) up to now."""
         now = time.monotonic()
@@ -362,18 +324,8 @@ class Trainer:
         self._last_tick = now
 
     def _budget_spent(self) -> bool:
-        options = self.config.train
         self._clock()
-        return (options.max_steps is not None and self.progress.step >= options.max_steps) or (
-            options.max_minutes is not None and self.progress.seconds >= 60 * options.max_minutes
-        )
-
-    def _time_left(self) -> dict[str, str]:
-        """Time left under `max_minutes`, for the progress bar (tqdm's ETA covers max_steps)."""
-        if self.config.train.max_minutes is None:
-            return {}
-        seconds = max(0, int(60 * self.config.train.max_minutes - self.progress.seconds))
-        return {"left": f"{seconds // 60}:{seconds % 60:02d}"}
+        return schedule.budget_spent(self.config.train, self.progress)
 
     def _next_batch(self, order: EpochBatches) -> tuple[EpochBatches, np.ndarray]:
         """This rank's batch of the next step: a step takes one batch per rank from the
@@ -409,7 +361,7 @@ class Trainer:
             order, indices = self._next_batch(order)
             batch = make_batch([self.corpus.train[i] for i in indices]).to(self.device)
             for group in self.optimizer.param_groups:
-                group["lr"] = self._learning_rate()
+                group["lr"] = schedule.learning_rate(options, progress)
             loss, n_tokens = training_step(
                 self.trainee,
                 self.optimizer,
@@ -430,13 +382,15 @@ class Trainer:
                 row = {
                     "step": progress.step,
                     "train_loss": loss_sum / tokens,
-                    "lr": self._learning_rate(),
+                    "lr": schedule.learning_rate(options, progress),
                     "tokens_per_second": tokens / compute_seconds,
                     "epoch": progress.epoch,
                 }
                 self._log(row)
                 bar.set_postfix(
-                    loss=f"{row['train_loss']:.3f}", tok_s=f"{row['tokens_per_second']:.0f}", **self._time_left()
+                    loss=f"{row['train_loss']:.3f}",
+                    tok_s=f"{row['tokens_per_second']:.0f}",
+                    **schedule.time_left(options, progress),
                 )
                 loss_sum, tokens, compute_seconds = 0.0, 0, 0.0
             if progress.step % options.valid_every == 0:
@@ -462,20 +416,11 @@ class Trainer:
             "error_rate": lambda: -row["valid_der"],
             "loss": lambda: -row["valid_loss"],
         }[options.selection_metric]()
-        improved = progress.best is None or metric > progress.best
-        if improved:
-            progress.best, progress.best_step = metric, progress.step
-            progress.validations_without_gain = progress.plateau = 0
-            if self.world.is_main:
-                model_directory.write_tensors(
-                    self.model_dir / model_directory.BEST, model_directory.model_tensors(self.model), row
-                )
-        else:
-            progress.validations_without_gain += 1
-            progress.plateau += 1
-            if options.lr_schedule == "plateau" and progress.plateau > options.lr_patience:
-                progress.lr_scale *= options.lr_decay_factor
-                progress.plateau = 0
+        verdict = schedule.validated(options, progress, metric)
+        if verdict.improved and self.world.is_main:
+            model_directory.write_tensors(
+                self.model_dir / model_directory.BEST, model_directory.model_tensors(self.model), row
+            )
         self._log(row)
         scores = (
             f"digit error rate {row['valid_der']:.2f}%, strings right {row['valid_accuracy']:.1f}%"
@@ -490,81 +435,18 @@ class Trainer:
             )
         self._say(
             f"step {progress.step}: valid loss {row['valid_loss']:.3f}, ppl {row['valid_ppl']:.2f}, "
-            f"greedy {scores}{' (best)' if improved else ''}"
+            f"greedy {scores}{' (best)' if verdict.improved else ''}"
         )
         self._clock()
         if options.keep_checkpoints and self.world.is_main:
             tensors = model_directory.model_tensors(self.model)
             checkpoint.keep_checkpoint(self.model_dir, progress.step, tensors, row, options.keep_checkpoints)
         self._save_last()
-        return options.lr_schedule == "plateau" and progress.validations_without_gain >= options.patience
+        return verdict.stop
 
-    @torch.no_grad()
     def validate(self, *, everything: bool = False) -> dict[str, float]:
-        """Validation loss and perplexity (no label smoothing) over the whole set, and
-        greedy BLEU for text or digit error rate and string accuracy for spoken digits.
-
-        The scores are of the first train.valid_bleu_sentences, so that translating a
-        large validation set does not dominate training. With `everything`, the whole set
-        is translated, and the row also holds its scores (valid_bleu_all, …): the subset's
-        stay the ones compared across validations.
-        """
-        self.model.eval()
-        options = self.config.train
-        loss_sum, tokens = 0.0, 0
-        batches = epoch_batches(self.corpus.valid, options.batch_tokens, options.max_batch_sentences, 0, 0)
-        with kernels.use(kernels.choose(self.device, purpose="search")):
-            for indices in batches:  # batched as in training, so validation never needs more memory
-                batch = make_batch([self.corpus.valid[i] for i in indices]).to(self.device)
-                loss, n_tokens = sequence_loss(self.model, batch, 0.0)
-                loss_sum, tokens = loss_sum + float(loss), tokens + n_tokens
-        sources, references = self.corpus.valid_sources, self.corpus.valid_references
-        scored = self.config.train.valid_bleu_sentences or len(sources)
-        translated = len(sources) if everything else min(scored, len(sources))
-        if self.config.speech:
-            names = [f"validation {k}" for k in range(1, translated + 1)]
-            translations = self.translator.translate_vectors(sources[:translated], names, beam_size=1)
-        else:
-            translations = self.translator.translate(sources[:translated], beam_size=1)
-        self.model.train()
-        self._draw_alignments(translations[:WATCHED_SENTENCES])
-        loss = loss_sum / tokens
-        hypotheses = [t.text for t in translations]
-        row = {"valid_loss": loss, "valid_ppl": math.exp(min(loss, 50.0))}
-        row.update(self._scores(hypotheses[:scored], references[:scored]))
-        if translated > scored:
-            row.update({f"{key}_all": value for key, value in self._scores(hypotheses, references).items()})
-            row["valid_sentences_all"] = translated
-        return row
-
-    def _scores(self, hypotheses: list[str], references: list[str]) -> dict[str, float]:
-        """Greedy BLEU for text; digit error rate and string accuracy for spoken digits."""
-        if self.config.speech:
-            from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
-
-            return {
-                "valid_der": digit_error_rate(hypotheses, references).value,
-                "valid_accuracy": string_accuracy(hypotheses, references).value,
-            }
-        return {"valid_bleu": bleu(hypotheses, references).value}
-
-    def _draw_alignments(self, translations: list[Translation]) -> None:
-        """Heatmaps of the same first validation sentences at every validation, so the
-        alignments can be watched as they form: alignments/step{N}-{k}.png."""
-        folder = self.model_dir / model_directory.ALIGNMENTS
-        folder.mkdir(exist_ok=True)
-        for k, translation in enumerate(translations, start=1):
-            if translation.alignment is not None and translation.alignment.size:
-                path = folder / f"step{self.progress.step:07d}-{k}.png"
-                title = f"validation sentence {k}, step {self.progress.step}"
-                alignment_heatmap(
-                    translation.alignment,
-                    translation.source_tokens,
-                    translation.target_tokens,
-                    path,
-                    title,
-                    seconds_per_column=self.translator.seconds_per_vector,
-                )
+        """The validation row of the model as it is now (see `Validator`)."""
+        return self.validator(self.progress.step, everything=everything)
 
     def _log(self, row: dict) -> None:
         if not self.world.is_main:

@@ -4,8 +4,9 @@ fails on long sequences while RNNsearch's alignment model does not (docs/model.m
 import pytest
 import torch
 
-from rnnsearch.config import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
+from rnnsearch import kernels
 from rnnsearch.model.seq2seq import build_model
+from rnnsearch.model.settings import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
 from rnnsearch.search import max_output_lengths
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch, source_tensors
@@ -49,15 +50,16 @@ def train(attention, pairs) -> torch.nn.Module:
     optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
     corpus = InMemoryPairs(pairs)
     step, epoch = 0, 0
-    while step < STEPS:
-        for indices in epoch_batches(corpus, 4000, None, seed=0, epoch=epoch):
-            for group in optimizer.param_groups:
-                group["lr"] = learning_rate(step)
-            training_step(model, optimizer, make_batch([pairs[i] for i in indices]), 0.0, 1.0)
-            step += 1
-            if step == STEPS:
-                break
-        epoch += 1
+    with kernels.use(kernels.choose("cpu", purpose="train")):  # as the trainer trains
+        while step < STEPS:
+            for indices in epoch_batches(corpus, 4000, None, seed=0, epoch=epoch):
+                for group in optimizer.param_groups:
+                    group["lr"] = learning_rate(step)
+                training_step(model, optimizer, make_batch([pairs[i] for i in indices]), 0.0, 1.0)
+                step += 1
+                if step == STEPS:
+                    break
+            epoch += 1
     return model.eval()
 
 

@@ -8,7 +8,7 @@ from tests.conftest import random_sources
 def test_weights_sum_to_one_and_padding_gets_exactly_zero(model):
     src, lengths = source_tensors(random_sources(16, 12, seed=1))
     state = model.encode(src, lengths)
-    _, weights = model.decoder.attention(state.top, state.keys, state.annotations, state.padding)
+    _, weights = model.decoder.attention(state.top, state)
     real = ~state.padding
     assert torch.allclose(weights.sum(1), torch.ones(16), atol=1e-6)
     assert torch.all(weights[state.padding] == 0.0)

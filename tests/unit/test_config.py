@@ -133,17 +133,6 @@ def test_annealing_needs_a_budget() -> None:
     assert config_from_dict(tree).train.lr_schedule == "anneal"
 
 
-@pytest.mark.parametrize("kind", [None, "unigram", "bpe"])
-def test_a_subword_vocabulary_must_have_room_beyond_its_reserved_pieces(kind: str | None) -> None:
-    subwords = {"vocab_size": 260} | ({"kind": kind} if kind else {})
-    with pytest.raises(UserError) as excinfo:
-        config_from_dict(minimal_tree() | {"subwords": subwords})
-    message = user_error_message(excinfo)
-    assert message.startswith("config: subwords.vocab_size: 260 is too small"), message
-    assert "reserves 260 pieces" in message
-    assert config_from_dict(minimal_tree() | {"subwords": subwords | {"vocab_size": 261}}).subwords.vocab_size == 261
-
-
 def test_the_config_beam_is_bounded_like_every_other() -> None:
     wide = minimal_tree() | {"search": {"beam_size": MAX_BEAM_SIZE + 1}}
     with pytest.raises(UserError) as excinfo:

@@ -1,9 +1,9 @@
 import pytest
 import torch
 
-from rnnsearch.config import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
 from rnnsearch.model.scores import SCORES
 from rnnsearch.model.seq2seq import build_model
+from rnnsearch.model.settings import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
 from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search

@@ -21,9 +21,9 @@ def test_context_is_last_forward_and_first_backward_state():
         alone_src, alone_lengths = source_tensors([sources[b]])
         with torch.no_grad():
             _, final = model.encoder.rnn(model.encoder.embedding(alone_src))
-        assert torch.allclose(state.keys[b, :half], annotations[b, n - 1, :half])
-        assert torch.allclose(state.keys[b, half:], annotations[b, 0, half:])
-        assert torch.allclose(state.keys[b], torch.cat([final[-2, 0], final[-1, 0]]), atol=1e-6)
+        assert torch.allclose(state.fixed_context[b, :half], annotations[b, n - 1, :half])
+        assert torch.allclose(state.fixed_context[b, half:], annotations[b, 0, half:])
+        assert torch.allclose(state.fixed_context[b], torch.cat([final[-2, 0], final[-1, 0]]), atol=1e-6)
 
 
 def test_the_baseline_reports_no_alignment():

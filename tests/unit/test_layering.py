@@ -13,15 +13,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "rnnsearch"
 
-# The config validates names that the model and text packages own (the score registry,
-# the reserved subword pieces) with imports inside its validators; both packages read
-# their settings from the config. To be removed when the config takes those names by a
-# protocol instead.
-KNOWN = {
-    frozenset({"rnnsearch.config", "rnnsearch.model"}),
-    frozenset({"rnnsearch.config", "rnnsearch.text"}),
-}
-
 
 def unit(module: str) -> str:
     return ".".join(module.split(".")[:2])
@@ -55,13 +46,4 @@ def test_no_two_packages_import_each_other():
     both_ways = {
         frozenset({a, b}): (graph[a][b], graph[b][a]) for a in graph for b in graph[a] if a in graph.get(b, {})
     }
-    unexpected = {pair: where for pair, where in both_ways.items() if pair not in KNOWN}
-    assert not unexpected, unexpected
-
-
-def test_the_known_exceptions_are_still_real():
-    """An exception that no longer holds is dropped from KNOWN, so none can return unseen."""
-    graph = dependencies()
-    for pair in KNOWN:
-        a, b = sorted(pair)
-        assert b in graph.get(a, {}) and a in graph.get(b, {}), pair
+    assert not both_ways, both_ways

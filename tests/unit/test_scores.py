@@ -1,6 +1,7 @@
 """Every alignment model in the registry, checked for the properties attention needs."""
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -14,7 +15,7 @@ def energies_and_weights(model, src, lengths):
     state = model.encode(src, lengths)
     attention = model.decoder.attention
     energies = attention.score(state.top.unsqueeze(1), state.keys).squeeze(1)
-    _, weights = attention(state.top, state.keys, state.annotations, state.padding)
+    _, weights = attention(state.top, state)
     return state, energies, weights
 
 
@@ -50,9 +51,10 @@ def test_location_weights_ignore_the_annotations():
     src, lengths = source_tensors(random_sources(6, 12, seed=5))
     state = model.encode(src, lengths)
     attention = model.decoder.attention
-    _, weights = attention(state.top, state.keys, state.annotations, state.padding)
+    _, weights = attention(state.top, state)
     other = torch.randn_like(state.annotations)
-    _, again = attention(state.top, attention.keys(other, state.padding), other, state.padding)
+    elsewhere = replace(state, annotations=other, **attention.source_side(other, state.padding))
+    _, again = attention(state.top, elsewhere)
     assert torch.equal(weights, again)
 
 

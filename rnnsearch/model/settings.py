@@ -1,0 +1,91 @@
+"""The model section of the config: the architecture, checked against the model's own
+registries of scores (scores.py) and wirings (wirings.py), which are the one list of
+each. rnnsearch.config holds it as `Config.model`."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from rnnsearch.model.scores import SCORES
+from rnnsearch.model.wirings import WIRINGS
+from rnnsearch.sections import Section, registered_name
+
+
+class EncoderConfig(Section):
+    cell: Literal["gru", "lstm"] = "gru"
+    hidden_size: int = Field(256, gt=0, description="per direction; bidirectional annotations are twice this")
+    layers: int = Field(1, ge=1, le=4, description="stacked layers, with model.dropout between them")
+    bidirectional: bool = True
+
+
+class AttentionConfig(Section):
+    score: str = Field("additive", description="a name from rnnsearch.model.scores.SCORES")
+    size: int = Field(
+        512,
+        gt=0,
+        description="additive: hidden size n of the alignment model; location: source positions covered; "
+        "general, dot, scaled_dot and cosine have no size of their own and ignore it",
+    )
+
+    @field_validator("score")
+    @classmethod
+    def _registered(cls, score: str) -> str:
+        return registered_name(score, SCORES, "score")
+
+
+class DecoderConfig(Section):
+    cell: Literal["gru", "lstm"] = "gru"
+    hidden_size: int = Field(512, gt=0)
+    layers: int = Field(1, ge=1, le=4, description="stacked layers, with model.dropout between them")
+    wiring: str = Field(
+        "bahdanau",
+        description="a name from rnnsearch.model.wirings.WIRINGS: bahdanau (attend with s_{i-1}, then update) "
+        "or luong (update, then attend with s_i)",
+    )
+    input_feeding: bool = Field(False, description="luong only: give h̃_{i-1} to the next step's RNN input")
+    readout: Literal["maxout", "tanh"] = Field(
+        None, description="g in t_i (bahdanau) or h̃_i (luong); default: maxout for bahdanau, tanh for luong"
+    )
+    readout_size: int = Field(256, gt=0, description="size of t_i (bahdanau) or h̃_i (luong)")
+    tied_embeddings: bool = Field(
+        False, description="share the target embeddings with the output layer (needs readout_size = embedding_size)"
+    )
+
+    @field_validator("wiring")
+    @classmethod
+    def _registered_wiring(cls, wiring: str) -> str:
+        return registered_name(wiring, WIRINGS, "wiring")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _readout_of_the_wiring(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("readout") is None:
+            wiring = WIRINGS.get(data.get("wiring", "bahdanau"))
+            return {**data, "readout": wiring.default_readout if wiring else "maxout"}
+        return data
+
+    @model_validator(mode="after")
+    def _input_feeding_where_the_wiring_has_it(self) -> DecoderConfig:
+        WIRINGS[self.wiring](self.input_feeding)  # a wiring without input feeding refuses it, saying so
+        return self
+
+
+class ModelConfig(Section):
+    embedding_size: int = Field(256, gt=0)
+    encoder: EncoderConfig = EncoderConfig()
+    attention: AttentionConfig | Literal["none"] = Field(
+        AttentionConfig(), description="an alignment model, or none: the fixed-context baseline"
+    )
+    decoder: DecoderConfig = DecoderConfig()
+    dropout: float = Field(0.2, ge=0.0, lt=1.0)
+
+    @model_validator(mode="after")
+    def _tied_sizes_match(self) -> ModelConfig:
+        if self.decoder.tied_embeddings and self.decoder.readout_size != self.embedding_size:
+            raise ValueError(
+                f"decoder.tied_embeddings needs decoder.readout_size ({self.decoder.readout_size}) "
+                f"= embedding_size ({self.embedding_size})"
+            )
+        return self

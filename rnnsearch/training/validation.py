@@ -1,0 +1,102 @@
+"""Validation during training: the loss over the validation set, greedy translations
+scored with BLEU (or digit error rate for spoken digits), and heatmaps of a few
+sentences' alignments, so they can be watched as they form."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+
+from rnnsearch import kernels
+from rnnsearch.config import Config
+from rnnsearch.evaluation.metrics import bleu
+from rnnsearch.evaluation.plots import alignment_heatmap
+from rnnsearch.text.batches import epoch_batches, make_batch
+from rnnsearch.training.loss import sequence_loss
+from rnnsearch.translator import Translation, Translator
+
+if TYPE_CHECKING:
+    from rnnsearch.training.trainer import Corpus
+
+WATCHED_SENTENCES = 3  # validation sentences whose alignment is drawn at every validation
+
+
+class Validator:
+    """Validates `translator`'s model on `corpus`'s validation set, as `config` says;
+    heatmaps go to `alignments` (a folder of the model directory)."""
+
+    def __init__(self, translator: Translator, corpus: Corpus, config: Config, *, alignments: Path):
+        self.translator, self.corpus, self.config, self.alignments = translator, corpus, config, alignments
+
+    @torch.no_grad()
+    def __call__(self, step: int, *, everything: bool = False) -> dict[str, float]:
+        """Validation loss and perplexity (no label smoothing) over the whole set, and
+        greedy BLEU for text or digit error rate and string accuracy for spoken digits.
+
+        The scores are of the first train.valid_bleu_sentences, so that translating a
+        large validation set does not dominate training. With `everything`, the whole set
+        is translated, and the row also holds its scores (valid_bleu_all, …): the subset's
+        stay the ones compared across validations.
+        """
+        model = self.translator.model
+        model.eval()
+        loss = self._loss(model)
+        sources, references = self.corpus.valid_sources, self.corpus.valid_references
+        scored = self.config.train.valid_bleu_sentences or len(sources)
+        translated = len(sources) if everything else min(scored, len(sources))
+        if self.config.speech:
+            names = [f"validation {k}" for k in range(1, translated + 1)]
+            translations = self.translator.translate_vectors(sources[:translated], names, beam_size=1)
+        else:
+            translations = self.translator.translate(sources[:translated], beam_size=1)
+        model.train()
+        self._draw_alignments(translations[:WATCHED_SENTENCES], step)
+        hypotheses = [t.text for t in translations]
+        row = {"valid_loss": loss, "valid_ppl": math.exp(min(loss, 50.0))}
+        row.update(self._scores(hypotheses[:scored], references[:scored]))
+        if translated > scored:
+            row.update({f"{key}_all": value for key, value in self._scores(hypotheses, references).items()})
+            row["valid_sentences_all"] = translated
+        return row
+
+    def _loss(self, model: torch.nn.Module) -> float:
+        """The per-token loss over the validation set, batched as in training, so that
+        validation never needs more memory than a training step."""
+        options, device = self.config.train, self.translator.device
+        loss_sum, tokens = 0.0, 0
+        batches = epoch_batches(self.corpus.valid, options.batch_tokens, options.max_batch_sentences, 0, 0)
+        with kernels.use(kernels.choose(device, purpose="search")):
+            for indices in batches:
+                batch = make_batch([self.corpus.valid[i] for i in indices]).to(device)
+                loss, n_tokens = sequence_loss(model, batch, 0.0)
+                loss_sum, tokens = loss_sum + float(loss), tokens + n_tokens
+        return loss_sum / tokens
+
+    def _scores(self, hypotheses: list[str], references: list[str]) -> dict[str, float]:
+        """Greedy BLEU for text; digit error rate and string accuracy for spoken digits."""
+        if self.config.speech:
+            from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
+
+            return {
+                "valid_der": digit_error_rate(hypotheses, references).value,
+                "valid_accuracy": string_accuracy(hypotheses, references).value,
+            }
+        return {"valid_bleu": bleu(hypotheses, references).value}
+
+    def _draw_alignments(self, translations: list[Translation], step: int) -> None:
+        """Heatmaps of the same first validation sentences at every validation:
+        alignments/step{N}-{k}.png."""
+        self.alignments.mkdir(exist_ok=True)
+        for k, translation in enumerate(translations, start=1):
+            if translation.alignment is not None and translation.alignment.size:
+                alignment_heatmap(
+                    translation.alignment,
+                    translation.source_tokens,
+                    translation.target_tokens,
+                    self.alignments / f"step{step:07d}-{k}.png",
+                    f"validation sentence {k}, step {step}",
+                    seconds_per_column=self.translator.seconds_per_vector,
+                )
