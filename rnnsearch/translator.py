@@ -14,6 +14,7 @@ from rnnsearch import kernels
 from rnnsearch.arguments import checked_count, checked_iterable, checked_list, checked_strings
 from rnnsearch.config import MAX_BEAM_SIZE, RUNTIMES, SEARCH_PRECISIONS, Config
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
+from rnnsearch.inputs import END, input_kind
 from rnnsearch.model.ensemble import Ensemble, side_numbers
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.model_directory import load_model, load_model_files
@@ -22,13 +23,11 @@ from rnnsearch.search import Cancelled, Hypothesis, SearchOptions, max_output_le
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
-from rnnsearch.text.batches import Source, side_tensors, source_tensors, vector_tensors
+from rnnsearch.text.batches import Source
 from rnnsearch.text.corpus import is_blank
 from rnnsearch.text.subwords import Subwords
 
 SENTENCES_PER_SEARCH = 1024  # sentences handed to one search call, `search.batch_sentences` of them in flight
-
-END = "</s>"
 
 
 @dataclass
@@ -145,6 +144,7 @@ class Translator:
         self.scoring_batch = (config.train.batch_tokens, config.train.max_batch_sentences)
         self.target_language = config.data.tgt_lang
         self.data = config.data
+        self.source = input_kind(config, self.source_sides)
 
     @property
     def runtime(self) -> str:
@@ -380,7 +380,7 @@ class Translator:
             target=target,
             log_prob=math.fsum(token_log_probs),
             token_log_probs=token_log_probs,
-            source_tokens=self._source_tokens(source_ids),
+            source_tokens=self.source.labels(source_ids),
             target_tokens=self.tgt_subwords.pieces(target_ids) + [END],
             alignment=forced.alignment,
         )
@@ -437,7 +437,7 @@ class Translator:
     @property
     def speech(self) -> bool:
         """True for a model that reads audio."""
-        return self.src_subwords is None
+        return self.source.kind == "speech"
 
     def translate_vectors(
         self,
@@ -470,7 +470,7 @@ class Translator:
         prefixes: list[list[int]] | None = None,
     ) -> list[Translation]:
         """Search for every non-blank source, longest first in batches, and return results in input order."""
-        todo = sorted((i for i in range(len(sources)) if not blank[i]), key=lambda i: -len(_side_zero(sources[i])))
+        todo = sorted((i for i in range(len(sources)) if not blank[i]), key=lambda i: -self.source.length(sources[i]))
         results = {i: self._empty(originals[i]) for i in range(len(sources)) if blank[i]}
         was_training = self.model.training
         self.model.eval()
@@ -480,7 +480,7 @@ class Translator:
                 chunk_prefixes = None if prefixes is None else [prefixes[i] for i in chunk]
                 hypotheses = self._search([sources[i] for i in chunk], options, chunk_prefixes)
                 for i, nbest in zip(chunk, hypotheses):
-                    results[i] = self._to_text(originals[i], self._source_tokens(_side_zero(sources[i])), nbest)
+                    results[i] = self._to_text(originals[i], self.source.labels(sources[i]), nbest)
         finally:
             self.model.train(was_training)
         return [results[i] for i in range(len(sources))]
@@ -488,14 +488,7 @@ class Translator:
     def _search(
         self, sources: list[Source], options: SearchOptions, prefixes: list[list[int]] | None
     ) -> list[list[Hypothesis]]:
-        if isinstance(sources[0], torch.Tensor):
-            src, src_lengths = vector_tensors(sources)
-            side_zero_lengths = src_lengths
-        elif isinstance(sources[0], tuple):
-            src, src_lengths, side_zero_lengths = side_tensors(sources)
-        else:
-            src, src_lengths = source_tensors(sources)
-            side_zero_lengths = src_lengths
+        src, src_lengths, side_zero_lengths = self.source.tensors(sources)
         limits = max_output_lengths(side_zero_lengths, self.search.max_length_ratio, self.search.max_length_extra)
         forced = None if prefixes is None else prefix_tensor(prefixes)
         if forced is not None:  # room for the whole prefix and </s>
@@ -514,20 +507,10 @@ class Translator:
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.search.precision == "bf16"):
             return search(self.model, src, src_lengths, max_lengths=limits, options=options, **forcing)
 
-    def _source_tokens(self, source: Source) -> list[str]:
-        """Source pieces (side 0's) and </s> for text; for audio, each input vector's start time in seconds."""
-        if self.src_subwords is not None:
-            return self.src_subwords.pieces(source) + [END]
-        return [f"{j * self.seconds_per_vector:.2f}s" for j in range(len(source))]
-
     @property
     def seconds_per_vector(self) -> float | None:
         """Audio per encoder input vector for a speech model; None for text."""
-        if self.src_subwords is not None:
-            return None
-        from rnnsearch.speech.corpus import seconds_per_vector  # the audio stack, for speech models only
-
-        return seconds_per_vector(self.data)
+        return self.source.seconds_per_column
 
     def _to_text(self, source: str, source_tokens: list[str], nbest: list[Hypothesis]) -> Translation:
         translations = [
@@ -555,11 +538,6 @@ class Translator:
             raise UserError(
                 "this model has no alignment model (model.attention: none), so there is no alignment to show"
             )
-
-
-def _side_zero(source: Source) -> Source:
-    """The source as side 0 reads it: itself, or the first of an ensemble's several readings."""
-    return source[0] if isinstance(source, tuple) else source
 
 
 ModelDirs = str | os.PathLike | Sequence[str | os.PathLike]
