@@ -4,8 +4,8 @@ Each score splits its work in two: `keys(annotations)` runs once per batch and h
 everything that depends on the source only; `forward(query, keys)` scores T target
 positions at once, query (B, T, D) → energies (B, T, S): T = 1 in a step-by-step
 decoder, the whole target when the queries are known in advance. Adding a score means
-adding one class here and one entry in SCORES; the config schema, the model builder
-(seq2seq.py) and the tests read the registry.
+adding one class here and one entry in SCORES; the config schema (settings.py), the
+model builder (seq2seq.py) and the tests read the registry.
 
 The query s is s_{i-1} in the Bahdanau wiring and s_i in Luong's (docs/model.md §3, §4).
 """

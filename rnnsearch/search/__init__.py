@@ -4,6 +4,11 @@ Greedy and beam search use the model's `encode`, `step` and `has_alignment`, and
 decoder state's row operations (`select`, `extend`, `without`, `tile_beams`,
 `reorder_beams`) and its padding's shape; only `fixed_shape` reads the state's tensors
 themselves, to keep them in place for CUDA graphs.
+
+Every search takes its options as one `SearchOptions` value and follows the rules
+here and in beam.py: `restrict` forbids tokens, `beam.accept` decides which of a
+beam's extensions finish and which stay live, and `finished` builds each result and
+its score; the fixed-shape searches call them in the form that reads nothing back.
 """
 
 from __future__ import annotations
