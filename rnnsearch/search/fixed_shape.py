@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 
 import torch
 
-from rnnsearch.capture import garbage_collector_paused
+from rnnsearch.kernels.capture import garbage_collector_paused
 from rnnsearch.model.decoder import DecoderState
 from rnnsearch.search import (
     GREEDY,

@@ -37,6 +37,7 @@ from rnnsearch import files, kernels, model_directory
 from rnnsearch.config import Config
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.plots import learning_curves
+from rnnsearch.kernels.cuda_graphs import GraphedLoss
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.model_directory import source_and_target_sizes
 from rnnsearch.text.batches import Batch, EpochBatches, InMemoryPairs, PairSource, epoch_batches, make_batch
@@ -44,7 +45,6 @@ from rnnsearch.text.corpus import read_parallel, require_usable_pairs
 from rnnsearch.text.prepared import PreparedPairs, ensure_prepared, prepared_dir
 from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import checkpoint, schedule
-from rnnsearch.training.cuda_graphs import GraphedLoss
 from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
 from rnnsearch.training.loss import sequence_loss
 from rnnsearch.training.schedule import Progress

@@ -11,12 +11,12 @@ import torch
 
 import rnnsearch
 from rnnsearch.cli import main
+from rnnsearch.kernels.cuda_graphs import GraphedLoss
 from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import make_batch, source_tensors
-from rnnsearch.training.cuda_graphs import GraphedLoss
 from rnnsearch.training.loss import sequence_loss
 from rnnsearch.training.trainer import training_step
 from tests.conftest import random_sources, tiny_model

@@ -4,8 +4,8 @@ eagerly: the padding must change neither the loss nor any gradient."""
 import pytest
 import torch
 
+from rnnsearch.kernels.cuda_graphs import POSITION_MULTIPLE, ROW_MULTIPLE, DecoderLoss, fixed_shape_inputs
 from rnnsearch.text.batches import make_batch
-from rnnsearch.training.cuda_graphs import POSITION_MULTIPLE, ROW_MULTIPLE, DecoderLoss, fixed_shape_inputs
 from rnnsearch.training.loss import sequence_loss
 from tests.conftest import random_sources, tiny_model
 

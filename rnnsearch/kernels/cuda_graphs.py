@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rnnsearch.capture import garbage_collector_paused
+from rnnsearch.kernels.capture import garbage_collector_paused
 from rnnsearch.text.batches import Batch
 from rnnsearch.text.subwords import PAD
 
