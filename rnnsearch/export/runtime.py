@@ -102,6 +102,10 @@ def session(path: Path, threads: int) -> onnxruntime.InferenceSession:
     # between steps, whose own threads would otherwise compete with spinning ones for
     # the cores (BENCHMARKS.md, "ONNX Runtime packages").
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # No memory pattern: the runtime plans and keeps one per set of input shapes, and a
+    # search feeds a new set at almost every step (rows retire, sources differ in length),
+    # so the plans held memory without being reused (BENCHMARKS.md, "ONNX Runtime packages").
+    options.enable_mem_pattern = False
     options.log_severity_level = 3  # errors only: the runtime's notes are not the user's concern
     try:
         return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
