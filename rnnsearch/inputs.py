@@ -56,6 +56,7 @@ class SpeechInput:
     kind = "speech"
 
     def __init__(self, config: Config, sides: Sequence[None]):
+        """`sides` holds None: speech has no source subword models."""
         from rnnsearch.speech.corpus import seconds_per_vector  # the audio stack, for speech models only
 
         self.seconds_per_column = seconds_per_vector(config.data)

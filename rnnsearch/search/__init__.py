@@ -148,8 +148,7 @@ def restrict(
     if on_device:
         if forced is not None:
             raise ValueError("prefixes are forced on the host")
-        not_end = torch.arange(log_probs.size(1), device=log_probs.device) != EOS
-        return log_probs.masked_fill(force_end.unsqueeze(1) & not_end, -math.inf)
+        return log_probs.masked_fill(force_end.unsqueeze(1) & _not_end(log_probs.size(1), log_probs.device), -math.inf)
     if bool(force_end.any()):
         eos = log_probs[force_end, EOS]
         log_probs[force_end] = -math.inf
@@ -161,6 +160,13 @@ def restrict(
         log_probs[rows] = -math.inf
         log_probs[rows, tokens] = kept
     return log_probs
+
+
+@functools.cache
+def _not_end(vocab: int, device: torch.device) -> torch.Tensor:
+    """(V,) True for every token but </s>: made once per vocabulary and device, not at
+    every step (and before a CUDA graph is captured, by the eager steps that precede it)."""
+    return torch.arange(vocab, device=device) != EOS
 
 
 NOT_FORCED = -1

@@ -60,7 +60,7 @@ def fixed_shape_greedy_search(
     in the order given; `options.cancelled` is asked every `CHECK_EVERY` steps."""
     return [
         hypotheses
-        for loop, lengths in _searched_batches(model, src, src_lengths, max_lengths, None, options)
+        for loop, lengths in _searched_batches(model, src, src_lengths, max_lengths, options, beams=False)
         for hypotheses in loop.hypotheses(lengths, options.length_penalty)
     ]
 
@@ -79,7 +79,7 @@ def fixed_shape_beam_search(
     the order given; `options.cancelled` is asked every `CHECK_EVERY` steps."""
     return [
         hypotheses
-        for loop, lengths in _searched_batches(model, src, src_lengths, max_lengths, options.beam_size, options)
+        for loop, lengths in _searched_batches(model, src, src_lengths, max_lengths, options, beams=True)
         for hypotheses in loop.hypotheses(lengths, options.length_penalty, options.n_best)
     ]
 
@@ -89,18 +89,19 @@ def _searched_batches(
     src: torch.Tensor,
     src_lengths: torch.Tensor,
     max_lengths: torch.Tensor,
-    beam_size: int | None,
     options: SearchOptions,
+    *,
+    beams: bool,
 ) -> Iterator[tuple[_Loop, list[int]]]:
-    """Each batch's loop once it has run (greedy without `beam_size`), with the batch's
-    source lengths; the loop's tensors hold the batch until the next one is loaded."""
+    """Each batch's loop once it has run (beams of options.beam_size, or greedy), with the
+    batch's source lengths; the loop's tensors hold the batch until the next one is loaded."""
     longest = int(max_lengths.max())
-    make = _GreedyLoop if beam_size is None else _BeamLoop
+    make = _BeamLoop if beams else _GreedyLoop
     loops = _Loops(lambda start: make(model, start, longest), src.device)
     for batch in _batches(src.size(0), options.in_flight):
         start = _start(model, src, src_lengths, batch)
-        if beam_size is not None:
-            start = start.tile_beams(beam_size)
+        if beams:
+            start = start.tile_beams(options.beam_size)
         loop = loops.get(start)
         loop.load(start, max_lengths[batch].to(src.device))
         loop.run(int(max_lengths[batch].max()), options.cancelled)

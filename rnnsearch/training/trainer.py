@@ -408,9 +408,11 @@ class Trainer:
     def _validate_and_save(self, *, everything: bool = False) -> bool:
         """Validate, update schedule and best checkpoint, keep this step's weights (with
         train.keep_checkpoints), save the last one; True to stop. With `everything`, the
-        whole validation set is translated (see `validate`)."""
+        whole validation set is translated (see `Validator`)."""
         progress, options = self.progress, self.config.train
-        row = self.world.from_main(lambda: {"step": progress.step, **self.validate(everything=everything)})
+        row = self.world.from_main(
+            lambda: {"step": progress.step, **self.validator(progress.step, everything=everything)}
+        )
         metric = {
             "bleu": lambda: row["valid_bleu"],
             "error_rate": lambda: -row["valid_der"],
@@ -443,10 +445,6 @@ class Trainer:
             checkpoint.keep_checkpoint(self.model_dir, progress.step, tensors, row, options.keep_checkpoints)
         self._save_last()
         return verdict.stop
-
-    def validate(self, *, everything: bool = False) -> dict[str, float]:
-        """The validation row of the model as it is now (see `Validator`)."""
-        return self.validator(self.progress.step, everything=everything)
 
     def _log(self, row: dict) -> None:
         if not self.world.is_main:
