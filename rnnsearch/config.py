@@ -180,6 +180,12 @@ class TrainConfig(Section):
         description="validation sentences translated for BLEU (or the digit error rate) at each "
         "validation, the first ones of the set; the last validation translates them all; null: all, every time",
     )
+    valid_heatmaps: int = Field(
+        3,
+        ge=0,
+        description="validation sentences, the first ones, whose alignment is drawn at every validation "
+        "(alignments/step{NNNNNNN}-{k}.png), to watch it form; 0 draws none",
+    )
     log_every: int = Field(100, gt=0, description="steps between training-loss rows in metrics.jsonl")
     max_steps: int | None = Field(None, gt=0)
     max_minutes: float | None = Field(None, gt=0)

@@ -21,8 +21,6 @@ from rnnsearch.translator import Translation, Translator
 if TYPE_CHECKING:
     from rnnsearch.training.trainer import Corpus
 
-WATCHED_SENTENCES = 3  # validation sentences whose alignment is drawn at every validation
-
 
 class Validator:
     """Validates `translator`'s model on `corpus`'s validation set, as `config` says;
@@ -53,7 +51,7 @@ class Validator:
         else:
             translations = self.translator.translate(sources[:translated], beam_size=1)
         model.train()
-        self._draw_alignments(translations[:WATCHED_SENTENCES], step)
+        self._draw_alignments(translations[: self.config.train.valid_heatmaps], step)
         hypotheses = [t.text for t in translations]
         row = {"valid_loss": loss, "valid_ppl": math.exp(min(loss, 50.0))}
         row.update(self._scores(hypotheses[:scored], references[:scored]))
@@ -88,7 +86,9 @@ class Validator:
 
     def _draw_alignments(self, translations: list[Translation], step: int) -> None:
         """Heatmaps of the same first validation sentences at every validation:
-        alignments/step{N}-{k}.png."""
+        alignments/step{N}-{k}.png (none, and no folder, for train.valid_heatmaps 0)."""
+        if not translations:
+            return
         self.alignments.mkdir(exist_ok=True)
         for k, translation in enumerate(translations, start=1):
             if translation.alignment is not None and translation.alignment.size:

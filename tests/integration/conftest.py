@@ -55,6 +55,9 @@ def tiny_config(corpus: Path, model_dir: Path, **train) -> dict:
             "log_every": 1,
             "learning_rate": 0.003,
             "warmup_steps": 5,
+            # An untrained model's translations run to their length limit, and drawing
+            # their alignments took longer than the training; the model_dir fixture draws them.
+            "valid_heatmaps": 0,
             **train,
         },
         "search": {"beam_size": 3, "batch_sentences": 16},
@@ -69,7 +72,7 @@ def write_config(path: Path, config: dict) -> Path:
 @pytest.fixture(scope="session")
 def model_dir(corpus, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("model")
-    config = write_config(folder / "config.yaml", tiny_config(corpus, folder / "run"))
+    config = write_config(folder / "config.yaml", tiny_config(corpus, folder / "run", valid_heatmaps=3))
     assert main(["train", str(config)]) == 0
     return folder / "run"
 

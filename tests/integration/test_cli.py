@@ -39,6 +39,16 @@ def test_training_writes_a_complete_model_directory(model_dir):
     assert heatmaps == [f"step{step:07d}-{k}.png" for step in (10, 20) for k in (1, 2, 3)]
 
 
+@pytest.mark.parametrize("heatmaps", [0, 1])
+def test_valid_heatmaps_sets_how_many_alignments_each_validation_draws(corpus, tmp_path, heatmaps):
+    options = {"max_steps": 4, "valid_every": 2, "valid_heatmaps": heatmaps}
+    config = write_config(tmp_path / "c.yaml", tiny_config(corpus, tmp_path / "run", **options))
+    assert main(["train", str(config)]) == 0
+    drawn = sorted(p.name for p in (tmp_path / "run" / "alignments").glob("*"))
+    assert drawn == [f"step{step:07d}-1.png" for step in (2, 4)][: 2 * heatmaps]
+    assert (tmp_path / "run" / "alignments").exists() == bool(heatmaps)
+
+
 def test_translate_is_a_line_for_line_filter(model_dir, tmp_path, capsys, monkeypatch):
     source = write_lines(tmp_path / "in.de", ["Ein Hund läuft.", "", "   ", "Zwei Männer spielen Fußball."])
     status, out, _ = run_cli(capsys, "translate", model_dir, "-i", source, "--alignments", tmp_path / "a.jsonl")

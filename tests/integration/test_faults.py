@@ -47,9 +47,11 @@ def one_line_error(result: subprocess.CompletedProcess) -> str:
 
 @pytest.fixture(scope="module")
 def trained(corpus, tmp_path_factory) -> tuple[Path, Path]:
-    """A config and the model directory it trained for 2 steps, to copy and resume."""
+    """A config and the model directory it trained for 2 steps, to copy and resume; it
+    draws an alignment, so that its directory holds every kind of file a run writes."""
     folder = tmp_path_factory.mktemp("trained")
-    config = write_config(folder / "c.yaml", tiny_config(corpus, folder / "run", max_steps=2, valid_every=2))
+    options = {"max_steps": 2, "valid_every": 2, "valid_heatmaps": 1}
+    config = write_config(folder / "c.yaml", tiny_config(corpus, folder / "run", **options))
     result = rnnsearch("train", config)
     assert result.returncode == 0, result.stderr[-3000:]
     return config, folder / "run"
