@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -63,43 +64,54 @@ def torchrun(config: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
 
 
-def test_torchrun_trains_with_two_processes_one_writer_and_resumes(corpus, tmp_path):
-    run = tmp_path / "run"
-    config = write_config(tmp_path / "c.yaml", tiny_config(corpus, run, max_steps=6, valid_every=3, log_every=3))
-    first = torchrun(config)
-    assert first.returncode == 0, first.stderr[-3000:]
-    assert "2 processes" in first.stderr
-    assert first.stderr.count("step 3: valid loss") == 1 and first.stderr.count("step 6: valid loss") == 1
-    assert first.stderr.count("preparing the training data") == 1  # rank 0 prepares; both ranks map its files
+def metrics(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def torchruns(corpus, tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]]:
+    """Two torchrun trainings of the tiny config for 6 steps: one uninterrupted ("whole"),
+    one stopped at step 3 ("stopped") and resumed from there ("resumed"); each run's
+    model directory and what the launch printed."""
+    folder = tmp_path_factory.mktemp("torchrun")
+    options = {"max_steps": 6, "valid_every": 3, "log_every": 1}
+    whole, split = (folder / name for name in ("whole", "split"))
+    runs = {}
+    for name, run, extra in (
+        ("whole", whole, ()),
+        ("stopped", split, ("--set", "train.max_steps=3")),
+        ("resumed", split, ("--resume",)),
+    ):
+        result = torchrun(write_config(folder / f"{run.name}.yaml", tiny_config(corpus, run, **options)), *extra)
+        assert result.returncode == 0, result.stderr[-3000:]
+        runs[name] = run, result
+    return runs
+
+
+def test_torchrun_trains_with_two_processes_and_one_writer(torchruns):
+    run, result = torchruns["whole"]
+    assert "2 processes" in result.stderr
+    assert result.stderr.count("step 3: valid loss") == 1 and result.stderr.count("step 6: valid loss") == 1
+    assert result.stderr.count("preparing the training data") == 1  # rank 0 prepares; both ranks map its files
     assert not [p for p in (run / "prepared").iterdir() if p.name.startswith(".")]
 
     names = sorted(p.name for p in run.iterdir())
     assert [n for n in names if n.endswith(".safetensors")] == ["best.safetensors", "last.safetensors"]
     assert not [n for n in names if n.startswith(".")], names  # no temporary left by a second writer
-    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    rows = metrics(run)
     assert [r["step"] for r in rows if "valid_loss" in r] == [3, 6]
-    assert [r["step"] for r in rows if "train_loss" in r] == [3, 6]
-
-    resumed = torchrun(config, "--set", "train.max_steps=9", "--resume")
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert "prepared pairs in" in resumed.stderr and "preparing" not in resumed.stderr  # reused
-    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in rows if "valid_loss" in r] == [3, 6, 9]
+    assert [r["step"] for r in rows if "train_loss" in r] == [1, 2, 3, 4, 5, 6]
 
 
-def test_a_resumed_torchrun_draws_the_dropout_masks_of_an_uninterrupted_one(corpus, tmp_path):
+def test_a_resumed_torchrun_reuses_its_data_and_draws_the_dropout_masks_of_an_uninterrupted_one(torchruns):
     """Dropout (0.1 in the tiny config) draws from each rank's generator: a resumed run
     matches a run that never stopped only if every rank's generator goes on as it was."""
-
-    def train_losses(run: Path) -> list[tuple[int, float]]:
-        rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-        return [(r["step"], r["train_loss"]) for r in rows if "train_loss" in r]
-
-    options = {"max_steps": 4, "valid_every": 2, "log_every": 1}
-    whole = write_config(tmp_path / "whole.yaml", tiny_config(corpus, tmp_path / "whole", **options))
-    assert torchrun(whole).returncode == 0
-    split = write_config(tmp_path / "split.yaml", tiny_config(corpus, tmp_path / "split", **options))
-    assert torchrun(split, "--set", "train.max_steps=2").returncode == 0
-    resumed = torchrun(split, "--resume")
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert train_losses(tmp_path / "split") == train_losses(tmp_path / "whole")
+    (run, stopped), (_, resumed) = torchruns["stopped"], torchruns["resumed"]
+    assert "preparing the training data" in stopped.stderr
+    assert "prepared pairs in" in resumed.stderr and "preparing" not in resumed.stderr  # reused
+    assert f"resuming {run} at step 3" in resumed.stderr
+    whole = torchruns["whole"][0]
+    assert [r["step"] for r in metrics(run) if "valid_loss" in r] == [3, 6]
+    assert [(r["step"], r["train_loss"]) for r in metrics(run) if "train_loss" in r] == [
+        (r["step"], r["train_loss"]) for r in metrics(whole) if "train_loss" in r
+    ]
