@@ -13,6 +13,9 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # What an AVX2-only CPU gives PyTorch, MKL and oneDNN, on any x86 CPU: the learning tests
 # run again under it, so a test tuned to one instruction set fails here, not on a user's machine.
 AVX2_ONLY := ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2
+# One pytest-xdist worker per core, each kept to its own core (tests/conftest.py); a test
+# file's tests stay in one worker, so its module-scoped models are trained once.
+TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 
 .PHONY: install browser test test-slow demo bench clean
 
@@ -34,7 +37,7 @@ $(CHROMIUM):
 test: $(INSTALLED) $(CHROMIUM)
 	$(BIN)/ruff check rnnsearch tests bench
 	$(BIN)/ruff format --check rnnsearch tests bench
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 	$(AVX2_ONLY) $(BIN)/python -m pytest -q -m 'learning and not slow'
 
 test-slow: $(INSTALLED)

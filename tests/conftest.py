@@ -2,11 +2,30 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
 from rnnsearch.model.seq2seq import RNNSearch, build_model
 from rnnsearch.model.settings import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
+
+
+def _keep_each_worker_to_its_own_cores() -> None:
+    """Under pytest-xdist (`make test` runs one worker per core), each worker, and every
+    process it starts, keeps to a share of the cores of its own. PyTorch sizes its thread
+    pool by the cores it may use, and so does the trainer: two workers that each spread
+    over every core would make both wait on the other's threads."""
+    worker, workers = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    cores = sorted(os.sched_getaffinity(0))
+    if worker is None or workers is None or int(workers) > len(cores):
+        return
+    share = cores[int(worker.removeprefix("gw")) :: int(workers)]
+    os.sched_setaffinity(0, share)
+    torch.set_num_threads(len(share))
+
+
+_keep_each_worker_to_its_own_cores()
 
 
 def tiny_model(
