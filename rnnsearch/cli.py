@@ -16,10 +16,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS, RUNTIMES, SEARCH_PRECISIONS
 from rnnsearch.errors import UserError
+from rnnsearch.symmetrisation import METHODS as SYMMETRISATIONS
 from rnnsearch.text.synthetic import TASKS
 
 if TYPE_CHECKING:
-    from rnnsearch.translator import PairScore, Translator
+    from rnnsearch.alignment import WordAlignment
+    from rnnsearch.evaluation.alignment_error import GoldLinks
+    from rnnsearch.translator import PairScore, Translation, Translator
 
 MODEL_DIRS = (
     "directory written by `rnnsearch train`; several decode together as an ensemble, "
@@ -163,14 +166,22 @@ def _translate(args: argparse.Namespace) -> None:
                     written.flush()
 
 
-def _write_alignments(translation, number: int, jsonl: TextIO | None, hard: TextIO | None) -> None:
-    """Input line `number`'s alignment as a JSON line and as a Pharaoh line, to those asked for."""
-    from rnnsearch.alignment import align_translation
+def _write_alignments(
+    translation: Translation,
+    number: int,
+    jsonl: TextIO | None,
+    hard: TextIO | None,
+    *,
+    links: list[tuple[int, int]] | None = None,
+) -> None:
+    """Input line `number`'s alignment as a JSON line and as a Pharaoh line, to those asked
+    for; the Pharaoh line holds `links`, by default the translation's own word links."""
+    from rnnsearch.alignment import align_translation, pharaoh
 
     if jsonl:
         jsonl.write(json.dumps({"line": number, **_alignment_row(translation)}, ensure_ascii=False) + "\n")
     if hard:
-        hard.write(align_translation(translation).pharaoh() + "\n")
+        hard.write(pharaoh(align_translation(translation).pairs if links is None else links) + "\n")
 
 
 def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iterator[list]:
@@ -258,33 +269,114 @@ def _score_json(pair: PairScore, number: int) -> str:
 
 
 def _align(args: argparse.Namespace) -> None:
-    """Write the teacher-forced alignment of every pair of --src and --tgt in the formats of
-    `translate --alignments` and `--hard-alignments`, one row or line per pair, in order."""
-    if not (args.alignments or args.hard_alignments):
-        raise UserError("align: nothing to write; give --alignments OUT.jsonl, --hard-alignments OUT.txt or both")
-    translator = _load_for_pairs(args)
-    translator.require_alignment()
+    """Write the teacher-forced word alignment of every pair of --src and --tgt in the
+    formats of `translate --alignments` and `--hard-alignments`, one row or line per pair,
+    in order; with neither and no --gold, the Pharaoh lines go to standard output. With
+    --reverse, the word links are both directions' combined by --symmetrize (the JSON rows
+    stay the forward model's α). With --gold, print the links' AER, precision and recall
+    against those human links."""
+    from rnnsearch.alignment import align_translation
+    from rnnsearch.evaluation.alignment_error import alignment_error_rate, read_gold
+
+    if args.json and not args.gold:
+        raise UserError("align: --json prints the scores against --gold; give --gold GOLD too")
+    if args.symmetrize and not args.reverse:
+        raise UserError("align: --symmetrize combines two directions; give --reverse REVERSE_MODEL_DIR too")
+    gold = read_gold(args.gold, one_based=args.gold_one_based) if args.gold else None
+    forward = _aligned_chunks(_load_for_pairs(args), args.src, args.tgt)
+    backward = _aligned_chunks(_load_for_pairs(args, args.reverse), args.tgt, args.src) if args.reverse else None
+    predicted = []
     with contextlib.ExitStack() as files:
         jsonl = files.enter_context(_output(args.alignments)) if args.alignments else None
         hard = files.enter_context(_output(args.hard_alignments)) if args.hard_alignments else None
+        if not (jsonl or hard or gold):
+            hard = sys.stdout
         number = 0
-        for scores in _scored_chunks(translator, args):
-            for pair in scores:
-                _write_alignments(pair.as_translation(), number, jsonl, hard)
+        for chunk in forward:
+            reverse = next(backward) if backward is not None else [None] * len(chunk)
+            for translation, reversed_pair in zip(chunk, reverse, strict=True):
+                words = align_translation(translation)
+                links = _word_links(words, reversed_pair, number, args)
+                if gold is not None:
+                    _check_gold_line(words, translation, gold, number, args)
+                    predicted.append(links)
+                _write_alignments(translation, number, jsonl, hard, links=links)
                 number += 1
             for written in (jsonl, hard):
                 if written:
                     written.flush()
+    if gold is not None:
+        if number != len(gold):
+            raise UserError(f"{args.gold}: {len(gold)} lines, but --src and --tgt hold {number} pairs")
+        score = alignment_error_rate(predicted, gold)
+        print(json.dumps(score.as_dict()) if args.json else score)
 
 
-def _load_for_pairs(args: argparse.Namespace) -> Translator:
-    """The translator `score` and `align` use: a text model, on the device and precision asked for,
-    on PyTorch (an exported package holds its weights too; its graphs only search)."""
+def _aligned_chunks(translator: Translator, source: str, target: str) -> Iterator[list[Translation]]:
+    """The pairs of two files as translations with their teacher-forced alignments, a
+    chunk of lines at a time, in order; a model without an alignment model is refused at
+    once, before any output is opened."""
+    from rnnsearch.text.corpus import stream_parallel
+
+    translator.require_alignment()
+    chunks = ((chunk.sources, chunk.targets) for chunk in stream_parallel(source, target))
+    return ([pair.as_translation() for pair in scores] for scores in translator.score_chunks(chunks, origin=source))
+
+
+def _word_links(
+    words: WordAlignment, reverse: Translation | None, number: int, args: argparse.Namespace
+) -> list[tuple[int, int]]:
+    """Pair `number`'s word links: the forward model's `words`, or with a reverse model's
+    reading of the same pair, both combined by --symmetrize."""
+    from rnnsearch.alignment import align_translation
+    from rnnsearch.symmetrisation import symmetrise
+
+    if reverse is None:
+        return words.pairs
+    backward = align_translation(reverse)
+    if (backward.target_words, backward.source_words) != (words.source_words, words.target_words):
+        raise UserError(
+            f"{args.src}: line {number + 1}: the reverse model reads other words than the forward one "
+            f"({len(backward.target_words)} and {len(backward.source_words)} against {len(words.source_words)} "
+            f"and {len(words.target_words)})"
+        )
+    return symmetrise(
+        words.pairs,
+        [(source, target) for target, source in backward.pairs],
+        source_length=len(words.source_words),
+        target_length=len(words.target_words),
+        method=args.symmetrize or "grow-diag-final-and",
+    )
+
+
+def _check_gold_line(
+    words: WordAlignment, translation: Translation, gold: list[GoldLinks], number: int, args: argparse.Namespace
+) -> None:
+    """That pair `number` has a gold line whose links fall within the words of its texts,
+    and that the model reads the words the gold links count."""
+    from rnnsearch.evaluation.alignment_error import check_within
+
+    if number >= len(gold):
+        raise UserError(f"{args.gold}: {len(gold)} lines, but --src and --tgt hold more pairs")
+    counts = len(translation.source.split()), len(translation.text.split())
+    if (len(words.source_words), len(words.target_words)) != counts:
+        raise UserError(
+            f"{args.src}: line {number + 1}: the model reads {len(words.source_words)} source and "
+            f"{len(words.target_words)} target words where the texts have {counts[0]} and {counts[1]}"
+        )
+    check_within(gold[number], *counts, where=f"{args.gold}: line {number + 1}")
+
+
+def _load_for_pairs(args: argparse.Namespace, model_dir: str | None = None) -> Translator:
+    """The translator `score` and `align` use: a text model (--model_dir's, or `model_dir`),
+    on the device and precision asked for, on PyTorch (an exported package holds its
+    weights too; its graphs only search)."""
     import rnnsearch
 
-    translator = rnnsearch.load(_models(args.model_dir), device=args.device, precision=args.precision, runtime="torch")
+    model_dirs = args.model_dir if model_dir is None else [model_dir]
+    translator = rnnsearch.load(_models(model_dirs), device=args.device, precision=args.precision, runtime="torch")
     if translator.speech:
-        raise UserError(f"{args.model_dir[0]}: a speech model; {args.command} takes text sources and targets")
+        raise UserError(f"{model_dirs[0]}: a speech model; {args.command} takes text sources and targets")
     return translator
 
 
@@ -555,13 +647,36 @@ def _parser() -> argparse.ArgumentParser:
     )
     score.set_defaults(run=_score)
 
-    align = pairs_command("align", "align given translations to their sources (teacher-forced attention)")
+    align = pairs_command(
+        "align",
+        "align given translations to their sources (teacher-forced attention); with no output option, "
+        "print Pharaoh lines",
+    )
     align.add_argument("--alignments", metavar="OUT.jsonl", help="write tokens and alignment matrices as JSON lines")
     align.add_argument(
         "--hard-alignments",
         metavar="OUT.txt",
         help="write word alignments, one Pharaoh line of 0-based 'source-target' pairs per input pair",
     )
+    align.add_argument(
+        "--gold",
+        metavar="GOLD",
+        help="human alignments, one line per pair: 'i-j' sure and 'ipj' or 'i?j' possible links, source word "
+        "first; print the alignment error rate, precision and recall against them (Och & Ney 2003)",
+    )
+    align.add_argument("--gold-one-based", action="store_true", help="GOLD counts words from 1, as the shared tasks do")
+    align.add_argument(
+        "--reverse",
+        metavar="REVERSE_MODEL_DIR",
+        help="a model of the other direction (--tgt to --src): combine its word links, read transposed, with "
+        "the model's",
+    )
+    align.add_argument(
+        "--symmetrize",
+        choices=tuple(SYMMETRISATIONS),
+        help="how --reverse's links and the model's combine (Koehn et al. 2003; default grow-diag-final-and)",
+    )
+    align.add_argument("--json", action="store_true", help="print the scores against GOLD as JSON")
     align.set_defaults(run=_align)
 
     average = commands.add_parser(

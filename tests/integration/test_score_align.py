@@ -11,11 +11,13 @@ import pytest
 import torch
 
 import rnnsearch
+from rnnsearch.alignment import pharaoh
 from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict, load_config
 from rnnsearch.errors import UserError
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.model_directory import BEST, model_tensors, save_model_files, write_tensors
+from rnnsearch.symmetrisation import symmetrise
 from rnnsearch.text.batches import make_batch
 from rnnsearch.training.loss import sequence_loss
 from rnnsearch.translator import PairScore, Translator
@@ -237,11 +239,90 @@ def test_files_of_different_lengths_are_one_line(model_dir, pairs, tmp_path, cap
         assert out == ""
 
 
-def test_align_without_an_output_is_one_line(model_dir, pairs, tmp_path, capsys):
+def test_align_without_an_output_prints_the_pharaoh_lines_hard_alignments_writes(model_dir, pairs, tmp_path, capsys):
     source, target = write_lines(tmp_path / "in.de", pairs[0]), write_lines(tmp_path / "in.en", pairs[1])
+    hard = tmp_path / "hard.txt"
+    assert run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target, "--hard-alignments", hard)[0] == 0
     status, out, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target)
-    assert_one_line_error(status, err, "--alignments", "--hard-alignments")
+    assert status == 0, err
+    assert out == hard.read_text(encoding="utf-8") and len(out.split("\n")) == len(pairs[0]) + 1
+
+
+@pytest.fixture(scope="module")
+def own_links(model_dir, pairs, tmp_path_factory) -> tuple[Path, Path, list[str]]:
+    """Source and target files of the pairs, and the model's own Pharaoh lines for them."""
+    folder = tmp_path_factory.mktemp("gold")
+    source, target = write_lines(folder / "in.de", pairs[0]), write_lines(folder / "in.en", pairs[1])
+    hard = folder / "hard.txt"
+    arguments = ["align", str(model_dir), "--src", str(source), "--tgt", str(target), "--hard-alignments", str(hard)]
+    assert main(arguments) == 0
+    return source, target, hard.read_text(encoding="utf-8").splitlines()
+
+
+def shifted(line: str, by: int, mark: str = "-") -> str:
+    return " ".join(f"{int(i) + by}{mark}{int(j) + by}" for i, j in (link.split("-") for link in line.split()))
+
+
+def test_align_scores_its_own_links_as_gold_perfectly_in_either_numbering(model_dir, own_links, tmp_path, capsys):
+    source, target, lines = own_links
+    links = sum(len(line.split()) for line in lines)
+    assert links > 100
+    zero_based = write_lines(tmp_path / "gold0", lines)
+    status, out, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target, "--gold", zero_based)
+    assert status == 0, err
+    assert out == f"AER 0.0  precision 100.0  recall 100.0  ({len(lines)} pairs, {links} links)\n"
+    one_based = write_lines(tmp_path / "gold1", [shifted(line, 1) for line in lines])
+    arguments = ["--gold", one_based, "--gold-one-based", "--json"]
+    status, out, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target, *arguments)
+    assert status == 0, err
+    assert json.loads(out) == {"aer": 0.0, "precision": 100.0, "recall": 100.0, "pairs": len(lines), "links": links}
+
+
+def test_align_scores_sure_links_it_missed_in_recall_and_aer(model_dir, own_links, tmp_path, capsys):
+    """The gold holds the model's own links and one more sure link per pair where one fits:
+    precision stays 100, recall and AER count the missed ones, as their formulas say."""
+    source, target, lines = own_links
+    gold, missed = [], 0
+    texts = zip(source.read_text(encoding="utf-8").splitlines(), target.read_text(encoding="utf-8").splitlines())
+    for line, (src, tgt) in zip(lines, texts, strict=True):
+        extra = f"0-{len(tgt.split()) - 1}"
+        fits = bool(src.split() and tgt.split()) and extra not in line.split()
+        gold.append(f"{line} {extra}" if fits else line)
+        missed += bool(fits)
+    found = sum(len(line.split()) for line in lines)
+    assert missed > 10
+    arguments = ["--src", source, "--tgt", target, "--gold", write_lines(tmp_path / "gold", gold), "--json"]
+    status, out, err = run_cli(capsys, "align", model_dir, *arguments)
+    assert status == 0, err
+    score = json.loads(out)
+    assert score["precision"] == 100.0 and score["links"] == found
+    assert score["recall"] == pytest.approx(100 * found / (found + missed), abs=0.01)
+    assert score["aer"] == pytest.approx(100 * (1 - 2 * found / (2 * found + missed)), abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("edit", "fragments"),
+    [
+        (lambda lines: lines[:-1], ("gold", "41 lines", "hold more pairs")),
+        (lambda lines: [*lines, ""], ("gold", "43 lines", "hold 42 pairs")),
+        (lambda lines: ["0-0 3x1", *lines[1:]], ("gold: line 1", "'3x1'", "not a link")),
+        (lambda lines: ["0-0 0-400", *lines[1:]], ("gold: line 1", "0-400", "outside")),
+    ],
+)
+def test_a_bad_gold_file_is_one_line_naming_its_line_and_token(own_links, model_dir, tmp_path, capsys, edit, fragments):
+    source, target, lines = own_links
+    gold = write_lines(tmp_path / "gold", edit(lines))
+    status, out, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target, "--gold", gold)
+    assert_one_line_error(status, err, *fragments)
     assert out == ""
+
+
+def test_a_zero_in_a_one_based_gold_file_is_one_line(model_dir, own_links, tmp_path, capsys):
+    source, target, lines = own_links
+    gold = write_lines(tmp_path / "gold", lines)
+    arguments = ["--src", source, "--tgt", target, "--gold", gold, "--gold-one-based"]
+    status, _, err = run_cli(capsys, "align", model_dir, *arguments)
+    assert_one_line_error(status, err, "gold: line 1", "word 0", "1-based")
 
 
 def test_align_refuses_a_model_without_attention_but_score_scores_it(fixed_context_model, tmp_path, capsys):
@@ -293,3 +374,36 @@ def test_the_python_api_checks_its_arguments(translator, model_dir):
     speech = Translator(translator.model, None, translator.tgt_subwords, load_config(model_dir / "config.yaml"))
     with pytest.raises(UserError, match="reads audio"):
         speech.score(["Ein Hund."], ["A dog."])
+
+
+@pytest.mark.parametrize("method", ["intersect", "union", "grow-diag-final-and"])
+def test_align_combines_a_reverse_models_links_read_transposed(model_dir, own_links, tmp_path, capsys, method):
+    """The tiny model's subwords are joint, so it can also read the pairs the other way
+    round and stand in for a reverse model: each printed line is `symmetrise` of the
+    forward links and the reverse ones transposed."""
+    source, target, forward = own_links
+    status, reverse, err = run_cli(capsys, "align", model_dir, "--src", target, "--tgt", source)
+    assert status == 0, err
+    arguments = ["--src", source, "--tgt", target, "--reverse", model_dir, "--symmetrize", method]
+    status, out, err = run_cli(capsys, "align", model_dir, *arguments)
+    assert status == 0, err
+    texts = zip(source.read_text(encoding="utf-8").splitlines(), target.read_text(encoding="utf-8").splitlines())
+    expected = []
+    for (src, tgt), ahead, back in zip(texts, forward, reverse.split("\n"), strict=False):
+        links = symmetrise(
+            [tuple(map(int, link.split("-"))) for link in ahead.split()],
+            [tuple(map(int, link.split("-")))[::-1] for link in back.split()],
+            source_length=len(src.split()),
+            target_length=len(tgt.split()),
+            method=method,
+        )
+        expected.append(pharaoh(links))
+    assert out.split("\n")[:-1] == expected and len(expected) == len(forward)
+    if method == "intersect":
+        assert sum(len(line.split()) for line in expected) < sum(len(line.split()) for line in forward)
+
+
+def test_symmetrize_without_a_reverse_model_is_one_line(model_dir, own_links, capsys):
+    source, target, _ = own_links
+    status, _, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target, "--symmetrize", "union")
+    assert_one_line_error(status, err, "--symmetrize", "--reverse")
