@@ -6,9 +6,11 @@ Trains RNNsearch and the fixed-context model exactly as `tests/integration/
 test_learning.py` does (its data, schedule and step budget; `--seeds` sets the seed of
 the model's initialisation, which the test leaves at 0) and prints, every `--every`
 steps, each model's exact-match accuracy on the held-out reversals: all of them, the
-short ones and the long ones, with the seconds spent training. Run it a second time
-under `ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2`
-for the trajectories with AVX2 kernels, as `make test` runs the learning tests again.
+short ones and the long ones, with the seconds spent training; and at the end
+RNNsearch's AER against reversal's true alignment, its links read from the row of α
+that produced each output and from the next row. Run it a second time under
+`ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2` for the
+trajectories with AVX2 kernels, as `make test` runs the learning tests with both.
 """
 
 from __future__ import annotations
@@ -20,9 +22,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from rnnsearch.alignment import hard_alignment  # noqa: E402
+from rnnsearch.evaluation.alignment_error import GoldLinks, alignment_error_rate  # noqa: E402
 from rnnsearch.model.settings import AttentionConfig  # noqa: E402
+from rnnsearch.scoring import teacher_forced  # noqa: E402
 from tests.integration.test_learning import (  # noqa: E402
+    BATCH_TOKENS,
     STEPS,
+    Pairs,
     exact_match,
     long_pairs,
     reversals,
@@ -31,6 +38,22 @@ from tests.integration.test_learning import (  # noqa: E402
 )
 
 MODELS = {"attentive": AttentionConfig(score="additive", size=64), "fixed": "none"}
+
+
+def mirror_alignment_error(model, pairs: Pairs, *, row_offset: int) -> float:
+    """The AER, in percent, of the model's teacher-forced attention against reversal's true
+    alignment (output symbol j comes from source symbol n−1−j), read off as the toolkit
+    reads word alignments (each output to its argmax source position), output j from
+    row j + `row_offset` of α: row j is α_j, computed from s_{j-1} for y_j; row j + 1 is
+    computed from s_j, the state that emitted y_j."""
+    forced = teacher_forced(model, pairs, batch_tokens=BATCH_TOKENS)
+    predicted, mirrors = [], []
+    for (source, target), result in zip(pairs, forced, strict=True):
+        rows = result.alignment[row_offset:, : len(source)]
+        predicted.append([(s, j) for s, j in hard_alignment(rows) if j < len(target)])
+        mirror = frozenset((len(source) - 1 - j, j) for j in range(len(target)))
+        mirrors.append(GoldLinks(sure=mirror, possible=mirror))
+    return alignment_error_rate(predicted, mirrors).aer
 
 
 def trajectory(name: str, seed: int, every: int) -> None:
@@ -50,7 +73,14 @@ def trajectory(name: str, seed: int, every: int) -> None:
         )
         clock["start"] = time.perf_counter()
 
-    train(MODELS[name], training_pairs, seed=seed, after_step=report)
+    model = train(MODELS[name], training_pairs, seed=seed, after_step=report)
+    if name == "attentive":
+        print(
+            f"{name:9} seed {seed}  AER against the mirror alignment, output j read from row j of α: "
+            f"{mirror_alignment_error(model, held_out, row_offset=0):.2f}%; from row j + 1: "
+            f"{mirror_alignment_error(model, held_out, row_offset=1):.2f}%",
+            flush=True,
+        )
 
 
 def main() -> None:
