@@ -145,15 +145,16 @@ def source_and_target_sizes(
     return len(src_subwords), len(tgt_subwords), False
 
 
-def require_finite(model: torch.nn.Module, path: Path) -> None:
-    """Refuse weights with a NaN or an infinity, naming the first such tensor: such a model
-    cannot translate (its scores are NaN), and search would fail or give empty output."""
-    for name, tensor in model.state_dict().items():
-        if not bool(torch.isfinite(tensor).all()):
-            raise UserError(
-                f"{path}: tensor model.{name} holds NaN or infinite values; these weights cannot translate "
-                "(did training diverge?)"
-            )
+def require_finite(
+    tensors: dict[str, torch.Tensor], path: Path, *, refusal: str = "these weights cannot translate"
+) -> None:
+    """Refuse tensors read from `path` with a NaN or an infinity, naming the first such
+    tensor and ending in `refusal`: a model with one cannot translate (its scores are NaN,
+    and search would fail or give empty output), and a run resumed from one would train
+    on NaN from its first update."""
+    for name, tensor in tensors.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise UserError(f"{path}: tensor {name} holds NaN or infinite values; {refusal} (did training diverge?)")
 
 
 def load_model(
@@ -164,7 +165,7 @@ def load_model(
     model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords))
     path = weights_path(directory)
     load_weights(model, path)
-    require_finite(model, path)
+    require_finite({f"model.{name}": tensor for name, tensor in model.state_dict().items()}, path)
     return model.eval()
 
 

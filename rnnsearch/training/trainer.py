@@ -475,6 +475,7 @@ class Trainer:
     def _restore(self) -> None:
         path = self.model_dir / model_directory.LAST
         tensors, info = model_directory.read_tensors(path)
+        model_directory.require_finite(tensors, path, refusal="a run cannot resume from it")
         model_directory.assign_weights(self.model, tensors, path)
         checkpoint.restore_optimizer(self.optimizer, tensors, info["param_groups"])
         self.progress = Progress(**info["progress"])
