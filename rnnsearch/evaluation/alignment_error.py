@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rnnsearch.errors import UserError
+from rnnsearch.text.corpus import read_lines
 
 Link = tuple[int, int]  # (source word, target word), 0-based
 
@@ -86,16 +87,11 @@ def parse_gold_line(line: str, *, one_based: bool = False, where: str = "gold") 
 
 
 def read_gold(path: str | Path, *, one_based: bool = False) -> list[GoldLinks]:
-    """Every line of a gold file, in order (see the module docstring for the format)."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise UserError(f"{path}: cannot read: {error.strerror or error}") from None
-    except UnicodeDecodeError as error:
-        raise UserError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    """Every line of a gold file (plain or .gz), in order (see the module docstring for
+    the format); a file that cannot be read is a UserError as for every corpus file."""
     return [
         parse_gold_line(line, one_based=one_based, where=f"{path}: line {number}")
-        for number, line in enumerate(lines, start=1)
+        for number, line in enumerate(read_lines(path), start=1)
     ]
 
 
