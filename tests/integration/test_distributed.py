@@ -68,6 +68,10 @@ def metrics(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
 
 
+def train_losses(run: Path) -> list[tuple[int, float]]:
+    return [(row["step"], row["train_loss"]) for row in metrics(run) if "train_loss" in row]
+
+
 @pytest.fixture(scope="module")
 def torchruns(corpus, tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]]:
     """Two torchrun trainings of the tiny config for 6 steps: one uninterrupted ("whole"),
@@ -100,7 +104,7 @@ def test_torchrun_trains_with_two_processes_and_one_writer(torchruns):
     assert not [n for n in names if n.startswith(".")], names  # no temporary left by a second writer
     rows = metrics(run)
     assert [r["step"] for r in rows if "valid_loss" in r] == [3, 6]
-    assert [r["step"] for r in rows if "train_loss" in r] == [1, 2, 3, 4, 5, 6]
+    assert [step for step, _ in train_losses(run)] == [1, 2, 3, 4, 5, 6]
 
 
 def test_a_resumed_torchrun_reuses_its_data_and_draws_the_dropout_masks_of_an_uninterrupted_one(torchruns):
@@ -110,8 +114,5 @@ def test_a_resumed_torchrun_reuses_its_data_and_draws_the_dropout_masks_of_an_un
     assert "preparing the training data" in stopped.stderr
     assert "prepared pairs in" in resumed.stderr and "preparing" not in resumed.stderr  # reused
     assert f"resuming {run} at step 3" in resumed.stderr
-    whole = torchruns["whole"][0]
     assert [r["step"] for r in metrics(run) if "valid_loss" in r] == [3, 6]
-    assert [(r["step"], r["train_loss"]) for r in metrics(run) if "train_loss" in r] == [
-        (r["step"], r["train_loss"]) for r in metrics(whole) if "train_loss" in r
-    ]
+    assert train_losses(run) == train_losses(torchruns["whole"][0])

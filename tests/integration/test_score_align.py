@@ -278,13 +278,12 @@ def test_align_scores_its_own_links_as_gold_perfectly_in_either_numbering(model_
     assert json.loads(out) == {"aer": 0.0, "precision": 100.0, "recall": 100.0, "pairs": len(lines), "links": links}
 
 
-def test_align_scores_sure_links_it_missed_in_recall_and_aer(model_dir, own_links, tmp_path, capsys):
+def test_align_scores_sure_links_it_missed_in_recall_and_aer(model_dir, pairs, own_links, tmp_path, capsys):
     """The gold holds the model's own links and one more sure link per pair where one fits:
     precision stays 100, recall and AER count the missed ones, as their formulas say."""
     source, target, lines = own_links
     gold, missed = [], 0
-    texts = zip(source.read_text(encoding="utf-8").splitlines(), target.read_text(encoding="utf-8").splitlines())
-    for line, (src, tgt) in zip(lines, texts, strict=True):
+    for line, src, tgt in zip(lines, *pairs, strict=True):
         extra = f"0-{len(tgt.split()) - 1}"
         fits = bool(src.split() and tgt.split()) and extra not in line.split()
         gold.append(f"{line} {extra}" if fits else line)
@@ -377,7 +376,7 @@ def test_the_python_api_checks_its_arguments(translator, model_dir):
 
 
 @pytest.mark.parametrize("method", ["intersect", "union", "grow-diag-final-and"])
-def test_align_combines_a_reverse_models_links_read_transposed(model_dir, own_links, tmp_path, capsys, method):
+def test_align_combines_a_reverse_models_links_read_transposed(model_dir, pairs, own_links, capsys, method):
     """The tiny model's subwords are joint, so it can also read the pairs the other way
     round and stand in for a reverse model: each printed line is `symmetrise` of the
     forward links and the reverse ones transposed."""
@@ -387,9 +386,8 @@ def test_align_combines_a_reverse_models_links_read_transposed(model_dir, own_li
     arguments = ["--src", source, "--tgt", target, "--reverse", model_dir, "--symmetrize", method]
     status, out, err = run_cli(capsys, "align", model_dir, *arguments)
     assert status == 0, err
-    texts = zip(source.read_text(encoding="utf-8").splitlines(), target.read_text(encoding="utf-8").splitlines())
     expected = []
-    for (src, tgt), ahead, back in zip(texts, forward, reverse.split("\n"), strict=False):
+    for src, tgt, ahead, back in zip(*pairs, forward, reverse.splitlines(), strict=True):
         links = symmetrise(
             [tuple(map(int, link.split("-"))) for link in ahead.split()],
             [tuple(map(int, link.split("-")))[::-1] for link in back.split()],
