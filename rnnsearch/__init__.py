@@ -5,6 +5,8 @@ for t in model.translate(["Ein Hund läuft im Schnee."], beam_size=5):
     print(t.text, t.score, t.alignment.shape)
 for s in model.score(["Ein Hund läuft im Schnee."], ["A dog runs in the snow."]):
     print(s.log_prob, s.token_log_probs, s.alignment.shape)
+links = [a.pairs for a in model.align(sources, targets)]
+print(rnnsearch.alignment_error_rate(links, rnnsearch.read_gold("gold.txt", one_based=True)))
 """
 
 from __future__ import annotations
@@ -12,18 +14,41 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from rnnsearch.alignment import WordAlignment
+    from rnnsearch.evaluation.alignment_error import AlignmentScore, GoldLinks, alignment_error_rate, read_gold
     from rnnsearch.translator import PairScore, Translation, Translator, load
 
 __version__ = "0.1.0"
-__all__ = ["PairScore", "Translation", "Translator", "load", "__version__"]
-_TRANSLATOR_NAMES = {"PairScore", "Translation", "Translator", "load"}
+__all__ = [
+    "AlignmentScore",
+    "GoldLinks",
+    "PairScore",
+    "Translation",
+    "Translator",
+    "WordAlignment",
+    "alignment_error_rate",
+    "load",
+    "read_gold",
+    "__version__",
+]
+_MODULES = {
+    "PairScore": "rnnsearch.translator",
+    "Translation": "rnnsearch.translator",
+    "Translator": "rnnsearch.translator",
+    "load": "rnnsearch.translator",
+    "WordAlignment": "rnnsearch.alignment",
+    "AlignmentScore": "rnnsearch.evaluation.alignment_error",
+    "GoldLinks": "rnnsearch.evaluation.alignment_error",
+    "alignment_error_rate": "rnnsearch.evaluation.alignment_error",
+    "read_gold": "rnnsearch.evaluation.alignment_error",
+}
 
 
 def __getattr__(name: str) -> Any:
-    """The translator's names, imported on first use: a process that only reads and
-    encodes text (a data-preparation worker, say) never loads torch."""
-    if name in _TRANSLATOR_NAMES:
-        from rnnsearch import translator
+    """The public names, each imported from its module on first use: a process that only
+    reads and encodes text (a data-preparation worker, say) never loads torch."""
+    if name in _MODULES:
+        import importlib
 
-        return getattr(translator, name)
+        return getattr(importlib.import_module(_MODULES[name]), name)
     raise AttributeError(f"module 'rnnsearch' has no attribute {name!r}")

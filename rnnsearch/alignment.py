@@ -20,6 +20,17 @@ weight on the pieces of source word s. Summing over source pieces keeps the atte
 a target piece pays to a whole source word; averaging over target pieces keeps each row
 a distribution. Rows sum to at most 1: what falls short is the weight on "</s>".
 
+Reading. The decoder computes one row of α per step: row i is α_i, the attention of the
+step that outputs target piece y_i (computed from s_{i-1} in Bahdanau's wiring, from s_i
+in Luong's), and the next step takes y_i as its input, with α_{i+1}. Either row can stand
+for piece i (`READINGS`): "output" reads row i, "input" reads row i + 1 (the Shift-Att
+reading of Chen et al. 2020, for Transformers), "both" the mean of the two. Which one
+matches the true alignment is a property of the trained model, not of the formula:
+BENCHMARKS.md measures them. Against human English–French alignments, and by eye on
+Multi30k, "output" is right (the default, DEFAULT_READING); a model trained to reverse
+sequences of symbols attends instead, at the step that outputs a symbol, mostly to the
+source of the symbol before it, and there "input" is right.
+
 Hard alignment. Each target word is aligned to the source word it weighs most (argmax,
 the lowest index on a tie), the usual rule for reading alignments off attention. A
 target word that puts no weight at all on a source word is left unaligned.
@@ -31,11 +42,13 @@ sorted, space-separated, one line per sentence; no words gives an empty line.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from rnnsearch.symmetrisation import symmetrise
 
 if TYPE_CHECKING:
     from rnnsearch.translator import Translation
@@ -44,6 +57,41 @@ WORD_START = "▁"
 UNKNOWN = "<unk>"
 NOT_WORDS = frozenset({"<pad>", "<s>", "</s>"})
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+def output_rows(alignment: np.ndarray) -> np.ndarray:
+    """Target piece i read from row i: α_i, the attention of the step that outputs y_i."""
+    return np.asarray(alignment)
+
+
+def input_rows(alignment: np.ndarray) -> np.ndarray:
+    """Target piece i read from row i + 1: α_{i+1}, the attention of the step that takes
+    y_i as its input. The last piece ("</s>", part of no word) gets a row of zeros."""
+    rows = np.asarray(alignment)
+    shifted = np.zeros_like(rows)
+    shifted[:-1] = rows[1:]
+    return shifted
+
+
+def both_rows(alignment: np.ndarray) -> np.ndarray:
+    """Target piece i read from the mean of rows i and i + 1: the two steps that involve
+    y_i, the one that outputs it and the one that takes it as input."""
+    return (output_rows(alignment) + input_rows(alignment)) / 2
+
+
+READINGS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "output": output_rows,
+    "input": input_rows,
+    "both": both_rows,
+}
+DEFAULT_READING = "output"
+
+
+def reading_rows(alignment: np.ndarray, reading: str) -> np.ndarray:
+    """The (target pieces × source pieces) weights of `alignment` as `reading` reads them."""
+    if reading not in READINGS:
+        raise ValueError(f"unknown alignment reading {reading!r}; choose one of {', '.join(READINGS)}")
+    return READINGS[reading](alignment)
 
 
 @dataclass(frozen=True)
@@ -163,15 +211,37 @@ def pharaoh(pairs: Sequence[tuple[int, int]]) -> str:
     return " ".join(f"{source}-{target}" for source, target in sorted(pairs))
 
 
-def align_words(source_tokens: Sequence[str], target_tokens: Sequence[str], alignment: np.ndarray) -> WordAlignment:
-    """The word-level alignment of one hypothesis from its pieces and its piece alignment."""
+def align_words(
+    source_tokens: Sequence[str], target_tokens: Sequence[str], alignment: np.ndarray, *, reading: str = DEFAULT_READING
+) -> WordAlignment:
+    """The word-level alignment of one hypothesis from its pieces and its piece alignment
+    (one row per target piece, "</s>" included), each piece read as `reading` says."""
     source, target = source_words(source_tokens), target_words(target_tokens)
-    weights = merge(alignment, source, target)
+    weights = merge(reading_rows(alignment, reading), source, target)
     return WordAlignment(source.texts, target.texts, weights, hard_alignment(weights))
 
 
-def align_translation(translation: Translation) -> WordAlignment:
+def align_translation(translation: Translation, *, reading: str = DEFAULT_READING) -> WordAlignment:
     """The word-level alignment of a Translation (its chosen hypothesis, not the alternatives)."""
     if translation.alignment is None:
         raise ValueError("this translation has no alignment (model without an alignment model)")
-    return align_words(translation.source_tokens, translation.target_tokens, translation.alignment)
+    return align_words(translation.source_tokens, translation.target_tokens, translation.alignment, reading=reading)
+
+
+def combine(forward: WordAlignment, backward: WordAlignment, *, method: str) -> WordAlignment:
+    """`forward`'s alignment with its links replaced by both directions' combined by the
+    symmetrisation `method`; `backward` aligns the same pair the other way round (its
+    source words are `forward`'s target words)."""
+    if (backward.target_words, backward.source_words) != (forward.source_words, forward.target_words):
+        raise ValueError(
+            f"the reverse model reads other words than the forward one ({len(backward.target_words)} and "
+            f"{len(backward.source_words)} against {len(forward.source_words)} and {len(forward.target_words)})"
+        )
+    links = symmetrise(
+        forward.pairs,
+        [(source, target) for target, source in backward.pairs],
+        source_length=len(forward.source_words),
+        target_length=len(forward.target_words),
+        method=method,
+    )
+    return WordAlignment(forward.source_words, forward.target_words, forward.weights, links)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from rnnsearch.alignment import DEFAULT_READING, READINGS
 from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS, RUNTIMES, SEARCH_PRECISIONS
 from rnnsearch.errors import UserError
 from rnnsearch.symmetrisation import METHODS as SYMMETRISATIONS
@@ -159,7 +160,7 @@ def _translate(args: argparse.Namespace) -> None:
                 else:
                     for entry in [translation, *translation.alternatives]:
                         out.write(f"{number} ||| {entry.text} ||| {entry.score:.4f}\n")
-                _write_alignments(translation, number, jsonl, hard)
+                _write_alignments(translation, number, jsonl, hard, reading=args.reading)
                 number += 1
             for written in (out, jsonl, hard):
                 if written:
@@ -172,16 +173,18 @@ def _write_alignments(
     jsonl: TextIO | None,
     hard: TextIO | None,
     *,
+    reading: str,
     links: list[tuple[int, int]] | None = None,
 ) -> None:
     """Input line `number`'s alignment as a JSON line and as a Pharaoh line, to those asked
-    for; the Pharaoh line holds `links`, by default the translation's own word links."""
+    for; the Pharaoh line holds `links`, by default the translation's own word links as
+    `reading` reads α."""
     from rnnsearch.alignment import align_translation, pharaoh
 
     if jsonl:
         jsonl.write(json.dumps({"line": number, **_alignment_row(translation)}, ensure_ascii=False) + "\n")
     if hard:
-        hard.write(pharaoh(align_translation(translation).pairs if links is None else links) + "\n")
+        hard.write(pharaoh(align_translation(translation, reading=reading).pairs if links is None else links) + "\n")
 
 
 def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iterator[list]:
@@ -295,12 +298,12 @@ def _align(args: argparse.Namespace) -> None:
         for chunk in forward:
             reverse = next(backward) if backward is not None else [None] * len(chunk)
             for translation, reversed_pair in zip(chunk, reverse, strict=True):
-                words = align_translation(translation)
+                words = align_translation(translation, reading=args.reading)
                 links = _word_links(words, reversed_pair, number, args)
                 if gold is not None:
                     _check_gold_line(words, translation, gold, number, args)
                     predicted.append(links)
-                _write_alignments(translation, number, jsonl, hard, links=links)
+                _write_alignments(translation, number, jsonl, hard, reading=args.reading, links=links)
                 number += 1
             for written in (jsonl, hard):
                 if written:
@@ -328,25 +331,15 @@ def _word_links(
 ) -> list[tuple[int, int]]:
     """Pair `number`'s word links: the forward model's `words`, or with a reverse model's
     reading of the same pair, both combined by --symmetrize."""
-    from rnnsearch.alignment import align_translation
-    from rnnsearch.symmetrisation import symmetrise
+    from rnnsearch.alignment import align_translation, combine
 
     if reverse is None:
         return words.pairs
-    backward = align_translation(reverse)
-    if (backward.target_words, backward.source_words) != (words.source_words, words.target_words):
-        raise UserError(
-            f"{args.src}: line {number + 1}: the reverse model reads other words than the forward one "
-            f"({len(backward.target_words)} and {len(backward.source_words)} against {len(words.source_words)} "
-            f"and {len(words.target_words)})"
-        )
-    return symmetrise(
-        words.pairs,
-        [(source, target) for target, source in backward.pairs],
-        source_length=len(words.source_words),
-        target_length=len(words.target_words),
-        method=args.symmetrize or "grow-diag-final-and",
-    )
+    backward = align_translation(reverse, reading=args.reading)
+    try:
+        return combine(words, backward, method=args.symmetrize or "grow-diag-final-and").pairs
+    except ValueError as error:
+        raise UserError(f"{args.src}: line {number + 1}: {error}") from None
 
 
 def _check_gold_line(
@@ -609,6 +602,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="target prefixes, one per input line (empty: none): each translation starts with its prefix",
     )
+    translate.add_argument(
+        "--reading",
+        choices=tuple(READINGS),
+        default=DEFAULT_READING,
+        help="which row of α stands for a target word in the word alignments: 'output', the step that "
+        f"outputs it, or 'input', the next step, which takes it as input (default {DEFAULT_READING}; "
+        "BENCHMARKS.md compares them)",
+    )
     translate.set_defaults(run=_translate)
 
     evaluate = model_command(
@@ -675,6 +676,14 @@ def _parser() -> argparse.ArgumentParser:
         "--symmetrize",
         choices=tuple(SYMMETRISATIONS),
         help="how --reverse's links and the model's combine (Koehn et al. 2003; default grow-diag-final-and)",
+    )
+    align.add_argument(
+        "--reading",
+        choices=tuple(READINGS),
+        default=DEFAULT_READING,
+        help="which row of α stands for a target word in the word alignments: 'output', the step that "
+        f"outputs it, or 'input', the next step, which takes it as input (default {DEFAULT_READING}; "
+        "BENCHMARKS.md compares them)",
     )
     align.add_argument("--json", action="store_true", help="print the scores against GOLD as JSON")
     align.set_defaults(run=_align)

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from rnnsearch import kernels
+from rnnsearch.alignment import DEFAULT_READING, READINGS, WordAlignment, align_translation, combine
 from rnnsearch.arguments import checked_count, checked_iterable, checked_list, checked_strings
 from rnnsearch.config import MAX_BEAM_SIZE, RUNTIMES, SEARCH_PRECISIONS, Config
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
@@ -23,6 +24,7 @@ from rnnsearch.search import Cancelled, Hypothesis, SearchOptions, max_output_le
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
+from rnnsearch.symmetrisation import METHODS
 from rnnsearch.text.batches import Source
 from rnnsearch.text.corpus import is_blank
 from rnnsearch.text.subwords import Subwords
@@ -314,6 +316,46 @@ class Translator:
         if len(targets) != len(sources):
             raise ArgumentValueError(f"targets: {len(targets)} targets for {len(sources)} sources")
         return self._score_texts(sources, targets, None, first_line=1)
+
+    def align(
+        self,
+        sources: Iterable[str],
+        targets: Iterable[str],
+        *,
+        reverse: Translator | None = None,
+        symmetrize: str = "grow-diag-final-and",
+        reading: str = DEFAULT_READING,
+    ) -> list[WordAlignment]:
+        """The word alignment of each given translation, in order: `targets[k]` to
+        `sources[k]`, read off the teacher-forced α as `reading` says
+        (`rnnsearch.alignment.READINGS`), each target word to the source word it weighs
+        most. With `reverse`, a model that translates targets into sources, both
+        directions' links combined by `symmetrize` (`rnnsearch.symmetrisation.METHODS`).
+        Words are the texts' whitespace-separated words; `pairs` of each result holds
+        the (source word, target word) links, 0-based."""
+        if reading not in READINGS:
+            raise ArgumentValueError(f"reading: {reading!r} is not one of {', '.join(READINGS)}")
+        if symmetrize not in METHODS:
+            raise ArgumentValueError(f"symmetrize: {symmetrize!r} is not one of {', '.join(METHODS)}")
+        if reverse is not None and not isinstance(reverse, Translator):
+            raise ArgumentTypeError(f"reverse: expected a Translator (rnnsearch.load), got {type(reverse).__name__}")
+        self.require_alignment()
+        sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
+        targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
+        forward = [align_translation(pair.as_translation(), reading=reading) for pair in self.score(sources, targets)]
+        if reverse is None:
+            return forward
+        reverse.require_alignment()
+        backward = [
+            align_translation(pair.as_translation(), reading=reading) for pair in reverse.score(targets, sources)
+        ]
+        combined = []
+        for number, (there, back) in enumerate(zip(forward, backward, strict=True), start=1):
+            try:
+                combined.append(combine(there, back, method=symmetrize))
+            except ValueError as error:
+                raise ArgumentValueError(f"pair {number}: {error}") from None
+        return combined
 
     def score_chunks(
         self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None = None

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import rnnsearch
-from rnnsearch.alignment import align_translation
+from rnnsearch.alignment import DEFAULT_READING, align_translation
 from rnnsearch.cli import main
 from tests.integration.conftest import tiny_config, write_config, write_lines
 
@@ -74,18 +74,20 @@ def parse_pharaoh(line: str) -> list[tuple[int, int]]:
     return [tuple(int(index) for index in pair.split("-")) for pair in line.split()]
 
 
-@pytest.mark.parametrize(("beam_size", "n_best"), [(1, 1), (5, 1), (5, 3)])
+@pytest.mark.parametrize(
+    ("beam_size", "n_best", "reading"), [(1, 1, DEFAULT_READING), (5, 1, DEFAULT_READING), (5, 3, "output")]
+)
 def test_hard_alignments_give_one_line_per_input_within_the_word_counts(
-    model_dir, sources, tmp_path, capsys, beam_size, n_best
+    model_dir, sources, tmp_path, capsys, beam_size, n_best, reading
 ):
     source_file = write_lines(tmp_path / "in.de", sources)
     hard = tmp_path / "hard.txt"
     options = ["--beam-size", beam_size, "--n-best", n_best, "--hard-alignments", hard]
-    translate(capsys, model_dir, source_file, *options)
+    translate(capsys, model_dir, source_file, *options, *([] if reading == DEFAULT_READING else ["--reading", reading]))
     lines = hard.read_text(encoding="utf-8").split("\n")[:-1]
     translations = rnnsearch.load(model_dir).translate(sources, beam_size=beam_size, n_best=n_best)
     assert len(lines) == len(sources)
-    assert lines == [align_translation(t).pharaoh() for t in translations]
+    assert lines == [align_translation(t, reading=reading).pharaoh() for t in translations]
     for line, source, translation in zip(lines, sources, translations):
         pairs = parse_pharaoh(line)
         assert pairs == sorted(pairs)

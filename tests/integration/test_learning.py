@@ -19,8 +19,11 @@ import pytest
 import torch
 
 from rnnsearch import kernels
+from rnnsearch.alignment import hard_alignment, reading_rows
+from rnnsearch.evaluation.alignment_error import GoldLinks, alignment_error_rate
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.model.settings import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
+from rnnsearch.scoring import teacher_forced
 from rnnsearch.search import max_output_lengths
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch, source_tensors
@@ -40,6 +43,11 @@ ANNEAL_FRACTION = 0.3
 TARGET = 0.95  # RNNsearch's exact-match accuracy on held-out reversals of every length
 MARGIN = 0.80  # by which it beats the fixed context on the long ones
 FIXED_SHORT_MARGIN = 0.20  # by which the fixed-context model does better on short ones than on long
+# RNNsearch's AER, in percent, against reversal's true alignment: at most this with each
+# symbol read from the row of α of the step that takes it as input (BENCHMARKS.md has the
+# measured 6.8–12.2%), at least SHIFTED_AER from the row of the step that outputs it
+MIRROR_AER = 15.0
+SHIFTED_AER = 50.0
 
 Pairs = list[tuple[list[int], list[int]]]
 
@@ -99,6 +107,21 @@ def exact_match(model: torch.nn.Module, pairs: Pairs) -> float:
     return sum(h[0].tokens == target for h, (_, target) in zip(hypotheses, pairs)) / len(pairs)
 
 
+def mirror_alignment_error(model: torch.nn.Module, pairs: Pairs, *, reading: str) -> float:
+    """The AER, in percent, of the model's teacher-forced attention against reversal's true
+    alignment (output symbol j comes from source symbol n−1−j), read off as the toolkit
+    reads word alignments: each output symbol to its argmax source symbol, its row of α
+    chosen by `reading` (`rnnsearch.alignment.READINGS`)."""
+    forced = teacher_forced(model, pairs, batch_tokens=BATCH_TOKENS)
+    predicted, mirrors = [], []
+    for (source, target), result in zip(pairs, forced, strict=True):
+        rows = reading_rows(result.alignment, reading)[: len(target), : len(source)]
+        predicted.append(hard_alignment(rows))
+        mirror = frozenset((len(source) - 1 - j, j) for j in range(len(target)))
+        mirrors.append(GoldLinks(sure=mirror, possible=mirror))
+    return alignment_error_rate(predicted, mirrors).aer
+
+
 def long_pairs(pairs: Pairs) -> Pairs:
     return [pair for pair in pairs if len(pair[0]) >= LONG]
 
@@ -141,3 +164,14 @@ def test_the_fixed_context_model_learns_what_fits_its_one_vector(fixed, held_out
     ones it reverses far better than long ones."""
     short, long = exact_match(fixed, short_pairs(held_out)), exact_match(fixed, long_pairs(held_out))
     assert short - long >= FIXED_SHORT_MARGIN, (short, long)
+
+
+def test_attention_finds_each_outputs_mirror_one_step_later(attentive, held_out):
+    """Reversal's true alignment is known, so it shows where the model attends. The step
+    that outputs y_j attends mostly to the source of y_{j-1}, and reads y_j from that
+    annotation's neighbour; the next step, which takes y_j as input, attends to y_j's
+    source. So on this task the "input" reading is right and the "output" reading, the
+    toolkit's default (right against human alignments of natural language), is one
+    position off (BENCHMARKS.md, "Word alignments against human ones")."""
+    assert mirror_alignment_error(attentive, held_out, reading="input") <= MIRROR_AER
+    assert mirror_alignment_error(attentive, held_out, reading="output") >= SHIFTED_AER

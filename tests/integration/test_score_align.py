@@ -11,7 +11,14 @@ import pytest
 import torch
 
 import rnnsearch
-from rnnsearch.alignment import pharaoh
+from rnnsearch.alignment import (
+    READINGS,
+    hard_alignment,
+    merge,
+    pharaoh,
+    source_words,
+    target_words,
+)
 from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict, load_config
 from rnnsearch.errors import UserError
@@ -405,3 +412,80 @@ def test_symmetrize_without_a_reverse_model_is_one_line(model_dir, own_links, ca
     source, target, _ = own_links
     status, _, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target, "--symmetrize", "union")
     assert_one_line_error(status, err, "--symmetrize", "--reverse")
+
+
+def reading_by_hand(score: PairScore, reading: str) -> str:
+    """The readings worked out from their definitions: target piece i takes row i of α
+    ("output") or row i + 1 ("input", the last piece a row of zeros), then words merged
+    and each aligned to its argmax."""
+    rows = score.alignment
+    if reading == "input":
+        rows = np.vstack([rows[1:], np.zeros((1, rows.shape[1]))])
+    source, target = source_words(score.source_tokens), target_words(score.target_tokens)
+    return pharaoh(hard_alignment(merge(rows, source, target)))
+
+
+@pytest.fixture(scope="module")
+def sharp_model(model_dir, tmp_path_factory) -> Path:
+    """The tiny model with W_a, which carries the decoder state into e_ij, scaled up 30
+    times. Its 20 steps of training leave the rows of α alike, each with the same argmax
+    (U_a h_j decides it); with the state weighing more, rows differ as a trained model's
+    do, and so do the readings."""
+    folder = tmp_path_factory.mktemp("sharp")
+    trained = rnnsearch.load(model_dir, device="cpu")
+    save_model_files(folder, load_config(model_dir / "config.yaml"), trained.src_subwords, trained.tgt_subwords)
+    tensors = model_tensors(trained.model)
+    scaled = [name for name in tensors if name.endswith("query_layer.weight")]
+    assert scaled
+    write_tensors(folder / BEST, {**tensors, **{name: tensors[name] * 30 for name in scaled}}, {})
+    return folder
+
+
+@pytest.mark.parametrize("reading", ["output", "input", "both"])
+def test_align_reads_alpha_as_asked_in_the_cli_and_the_python_api(sharp_model, pairs, own_links, capsys, reading):
+    source, target, _ = own_links
+    status, out, err = run_cli(capsys, "align", sharp_model, "--src", source, "--tgt", target, "--reading", reading)
+    assert status == 0, err
+    translator = rnnsearch.load(sharp_model, device="cpu")
+    assert out.split("\n")[:-1] == [aligned.pharaoh() for aligned in translator.align(*pairs, reading=reading)]
+    if reading in ("output", "input"):
+        assert out.split("\n")[:-1] == [reading_by_hand(score, reading) for score in translator.score(*pairs)]
+
+
+def test_the_readings_give_different_links_and_output_is_the_default(sharp_model, pairs):
+    translator = rnnsearch.load(sharp_model, device="cpu")
+    links = {reading: translator.align(*pairs, reading=reading) for reading in READINGS}
+    # The test above tells the readings apart only where their links differ.
+    assert any(ahead.pairs != after.pairs for ahead, after in zip(links["output"], links["input"], strict=True))
+    assert [a.pairs for a in translator.align(*pairs)] == [a.pairs for a in links["output"]]
+
+
+def test_the_python_api_combines_a_reverse_model_as_the_cli_does(model_dir, translator, pairs, own_links, capsys):
+    source, target, _ = own_links
+    arguments = ["--src", source, "--tgt", target, "--reverse", model_dir, "--symmetrize", "grow-diag"]
+    status, out, err = run_cli(capsys, "align", model_dir, *arguments)
+    assert status == 0, err
+    combined = translator.align(*pairs, reverse=translator, symmetrize="grow-diag")
+    assert out.split("\n")[:-1] == [aligned.pharaoh() for aligned in combined]
+    assert [a.source_words for a in combined] == [line.split() for line in pairs[0]]
+
+
+def test_the_python_api_scores_alignments_against_gold(translator, pairs, own_links, tmp_path):
+    gold = rnnsearch.read_gold(write_lines(tmp_path / "gold", own_links[2]))
+    links = [aligned.pairs for aligned in translator.align(*pairs)]
+    score = rnnsearch.alignment_error_rate(links, gold)
+    assert (score.aer, score.precision, score.recall) == (0.0, 100.0, 100.0)
+    assert score.links == sum(len(line.split()) for line in own_links[2])
+
+
+def test_the_python_api_names_a_bad_align_argument(translator, fixed_context_model):
+    with pytest.raises(ValueError, match="reading: 'middle' is not one of output, input, both"):
+        translator.align(["Ein Hund."], ["A dog."], reading="middle")
+    with pytest.raises(ValueError, match="symmetrize: 'grow' is not one of"):
+        translator.align(["Ein Hund."], ["A dog."], reverse=translator, symmetrize="grow")
+    with pytest.raises(TypeError, match="reverse: expected a Translator"):
+        translator.align(["Ein Hund."], ["A dog."], reverse="runs/fr-de")
+    with pytest.raises(ValueError, match="2 targets for 1 sources"):
+        translator.align(["Ein Hund."], ["A dog.", "A cat."])
+    with pytest.raises(UserError, match="no alignment model"):
+        rnnsearch.load(fixed_context_model).align(["Ein Hund."], ["A dog."])

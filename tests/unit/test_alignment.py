@@ -4,11 +4,13 @@ import numpy as np
 import pytest
 
 from rnnsearch.alignment import (
+    READINGS,
     align_words,
     group_words,
     hard_alignment,
     merge,
     pharaoh,
+    reading_rows,
     source_words,
     target_words,
 )
@@ -154,7 +156,7 @@ def test_align_words_reads_subword_alignment_as_word_alignment():
     for row, column in enumerate([0, 1, 2, 5, 4, 6]):
         alignment[row, column] = 1.0
     alignment /= alignment.sum(axis=1, keepdims=True)
-    aligned = align_words(source, target, alignment)
+    aligned = align_words(source, target, alignment, reading="output")
     assert aligned.source_words == ["Ein", "Hund", "läuft"]
     assert aligned.target_words == ["A", "dog", "runs"]
     assert aligned.pharaoh() == "0-0 1-1 2-2"
@@ -164,16 +166,39 @@ def test_align_words_crossing_alignment():
     source = ["▁rote", "▁Katze", "</s>"]
     target = ["▁red", "▁cat", "</s>"]
     alignment = np.array([[0.1, 0.8, 0.1], [0.9, 0.05, 0.05], [0.0, 0.0, 1.0]])
-    assert align_words(source, target, alignment).pharaoh() == "0-1 1-0"
+    assert align_words(source, target, alignment, reading="output").pharaoh() == "0-1 1-0"
 
 
+def test_the_input_reading_takes_each_piece_from_the_next_row():
+    """Row i + 1 stands for piece i: the crossing alignment above, one row later, gives
+    the same links, and the first row (the step that outputs "red") counts for nothing."""
+    source = ["▁rote", "▁Katze", "</s>"]
+    target = ["▁red", "▁cat", "</s>"]
+    alignment = np.array([[0.0, 0.0, 1.0], [0.1, 0.8, 0.1], [0.9, 0.05, 0.05]])
+    assert align_words(source, target, alignment, reading="input").pharaoh() == "0-1 1-0"
+    assert align_words(source, target, alignment, reading="output").pharaoh() == "1-1"
+
+
+def test_readings_keep_the_shape_and_the_input_reading_ends_in_zeros():
+    alignment = random_alignment(4, 3, seed=0)
+    assert np.array_equal(reading_rows(alignment, "output"), alignment)
+    shifted = reading_rows(alignment, "input")
+    assert shifted.shape == alignment.shape
+    assert np.array_equal(shifted[:-1], alignment[1:]) and not shifted[-1].any()
+    assert np.allclose(reading_rows(alignment, "both"), (alignment + shifted) / 2)
+    assert set(READINGS) == {"output", "input", "both"}
+    with pytest.raises(ValueError, match="unknown alignment reading 'middle'"):
+        reading_rows(alignment, "middle")
+
+
+@pytest.mark.parametrize("reading", ["output", "input", "both"])
 @pytest.mark.parametrize("seed", range(10))
-def test_indices_stay_within_the_word_counts(seed):
+def test_indices_stay_within_the_word_counts(seed, reading):
     rng = np.random.default_rng(seed)
     vocabulary = ["▁a", "▁bb", "c", "<0xC3>", "<0xA4>", "▁", "d", "<unk>"]
     source = [str(p) for p in rng.choice(vocabulary, size=int(rng.integers(1, 12)))] + ["</s>"]
     target = [str(p) for p in rng.choice(vocabulary, size=int(rng.integers(0, 12)))] + ["</s>"]
-    aligned = align_words(source, target, random_alignment(len(target), len(source), seed))
+    aligned = align_words(source, target, random_alignment(len(target), len(source), seed), reading=reading)
     assert aligned.weights.shape == (len(aligned.target_words), len(aligned.source_words))
     for i, j in aligned.pairs:
         assert 0 <= i < len(aligned.source_words) and 0 <= j < len(aligned.target_words)

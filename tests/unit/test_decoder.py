@@ -43,6 +43,26 @@ def assert_teacher_forcing_equals_single_steps(model, vocab: int = 12):
                 assert torch.allclose(weights, weights_all[:, i], atol=1e-6)
 
 
+@pytest.mark.parametrize(("wiring", "first_changed"), [("bahdanau", 1), ("luong", 0)])
+def test_row_i_of_alpha_is_the_step_that_outputs_y_i(wiring, first_changed):
+    """Which target tokens row i of α depends on, so that the word links read from it are
+    not one row off (docs/model.md §2 and §4). Step i outputs y_i and takes y_{i-1} as its
+    input. Bahdanau attends with s_{i-1}, before the step's input enters the RNN: row i
+    depends on y_{<i-1} only, and changing y_k first moves row k + 2. Luong attends with
+    s_i, after it: changing y_k first moves row k + 1."""
+    torch.manual_seed(0)
+    model = tiny_model(decoder={"wiring": wiring}).eval()
+    src, lengths = source_tensors(random_sources(3, 12, seed=4))
+    targets = torch.randint(4, 12, (3, 6))
+    changed = targets.clone()
+    k = 2
+    changed[:, k] = 4 + (targets[:, k] - 3) % 8
+    with torch.no_grad():
+        rows = [model(src, lengths, torch.cat([torch.full((3, 1), BOS), t[:, :-1]], 1))[1] for t in (targets, changed)]
+    moved = [not torch.allclose(rows[0][:, i], rows[1][:, i]) for i in range(targets.size(1))]
+    assert moved == [i >= k + 1 + first_changed for i in range(targets.size(1))]
+
+
 @pytest.mark.parametrize(
     ("score", "readout"), [*((score, "maxout") for score in [*SCORES, "none"]), ("additive", "tanh")]
 )
