@@ -18,7 +18,7 @@ TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 # set fails here, not on a user's machine.
 AVX2_WORKER := popen//env:ATEN_CPU_CAPABILITY=avx2//env:ONEDNN_MAX_CPU_ISA=AVX2//env:MKL_ENABLE_INSTRUCTIONS=AVX2
 
-.PHONY: install browser test test-slow demo bench clean
+.PHONY: install browser test test-slow demo bench bench-alignment clean
 
 install: $(INSTALLED)
 
@@ -57,6 +57,12 @@ demo: $(INSTALLED)
 
 bench: $(INSTALLED)
 	$(BIN)/python bench/speed.py
+
+# Word alignments against human ones, beside eflomal's: eflomal compiles from source, so
+# only this target installs it (the `align` extra).
+bench-alignment: $(INSTALLED)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,align]'
+	$(BIN)/python bench/alignment.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

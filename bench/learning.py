@@ -7,8 +7,8 @@ test_learning.py` does (its data, schedule and step budget; `--seeds` sets the s
 the model's initialisation, which the test leaves at 0) and prints, every `--every`
 steps, each model's exact-match accuracy on the held-out reversals: all of them, the
 short ones and the long ones, with the seconds spent training; and at the end
-RNNsearch's AER against reversal's true alignment, its links read from the row of α
-that produced each output and from the next row. Run it a second time under
+RNNsearch's AER against reversal's true alignment, its links read from α in each way
+`rnnsearch.alignment.READINGS` offers. Run it a second time under
 `ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2` for the
 trajectories with AVX2 kernels, as `make test` runs the learning tests with both.
 """
@@ -22,38 +22,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rnnsearch.alignment import hard_alignment  # noqa: E402
-from rnnsearch.evaluation.alignment_error import GoldLinks, alignment_error_rate  # noqa: E402
+from rnnsearch.alignment import READINGS  # noqa: E402
 from rnnsearch.model.settings import AttentionConfig  # noqa: E402
-from rnnsearch.scoring import teacher_forced  # noqa: E402
 from tests.integration.test_learning import (  # noqa: E402
-    BATCH_TOKENS,
     STEPS,
-    Pairs,
     exact_match,
     long_pairs,
+    mirror_alignment_error,
     reversals,
     short_pairs,
     train,
 )
 
 MODELS = {"attentive": AttentionConfig(score="additive", size=64), "fixed": "none"}
-
-
-def mirror_alignment_error(model, pairs: Pairs, *, row_offset: int) -> float:
-    """The AER, in percent, of the model's teacher-forced attention against reversal's true
-    alignment (output symbol j comes from source symbol n−1−j), read off as the toolkit
-    reads word alignments (each output to its argmax source position), output j from
-    row j + `row_offset` of α: row j is α_j, computed from s_{j-1} for y_j; row j + 1 is
-    computed from s_j, the state that emitted y_j."""
-    forced = teacher_forced(model, pairs, batch_tokens=BATCH_TOKENS)
-    predicted, mirrors = [], []
-    for (source, target), result in zip(pairs, forced, strict=True):
-        rows = result.alignment[row_offset:, : len(source)]
-        predicted.append([(s, j) for s, j in hard_alignment(rows) if j < len(target)])
-        mirror = frozenset((len(source) - 1 - j, j) for j in range(len(target)))
-        mirrors.append(GoldLinks(sure=mirror, possible=mirror))
-    return alignment_error_rate(predicted, mirrors).aer
 
 
 def trajectory(name: str, seed: int, every: int) -> None:
@@ -75,12 +56,8 @@ def trajectory(name: str, seed: int, every: int) -> None:
 
     model = train(MODELS[name], training_pairs, seed=seed, after_step=report)
     if name == "attentive":
-        print(
-            f"{name:9} seed {seed}  AER against the mirror alignment, output j read from row j of α: "
-            f"{mirror_alignment_error(model, held_out, row_offset=0):.2f}%; from row j + 1: "
-            f"{mirror_alignment_error(model, held_out, row_offset=1):.2f}%",
-            flush=True,
-        )
+        errors = [f"{r} {mirror_alignment_error(model, held_out, reading=r):.2f}%" for r in READINGS]
+        print(f"{name:9} seed {seed}  AER against the mirror alignment, by reading: {', '.join(errors)}", flush=True)
 
 
 def main() -> None:
