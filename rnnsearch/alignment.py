@@ -44,14 +44,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from rnnsearch.symmetrisation import symmetrise
-
-if TYPE_CHECKING:
-    from rnnsearch.translator import Translation
 
 WORD_START = "▁"
 UNKNOWN = "<unk>"
@@ -92,6 +89,16 @@ def reading_rows(alignment: np.ndarray, reading: str) -> np.ndarray:
     if reading not in READINGS:
         raise ValueError(f"unknown alignment reading {reading!r}; choose one of {', '.join(READINGS)}")
     return READINGS[reading](alignment)
+
+
+class Attended(Protocol):
+    """What a word alignment is read from: both sides' pieces and α, as a Translation
+    (rnnsearch.Translation) or a scored pair (`PairScore.as_translation()`) holds them;
+    `alignment` is None for a model without an alignment model."""
+
+    source_tokens: list[str]
+    target_tokens: list[str]
+    alignment: np.ndarray | None
 
 
 @dataclass(frozen=True)
@@ -221,7 +228,7 @@ def align_words(
     return WordAlignment(source.texts, target.texts, weights, hard_alignment(weights))
 
 
-def align_translation(translation: Translation, *, reading: str = DEFAULT_READING) -> WordAlignment:
+def align_translation(translation: Attended, *, reading: str = DEFAULT_READING) -> WordAlignment:
     """The word-level alignment of a Translation (its chosen hypothesis, not the alternatives)."""
     if translation.alignment is None:
         raise ValueError("this translation has no alignment (model without an alignment model)")
