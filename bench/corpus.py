@@ -79,7 +79,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.processor import describe_cpu  # noqa: E402
 from rnnsearch import kernels  # noqa: E402
 from rnnsearch.config import load_config  # noqa: E402
-from rnnsearch.text.prepared import SMALL_CORPUS_BYTES, SRC_SUBWORDS, TGT_SUBWORDS  # noqa: E402
+from rnnsearch.prepared import SMALL_CORPUS_BYTES, SRC_SUBWORDS, TGT_SUBWORDS  # noqa: E402
 from rnnsearch.text.subwords import Subwords  # noqa: E402
 
 MULTI30K = (Path("data/multi30k/train.de.gz"), Path("data/multi30k/train.en.gz"))
@@ -446,8 +446,8 @@ def training_speed_check(args: argparse.Namespace) -> dict:
     import torch
 
     from rnnsearch.model.seq2seq import build_model
+    from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
     from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch
-    from rnnsearch.text.prepared import PreparedPairs, ensure_prepared, prepared_dir
     from rnnsearch.training.trainer import configure_cpu, flushing_denormals, training_step
     from rnnsearch.translator import resolve_device
 

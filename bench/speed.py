@@ -53,9 +53,9 @@ from rnnsearch.evaluation.metrics import bleu  # noqa: E402
 from rnnsearch.kernels.cuda_graphs import GraphedLoss  # noqa: E402
 from rnnsearch.model.seq2seq import build_model  # noqa: E402
 from rnnsearch.model_directory import load_model_files  # noqa: E402
+from rnnsearch.prepared import PreparedPairs, ensure_prepared  # noqa: E402
 from rnnsearch.text.batches import epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines  # noqa: E402
-from rnnsearch.text.prepared import PreparedPairs, ensure_prepared  # noqa: E402
 from rnnsearch.text.subwords import PAD  # noqa: E402
 from rnnsearch.training.loss import output_layer_loss, sequence_loss  # noqa: E402
 from rnnsearch.training.trainer import (  # noqa: E402

@@ -47,7 +47,7 @@ def _train(args: argparse.Namespace) -> None:
 
 def _prepare(args: argparse.Namespace) -> None:
     from rnnsearch.config import load_config
-    from rnnsearch.text.prepared import ensure_prepared, prepared_dir
+    from rnnsearch.prepared import ensure_prepared, prepared_dir
 
     config = load_config(args.config, args.set)
     if config.speech:

@@ -8,7 +8,7 @@
     alignments/step{N}-{k}.png       heatmaps of the first validation sentences, per validation
     checkpoints/step{N}.safetensors  with train.keep_checkpoints: the weights of the last
                                      validations (N: the step, 7 digits), for `rnnsearch average`
-    prepared/                        the encoded training data (rnnsearch.text.prepared), unless
+    prepared/                        the encoded training data (rnnsearch.prepared), unless
                                      data.prepared puts it elsewhere
 
 Everything is safetensors, YAML or JSON: no pickle. Every file is written to a

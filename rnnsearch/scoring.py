@@ -20,10 +20,9 @@ import numpy as np
 import torch
 
 from rnnsearch import kernels
-from rnnsearch.model.seq2seq import RNNSearch
+from rnnsearch.model.seq2seq import CHUNK_ELEMENTS, RNNSearch
+from rnnsearch.reserved import PAD
 from rnnsearch.text.batches import Batch, InMemoryPairs, Pieces, epoch_batches, make_batch
-from rnnsearch.text.subwords import PAD
-from rnnsearch.training.loss import CHUNK_ELEMENTS
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from rnnsearch import kernels
 from rnnsearch.errors import UserError
 from rnnsearch.model.decoder import DecoderState
 from rnnsearch.model.seq2seq import RNNSearch
-from rnnsearch.text.subwords import EOS, PAD
+from rnnsearch.reserved import EOS, PAD
 
 OPSET = 17
 RECURRENT = ("state", "memory", "feed")  # a DecoderState's rows: one per hypothesis

@@ -31,10 +31,10 @@ from rnnsearch.export.quantise import quantise_graph
 from rnnsearch.export.runtime import OnnxModel, session
 from rnnsearch.files import atomic_write, replacing
 from rnnsearch.model.seq2seq import RNNSearch
+from rnnsearch.reserved import BOS, EOS
 from rnnsearch.search import max_output_lengths
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import source_tensors
-from rnnsearch.text.subwords import BOS, EOS
 
 CHECK_SENTENCES = 16  # sample sentences the graphs are checked on
 CHECK_STEPS = 12  # decoder steps checked per sentence

@@ -22,8 +22,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from rnnsearch.kernels.capture import garbage_collector_paused
+from rnnsearch.reserved import PAD
 from rnnsearch.text.batches import Batch
-from rnnsearch.text.subwords import PAD
 
 ROW_MULTIPLE = 16
 POSITION_MULTIPLE = 8

@@ -11,5 +11,6 @@ Glossary (names used in code, as in the paper):
     context      c_i = Σ_j α_ij h_j       a distinct context per target position (B, 2H)
     readout      t_i = g(y_{i-1}, s_i, c_i)  deep output before the vocabulary projection
 
-This package never imports rnnsearch.text, rnnsearch.training or rnnsearch.search.
+This package imports no text, configuration, search, training or application module:
+an import contract in pyproject.toml, checked by `make test`, keeps it so.
 """

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 if TYPE_CHECKING:
-    from rnnsearch.model.decoder import DecoderState
+    from rnnsearch.model.state import DecoderState
 
 
 def masked_softmax(energies: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:

@@ -32,7 +32,7 @@ from torch import nn
 
 from rnnsearch.model.decoder import DecoderState
 from rnnsearch.model.seq2seq import RNNSearch
-from rnnsearch.text.subwords import PAD
+from rnnsearch.reserved import PAD
 
 
 @dataclass(frozen=True)

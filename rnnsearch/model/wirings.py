@@ -21,17 +21,33 @@ Luong et al. (2015), section 3 — update first, attend with s_i:
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import torch
 
 from rnnsearch import kernels
-from rnnsearch.model.attention import Attention
-from rnnsearch.model.recurrent import layer_state
+from rnnsearch.model.attention import Attention, FixedContext
+from rnnsearch.model.recurrent import DecoderRNN, layer_state
 from rnnsearch.model.scores import AdditiveScore
+from rnnsearch.model.state import DecoderState
 
-if TYPE_CHECKING:
-    from rnnsearch.model.decoder import Decoder, DecoderState
+
+class WiredParts(Protocol):
+    """The parts a wiring wires, as the decoder (decoder.py) holds them: the alignment
+    model, the recurrence f, the readout g and the wiring itself."""
+
+    attention: Attention | FixedContext
+    rnn: DecoderRNN
+    wiring: Wiring
+
+    def attend(self, query: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """c_i and α_i for the queries."""
+        ...
+
+    def readout(self, state: torch.Tensor, embedded: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
+        """The readout t_i or h̃_i."""
+        ...
+
 
 Step = tuple["DecoderState", torch.Tensor, "torch.Tensor | None", "torch.Tensor | None"]
 """A step's new state, c_i, α_i (None without attention) and h̃_i (Luong's readout; None for Bahdanau's)."""
@@ -63,7 +79,7 @@ class BahdanauWiring:
         return [state, embedded, context]
 
     def step(
-        self, decoder: Decoder, gates: torch.Tensor, embedded: torch.Tensor, state: DecoderState, step_weight
+        self, decoder: WiredParts, gates: torch.Tensor, embedded: torch.Tensor, state: DecoderState, step_weight
     ) -> Step:
         """Attend with s_{i-1}, then update; the readout is left to the caller, which runs it
         for all positions at once in training."""
@@ -72,7 +88,7 @@ class BahdanauWiring:
         return replace(state, state=hidden, memory=memory), context, weights, None
 
     def teacher_forced(
-        self, decoder: Decoder, embedded: torch.Tensor, state: DecoderState
+        self, decoder: WiredParts, embedded: torch.Tensor, state: DecoderState
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Readouts t_i (B, T, l) and α (B, T, S) for every target position."""
         fused = kernels.active().attentive_gru
@@ -95,7 +111,7 @@ class BahdanauWiring:
         return decoder.readout(torch.stack(tops, 1), embedded, torch.stack(contexts, 1)), _stacked(weights)
 
     def search_step(
-        self, decoder: Decoder, embedded: torch.Tensor, state: DecoderState, scored: torch.Tensor | None
+        self, decoder: WiredParts, embedded: torch.Tensor, state: DecoderState, scored: torch.Tensor | None
     ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
         """t_i of the `scored` rows (all if None), the new state and α_i."""
         gates = decoder.rnn.embedding_gates(embedded)
@@ -127,7 +143,7 @@ class LuongWiring:
         return [context, state]
 
     def step(
-        self, decoder: Decoder, gates: torch.Tensor, embedded: torch.Tensor, state: DecoderState, step_weight
+        self, decoder: WiredParts, gates: torch.Tensor, embedded: torch.Tensor, state: DecoderState, step_weight
     ) -> Step:
         """Update, attend with s_i, then h̃_i (fed to the next step with input feeding)."""
         if state.feed is not None:
@@ -140,7 +156,7 @@ class LuongWiring:
         return replace(state, state=hidden, memory=memory, feed=feed), context, weights, attentional
 
     def teacher_forced(
-        self, decoder: Decoder, embedded: torch.Tensor, state: DecoderState
+        self, decoder: WiredParts, embedded: torch.Tensor, state: DecoderState
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """h̃_i (B, T, l) and α (B, T, S) for every target position. Without input feeding
         no step depends on the one before through attention: s_i for every i in one call
@@ -153,7 +169,7 @@ class LuongWiring:
         return torch.stack(readouts, 1), _stacked(weights)
 
     def search_step(
-        self, decoder: Decoder, embedded: torch.Tensor, state: DecoderState, scored: torch.Tensor | None
+        self, decoder: WiredParts, embedded: torch.Tensor, state: DecoderState, scored: torch.Tensor | None
     ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
         """h̃_i of the `scored` rows (all if None), the new state and α_i."""
         gates = decoder.rnn.embedding_gates(embedded)
@@ -166,7 +182,7 @@ Wiring = BahdanauWiring | LuongWiring
 WIRINGS: dict[str, type[BahdanauWiring] | type[LuongWiring]] = {"bahdanau": BahdanauWiring, "luong": LuongWiring}
 
 
-def fusable(decoder: Decoder, state: DecoderState) -> bool:
+def fusable(decoder: WiredParts, state: DecoderState) -> bool:
     """Whether a fused training loop computes this teacher-forced pass: the paper's
     decoder (one GRU layer, the additive score) where gradients are wanted."""
     rnn = decoder.rnn
@@ -182,7 +198,7 @@ def fusable(decoder: Decoder, state: DecoderState) -> bool:
 
 
 def step_by_step(
-    wiring: Wiring, decoder: Decoder, embedded: torch.Tensor, state: DecoderState
+    wiring: Wiring, decoder: WiredParts, embedded: torch.Tensor, state: DecoderState
 ) -> tuple[list[torch.Tensor], list[torch.Tensor], list[torch.Tensor | None], list[torch.Tensor | None]]:
     """Teacher forcing one position at a time: s_i, c_i, α_i and h̃_i for every i. Only what
     depends on the step before runs in the loop: the embeddings' share of the first

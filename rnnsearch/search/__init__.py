@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from rnnsearch import kernels
-from rnnsearch.text.subwords import BOS, EOS, PAD
+from rnnsearch.reserved import BOS, EOS, PAD
 
 Cancelled = Callable[[], bool]
 """Asked before every decoder step; True stops the search with SearchCancelled."""

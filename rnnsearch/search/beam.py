@@ -19,6 +19,7 @@ import math
 
 import torch
 
+from rnnsearch.reserved import BOS, EOS
 from rnnsearch.search import (
     CHUNK,
     Arrivals,
@@ -31,7 +32,6 @@ from rnnsearch.search import (
     restrict,
     with_search_kernels,
 )
-from rnnsearch.text.subwords import BOS, EOS
 
 
 @torch.no_grad()

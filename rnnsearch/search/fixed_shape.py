@@ -23,6 +23,7 @@ import torch
 
 from rnnsearch.kernels.capture import garbage_collector_paused
 from rnnsearch.model.decoder import DecoderState
+from rnnsearch.reserved import BOS, EOS
 from rnnsearch.search import (
     GREEDY,
     Cancelled,
@@ -34,7 +35,6 @@ from rnnsearch.search import (
     with_search_kernels,
 )
 from rnnsearch.search.beam import accept, top_extensions
-from rnnsearch.text.subwords import BOS, EOS
 
 CHECK_EVERY = 8
 """Steps replayed between two looks at whether a batch is done."""

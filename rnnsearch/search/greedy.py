@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import torch
 
+from rnnsearch.reserved import BOS, EOS
 from rnnsearch.search import (
     CHUNK,
     GREEDY,
@@ -24,7 +25,6 @@ from rnnsearch.search import (
     restrict,
     with_search_kernels,
 )
-from rnnsearch.text.subwords import BOS, EOS
 
 
 @torch.no_grad()

@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from rnnsearch.text.subwords import BOS, EOS, PAD
+from rnnsearch.reserved import BOS, EOS, PAD
 
 Pieces = Sequence[int] | np.ndarray
 Source = Pieces | torch.Tensor

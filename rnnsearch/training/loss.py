@@ -6,10 +6,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rnnsearch.model.seq2seq import CHUNK_ELEMENTS
+from rnnsearch.reserved import PAD
 from rnnsearch.text.batches import Batch
-from rnnsearch.text.subwords import PAD
-
-CHUNK_ELEMENTS = 1 << 22  # logits computed at once: 16 MiB of fp32, so a chunk stays in cache
 
 
 def _chunked_loss(

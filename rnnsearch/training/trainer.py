@@ -21,12 +21,10 @@ import gc
 import hashlib
 import json
 import os
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
-from datetime import timedelta
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -40,131 +38,21 @@ from rnnsearch.evaluation.plots import learning_curves
 from rnnsearch.kernels.cuda_graphs import GraphedLoss
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.model_directory import source_and_target_sizes
-from rnnsearch.text.batches import Batch, EpochBatches, InMemoryPairs, PairSource, epoch_batches, make_batch
-from rnnsearch.text.corpus import read_parallel, require_usable_pairs
-from rnnsearch.text.prepared import PreparedPairs, ensure_prepared, prepared_dir
-from rnnsearch.text.subwords import Subwords, train_subwords
+from rnnsearch.text.batches import Batch, EpochBatches, epoch_batches, make_batch
 from rnnsearch.training import checkpoint, schedule
+from rnnsearch.training.console import say
+from rnnsearch.training.corpus import prepare_corpus
 from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
 from rnnsearch.training.loss import sequence_loss
 from rnnsearch.training.schedule import Progress
 from rnnsearch.training.validation import Validator
 from rnnsearch.translator import (
     Translator,
-    check_source_lengths,
     resolve_device,
 )
 
 M_ARENA_MAX = -8  # a mallopt() parameter, from glibc's malloc.h
 ONEDNN_CACHE_CAPACITY = "128"  # compiled oneDNN primitives kept, against oneDNN's default of 1,024
-PREPARATION_TIMEOUT = timedelta(days=7)  # how long other ranks wait for rank 0 to prepare the training data
-
-
-@dataclass
-class Corpus:
-    """Training and validation pairs, and the validation set as the translator takes it:
-    texts, or feature vectors for speech."""
-
-    train: PairSource
-    valid: InMemoryPairs
-    valid_sources: list[str] | list[torch.Tensor]
-    valid_references: list[str]
-
-
-def say(message: str) -> None:
-    tqdm.write(message, file=sys.stderr)
-
-
-def encode_validation(
-    sources: list[str], targets: list[str], src_subwords: Subwords, tgt_subwords: Subwords, max_length: int
-) -> InMemoryPairs:
-    """Piece-id pairs of the validation set for its loss; blank and over-long pairs are left out."""
-    pairs = [
-        (s, t)
-        for s, t in zip(src_subwords.encode(sources), tgt_subwords.encode(targets))
-        if 0 < len(s) <= max_length and 0 < len(t) <= max_length
-    ]
-    return InMemoryPairs(pairs)
-
-
-def prepare_corpus(
-    config: Config, model_dir: Path, resume: bool, world: World = SINGLE_PROCESS
-) -> tuple[Corpus, Subwords | None, Subwords]:
-    """Check the validation set, prepare the training data on disk (or reuse it) and map it.
-
-    Rank 0 prepares, while the other ranks wait, then every rank maps the same files. A
-    resumed run encodes with its model directory's subword models, a fine-tuning run
-    with those of the model it starts from.
-    """
-    if config.speech:
-        return _prepare_speech(config, model_dir, resume, world)
-    data = config.data
-    valid_sources, valid_references = read_parallel(data.valid.src, data.valid.tgt)
-    require_usable_pairs(valid_sources, valid_references, data.valid.src, data.valid.tgt, purpose="validation")
-    given = _given_subwords(config, model_dir, resume)
-    directory = prepared_dir(config, model_dir)
-    if world.is_main:
-        subwords = ensure_prepared(config, directory, given)
-        if not resume:
-            model_directory.save_model_files(model_dir, config, *subwords)
-    world.barrier(PREPARATION_TIMEOUT)
-    train = PreparedPairs(directory)
-    src_subwords, tgt_subwords = given or train.subwords
-    # each validation greedily translates the sources: one the search would refuse is found now, not then
-    check_source_lengths(src_subwords.encode(valid_sources), config.search.max_source_length, str(data.valid.src))
-    valid = encode_validation(valid_sources, valid_references, src_subwords, tgt_subwords, data.max_length)
-    if not len(valid):  # validation loss is per target token: it needs one pair at least
-        raise UserError(
-            f"{data.valid.src}: no usable validation pairs (each is blank or longer than "
-            f"data.max_length = {data.max_length} pieces)"
-        )
-    return Corpus(train, valid, valid_sources, valid_references), src_subwords, tgt_subwords
-
-
-def _given_subwords(config: Config, model_dir: Path, resume: bool) -> tuple[Subwords | None, Subwords] | None:
-    """The subword models a run must encode its data with: its own when resumed, those of
-    train.init_from when fine-tuning, else None (learnt from the data)."""
-    if resume:
-        return model_directory.load_model_files(model_dir)[1:]
-    if config.train.init_from:
-        return checkpoint.init_from_subwords(config)
-    return None
-
-
-def _prepare_speech(config: Config, model_dir: Path, resume: bool, world: World) -> tuple[Corpus, None, Subwords]:
-    """Spoken digits: feature vectors in, digit pieces out; only the target has subwords.
-
-    Rank 0 computes the features first, so the other ranks find them in the cache.
-    """
-    from rnnsearch.speech.corpus import part_inputs
-
-    if world.is_main:
-        sources, targets = part_inputs(config.data, "train")
-        valid_sources, valid_references = part_inputs(config.data, "validation")
-        if not resume:
-            tgt_subwords = _speech_subwords(config, targets)
-            model_directory.save_model_files(model_dir, config, None, tgt_subwords)
-    world.barrier()
-    if not world.is_main:
-        sources, targets = part_inputs(config.data, "train")
-        valid_sources, valid_references = part_inputs(config.data, "validation")
-    if resume or not world.is_main:
-        _, _, tgt_subwords = model_directory.load_model_files(model_dir)
-    limit = config.data.max_length
-    train = [(s, t) for s, t in zip(sources, tgt_subwords.encode(targets)) if len(s) <= limit and len(t) <= limit]
-    valid = list(zip(valid_sources, tgt_subwords.encode(valid_references)))
-    if world.is_main:
-        say(f"training data: {len(train)} spoken digit strings ({len(sources) - len(train)} over max_length)")
-    corpus = Corpus(InMemoryPairs(train), InMemoryPairs(valid), valid_sources, valid_references)
-    return corpus, None, tgt_subwords
-
-
-def _speech_subwords(config: Config, targets: list[str]) -> Subwords:
-    """The digit pieces of a new speech run: those of train.init_from, else learnt from the targets."""
-    if config.train.init_from:
-        return checkpoint.init_from_subwords(config)[1]
-    options = config.subwords
-    return train_subwords(targets, options.kind, options.vocab_size, options.min_frequency)
 
 
 def seed_generators(seed: int, rank: int, step: int) -> None:

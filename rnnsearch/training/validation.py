@@ -19,7 +19,7 @@ from rnnsearch.training.loss import sequence_loss
 from rnnsearch.translator import Translation, Translator
 
 if TYPE_CHECKING:
-    from rnnsearch.training.trainer import Corpus
+    from rnnsearch.training.corpus import Corpus
 
 
 class Validator:

@@ -12,9 +12,9 @@ from conftest import tiny_config, write_config, write_lines
 from rnnsearch import model_directory
 from rnnsearch.cli import main
 from rnnsearch.model.seq2seq import build_model
+from rnnsearch.prepared import PreparedPairs
 from rnnsearch.text.batches import epoch_batches, make_batch
 from rnnsearch.text.corpus import read_lines
-from rnnsearch.text.prepared import PreparedPairs
 from rnnsearch.training.loss import sequence_loss
 
 EXACT = {"label_smoothing": 0.0}  # with no dropout either, a step's loss is the model's plain loss on its batch

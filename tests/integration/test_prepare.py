@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 from conftest import DATA, tiny_config, write_config, write_lines
 
+from rnnsearch import prepared
 from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict
 from rnnsearch.errors import UserError
-from rnnsearch.text import prepared
+from rnnsearch.prepared import FilterReport, PreparedPairs, ensure_prepared, prepare, stale_reason
 from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch
 from rnnsearch.text.corpus import is_blank, read_lines
-from rnnsearch.text.prepared import FilterReport, PreparedPairs, ensure_prepared, prepare, stale_reason
 from rnnsearch.text.subwords import Subwords, train_subwords
 
 
