@@ -38,6 +38,7 @@ $(CHROMIUM):
 test: $(INSTALLED) $(CHROMIUM)
 	$(BIN)/ruff check rnnsearch tests bench
 	$(BIN)/ruff format --check rnnsearch tests bench
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m 'not learning and not slow'
 	$(BIN)/python -m pytest -q -m 'learning and not slow' --dist each --tx popen --tx '$(AVX2_WORKER)'
 
