@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 def registered_name(name: str, registry: Mapping[str, object], kind: str) -> str:

@@ -161,6 +161,31 @@ def test_overrides_are_applied_with_yaml_types(tmp_path: Path) -> None:
     assert config.train.batch_tokens == 2000
 
 
+@pytest.mark.parametrize(
+    ("assignment", "key"),
+    [
+        ("model.encoder.hidden_size=true", "model.encoder.hidden_size"),
+        ("train.max_steps=2.5", "train.max_steps"),
+        ("train.max_steps=2.0", "train.max_steps"),
+        ("train.seed='7'", "train.seed"),
+        ("model.dropout=false", "model.dropout"),
+        ("train.device=1", "train.device"),
+        ("train.init_from=[a, b]", "train.init_from"),
+    ],
+)
+def test_a_value_of_another_type_is_refused_not_coerced(tmp_path: Path, assignment: str, key: str) -> None:
+    """A bool, float or string where an int belongs (and the like) is an error naming the
+    key: coerced, `true` would become a hidden size of 1 and "7" a seed of 7."""
+    with pytest.raises(UserError) as excinfo:
+        load_config(write_config(tmp_path, minimal_tree()), [assignment])
+    assert key in user_error_message(excinfo)
+
+
+def test_an_int_is_a_float_where_a_float_belongs(tmp_path: Path) -> None:
+    config = load_config(write_config(tmp_path, minimal_tree()), ["train.learning_rate=1", "train.max_minutes=12"])
+    assert config.train.learning_rate == 1.0 and config.train.max_minutes == 12.0
+
+
 def test_override_replaces_value_from_file(tmp_path: Path) -> None:
     tree = minimal_tree() | {"train": {"max_steps": 100, "seed": 7}}
     config = load_config(write_config(tmp_path, tree), ["train.max_steps=5"])
