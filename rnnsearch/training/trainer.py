@@ -143,9 +143,15 @@ class Trainer:
         self.progress = Progress()
 
     def run(self, resume: bool = False) -> Progress:
-        """Train until a budget is spent or validation stops improving."""
-        if not resume and (self.model_dir / model_directory.LAST).exists():
+        """Train until a budget is spent or validation stops improving. A run stopped
+        before its first checkpoint left nothing to resume from: resuming it starts again
+        from step 0, saying so."""
+        started = (self.model_dir / model_directory.LAST).exists()
+        if not resume and started:
             raise UserError(f"{self.model_dir}: already holds a trained model; use --resume or another directory")
+        if resume and not started:
+            say(f"{self.model_dir}: no checkpoint to resume from (stopped before its first one); starting again")
+            resume = False
         self.world = join_world(self.device)
         try:
             with flushing_denormals():
@@ -165,6 +171,8 @@ class Trainer:
         configure_cpu(options.threads or world.cpu_threads())
         if world.is_main:
             checkpoint.remove_temporaries(self.model_dir)
+            if not resume:
+                self._forget_an_earlier_start()
         torch.manual_seed(options.seed)
         self.corpus, src_subwords, tgt_subwords = prepare_corpus(config, self.model_dir, resume, world)
         sizes = source_and_target_sizes(config, src_subwords, tgt_subwords)
@@ -371,6 +379,12 @@ class Trainer:
             self._forget_metrics_after(self.progress.step)
             checkpoint.forget_checkpoints_after(self.model_dir, self.progress.step)
         self._say(f"resuming {self.model_dir} at step {self.progress.step}")
+
+    def _forget_an_earlier_start(self) -> None:
+        """What a run stopped before its first checkpoint left: its log rows and kept
+        weights, which a new run from step 0 must not append to or mix with its own."""
+        (self.model_dir / model_directory.METRICS).unlink(missing_ok=True)
+        checkpoint.forget_checkpoints_after(self.model_dir, 0)
 
     def _forget_metrics_after(self, step: int) -> None:
         """Drop log rows of steps after the checkpoint, which the resumed run will redo,

@@ -150,6 +150,30 @@ def test_a_killed_run_resumes_past_a_torn_metrics_row_and_its_temporaries_are_re
     assert (run / ".notes").read_text() == "not ours"
 
 
+def stopped_before_its_first_checkpoint(trained: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the trained run as a kill before its first checkpoint leaves it: its
+    config, subword models and log rows, a kept checkpoint, no weights to resume from."""
+    config, run = copy_of(trained, tmp_path)
+    for name in ("last.safetensors", "best.safetensors"):
+        (run / name).unlink()
+    (run / "checkpoints").mkdir(exist_ok=True)
+    (run / "checkpoints" / "step0000002.safetensors").write_bytes(b"kept by the stopped run")
+    return config, run
+
+
+@pytest.mark.parametrize("resume", [True, False])
+def test_a_run_stopped_before_its_first_checkpoint_starts_again_without_its_old_log(trained, tmp_path, resume):
+    config, run = stopped_before_its_first_checkpoint(trained, tmp_path)
+    old_rows = len((run / "metrics.jsonl").read_text().splitlines())
+    result = rnnsearch("train", config, *(["--resume"] if resume else []), "--set", "train.max_steps=2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert ("no checkpoint to resume from" in result.stderr) == resume
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2, 2] and old_rows == 3
+    assert not (run / "checkpoints" / "step0000002.safetensors").exists()
+    assert (run / "last.safetensors").exists() and (run / "best.safetensors").exists()
+
+
 def test_a_torn_metrics_row_before_the_last_is_one_line_naming_the_line(trained, tmp_path):
     config, run = copy_of(trained, tmp_path)
     lines = (run / "metrics.jsonl").read_text().splitlines(keepends=True)
