@@ -25,9 +25,11 @@ saying why, when one changed.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import random
+import signal
 import sys
 import time
 from collections import deque
@@ -59,6 +61,7 @@ CHUNK_LINES = 10_000  # pairs read, encoded and written together
 SAMPLE_SEED = 0  # the subword sample is the same for the same corpus, whatever the run's seed
 SMALL_CORPUS_BYTES = 64 << 20  # below this (~250,000 pairs), starting workers costs more than they save
 IN_FLIGHT_PER_WORKER = 2  # chunks queued per worker: enough to keep it busy, few enough for flat memory
+PR_SET_PDEATHSIG = 1  # prctl's option: the signal a process gets when its parent dies (linux/prctl.h)
 
 
 def prepared_dir(config: Config, model_dir: str | Path) -> Path:
@@ -316,9 +319,26 @@ class _Encoder:
 _WORKER_ENCODER: _Encoder | None = None
 
 
-def _start_worker(encoder: _Encoder) -> None:
+def _start_worker(encoder: _Encoder, parent: int) -> None:
+    """An encoding worker's set-up: its encoder, and its death with the process that
+    started it (`parent`), so that a killed prepare leaves no worker behind holding the
+    caller's standard streams (or the pipe multiprocessing's resource tracker waits on)."""
     global _WORKER_ENCODER
     _WORKER_ENCODER = encoder
+    _die_with(parent)
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this process when `parent` dies (Linux's PR_SET_PDEATHSIG);
+    if it died already, before the request was made, exit now. Elsewhere a worker
+    outlives its parent only until it next waits for work from it."""
+    if sys.platform != "linux":
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        return
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _encode_in_worker(raw: RawChunk) -> _Encoded:
@@ -487,7 +507,10 @@ def _encode_all(config: Config, directory: Path, encoder: _Encoder) -> tuple[lis
         if workers > 1:
             pool = stack.enter_context(
                 ProcessPoolExecutor(
-                    workers, mp_context=get_context("spawn"), initializer=_start_worker, initargs=(encoder,)
+                    workers,
+                    mp_context=get_context("spawn"),
+                    initializer=_start_worker,
+                    initargs=(encoder, os.getpid()),
                 )
             )
 

@@ -246,6 +246,56 @@ def test_a_prepare_killed_midway_leaves_nothing_a_training_run_accepts(subset, t
     assert not [p for p in directory.iterdir() if p.name.startswith(".")]
 
 
+def descendants(pid: int) -> dict[int, str]:
+    """The living processes descended from `pid`, with their command lines."""
+    parents, commands = {}, {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] != "Z":
+            parents[int(entry.name)], commands[int(entry.name)] = int(fields[1]), command
+    found, frontier = {}, {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier and child not in found}
+        found.update({child: commands[child] for child in frontier})
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+def test_a_killed_prepare_takes_its_workers_with_it(subset, tmp_path):
+    """SIGKILL a prepare while its two workers encode: no process it started survives, and
+    the caller's read of its standard streams ends, as a pipeline's or a CI job's does."""
+    big = tmp_path / "big"
+    big.mkdir()
+    write_lines(big / "train.de", read_lines(subset / "train.de") * 100)
+    write_lines(big / "train.en", read_lines(subset / "train.en") * 100)
+    tree = tiny_config(subset, tmp_path / "run")
+    tree["data"].update(train={"src": str(big / "train.de"), "tgt": str(big / "train.en")}, workers=2)
+    config = write_config(tmp_path / "c.yaml", tree)
+    command = [sys.executable, "-m", "rnnsearch", "prepare", str(config)]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    started = {}
+    deadline = time.monotonic() + 120
+    while child.poll() is None and time.monotonic() < deadline:
+        started = descendants(child.pid)
+        if sum("spawn_main" in command for command in started.values()) >= 2:
+            break
+        time.sleep(0.02)
+    assert child.poll() is None and len(started) >= 2, "prepare ended before its workers started"
+    child.send_signal(signal.SIGKILL)
+    child.communicate(timeout=60)  # returns once nothing holds the streams any more
+    deadline = time.monotonic() + 30
+    while (alive := set(started) & set(descendants(1)) - {os.getpid()}) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive, {pid: started[pid] for pid in alive}
+
+
 def test_memory_of_the_batch_source_does_not_grow_with_the_corpus(tmp_path):
     """Batching N and 10·N prepared pairs: the memory Python allocates grows by a few
     bytes per pair (lengths and batch order), not by the pairs themselves."""
