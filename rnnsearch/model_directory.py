@@ -26,6 +26,7 @@ the metrics log, starting from another model) is in rnnsearch.training.checkpoin
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,8 @@ METRICS = "metrics.jsonl"
 LEARNING_CURVE = "learning_curve.png"
 ALIGNMENTS = "alignments"
 KEPT = "checkpoints"
+
+log = logging.getLogger(__name__)
 
 
 def write_tensors(path: Path, tensors: dict[str, torch.Tensor], info: dict[str, Any]) -> None:
@@ -160,10 +163,14 @@ def require_finite(
 def load_model(
     directory: str | Path, config: Config, src_subwords: Subwords | None, tgt_subwords: Subwords
 ) -> RNNSearch:
-    """The model a model directory translates with (its best weights, else its last), its
-    weights checked to be finite, on the CPU, in eval mode; its files are already loaded."""
+    """The model a model directory translates with (its best weights, else its last, with
+    a warning on the `rnnsearch.model_directory` logger, which Python prints as one line on
+    standard error unless logging is configured), its weights checked to be finite, on
+    the CPU, in eval mode; its files are already loaded."""
     model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords))
     path = weights_path(directory)
+    if path.name == LAST and path.exists():
+        log.warning(f"{directory}: no {BEST}; translating with {LAST}, the weights of the last checkpoint")
     load_weights(model, path)
     require_finite({f"model.{name}": tensor for name, tensor in model.state_dict().items()}, path)
     return model.eval()

@@ -174,6 +174,18 @@ def test_a_run_stopped_before_its_first_checkpoint_starts_again_without_its_old_
     assert (run / "last.safetensors").exists() and (run / "best.safetensors").exists()
 
 
+def test_a_model_without_its_best_weights_translates_with_its_last_and_says_so(trained, tmp_path, corpus):
+    _, run = copy_of(trained, tmp_path)
+    expected = rnnsearch("translate", run, "-i", corpus / "val.de")
+    (run / "best.safetensors").unlink()
+    result = rnnsearch("translate", run, "-i", corpus / "val.de")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == (
+        f"{run}: no best.safetensors; translating with last.safetensors, the weights of the last checkpoint\n"
+    )
+    assert result.stdout == expected.stdout  # the run validated once: its last weights are its best
+
+
 def test_a_torn_metrics_row_before_the_last_is_one_line_naming_the_line(trained, tmp_path):
     config, run = copy_of(trained, tmp_path)
     lines = (run / "metrics.jsonl").read_text().splitlines(keepends=True)
