@@ -642,9 +642,11 @@ def load(
 def _runs_on_onnx(directory: str | os.PathLike, runtime: str | None, precision: str | None) -> bool:
     """Whether the model in `directory` runs on ONNX Runtime, refusing a runtime or a
     precision it cannot run with."""
-    from rnnsearch.export.manifest import is_package
+    from rnnsearch.export.manifest import is_package, require_whole_package
 
     package = is_package(directory)
+    if runtime != "torch":
+        require_whole_package(directory)
     if runtime == "torch":
         if precision == "int8":
             raise UserError("precision int8: runs on an exported package's graphs, not with --runtime torch")

@@ -24,6 +24,18 @@ def is_package(directory: str | Path) -> bool:
     return (Path(directory) / PACKAGE_FOLDER / MANIFEST).is_file()
 
 
+def require_whole_package(directory: str | Path) -> None:
+    """Refuse a directory whose package folder is there without its manifest (a damaged or
+    half-written package, or a file in the folder's place): run on PyTorch instead, it
+    would quietly be another model than the one exported."""
+    folder = Path(directory) / PACKAGE_FOLDER
+    if folder.exists() and not is_package(directory):
+        raise UserError(
+            f"{folder}: an exported package without {MANIFEST} (damaged or half-written); export again with "
+            f"`rnnsearch export`, or pass --runtime torch to run the model directory's weights on PyTorch"
+        )
+
+
 def read_manifest(directory: str | Path) -> dict:
     """The exported package's manifest, checked to be one this version reads."""
     path = Path(directory) / PACKAGE_FOLDER / MANIFEST

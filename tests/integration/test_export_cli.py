@@ -165,6 +165,23 @@ def test_bad_packages_and_choices_are_one_line_errors(model_dir, package, fp32_o
     assert_one_line_error(*fails("translate", mismatched)[::2], "step.onnx", "do not belong together")
 
 
+@pytest.mark.parametrize("damage", ["no manifest", "a file for the folder"])
+def test_a_package_without_its_manifest_is_refused_not_run_on_pytorch(package, sources, tmp_path, capsys, damage):
+    damaged = broken_copy(package, tmp_path)
+    if damage == "no manifest":
+        (damaged / "onnx" / "manifest.json").unlink()
+    else:
+        shutil.rmtree(damaged / "onnx")
+        (damaged / "onnx").write_text("not a folder", encoding="utf-8")
+    source = write_lines(tmp_path / "in.de", sources[:3])
+    status, _, err = run_cli(capsys, "translate", damaged, "-i", source)
+    refusal = f"{damaged / 'onnx'}: an exported package without manifest.json"
+    assert_one_line_error(status, err, refusal, "--runtime torch")
+    status, out, err = run_cli(capsys, "translate", damaged, "-i", source, "--runtime", "torch")
+    assert status == 0, err
+    assert len(out.splitlines()) == 3
+
+
 def test_a_speech_model_is_refused_at_export(speech_model, tmp_path, capsys):
     assert_one_line_error(*run_cli(capsys, "export", speech_model, "-o", tmp_path / "out")[::2], "reads audio")
 
