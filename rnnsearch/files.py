@@ -77,6 +77,39 @@ def replacing(path: Path) -> Iterator[Path]:
         raise
 
 
+@contextmanager
+def new_directory(path: Path, *, last: str) -> Iterator[Path]:
+    """A temporary folder for the block to fill with the files of a new directory `path`;
+    on success it becomes `path`, renamed into place in one step when `path` does not
+    exist or is empty, else its entries moved in one by one with `last` (the file that
+    makes the directory what it is) moved last. A failure (a full disk, say) removes the
+    temporary and leaves `path` as it was, so trying again starts clean; an error names
+    the file as it would be in `path`, not in the temporary folder."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise write_failure(path.parent, error) from None
+    folder = _private_folder(path)
+    try:
+        yield folder
+        if not path.exists() or (path.is_dir() and not any(path.iterdir())):
+            os.replace(folder, path)
+            return
+        entries = sorted(folder.iterdir(), key=lambda entry: entry.name == last)
+        for entry in entries:
+            os.replace(entry, path / entry.name)
+        folder.rmdir()
+    except OSError as error:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise write_failure(path, error) from None
+    except UserError as error:  # a file of the block's that could not be written: named where it belongs
+        shutil.rmtree(folder, ignore_errors=True)
+        raise UserError(str(error).replace(str(folder), str(path))) from None
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
 def remove_temporaries(*folders: Path) -> list[Path]:
     """Delete the temporaries that killed writes left in `folders`; return them. Only
     names of the temporary pattern are touched."""

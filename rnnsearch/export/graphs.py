@@ -167,6 +167,8 @@ def _export(module: nn.Module, args: tuple, path: Path, inputs: list[str], outpu
                 dynamic_axes=axes,
                 opset_version=OPSET,
             )
+        except OSError:  # a full disk, say: the file is at fault, not the model, and its writer names it
+            raise
         except Exception as error:  # the exporter's own errors: an operator ONNX lacks, say
             reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise UserError(f"{path.name}: this model cannot be exported to ONNX ({reason})") from None

@@ -16,14 +16,13 @@ log-probabilities and alignments must agree to within float rounding.
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import onnxruntime
 import torch
 
-from rnnsearch import model_directory
+from rnnsearch import files, model_directory
 from rnnsearch.errors import UserError
 from rnnsearch.export import graphs
 from rnnsearch.export.manifest import FORMAT, GRAPHS, MANIFEST, PACKAGE_FOLDER, VERSION, file_digest
@@ -60,15 +59,26 @@ def export_package(model_dir: str | Path, out_dir: str | Path, *, int8: bool = F
     if src_subwords is None:
         raise UserError(f"{model_dir}: reads audio; export takes models that read text")
     model = model_directory.load_model(model_dir, config, src_subwords, tgt_subwords)
+    with files.new_directory(out_dir, last=model_directory.BEST) as building:
+        report = _write_package(model, building, model_dir=model_dir, vocabulary=len(src_subwords), int8=int8)
+        model_directory.save_model_files(building, config, src_subwords, tgt_subwords)
+        model_directory.write_tensors(
+            building / model_directory.BEST, model_directory.model_tensors(model), {"exported_from": str(model_dir)}
+        )
+    return report
+
+
+def _write_package(model: RNNSearch, out_dir: Path, *, model_dir: Path, vocabulary: int, int8: bool) -> ExportReport:
+    """The graphs of `model` (from `model_dir`, with a source `vocabulary` of pieces),
+    checked against PyTorch, and the manifest, in out_dir's package folder."""
     folder = out_dir / PACKAGE_FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir()
     _write_graph(folder / GRAPHS["fp32"][0], lambda path: graphs.export_encoder(model, path))
     _write_graph(folder / GRAPHS["fp32"][1], lambda path: graphs.export_step(model, path))
     exported = _exported(folder, "fp32")
-    sources = _sample_sources(len(src_subwords), seed=0)
+    sources = _sample_sources(vocabulary, seed=0)
     difference = _largest_difference(model, exported, sources)
     if not difference <= TOLERANCE:
-        shutil.rmtree(folder, ignore_errors=True)
         raise UserError(
             f"{model_dir}: the exported graphs differ from PyTorch by {difference:.3g} (more than {TOLERANCE}); "
             "nothing was exported"
@@ -80,10 +90,6 @@ def export_package(model_dir: str | Path, out_dir: str | Path, *, int8: bool = F
             _write_graph(folder / int8_name, lambda path, name=fp32_name: quantise_graph(folder / name, path))
         int8_same = _same_translations(exported, _exported(folder, "int8"), sources)
         precisions.append("int8")
-    model_directory.save_model_files(out_dir, config, src_subwords, tgt_subwords)
-    model_directory.write_tensors(
-        out_dir / model_directory.BEST, model_directory.model_tensors(model), {"exported_from": str(model_dir)}
-    )
     _write_manifest(folder, precisions)
     return ExportReport(tuple(precisions), difference, int8_same, len(sources))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from rnnsearch import model_directory
+from rnnsearch import files, model_directory
 from rnnsearch.config import Config
 from rnnsearch.errors import UserError
 from rnnsearch.model.seq2seq import build_model
@@ -72,7 +72,8 @@ def average_model(model_dir: str | Path, out_dir: str | Path, last: int | None =
     """Write a model directory `out_dir` whose best.safetensors is the mean of the last
     `last` checkpoints kept in `model_dir` (all by default), with its config and subword
     models, so that it translates like any trained model. Return the averaged steps, which
-    the weights' info records too."""
+    the weights' info records too. The directory is built beside `out_dir` and put in
+    place at the end: a failure leaves nothing behind."""
     model_dir, out_dir = Path(model_dir), Path(out_dir)
     model_directory.require_new_output(model_dir, out_dir, made_by="averaged", product="average")
     config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
@@ -80,9 +81,10 @@ def average_model(model_dir: str | Path, out_dir: str | Path, last: int | None =
     steps, paths = [step for step, _ in chosen], [path for _, path in chosen]
     averaged = average_checkpoints(paths)
     _require_fit(config, src_subwords, tgt_subwords, averaged, paths[-1])
-    model_directory.save_model_files(out_dir, config, src_subwords, tgt_subwords)
     info = {"averaged_steps": steps, "averaged_from": str(model_dir / model_directory.KEPT)}
-    model_directory.write_tensors(out_dir / model_directory.BEST, averaged, info)
+    with files.new_directory(out_dir, last=model_directory.BEST) as building:
+        model_directory.save_model_files(building, config, src_subwords, tgt_subwords)
+        model_directory.write_tensors(building / model_directory.BEST, averaged, info)
     return steps
 
 

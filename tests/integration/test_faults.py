@@ -186,6 +186,34 @@ def test_a_model_without_its_best_weights_translates_with_its_last_and_says_so(t
     assert result.stdout == expected.stdout  # the run validated once: its last weights are its best
 
 
+@pytest.fixture(scope="module")
+def kept(corpus, tmp_path_factory) -> Path:
+    """A model directory that kept the weights of its two validations, to average."""
+    folder = tmp_path_factory.mktemp("kept")
+    options = {"max_steps": 2, "valid_every": 1, "keep_checkpoints": 2}
+    result = rnnsearch("train", write_config(folder / "c.yaml", tiny_config(corpus, folder / "run", **options)))
+    assert result.returncode == 0, result.stderr[-3000:]
+    return folder / "run"
+
+
+@pytest.mark.parametrize("command", ["average", "export"])
+def test_a_full_disk_leaves_no_half_written_average_or_package_and_a_retry_succeeds(
+    command, trained, kept, tmp_path, corpus
+):
+    source = kept if command == "average" else trained[1]
+    out = tmp_path / "out"
+    weights = (source / "best.safetensors").stat().st_size
+    result = rnnsearch(command, source, "-o", out, limit=weights // 2)  # the weights or a graph cannot be written
+    error = one_line_error(result)
+    # one file of the output, named where it belongs: the disk is at fault, not the model
+    assert error.startswith(f"rnnsearch: error: {out}/") and error.endswith(": cannot write: File too large"), error
+    assert not out.exists() and not list(tmp_path.glob(".*"))
+    result = rnnsearch(command, source, "-o", out)
+    assert result.returncode == 0, result.stderr[-3000:]
+    translated = rnnsearch("translate", out, "-i", corpus / "val.de")
+    assert translated.returncode == 0 and len(translated.stdout.splitlines()) == 40, translated.stderr
+
+
 def test_a_torn_metrics_row_before_the_last_is_one_line_naming_the_line(trained, tmp_path):
     config, run = copy_of(trained, tmp_path)
     lines = (run / "metrics.jsonl").read_text().splitlines(keepends=True)
