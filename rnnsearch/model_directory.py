@@ -2,7 +2,8 @@
 
     config.yaml                      the validated config the model was built from
     subwords.src.model / .tgt.model  SentencePiece models (no source model for speech)
-    best.safetensors                 weights of the best validation so far
+    best.safetensors                 weights of the best validation so far (every weights file
+                                     records the digests of the subword models it was trained with)
     last.safetensors                 weights + optimizer + RNG + data position: resume point
     metrics.jsonl, learning_curve.png
     alignments/step{N}-{k}.png       heatmaps of the first validation sentences, per validation
@@ -81,6 +82,17 @@ def read_tensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     return tensors, info
 
 
+def read_info(path: Path) -> dict[str, Any]:
+    """The info stored with the tensors of `path`, without reading the tensors."""
+    if not path.is_file():
+        raise UserError(f"{path}: checkpoint missing")
+    try:
+        with safe_open(path, framework="pt") as checkpoint:
+            return json.loads((checkpoint.metadata() or {}).get("info", "{}"))
+    except (SafetensorError, OSError, ValueError):
+        raise UserError(f"{path}: corrupt checkpoint (not a readable safetensors file)") from None
+
+
 def _distinct_weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """The state dict with each tensor once: a tied weight (one tensor under two names)
     is kept under its first name only, since safetensors stores no aliases."""
@@ -107,6 +119,27 @@ def load_weights(model: torch.nn.Module, path: Path) -> dict[str, Any]:
     tensors, info = read_tensors(path)
     assign_weights(model, tensors, path)
     return info
+
+
+def subword_record(src_subwords: Subwords | None, tgt_subwords: Subwords) -> dict[str, Any]:
+    """What weights record of the subword models they are trained with, in their info:
+    the models' digests, so that a model directory whose subword models were swapped for
+    others of the same size is refused rather than translated into nonsense."""
+    return {"subwords": {"src": src_subwords and src_subwords.digest, "tgt": tgt_subwords.digest}}
+
+
+def check_subwords(info: dict[str, Any], path: Path, src_subwords: Subwords | None, tgt_subwords: Subwords) -> None:
+    """Refuse subword models other than those the weights in `path` record (weights
+    written before the record was kept have none, and are taken as they are)."""
+    recorded = info.get("subwords")
+    if not isinstance(recorded, dict):
+        return
+    for side, name, subwords in (("src", SRC_SUBWORDS, src_subwords), ("tgt", TGT_SUBWORDS, tgt_subwords)):
+        if subwords is not None and recorded.get(side) not in (None, subwords.digest):
+            raise UserError(
+                f"{path.parent / name}: not the subword model {path.name} was trained with (its digest differs "
+                "from the one the weights record); put back the model directory's own"
+            )
 
 
 def model_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
@@ -171,7 +204,7 @@ def load_model(
     path = weights_path(directory)
     if path.name == LAST and path.exists():
         log.warning(f"{directory}: no {BEST}; translating with {LAST}, the weights of the last checkpoint")
-    load_weights(model, path)
+    check_subwords(load_weights(model, path), path, src_subwords, tgt_subwords)
     require_finite({f"model.{name}": tensor for name, tensor in model.state_dict().items()}, path)
     return model.eval()
 

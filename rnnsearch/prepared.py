@@ -37,7 +37,6 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
-from hashlib import sha256
 from itertools import chain, compress
 from multiprocessing import get_context
 from pathlib import Path
@@ -96,7 +95,7 @@ def _subword_settings(config: Config) -> dict[str, Any]:
 
 
 def _digest(subwords: Subwords) -> str:
-    return sha256(subwords.model_bytes).hexdigest()
+    return subwords.digest
 
 
 def read_manifest(directory: Path) -> dict[str, Any] | None:

@@ -6,11 +6,12 @@ import math
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from rnnsearch import kernels
+from rnnsearch import kernels, model_directory
 from rnnsearch.alignment import DEFAULT_READING, READINGS, WordAlignment, align_translation, combine
 from rnnsearch.arguments import checked_count, checked_iterable, checked_list, checked_strings
 from rnnsearch.config import MAX_BEAM_SIZE, RUNTIMES, SEARCH_PRECISIONS, Config
@@ -624,7 +625,7 @@ def load(
     _require_compatible(directories, files)
     graph_precision = precision if precision == "int8" else "fp32"
     models = [
-        _load_onnx(directory, member[2], graph_precision) if onnx else load_model(directory, *member).to(target)
+        _load_onnx(directory, *member[1:], graph_precision) if onnx else load_model(directory, *member).to(target)
         for directory, member, onnx in zip(directories, files, on_onnx)
     ]
     config, src_subwords, tgt_subwords = files[0]
@@ -663,10 +664,15 @@ def _runs_on_onnx(directory: str | os.PathLike, runtime: str | None, precision: 
     return package
 
 
-def _load_onnx(directory: str | os.PathLike, tgt_subwords: Subwords, precision: str) -> torch.nn.Module:
-    """The graphs of an exported package, on as many threads as PyTorch uses."""
+def _load_onnx(
+    directory: str | os.PathLike, src_subwords: Subwords | None, tgt_subwords: Subwords, precision: str
+) -> torch.nn.Module:
+    """The graphs of an exported package, on as many threads as PyTorch uses, its subword
+    models checked to be those its weights record."""
     from rnnsearch.export.runtime import load_onnx_model
 
+    best = Path(directory) / model_directory.BEST
+    model_directory.check_subwords(model_directory.read_info(best), best, src_subwords, tgt_subwords)
     return load_onnx_model(
         directory, precision, target_vocabulary=len(tgt_subwords), threads=torch.get_num_threads()
     ).eval()

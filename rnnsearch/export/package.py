@@ -63,7 +63,9 @@ def export_package(model_dir: str | Path, out_dir: str | Path, *, int8: bool = F
         report = _write_package(model, building, model_dir=model_dir, vocabulary=len(src_subwords), int8=int8)
         model_directory.save_model_files(building, config, src_subwords, tgt_subwords)
         model_directory.write_tensors(
-            building / model_directory.BEST, model_directory.model_tensors(model), {"exported_from": str(model_dir)}
+            building / model_directory.BEST,
+            model_directory.model_tensors(model),
+            {"exported_from": str(model_dir), **model_directory.subword_record(src_subwords, tgt_subwords)},
         )
     return report
 

@@ -9,6 +9,7 @@ whitespace only (for pre-tokenised text) and keeps words seen at least
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 from collections import Counter
@@ -32,6 +33,7 @@ class Subwords:
 
     def __init__(self, model_bytes: bytes):
         self.model_bytes = model_bytes
+        self.digest = hashlib.sha256(model_bytes).hexdigest()  # what a model's weights record of it
         self._processor = spm.SentencePieceProcessor(model_proto=model_bytes)
 
     @classmethod

@@ -179,6 +179,7 @@ class Trainer:
         self.model = build_model(config.model, *sizes).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=options.learning_rate, fused=True)
         self.translator = Translator(self.model, src_subwords, tgt_subwords, config)
+        self._record = model_directory.subword_record(src_subwords, tgt_subwords)
         self.validator = Validator(
             self.translator, self.corpus, config, alignments=self.model_dir / model_directory.ALIGNMENTS
         )
@@ -317,7 +318,7 @@ class Trainer:
         verdict = schedule.validated(options, progress, metric)
         if verdict.improved and self.world.is_main:
             model_directory.write_tensors(
-                self.model_dir / model_directory.BEST, model_directory.model_tensors(self.model), row
+                self.model_dir / model_directory.BEST, model_directory.model_tensors(self.model), row | self._record
             )
         self._log(row)
         scores = (
@@ -338,7 +339,9 @@ class Trainer:
         self._clock()
         if options.keep_checkpoints and self.world.is_main:
             tensors = model_directory.model_tensors(self.model)
-            checkpoint.keep_checkpoint(self.model_dir, progress.step, tensors, row, options.keep_checkpoints)
+            checkpoint.keep_checkpoint(
+                self.model_dir, progress.step, tensors, row | self._record, options.keep_checkpoints
+            )
         self._save_last()
         return verdict.stop
 
@@ -357,7 +360,7 @@ class Trainer:
             tensors = model_directory.model_tensors(self.model)
             optimizer_tensors, optimizer_info = checkpoint.optimizer_tensors(self.optimizer)
             tensors.update(optimizer_tensors)
-            info = {"progress": asdict(self.progress), **optimizer_info}
+            info = {"progress": asdict(self.progress), **optimizer_info, **self._record}
             model_directory.write_tensors(self.model_dir / model_directory.LAST, tensors, info)
         seed_generators(self.config.train.seed, self.world.rank, self.progress.step)
 
@@ -372,6 +375,7 @@ class Trainer:
         path = self.model_dir / model_directory.LAST
         tensors, info = model_directory.read_tensors(path)
         model_directory.require_finite(tensors, path, refusal="a run cannot resume from it")
+        model_directory.check_subwords(info, path, self.translator.src_subwords, self.translator.tgt_subwords)
         model_directory.assign_weights(self.model, tensors, path)
         checkpoint.restore_optimizer(self.optimizer, tensors, info["param_groups"])
         self.progress = Progress(**info["progress"])

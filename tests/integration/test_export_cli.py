@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.errors import UserError
-from rnnsearch.model_directory import TGT_SUBWORDS
+from rnnsearch.model_directory import BEST, TGT_SUBWORDS, read_tensors, write_tensors
 from rnnsearch.server import Limits
 from rnnsearch.server.app import create_app
 from rnnsearch.text.subwords import train_subwords
@@ -162,6 +162,11 @@ def test_bad_packages_and_choices_are_one_line_errors(model_dir, package, fp32_o
     mismatched = broken_copy(package, tmp_path / "mismatched")
     texts = ["a dog runs", "two men sit on a bench", "the girl in red"] * 20
     (mismatched / TGT_SUBWORDS).write_bytes(train_subwords(texts, "unigram", 300).model_bytes)
+    assert_one_line_error(*fails("translate", mismatched)[::2], TGT_SUBWORDS, "not the subword model")
+    # weights written before they recorded their subword models: the graphs' vocabulary still tells
+    tensors, info = read_tensors(mismatched / BEST)
+    del info["subwords"]
+    write_tensors(mismatched / BEST, tensors, info)
     assert_one_line_error(*fails("translate", mismatched)[::2], "step.onnx", "do not belong together")
 
 

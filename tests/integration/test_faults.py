@@ -18,6 +18,7 @@ import yaml
 
 from rnnsearch.evaluation.plots import learning_curves
 from rnnsearch.model_directory import read_tensors, write_tensors
+from rnnsearch.text.subwords import Subwords, train_subwords
 from tests.integration.conftest import tiny_config, write_config
 
 ROWS = [{"step": 1, "train_loss": 5.0}, {"step": 2, "train_loss": 4.0, "valid_loss": 4.5, "valid_bleu": 1.0}]
@@ -212,6 +213,38 @@ def test_a_full_disk_leaves_no_half_written_average_or_package_and_a_retry_succe
     assert result.returncode == 0, result.stderr[-3000:]
     translated = rnnsearch("translate", out, "-i", corpus / "val.de")
     assert translated.returncode == 0 and len(translated.stdout.splitlines()) == 40, translated.stderr
+
+
+def test_subword_models_swapped_for_others_of_the_same_size_are_refused(trained, tmp_path, corpus):
+    """Same-size models swapped in once translated into nonsense, exit 0: the weights
+    record the digests of the models they were trained with."""
+    config, run = copy_of(trained, tmp_path)
+    own = Subwords.load(run / "subwords.tgt.model")
+    texts = [line for name in ("train.de", "train.en") for line in (corpus / name).read_text().splitlines()]
+    other = train_subwords(texts, "bpe", len(own))
+    assert len(other) == len(own) and other.digest != own.digest
+    (run / "subwords.tgt.model").write_bytes(other.model_bytes)
+    refusal = (
+        "was trained with (its digest differs from the one the weights record); put back the model directory's own"
+    )
+    result = rnnsearch("translate", run, "-i", corpus / "val.de")
+    assert one_line_error(result) == (
+        f"rnnsearch: error: {run / 'subwords.tgt.model'}: not the subword model best.safetensors {refusal}"
+    )
+    result = rnnsearch("train", config, "--resume", "--set", "train.max_steps=3")
+    assert one_line_error(result) == (
+        f"rnnsearch: error: {run / 'subwords.tgt.model'}: not the subword model last.safetensors {refusal}"
+    )
+
+
+def test_weights_written_before_the_subword_record_still_translate(trained, tmp_path, corpus):
+    _, run = copy_of(trained, tmp_path)
+    expected = rnnsearch("translate", run, "-i", corpus / "val.de")
+    tensors, info = read_tensors(run / "best.safetensors")
+    assert set(info.pop("subwords")) == {"src", "tgt"}
+    write_tensors(run / "best.safetensors", tensors, info)
+    result = rnnsearch("translate", run, "-i", corpus / "val.de")
+    assert result.returncode == 0 and result.stdout == expected.stdout, result.stderr
 
 
 def test_a_torn_metrics_row_before_the_last_is_one_line_naming_the_line(trained, tmp_path):
