@@ -40,14 +40,16 @@ from dataclasses import dataclass
 from itertools import chain, compress
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Annotated, Any, BinaryIO, Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 from tqdm import tqdm
 
 from rnnsearch import files
 from rnnsearch.config import Config, ParallelFiles
 from rnnsearch.errors import UserError
+from rnnsearch.reserved import PAD
 from rnnsearch.text.corpus import PairCounts, RawChunk, require_usable, stream_parallel, stream_raw_parallel
 from rnnsearch.text.subwords import Subwords, train_subwords
 
@@ -108,6 +110,68 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
     return manifest if isinstance(manifest, dict) else None
 
 
+ARRAYS = tuple(f"{side}.{kind}" for side in SIDES for kind in ("tokens", "offsets", "lengths"))
+_TYPES = Literal["uint16", "int32"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class _FileIdentity(_Strict):
+    path: str
+    size: int = Field(ge=0)
+    mtime_ns: int
+
+
+class _Input(_Strict):
+    src: _FileIdentity
+    tgt: _FileIdentity
+
+
+class _Filtered(_Strict):
+    corpus: str
+    kept: int = Field(ge=0)
+    empty: int = Field(ge=0)
+    too_long: int = Field(ge=0)
+    uneven: int = Field(ge=0)
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+    max_length: int = Field(gt=0, alias="data.max_length")
+
+
+class Manifest(_Strict):
+    """What a manifest must hold, checked before anything it describes is read."""
+
+    format: Literal[1]
+    inputs: list[_Input] = Field(min_length=1)
+    settings: _Settings
+    subwords: list[Annotated[str, StringConstraints(pattern="^[0-9a-f]{64}$")]] = Field(min_length=2, max_length=2)
+    pairs: int = Field(ge=0)
+    token_type: _TYPES
+    length_type: _TYPES
+    file_sizes: dict[Literal[ARRAYS], Annotated[int, Field(ge=0)]]  # type: ignore[valid-type]
+    filtered: list[_Filtered]
+
+    @model_validator(mode="after")
+    def _every_array(self) -> Manifest:
+        if set(self.file_sizes) != set(ARRAYS):
+            raise ValueError(f"file_sizes must name {', '.join(ARRAYS)}")
+        return self
+
+
+def manifest_problem(manifest: dict[str, Any]) -> str | None:
+    """What is wrong with a manifest, on one line (its first problems), or None."""
+    try:
+        Manifest.model_validate(manifest)
+    except ValidationError as error:
+        problems = [f"{'.'.join(str(part) for part in e['loc']) or 'manifest'}: {e['msg']}" for e in error.errors()[:3]]
+        return "; ".join(problems)
+    return None
+
+
 def stale_reason(directory: Path, config: Config, subwords: tuple[Subwords, Subwords] | None = None) -> str | None:
     """Why the dataset in `directory` cannot serve `config`, or None if it can.
 
@@ -119,10 +183,10 @@ def stale_reason(directory: Path, config: Config, subwords: tuple[Subwords, Subw
         return "there is none yet"
     if manifest.get("format") != FORMAT:
         return f"{directory} was prepared in another layout"
-    try:
-        return _changed(manifest, config, subwords) or _missing_array(directory, manifest)
-    except (KeyError, TypeError, AttributeError):
-        return f"{directory / MANIFEST} is not a complete manifest"
+    problem = manifest_problem(manifest)
+    if problem is not None:
+        return f"{directory / MANIFEST} is not a valid manifest ({problem})"
+    return _changed(manifest, config, subwords) or _missing_array(directory, manifest)
 
 
 def _changed(manifest: dict[str, Any], config: Config, subwords: tuple[Subwords, Subwords] | None) -> str | None:
@@ -552,6 +616,18 @@ def _load_subwords(directory: Path) -> tuple[Subwords, Subwords]:
 # ---- reading -----------------------------------------------------------------------------
 
 
+CHECK_BLOCK = 1 << 20  # pairs compared at once: the check's memory stays flat whatever the corpus
+
+
+def _steps_by(offsets: np.ndarray, lengths: np.ndarray) -> bool:
+    """Whether offsets[k + 1] − offsets[k] is lengths[k] for every pair k, a block at a time."""
+    for start in range(0, len(lengths), CHECK_BLOCK):
+        stop = min(start + CHECK_BLOCK, len(lengths))
+        if not np.array_equal(np.diff(offsets[start : stop + 1]), lengths[start:stop]):
+            return False
+    return True
+
+
 class PreparedPairs:
     """A prepared dataset opened for training: its length arrays for bucketing, and pair
     k as two numpy views of memory maps, read from disk when a batch needs them."""
@@ -561,6 +637,9 @@ class PreparedPairs:
         manifest = read_manifest(self.directory)
         if manifest is None or manifest.get("format") != FORMAT:
             raise UserError(f"{self.directory}: no prepared data here (run rnnsearch prepare)")
+        problem = manifest_problem(manifest)
+        if problem is not None:
+            raise UserError(f"{self.directory / MANIFEST}: not a valid manifest ({problem}); prepare the data again")
         reason = _missing_array(self.directory, manifest)
         if reason is not None:
             raise UserError(f"{reason}; prepare the data again")
@@ -570,6 +649,47 @@ class PreparedPairs:
         self.source_lengths, self.target_lengths = (
             self._map(f"{side}.lengths", manifest["length_type"]) for side in SIDES
         )
+        self._subwords = self._checked_subwords()
+        for side, lengths, vocabulary in zip(SIDES, self.lengths(), self._subwords, strict=True):
+            self._check_side(side, lengths, vocabulary)
+
+    def lengths(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.source_lengths, self.target_lengths
+
+    def _checked_subwords(self) -> tuple[Subwords, Subwords]:
+        """The subword models beside the arrays, checked to be those that encoded them."""
+        subwords = _load_subwords(self.directory)
+        for name, model, recorded in zip((SRC_SUBWORDS, TGT_SUBWORDS), subwords, self.manifest["subwords"]):
+            if model.digest != recorded:
+                raise UserError(
+                    f"{self.directory / name}: not the subword model that encoded this data (its digest differs "
+                    "from the manifest's); prepare the data again"
+                )
+        return subwords
+
+    def _check_side(self, side: str, lengths: np.ndarray, vocabulary: Subwords) -> None:
+        """One side's arrays against the manifest and each other, vectorised, once: as
+        many lengths as pairs, each from 1 to data.max_length; offsets from 0 that step by
+        those lengths to the number of tokens; token ids within the vocabulary."""
+        tokens, offsets = self.tokens[SIDES.index(side)], self.offsets[SIDES.index(side)]
+        limit = self.manifest["settings"]["data.max_length"]
+
+        def refuse(name: str, what: str) -> None:
+            raise UserError(f"{self.directory / f'{side}.{name}'}: {what}; prepare the data again")
+
+        if len(lengths) != self.manifest["pairs"]:
+            refuse("lengths", f"{len(lengths):,} lengths for the manifest's {self.manifest['pairs']:,} pairs")
+        if len(lengths) and not (1 <= int(lengths.min()) and int(lengths.max()) <= limit):
+            refuse("lengths", f"a length outside 1 … {limit} (data.max_length)")
+        if len(offsets) != len(lengths) + 1 or (len(offsets) and int(offsets[0]) != 0):
+            refuse("offsets", f"{len(offsets):,} offsets, not 0 followed by one per pair")
+        if not _steps_by(offsets, lengths):
+            refuse("offsets", "offsets that do not step by the lengths")
+        end = int(offsets[-1]) if len(offsets) else 0
+        if end != len(tokens):
+            refuse("tokens", f"{len(tokens):,} tokens where the offsets end at {end:,}")
+        if len(tokens) and not (PAD < int(tokens.min()) and int(tokens.max()) < len(vocabulary)):
+            refuse("tokens", f"a token id outside 1 … {len(vocabulary) - 1}, the subword vocabulary")
 
     def _map(self, name: str, dtype: str) -> np.ndarray:
         path = self.directory / name
@@ -589,4 +709,4 @@ class PreparedPairs:
 
     @property
     def subwords(self) -> tuple[Subwords, Subwords]:
-        return _load_subwords(self.directory)
+        return self._subwords

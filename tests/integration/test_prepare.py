@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -296,13 +297,99 @@ def test_a_killed_prepare_takes_its_workers_with_it(subset, tmp_path):
     assert not alive, {pid: started[pid] for pid in alive}
 
 
-def test_memory_of_the_batch_source_does_not_grow_with_the_corpus(tmp_path):
+@pytest.fixture(scope="module")
+def intact(subset, tmp_path_factory) -> Path:
+    """A prepared dataset of the subset, to copy and damage."""
+    directory = tmp_path_factory.mktemp("intact") / "prepared"
+    ensure_prepared(config_for(subset, directory.parent / "run", prepared=str(directory)), directory)
+    return directory
+
+
+def edit_manifest(directory: Path, **changes) -> None:
+    manifest = json.loads((directory / prepared.MANIFEST).read_text())
+    for key, value in changes.items():
+        manifest[key] = value
+    (directory / prepared.MANIFEST).write_text(json.dumps(manifest))
+
+
+def rewrite_array(directory: Path, name: str, change) -> None:
+    """Replace an array by `change(array)`, with the manifest's size made to match, as a
+    careful vandal would."""
+    manifest = json.loads((directory / prepared.MANIFEST).read_text())
+    types = {"tokens": manifest["token_type"], "offsets": "int64", "lengths": manifest["length_type"]}
+    dtype = np.dtype(types[name.split(".")[1]]).newbyteorder("<")
+    array = change(np.fromfile(directory / name, dtype=dtype)).astype(dtype)
+    (directory / name).write_bytes(array.tobytes())
+    edit_manifest(directory, file_sizes={**manifest["file_sizes"], name: array.nbytes})
+
+
+def other_target_subwords(directory: Path) -> None:
+    texts = ["a dog runs", "two men sit on a bench", "the girl in red"] * 20
+    (directory / prepared.TGT_SUBWORDS).write_bytes(train_subwords(texts, "unigram", 300).model_bytes)
+
+
+DAMAGES = {
+    "pairs many": (lambda d: edit_manifest(d, pairs="many"), "manifest.json", "pairs"),
+    "pairs -1": (lambda d: edit_manifest(d, pairs=-1), "manifest.json", "pairs"),
+    "token type complex128": (lambda d: edit_manifest(d, token_type="complex128"), "manifest.json", "token_type"),
+    "token type uint8": (lambda d: edit_manifest(d, token_type="uint8"), "manifest.json", "token_type"),
+    "a manifest without its sizes": (lambda d: edit_manifest(d, file_sizes={}), "manifest.json", "file_sizes"),
+    "lengths cut short": (lambda d: rewrite_array(d, "source.lengths", lambda a: a[:-5]), "source.lengths", "lengths"),
+    "lengths of 60,000": (
+        lambda d: rewrite_array(d, "target.lengths", lambda a: np.full_like(a, 60000)),
+        "target.lengths",
+        "outside",
+    ),
+    "offsets of 10¹²": (
+        lambda d: rewrite_array(d, "source.offsets", lambda a: np.full_like(a, 10**12)),
+        "source.offsets",
+        "offsets",
+    ),
+    "tokens cut short": (lambda d: rewrite_array(d, "target.tokens", lambda a: a[:-7]), "target.tokens", "end at"),
+    "a token past the vocabulary": (
+        lambda d: rewrite_array(d, "source.tokens", lambda a: np.where(np.arange(len(a)) == 3, 9999, a)),
+        "source.tokens",
+        "outside",
+    ),
+    "a padding id among the tokens": (
+        lambda d: rewrite_array(d, "target.tokens", lambda a: np.where(np.arange(len(a)) == 0, 0, a)),
+        "target.tokens",
+        "outside",
+    ),
+    "another target subword model": (other_target_subwords, "subwords.tgt.model", "not the subword model"),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_damaged_prepared_data_is_one_line_naming_the_file_before_any_training(intact, tmp_path, damage):
+    directory = tmp_path / "prepared"
+    shutil.copytree(intact, directory)
+    apply, name, fragment = DAMAGES[damage]
+    apply(directory)
+    with pytest.raises(UserError) as refusal:
+        PreparedPairs(directory)
+    message = str(refusal.value)
+    assert "\n" not in message and message.startswith(f"{directory / name}: "), message
+    assert fragment in message and message.endswith("prepare the data again"), message
+
+
+def test_training_on_a_damaged_manifest_prepares_the_data_again_saying_why(subset, intact, tmp_path, capsys):
+    directory = tmp_path / "prepared"
+    shutil.copytree(intact, directory)
+    edit_manifest(directory, pairs="many")
+    config = config_for(subset, tmp_path / "run", prepared=str(directory))
+    ensure_prepared(config, directory)
+    assert "is not a valid manifest (pairs: " in capsys.readouterr().err
+    assert len(PreparedPairs(directory)) == len(PreparedPairs(intact))
+
+
+def test_memory_of_the_batch_source_does_not_grow_with_the_corpus(word_subwords, tmp_path):
     """Batching N and 10·N prepared pairs: the memory Python allocates grows by a few
     bytes per pair (lengths and batch order), not by the pairs themselves."""
     peaks = {}
     for pairs in (20_000, 200_000):
         directory = tmp_path / str(pairs)
-        write_synthetic_dataset(directory, pairs)
+        write_synthetic_dataset(directory, pairs, word_subwords)
         tracemalloc.start()
         data = PreparedPairs(directory)
         batches = epoch_batches(data, 2000, None, seed=1, epoch=0)
@@ -315,20 +402,34 @@ def test_memory_of_the_batch_source_does_not_grow_with_the_corpus(tmp_path):
     assert per_pair < 24, f"{per_pair:.1f} bytes per pair"
 
 
-def write_synthetic_dataset(directory: Path, pairs: int) -> None:
-    """A prepared dataset of `pairs` random pairs, written as prepare writes one."""
+def write_synthetic_dataset(directory: Path, pairs: int, subwords: Subwords) -> None:
+    """A prepared dataset of `pairs` random pairs of `subwords`' pieces, written as prepare
+    writes one, with a manifest that holds all a real one does."""
     rng = np.random.default_rng(0)
     directory.mkdir()
     sizes = {}
     for side in prepared.SIDES:
         lengths = rng.integers(1, 60, pairs).astype("<u2")
         offsets = np.concatenate([[0], np.cumsum(lengths, dtype="<i8")])
-        tokens = rng.integers(4, 8000, int(offsets[-1])).astype("<u2")
+        tokens = rng.integers(4, len(subwords), int(offsets[-1])).astype("<u2")
         for kind, array in (("tokens", tokens), ("offsets", offsets), ("lengths", lengths)):
             (directory / f"{side}.{kind}").write_bytes(array.tobytes())
             sizes[f"{side}.{kind}"] = array.nbytes
-    manifest = {"format": prepared.FORMAT, "pairs": pairs, "token_type": "uint16", "length_type": "uint16"}
-    (directory / prepared.MANIFEST).write_text(json.dumps({**manifest, "file_sizes": sizes}))
+    for name in (prepared.SRC_SUBWORDS, prepared.TGT_SUBWORDS):
+        (directory / name).write_bytes(subwords.model_bytes)
+    identity = {"path": str(directory / "corpus"), "size": 0, "mtime_ns": 0}
+    manifest = {
+        "format": prepared.FORMAT,
+        "inputs": [{"src": identity, "tgt": identity}],
+        "settings": {"data.max_length": 60},
+        "subwords": [subwords.digest, subwords.digest],
+        "pairs": pairs,
+        "token_type": "uint16",
+        "length_type": "uint16",
+        "file_sizes": sizes,
+        "filtered": [],
+    }
+    (directory / prepared.MANIFEST).write_text(json.dumps(manifest))
 
 
 @pytest.fixture(scope="module")
