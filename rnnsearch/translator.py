@@ -625,7 +625,7 @@ def load(
     _require_compatible(directories, files)
     graph_precision = precision if precision == "int8" else "fp32"
     models = [
-        _load_onnx(directory, *member[1:], graph_precision) if onnx else load_model(directory, *member).to(target)
+        _load_onnx(directory, *member, graph_precision) if onnx else load_model(directory, *member).to(target)
         for directory, member, onnx in zip(directories, files, on_onnx)
     ]
     config, src_subwords, tgt_subwords = files[0]
@@ -665,7 +665,7 @@ def _runs_on_onnx(directory: str | os.PathLike, runtime: str | None, precision: 
 
 
 def _load_onnx(
-    directory: str | os.PathLike, src_subwords: Subwords | None, tgt_subwords: Subwords, precision: str
+    directory: str | os.PathLike, config: Config, src_subwords: Subwords | None, tgt_subwords: Subwords, precision: str
 ) -> torch.nn.Module:
     """The graphs of an exported package, on as many threads as PyTorch uses, its subword
     models checked to be those its weights record."""
@@ -674,7 +674,11 @@ def _load_onnx(
     best = Path(directory) / model_directory.BEST
     model_directory.check_subwords(model_directory.read_info(best), best, src_subwords, tgt_subwords)
     return load_onnx_model(
-        directory, precision, target_vocabulary=len(tgt_subwords), threads=torch.get_num_threads()
+        directory,
+        precision,
+        config=config.model,
+        target_vocabulary=len(tgt_subwords),
+        threads=torch.get_num_threads(),
     ).eval()
 
 

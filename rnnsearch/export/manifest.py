@@ -47,7 +47,26 @@ def read_manifest(directory: str | Path) -> dict:
         raise UserError(f"{path}: not an rnnsearch ONNX manifest")
     if manifest.get("version") != VERSION:
         raise UserError(f"{path}: package version {manifest.get('version')!r}; this rnnsearch reads version {VERSION}")
+    if not _graph_digests(manifest.get("graphs")):
+        raise UserError(
+            f"{path}: 'graphs' is not a digest for each graph of fp32 and, with --int8, int8 (corrupt exported package)"
+        )
     return manifest
+
+
+def _graph_digests(graphs: object) -> bool:
+    """Whether `graphs` is {precision: {graph file: digest}} for the precisions GRAPHS names, fp32 among them."""
+    return (
+        isinstance(graphs, dict)
+        and "fp32" in graphs
+        and all(
+            precision in GRAPHS
+            and isinstance(digests, dict)
+            and set(digests) == set(GRAPHS[precision])
+            and all(isinstance(digest, str) for digest in digests.values())
+            for precision, digests in graphs.items()
+        )
+    )
 
 
 def file_digest(path: Path) -> str:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import google.protobuf.message
 import numpy as np
+import onnx
 import onnxruntime
 import torch
 from safetensors import SafetensorError, safe_open
@@ -21,29 +23,36 @@ from rnnsearch.errors import UserError
 from rnnsearch.export.graphs import RECURRENT, SOURCE_SIDE
 from rnnsearch.export.manifest import GRAPHS, PACKAGE_FOLDER, file_digest, read_manifest
 from rnnsearch.model.decoder import DecoderState
+from rnnsearch.model.settings import ModelConfig
 from rnnsearch.model_directory import BEST
 
 
-def load_onnx_model(directory: str | Path, precision: str, *, target_vocabulary: int, threads: int) -> OnnxModel:
+def load_onnx_model(
+    directory: str | Path, precision: str, *, config: ModelConfig, target_vocabulary: int, threads: int
+) -> OnnxModel:
     """The graphs of an exported package at `precision` (fp32 or int8), each checked
-    against the digest the manifest records, and the step graph's vocabulary against the
-    package's target subword model."""
+    against the digest the manifest records and against what the package's model
+    config fixes (`check_graph`), and the step graph's vocabulary against the package's
+    target subword model."""
     directory = Path(directory)
     manifest = read_manifest(directory)
-    digests = manifest.get("graphs", {}).get(precision)
-    if precision not in GRAPHS or not isinstance(digests, dict):
-        exported = ", ".join(sorted(manifest.get("graphs", {}))) or "none"
+    digests = manifest["graphs"].get(precision)
+    if precision not in GRAPHS or digests is None:
+        exported = ", ".join(sorted(manifest["graphs"])) or "none"
         hint = " (export it with --int8)" if precision == "int8" else ""
         raise UserError(f"{directory}: no {precision} graphs in this package{hint}; it has {exported}")
     paths = [directory / PACKAGE_FOLDER / name for name in GRAPHS[precision]]
     for path in paths:
         _require_digest(path, digests.get(path.name))
+        _require_precision(path, precision)
     model = OnnxModel(
         session(paths[0], threads),
         session(paths[1], threads),
         precision=precision,
         parameter_count=_parameter_count(directory / BEST),
     )
+    check_graph(paths[0], model.encoder, ENCODER_INPUTS, {})
+    check_graph(paths[1], model.step_graph, step_inputs(config), fixed_sizes(config))
     vocabulary = model.step_graph.get_outputs()[0].shape[1]
     if vocabulary != target_vocabulary:
         raise UserError(
@@ -51,6 +60,63 @@ def load_onnx_model(directory: str | Path, precision: str, *, target_vocabulary:
             f"{target_vocabulary}; the graphs and the model files do not belong together"
         )
     return model
+
+
+ENCODER_INPUTS = ("src", "src_lengths")
+
+
+def step_inputs(config: ModelConfig) -> tuple[str, ...]:
+    """The step graph's inputs for a model of `config`: the previous tokens, the decoder
+    state tensors it has (graphs.state_names, from the config) and the rows to score."""
+    present = {
+        "memory": config.decoder.cell == "lstm",
+        "feed": config.decoder.input_feeding,
+        "keys": config.attention != "none",
+        "fixed_context": config.attention == "none",
+    }
+    return ("prev_tokens", *(name for name in (*RECURRENT, *SOURCE_SIDE) if present.get(name, True)), "scored")
+
+
+def fixed_sizes(config: ModelConfig) -> dict[str, list[int]]:
+    """The trailing sizes of step inputs that the config fixes: s_{i-1} (layers × hidden
+    size, and the LSTM's cells alike) and h_j (twice the encoder's size when bidirectional)."""
+    state = [config.decoder.layers, config.decoder.hidden_size]
+    annotation = config.encoder.hidden_size * (2 if config.encoder.bidirectional else 1)
+    return {"state": state, "memory": state, "annotations": [annotation]}
+
+
+def check_graph(
+    path: Path, graph: onnxruntime.InferenceSession, inputs: tuple[str, ...], sizes: dict[str, list[int]]
+) -> None:
+    """Refuse a graph whose inputs are not those a model of the package's config has, or
+    whose fixed sizes differ: another model's graph, whatever its digest says."""
+    given = {node.name: node.shape for node in graph.get_inputs()}
+    if tuple(given) != inputs:
+        raise UserError(
+            f"{path}: takes {', '.join(given)}, but a model of this package's config.yaml takes {', '.join(inputs)}; "
+            "the graphs and the model files do not belong together"
+        )
+    for name, trailing in sizes.items():
+        if name in given and given[name][-len(trailing) :] != trailing:
+            raise UserError(
+                f"{path}: {name} is {given[name]}, where this package's config.yaml fixes its last sizes at "
+                f"{trailing}; the graphs and the model files do not belong together"
+            )
+
+
+_INTEGER_TYPES = {onnx.TensorProto.INT8, onnx.TensorProto.UINT8}
+
+
+def _require_precision(path: Path, precision: str) -> None:
+    """Refuse a graph listed under the other precision: int8 graphs hold int8 weights, fp32 graphs none."""
+    try:
+        graph = onnx.load(str(path), load_external_data=False).graph
+    except (OSError, onnx.onnx_cpp2py_export.checker.ValidationError, google.protobuf.message.DecodeError):
+        raise UserError(f"{path}: not a readable ONNX graph (corrupt exported package)") from None
+    integers = any(tensor.data_type in _INTEGER_TYPES for tensor in graph.initializer)
+    if integers != (precision == "int8"):
+        found = "int8" if integers else "fp32"
+        raise UserError(f"{path}: holds {found} weights but the manifest lists it as {precision}; export again")
 
 
 def _parameter_count(weights: Path) -> int:

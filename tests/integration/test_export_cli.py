@@ -14,8 +14,18 @@ from fastapi.testclient import TestClient
 
 import rnnsearch
 from rnnsearch.cli import main
+from rnnsearch.config import config_from_dict, load_config
 from rnnsearch.errors import UserError
-from rnnsearch.model_directory import BEST, TGT_SUBWORDS, read_tensors, write_tensors
+from rnnsearch.export.manifest import file_digest
+from rnnsearch.model.seq2seq import build_model
+from rnnsearch.model_directory import (
+    BEST,
+    TGT_SUBWORDS,
+    model_tensors,
+    read_tensors,
+    save_model_files,
+    write_tensors,
+)
 from rnnsearch.server import Limits
 from rnnsearch.server.app import create_app
 from rnnsearch.text.subwords import train_subwords
@@ -185,6 +195,55 @@ def test_a_package_without_its_manifest_is_refused_not_run_on_pytorch(package, s
     status, out, err = run_cli(capsys, "translate", damaged, "-i", source, "--runtime", "torch")
     assert status == 0, err
     assert len(out.splitlines()) == 3
+
+
+def with_digests(package: Path) -> None:
+    """The manifest's digests brought up to date with the graphs, as a careful vandal would."""
+    path = package / "onnx" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    for digests in manifest["graphs"].values():
+        for name in digests:
+            digests[name] = file_digest(package / "onnx" / name)
+    path.write_text(json.dumps(manifest))
+
+
+@pytest.fixture(scope="module")
+def fixed_context_package(model_dir, tmp_path_factory) -> Path:
+    """The package of a fixed-context model (attention: none) with random weights: graphs
+    of another model, with the same vocabulary."""
+    folder = tmp_path_factory.mktemp("fixed")
+    trained = rnnsearch.load(model_dir, device="cpu")
+    tree = load_config(model_dir / "config.yaml").model_dump(mode="json")
+    tree["model"]["attention"] = "none"
+    config = config_from_dict(tree)
+    save_model_files(folder / "run", config, trained.src_subwords, trained.tgt_subwords)
+    model = build_model(config.model, len(trained.src_subwords), len(trained.tgt_subwords))
+    write_tensors(folder / "run" / BEST, model_tensors(model), {})
+    assert main(["export", str(folder / "run"), "-o", str(folder / "package")]) == 0
+    return folder / "package"
+
+
+def test_edited_packages_are_one_line_errors(package, fixed_context_package, sources, tmp_path, capsys):
+    source = write_lines(tmp_path / "in.de", sources[:3])
+
+    def refused(damaged: Path, *fragments: str, options: tuple[str, ...] = ()) -> None:
+        status, _, err = run_cli(capsys, "translate", damaged, "-i", source, *options)
+        assert_one_line_error(status, err, *fragments)
+
+    listed = broken_copy(package, tmp_path / "listed")
+    manifest = json.loads((listed / "onnx" / "manifest.json").read_text())
+    (listed / "onnx" / "manifest.json").write_text(json.dumps({**manifest, "graphs": [1, 2]}))
+    refused(listed, "manifest.json", "'graphs' is not a digest for each graph")
+
+    int8_as_fp32 = broken_copy(package, tmp_path / "int8_as_fp32")
+    shutil.copyfile(int8_as_fp32 / "onnx" / "step.int8.onnx", int8_as_fp32 / "onnx" / "step.onnx")
+    with_digests(int8_as_fp32)
+    refused(int8_as_fp32, "step.onnx", "holds int8 weights but the manifest lists it as fp32")
+
+    swapped = broken_copy(package, tmp_path / "swapped")
+    shutil.copyfile(fixed_context_package / "onnx" / "step.onnx", swapped / "onnx" / "step.onnx")
+    with_digests(swapped)
+    refused(swapped, "step.onnx", "fixed_context", "do not belong together")
 
 
 def test_a_speech_model_is_refused_at_export(speech_model, tmp_path, capsys):
