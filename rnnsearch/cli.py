@@ -534,6 +534,18 @@ def _beam_width(text: str) -> int:
     return value
 
 
+def _add_reading(command: argparse.ArgumentParser) -> None:
+    """--reading, for the commands that write word alignments."""
+    command.add_argument(
+        "--reading",
+        choices=tuple(READINGS),
+        default=DEFAULT_READING,
+        help="which row of α stands for a target word in the word alignments: 'output', the step that "
+        f"outputs it, 'input', the next step, which takes it as input, or 'both', their mean (default "
+        f"{DEFAULT_READING}; BENCHMARKS.md compares them)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rnnsearch", description="Attentional encoder–decoder models (RNNsearch).")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -602,14 +614,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="target prefixes, one per input line (empty: none): each translation starts with its prefix",
     )
-    translate.add_argument(
-        "--reading",
-        choices=tuple(READINGS),
-        default=DEFAULT_READING,
-        help="which row of α stands for a target word in the word alignments: 'output', the step that "
-        f"outputs it, or 'input', the next step, which takes it as input (default {DEFAULT_READING}; "
-        "BENCHMARKS.md compares them)",
-    )
+    _add_reading(translate)
     translate.set_defaults(run=_translate)
 
     evaluate = model_command(
@@ -677,14 +682,7 @@ def _parser() -> argparse.ArgumentParser:
         choices=tuple(SYMMETRISATIONS),
         help="how --reverse's links and the model's combine (Koehn et al. 2003; default grow-diag-final-and)",
     )
-    align.add_argument(
-        "--reading",
-        choices=tuple(READINGS),
-        default=DEFAULT_READING,
-        help="which row of α stands for a target word in the word alignments: 'output', the step that "
-        f"outputs it, or 'input', the next step, which takes it as input (default {DEFAULT_READING}; "
-        "BENCHMARKS.md compares them)",
-    )
+    _add_reading(align)
     align.add_argument("--json", action="store_true", help="print the scores against GOLD as JSON")
     align.set_defaults(run=_align)
 
