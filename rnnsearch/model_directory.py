@@ -26,6 +26,7 @@ the metrics log, starting from another model) is in rnnsearch.training.checkpoin
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from pathlib import Path
@@ -63,22 +64,41 @@ def write_tensors(path: Path, tensors: dict[str, torch.Tensor], info: dict[str, 
     (BENCHMARKS.md, "Where the time goes, and how close to the machine's ceiling").
     """
     tensors = {name: t.detach().cpu().contiguous() for name, t in tensors.items()}
+    metadata = {"info": json.dumps(info), "digest": tensors_digest(tensors)}
     with replacing(path) as temporary:
         try:
-            save_safetensors_file(tensors, temporary, metadata={"info": json.dumps(info)})
+            save_safetensors_file(tensors, temporary, metadata=metadata)
         except SafetensorError as error:  # a full disk, say, reported in safetensors' own words
             raise files.write_failure(path, error) from None
 
 
+def tensors_digest(tensors: dict[str, torch.Tensor]) -> str:
+    """SHA-256 over every tensor's name, type, shape and bytes, in name order: safetensors
+    keeps no checksum, so a flipped bit in a weight would otherwise load as another model."""
+    digest = hashlib.sha256()
+    for name in sorted(tensors):
+        tensor = tensors[name].detach().cpu().contiguous()
+        digest.update(f"{name}\0{tensor.dtype}\0{tuple(tensor.shape)}\0".encode())
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy())
+    return digest.hexdigest()
+
+
 def read_tensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """The tensors of `path` and their info, checked against the digest written with them
+    (files written before the digest was kept are taken as they are)."""
     if not path.is_file():
         raise UserError(f"{path}: checkpoint missing")
     try:
         with safe_open(path, framework="pt") as checkpoint:
             tensors = {name: checkpoint.get_tensor(name) for name in checkpoint.keys()}
-            info = json.loads((checkpoint.metadata() or {}).get("info", "{}"))
+            metadata = checkpoint.metadata() or {}
+            info = json.loads(metadata.get("info", "{}"))
     except (SafetensorError, OSError, ValueError):
         raise UserError(f"{path}: corrupt checkpoint (not a readable safetensors file)") from None
+    if not isinstance(info, dict):
+        raise UserError(f"{path}: corrupt checkpoint (its info is not a JSON object)")
+    if "digest" in metadata and tensors_digest(tensors) != metadata["digest"]:
+        raise UserError(f"{path}: corrupt checkpoint (its tensors do not match the digest written with them)")
     return tensors, info
 
 
@@ -88,9 +108,12 @@ def read_info(path: Path) -> dict[str, Any]:
         raise UserError(f"{path}: checkpoint missing")
     try:
         with safe_open(path, framework="pt") as checkpoint:
-            return json.loads((checkpoint.metadata() or {}).get("info", "{}"))
+            info = json.loads((checkpoint.metadata() or {}).get("info", "{}"))
     except (SafetensorError, OSError, ValueError):
         raise UserError(f"{path}: corrupt checkpoint (not a readable safetensors file)") from None
+    if not isinstance(info, dict):
+        raise UserError(f"{path}: corrupt checkpoint (its info is not a JSON object)")
+    return info
 
 
 def _distinct_weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:

@@ -26,6 +26,7 @@ saying why, when one changed.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import json
 import os
 import random
@@ -114,6 +115,9 @@ ARRAYS = tuple(f"{side}.{kind}" for side in SIDES for kind in ("tokens", "offset
 _TYPES = Literal["uint16", "int32"]
 
 
+_Digest = Annotated[str, StringConstraints(pattern="^[0-9a-f]{64}$")]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
@@ -148,17 +152,20 @@ class Manifest(_Strict):
     format: Literal[1]
     inputs: list[_Input] = Field(min_length=1)
     settings: _Settings
-    subwords: list[Annotated[str, StringConstraints(pattern="^[0-9a-f]{64}$")]] = Field(min_length=2, max_length=2)
+    subwords: list[_Digest] = Field(min_length=2, max_length=2)
     pairs: int = Field(ge=0)
     token_type: _TYPES
     length_type: _TYPES
     file_sizes: dict[Literal[ARRAYS], Annotated[int, Field(ge=0)]]  # type: ignore[valid-type]
+    # absent from datasets prepared before the arrays had digests, which are read as they are
+    file_digests: dict[Literal[ARRAYS], _Digest] | None = None  # type: ignore[valid-type]
     filtered: list[_Filtered]
 
     @model_validator(mode="after")
     def _every_array(self) -> Manifest:
-        if set(self.file_sizes) != set(ARRAYS):
-            raise ValueError(f"file_sizes must name {', '.join(ARRAYS)}")
+        for field in (self.file_sizes, self.file_digests):
+            if field is not None and set(field) != set(ARRAYS):
+                raise ValueError(f"file_sizes and file_digests must name {', '.join(ARRAYS)}")
         return self
 
 
@@ -215,6 +222,16 @@ def _missing_array(directory: Path, manifest: dict[str, Any]) -> str | None:
         path = directory / name
         if not path.is_file() or path.stat().st_size != size:
             return f"{path} is missing or has the wrong size"
+    return None
+
+
+def _changed_array(directory: Path, manifest: dict[str, Any]) -> str | None:
+    """A data file whose bytes are not those the manifest's digest records, if any (one
+    read of every array, once, as the first epoch reads them anyway)."""
+    for name, expected in (manifest.get("file_digests") or {}).items():
+        with open(directory / name, "rb") as data:
+            if hashlib.file_digest(data, "sha256").hexdigest() != expected:
+                return f"{directory / name}: its bytes do not match the manifest's digest (changed or corrupt)"
     return None
 
 
@@ -419,6 +436,7 @@ class _Writer:
     def __init__(self, directory: Path, stack: ExitStack):
         self.directory = directory
         self.handles: dict[str, BinaryIO] = {}
+        self.hashes = {name: hashlib.sha256() for name in ARRAYS}
         for side in SIDES:
             for kind in ("tokens", "offsets", "lengths"):
                 name = f"{side}.{kind}"
@@ -441,13 +459,19 @@ class _Writer:
         self.pairs += len(encoded.lengths[0])
 
     def _write(self, name: str, array: np.ndarray) -> None:
+        data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+        self.hashes[name].update(data)
         try:
-            self.handles[name].write(array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes())
+            self.handles[name].write(data)
         except OSError as error:
             raise files.write_failure(self.directory / name, error) from None
 
     def sizes(self) -> dict[str, int]:
         return {name: handle.tell() for name, handle in self.handles.items()}
+
+    def digests(self) -> dict[str, str]:
+        """Each array's SHA-256, for the manifest: the check that tells a flipped bit."""
+        return {name: digest.hexdigest() for name, digest in self.hashes.items()}
 
 
 def _worker_count(config: Config) -> int:
@@ -538,7 +562,7 @@ def prepare(
         token_type=_smallest_type(max(len(subwords[0]), len(subwords[1])) - 1),
         length_type=_smallest_type(config.data.max_length),
     )
-    reports, sizes = _encode_all(config, directory, encoder)
+    reports, (sizes, digests) = _encode_all(config, directory, encoder)
     if not any(r.kept for r in reports):
         limits = f"data.max_length = {config.data.max_length} pieces" + (
             f" or data.max_length_ratio = {config.data.max_length_ratio}" if config.data.max_length_ratio else ""
@@ -553,6 +577,7 @@ def prepare(
         "token_type": encoder.token_type,
         "length_type": encoder.length_type,
         "file_sizes": sizes,
+        "file_digests": digests,
         "filtered": [{"corpus": c.src, **vars(r)} for c, r in zip(config.data.train_corpora, reports)],
     }
     files.atomic_write(directory / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
@@ -592,7 +617,7 @@ def _encode_all(config: Config, directory: Path, encoder: _Encoder) -> tuple[lis
                 reports.append(report)
         finally:
             progress.close()
-        sizes = writer.sizes()
+        sizes = writer.sizes(), writer.digests()
     return reports, sizes
 
 
@@ -640,7 +665,7 @@ class PreparedPairs:
         problem = manifest_problem(manifest)
         if problem is not None:
             raise UserError(f"{self.directory / MANIFEST}: not a valid manifest ({problem}); prepare the data again")
-        reason = _missing_array(self.directory, manifest)
+        reason = _missing_array(self.directory, manifest) or _changed_array(self.directory, manifest)
         if reason is not None:
             raise UserError(f"{reason}; prepare the data again")
         self.manifest = manifest

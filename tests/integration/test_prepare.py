@@ -4,6 +4,7 @@ disk, reused while it matches its inputs and settings, and never half-accepted."
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -313,14 +314,19 @@ def edit_manifest(directory: Path, **changes) -> None:
 
 
 def rewrite_array(directory: Path, name: str, change) -> None:
-    """Replace an array by `change(array)`, with the manifest's size made to match, as a
-    careful vandal would."""
+    """Replace an array by `change(array)`, with the manifest's size and digest made to
+    match, as a careful vandal would: what is left to tell is the arrays' own sense."""
     manifest = json.loads((directory / prepared.MANIFEST).read_text())
     types = {"tokens": manifest["token_type"], "offsets": "int64", "lengths": manifest["length_type"]}
     dtype = np.dtype(types[name.split(".")[1]]).newbyteorder("<")
     array = change(np.fromfile(directory / name, dtype=dtype)).astype(dtype)
     (directory / name).write_bytes(array.tobytes())
-    edit_manifest(directory, file_sizes={**manifest["file_sizes"], name: array.nbytes})
+    digest = hashlib.sha256(array.tobytes()).hexdigest()
+    edit_manifest(
+        directory,
+        file_sizes={**manifest["file_sizes"], name: array.nbytes},
+        file_digests={**manifest["file_digests"], name: digest},
+    )
 
 
 def other_target_subwords(directory: Path) -> None:
@@ -371,6 +377,17 @@ def test_damaged_prepared_data_is_one_line_naming_the_file_before_any_training(i
     message = str(refusal.value)
     assert "\n" not in message and message.startswith(f"{directory / name}: "), message
     assert fragment in message and message.endswith("prepare the data again"), message
+
+
+def test_an_array_changed_in_place_is_told_by_its_digest(intact, tmp_path):
+    """A flipped bit in a token leaves a valid id: only the manifest's digest tells it."""
+    directory = tmp_path / "prepared"
+    shutil.copytree(intact, directory)
+    data = bytearray((directory / "target.tokens").read_bytes())
+    data[10] ^= 1
+    (directory / "target.tokens").write_bytes(bytes(data))
+    with pytest.raises(UserError, match="target.tokens: its bytes do not match the manifest's digest"):
+        PreparedPairs(directory)
 
 
 def test_training_on_a_damaged_manifest_prepares_the_data_again_saying_why(subset, intact, tmp_path, capsys):
