@@ -25,7 +25,7 @@ import torch
 from rnnsearch import files, model_directory
 from rnnsearch.errors import UserError
 from rnnsearch.export import graphs
-from rnnsearch.export.manifest import FORMAT, GRAPHS, MANIFEST, PACKAGE_FOLDER, VERSION, file_digest
+from rnnsearch.export.manifest import FORMAT, GRAPHS, MANIFEST, PACKAGE_FOLDER, VERSION, file_digest, read_manifest
 from rnnsearch.export.quantise import quantise_graph
 from rnnsearch.export.runtime import OnnxModel, session
 from rnnsearch.files import atomic_write, replacing
@@ -62,11 +62,13 @@ def export_package(model_dir: str | Path, out_dir: str | Path, *, int8: bool = F
     with files.new_directory(out_dir, last=model_directory.BEST) as building:
         report = _write_package(model, building, model_dir=model_dir, vocabulary=len(src_subwords), int8=int8)
         model_directory.save_model_files(building, config, src_subwords, tgt_subwords)
-        model_directory.write_tensors(
-            building / model_directory.BEST,
-            model_directory.model_tensors(model),
-            {"exported_from": str(model_dir), **model_directory.subword_record(src_subwords, tgt_subwords)},
-        )
+        info = {
+            "exported_from": str(model_dir),
+            **model_directory.subword_record(src_subwords, tgt_subwords),
+            # the graphs exported from these weights: another model's graphs, digests and all, are told apart
+            "graphs": read_manifest(building)["graphs"],
+        }
+        model_directory.write_tensors(building / model_directory.BEST, model_directory.model_tensors(model), info)
     return report
 
 

@@ -21,10 +21,10 @@ from torch import nn
 
 from rnnsearch.errors import UserError
 from rnnsearch.export.graphs import RECURRENT, SOURCE_SIDE
-from rnnsearch.export.manifest import GRAPHS, PACKAGE_FOLDER, file_digest, read_manifest
+from rnnsearch.export.manifest import GRAPHS, MANIFEST, PACKAGE_FOLDER, file_digest, read_manifest
 from rnnsearch.model.decoder import DecoderState
 from rnnsearch.model.settings import ModelConfig
-from rnnsearch.model_directory import BEST
+from rnnsearch.model_directory import BEST, read_info
 
 
 def load_onnx_model(
@@ -45,6 +45,7 @@ def load_onnx_model(
     for path in paths:
         _require_digest(path, digests.get(path.name))
         _require_precision(path, precision)
+    _require_exported_here(directory, manifest)
     model = OnnxModel(
         session(paths[0], threads),
         session(paths[1], threads),
@@ -126,6 +127,17 @@ def _parameter_count(weights: Path) -> int:
             return sum(math.prod(tensors.get_slice(name).get_shape()) for name in tensors.keys())
     except (SafetensorError, OSError):
         raise UserError(f"{weights}: corrupt or missing weights in the exported package") from None
+
+
+def _require_exported_here(directory: Path, manifest: dict) -> None:
+    """Refuse graphs other than those exported from the package's own weights, which
+    record them (weights exported before the record was kept are taken as they are)."""
+    recorded = read_info(directory / BEST).get("graphs")
+    if recorded is not None and recorded != manifest["graphs"]:
+        raise UserError(
+            f"{directory / PACKAGE_FOLDER / MANIFEST}: lists graphs other than those exported from "
+            f"{directory / BEST}; the graphs and the model files do not belong together (export again)"
+        )
 
 
 def _require_digest(path: Path, expected: object) -> None:

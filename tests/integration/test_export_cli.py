@@ -223,7 +223,22 @@ def fixed_context_package(model_dir, tmp_path_factory) -> Path:
     return folder / "package"
 
 
-def test_edited_packages_are_one_line_errors(package, fixed_context_package, sources, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def same_shape_package(model_dir, tmp_path_factory) -> Path:
+    """The package of a model of the tiny one's config and vocabulary with other (random) weights."""
+    folder = tmp_path_factory.mktemp("same-shape")
+    trained = rnnsearch.load(model_dir, device="cpu")
+    config = load_config(model_dir / "config.yaml")
+    save_model_files(folder / "run", config, trained.src_subwords, trained.tgt_subwords)
+    model = build_model(config.model, len(trained.src_subwords), len(trained.tgt_subwords))
+    write_tensors(folder / "run" / BEST, model_tensors(model), {})
+    assert main(["export", str(folder / "run"), "-o", str(folder / "package")]) == 0
+    return folder / "package"
+
+
+def test_edited_packages_are_one_line_errors(
+    package, fixed_context_package, same_shape_package, sources, tmp_path, capsys
+):
     source = write_lines(tmp_path / "in.de", sources[:3])
 
     def refused(damaged: Path, *fragments: str, options: tuple[str, ...] = ()) -> None:
@@ -243,7 +258,18 @@ def test_edited_packages_are_one_line_errors(package, fixed_context_package, sou
     swapped = broken_copy(package, tmp_path / "swapped")
     shutil.copyfile(fixed_context_package / "onnx" / "step.onnx", swapped / "onnx" / "step.onnx")
     with_digests(swapped)
+    refused(swapped, "manifest.json", "lists graphs other than those exported from", "do not belong together")
+    # weights exported before they recorded their graphs: the graph's own inputs still tell
+    tensors, info = read_tensors(swapped / BEST)
+    del info["graphs"]
+    write_tensors(swapped / BEST, tensors, info)
     refused(swapped, "step.onnx", "fixed_context", "do not belong together")
+
+    # another model's graphs and manifest, of the same architecture and vocabulary
+    other = broken_copy(package, tmp_path / "other")
+    shutil.rmtree(other / "onnx")
+    shutil.copytree(same_shape_package / "onnx", other / "onnx")
+    refused(other, "manifest.json", "lists graphs other than those exported from")
 
 
 def test_a_speech_model_is_refused_at_export(speech_model, tmp_path, capsys):
