@@ -3,7 +3,8 @@
     config.yaml                      the validated config the model was built from
     subwords.src.model / .tgt.model  SentencePiece models (no source model for speech)
     best.safetensors                 weights of the best validation so far (every weights file
-                                     records the digests of the subword models it was trained with)
+                                     records a digest of its tensors, and those of config.yaml
+                                     and the subword models it was trained with)
     last.safetensors                 weights + optimizer + RNG + data position: resume point
     metrics.jsonl, learning_curve.png
     alignments/step{N}-{k}.png       heatmaps of the first validation sentences, per validation
@@ -144,25 +145,34 @@ def load_weights(model: torch.nn.Module, path: Path) -> dict[str, Any]:
     return info
 
 
-def subword_record(src_subwords: Subwords | None, tgt_subwords: Subwords) -> dict[str, Any]:
-    """What weights record of the subword models they are trained with, in their info:
-    the models' digests, so that a model directory whose subword models were swapped for
-    others of the same size is refused rather than translated into nonsense."""
-    return {"subwords": {"src": src_subwords and src_subwords.digest, "tgt": tgt_subwords.digest}}
+def files_record(directory: Path, src_subwords: Subwords | None, tgt_subwords: Subwords) -> dict[str, Any]:
+    """What weights record of the files they belong with, in their info: the digests of
+    the subword models they are trained with and of the directory's config.yaml, so that
+    a model directory whose subword models were swapped for others of the same size, or
+    whose config was cut short or changed, is refused rather than run as another model."""
+    return {
+        "subwords": {"src": src_subwords and src_subwords.digest, "tgt": tgt_subwords.digest},
+        "config": hashlib.sha256((directory / CONFIG).read_bytes()).hexdigest(),
+    }
 
 
-def check_subwords(info: dict[str, Any], path: Path, src_subwords: Subwords | None, tgt_subwords: Subwords) -> None:
-    """Refuse subword models other than those the weights in `path` record (weights
-    written before the record was kept have none, and are taken as they are)."""
+def check_files(info: dict[str, Any], path: Path, src_subwords: Subwords | None, tgt_subwords: Subwords) -> None:
+    """Refuse subword models or a config.yaml other than those the weights in `path`
+    record (weights written before the record was kept have none, and are taken as they are)."""
     recorded = info.get("subwords")
-    if not isinstance(recorded, dict):
-        return
-    for side, name, subwords in (("src", SRC_SUBWORDS, src_subwords), ("tgt", TGT_SUBWORDS, tgt_subwords)):
-        if subwords is not None and recorded.get(side) not in (None, subwords.digest):
-            raise UserError(
-                f"{path.parent / name}: not the subword model {path.name} was trained with (its digest differs "
-                "from the one the weights record); put back the model directory's own"
-            )
+    if isinstance(recorded, dict):
+        for side, name, subwords in (("src", SRC_SUBWORDS, src_subwords), ("tgt", TGT_SUBWORDS, tgt_subwords)):
+            if subwords is not None and recorded.get(side) not in (None, subwords.digest):
+                raise UserError(
+                    f"{path.parent / name}: not the subword model {path.name} was trained with (its digest "
+                    "differs from the one the weights record); put back the model directory's own"
+                )
+    config = path.parent / CONFIG
+    if "config" in info and hashlib.sha256(config.read_bytes()).hexdigest() != info["config"]:
+        raise UserError(
+            f"{config}: not the config {path.name} was written with (its digest differs from the one the weights "
+            "record: damaged or edited); put back the model directory's own"
+        )
 
 
 def model_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
@@ -227,7 +237,7 @@ def load_model(
     path = weights_path(directory)
     if path.name == LAST and path.exists():
         log.warning(f"{directory}: no {BEST}; translating with {LAST}, the weights of the last checkpoint")
-    check_subwords(load_weights(model, path), path, src_subwords, tgt_subwords)
+    check_files(load_weights(model, path), path, src_subwords, tgt_subwords)
     require_finite({f"model.{name}": tensor for name, tensor in model.state_dict().items()}, path)
     return model.eval()
 

@@ -672,7 +672,7 @@ def _load_onnx(
     from rnnsearch.export.runtime import load_onnx_model
 
     best = Path(directory) / model_directory.BEST
-    model_directory.check_subwords(model_directory.read_info(best), best, src_subwords, tgt_subwords)
+    model_directory.check_files(model_directory.read_info(best), best, src_subwords, tgt_subwords)
     return load_onnx_model(
         directory,
         precision,

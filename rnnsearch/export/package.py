@@ -64,7 +64,7 @@ def export_package(model_dir: str | Path, out_dir: str | Path, *, int8: bool = F
         model_directory.save_model_files(building, config, src_subwords, tgt_subwords)
         info = {
             "exported_from": str(model_dir),
-            **model_directory.subword_record(src_subwords, tgt_subwords),
+            **model_directory.files_record(building, src_subwords, tgt_subwords),
             # the graphs exported from these weights: another model's graphs, digests and all, are told apart
             "graphs": read_manifest(building)["graphs"],
         }

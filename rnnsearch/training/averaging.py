@@ -81,13 +81,10 @@ def average_model(model_dir: str | Path, out_dir: str | Path, last: int | None =
     steps, paths = [step for step, _ in chosen], [path for _, path in chosen]
     averaged = average_checkpoints(paths)
     _require_fit(config, src_subwords, tgt_subwords, averaged, paths[-1])
-    info = {
-        "averaged_steps": steps,
-        "averaged_from": str(model_dir / model_directory.KEPT),
-        **model_directory.subword_record(src_subwords, tgt_subwords),
-    }
+    info = {"averaged_steps": steps, "averaged_from": str(model_dir / model_directory.KEPT)}
     with files.new_directory(out_dir, last=model_directory.BEST) as building:
         model_directory.save_model_files(building, config, src_subwords, tgt_subwords)
+        info |= model_directory.files_record(building, src_subwords, tgt_subwords)
         model_directory.write_tensors(building / model_directory.BEST, averaged, info)
     return steps
 

@@ -179,7 +179,7 @@ class Trainer:
         self.model = build_model(config.model, *sizes).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=options.learning_rate, fused=True)
         self.translator = Translator(self.model, src_subwords, tgt_subwords, config)
-        self._record = model_directory.subword_record(src_subwords, tgt_subwords)
+        self._record = model_directory.files_record(self.model_dir, src_subwords, tgt_subwords)
         self.validator = Validator(
             self.translator, self.corpus, config, alignments=self.model_dir / model_directory.ALIGNMENTS
         )
@@ -375,7 +375,7 @@ class Trainer:
         path = self.model_dir / model_directory.LAST
         tensors, info = model_directory.read_tensors(path)
         model_directory.require_finite(tensors, path, refusal="a run cannot resume from it")
-        model_directory.check_subwords(info, path, self.translator.src_subwords, self.translator.tgt_subwords)
+        model_directory.check_files(info, path, self.translator.src_subwords, self.translator.tgt_subwords)
         model_directory.assign_weights(self.model, tensors, path)
         checkpoint.restore_optimizer(self.optimizer, tensors, info["param_groups"])
         self.progress = Progress(**info["progress"])

@@ -2,9 +2,8 @@
 Reading it gives one of two things: a one-line error that names the file, or exactly
 what the intact file gives. Never a traceback, never a silently different model.
 
-Left out: config.yaml, a text file people edit (a changed value is a changed setting),
-and what a damaged file is not read for (a package's own weights, which only size and
-label its graphs)."""
+Left out: what a damaged file is not read for (a package's own weights, which only
+size and label its graphs, and record the files they belong with)."""
 
 from __future__ import annotations
 
@@ -76,14 +75,16 @@ def translations(sources: list[str]) -> Callable[[Path], list[str]]:
     return read
 
 
-@pytest.mark.parametrize("name", ["best.safetensors", "subwords.src.model", "subwords.tgt.model"])
+@pytest.mark.parametrize("name", ["config.yaml", "best.safetensors", "subwords.src.model", "subwords.tgt.model"])
 def test_a_damaged_model_directory_file_is_named_or_harmless(model_dir, sources, tmp_path, name):
     kept = tmp_path / "intact"
     shutil.copytree(model_dir, kept, ignore=shutil.ignore_patterns("prepared", "alignments", "*.png"))
     read_back(translations(sources), kept, name, tmp_path)
 
 
-@pytest.mark.parametrize("name", ["onnx/encoder.onnx", "onnx/step.onnx", "onnx/manifest.json", "subwords.tgt.model"])
+@pytest.mark.parametrize(
+    "name", ["onnx/encoder.onnx", "onnx/step.onnx", "onnx/manifest.json", "config.yaml", "subwords.tgt.model"]
+)
 def test_a_damaged_package_file_is_named_or_harmless(package, sources, tmp_path, name):
     read_back(translations(sources), package, name, tmp_path)
 
