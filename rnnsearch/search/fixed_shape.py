@@ -35,6 +35,7 @@ from rnnsearch.search import (
     with_search_kernels,
 )
 from rnnsearch.search.beam import accept, top_extensions
+from rnnsearch.search.contract import SearchModel
 
 CHECK_EVERY = 8
 """Steps replayed between two looks at whether a batch is done."""
@@ -49,7 +50,7 @@ WARM_UP_STEPS = 2
 @torch.no_grad()
 @with_search_kernels
 def fixed_shape_greedy_search(
-    model,
+    model: SearchModel,
     src: torch.Tensor,
     src_lengths: torch.Tensor,
     *,
@@ -68,7 +69,7 @@ def fixed_shape_greedy_search(
 @torch.no_grad()
 @with_search_kernels
 def fixed_shape_beam_search(
-    model,
+    model: SearchModel,
     src: torch.Tensor,
     src_lengths: torch.Tensor,
     *,

@@ -25,12 +25,13 @@ from rnnsearch.search import (
     restrict,
     with_search_kernels,
 )
+from rnnsearch.search.contract import SearchModel
 
 
 @torch.no_grad()
 @with_search_kernels
 def greedy_search(
-    model,
+    model: SearchModel,
     src: torch.Tensor,
     src_lengths: torch.Tensor,
     *,

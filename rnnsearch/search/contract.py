@@ -1,0 +1,56 @@
+"""What search asks of a model and of its decoder state, in code (docs/architecture.md,
+"What search asks of a model"). `RNNSearch`, `Ensemble` and `OnnxModel` satisfy both
+Protocols, so each search is written once for all three."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import torch
+
+
+class SearchState(Protocol):
+    """A decoder state as search handles it: rows that finish are retired, beams are
+    tiled and reordered, sentences join a batch in flight."""
+
+    beam: int
+    padding: torch.Tensor
+
+    def select(self, rows: torch.Tensor) -> SearchState:
+        """The state of the given rows, in that order."""
+        ...
+
+    def without(self, ended: torch.Tensor) -> tuple[SearchState, torch.Tensor]:
+        """The state without the rows where `ended`, and the index each kept row had."""
+        ...
+
+    def tile_beams(self, k: int) -> SearchState:
+        """K rows for every sentence, sharing its source side."""
+        ...
+
+    def reorder_beams(self, rows: torch.Tensor) -> SearchState:
+        """The recurrent part reordered within the beams."""
+        ...
+
+    def extend(self, other: SearchState) -> SearchState:
+        """These rows followed by `other`'s."""
+        ...
+
+
+class SearchModel(Protocol):
+    """A model as search calls it: encode the sources once, then one step at a time."""
+
+    @property
+    def has_alignment(self) -> bool:
+        """Whether step gives an alignment row (False for the fixed-context baseline)."""
+        ...
+
+    def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> SearchState:
+        """The initial decoder state of the sources."""
+        ...
+
+    def step(
+        self, prev_tokens: torch.Tensor, state: SearchState, scored: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, SearchState, torch.Tensor | None]:
+        """Log-probabilities (of the `scored` rows), the next state and α (or None)."""
+        ...
