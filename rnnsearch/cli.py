@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rnnsearch.alignment import DEFAULT_READING, READINGS
 from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS, RUNTIMES, SEARCH_PRECISIONS
 from rnnsearch.errors import UserError
+from rnnsearch.symmetrisation import DEFAULT_METHOD
 from rnnsearch.symmetrisation import METHODS as SYMMETRISATIONS
 from rnnsearch.text.synthetic import TASKS
 
@@ -337,7 +338,7 @@ def _word_links(
         return words.pairs
     backward = align_translation(reverse, reading=args.reading)
     try:
-        return combine(words, backward, method=args.symmetrize or "grow-diag-final-and").pairs
+        return combine(words, backward, method=args.symmetrize or DEFAULT_METHOD).pairs
     except ValueError as error:
         raise UserError(f"{args.src}: line {number + 1}: {error}") from None
 

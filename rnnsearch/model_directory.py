@@ -93,11 +93,9 @@ def read_tensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
         with safe_open(path, framework="pt") as checkpoint:
             tensors = {name: checkpoint.get_tensor(name) for name in checkpoint.keys()}
             metadata = checkpoint.metadata() or {}
-            info = json.loads(metadata.get("info", "{}"))
-    except (SafetensorError, OSError, ValueError):
+    except (SafetensorError, OSError):
         raise UserError(f"{path}: corrupt checkpoint (not a readable safetensors file)") from None
-    if not isinstance(info, dict):
-        raise UserError(f"{path}: corrupt checkpoint (its info is not a JSON object)")
+    info = _info(metadata, path)
     if "digest" in metadata and tensors_digest(tensors) != metadata["digest"]:
         raise UserError(f"{path}: corrupt checkpoint (its tensors do not match the digest written with them)")
     return tensors, info
@@ -109,9 +107,18 @@ def read_info(path: Path) -> dict[str, Any]:
         raise UserError(f"{path}: checkpoint missing")
     try:
         with safe_open(path, framework="pt") as checkpoint:
-            info = json.loads((checkpoint.metadata() or {}).get("info", "{}"))
-    except (SafetensorError, OSError, ValueError):
+            metadata = checkpoint.metadata() or {}
+    except (SafetensorError, OSError):
         raise UserError(f"{path}: corrupt checkpoint (not a readable safetensors file)") from None
+    return _info(metadata, path)
+
+
+def _info(metadata: dict[str, str], path: Path) -> dict[str, Any]:
+    """The info a safetensors file's metadata holds as JSON, checked to be an object."""
+    try:
+        info = json.loads(metadata.get("info", "{}"))
+    except ValueError:
+        info = None
     if not isinstance(info, dict):
         raise UserError(f"{path}: corrupt checkpoint (its info is not a JSON object)")
     return info

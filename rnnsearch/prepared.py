@@ -51,6 +51,7 @@ from rnnsearch import files
 from rnnsearch.config import Config, ParallelFiles
 from rnnsearch.errors import UserError
 from rnnsearch.reserved import PAD
+from rnnsearch.sections import Section
 from rnnsearch.text.corpus import PairCounts, RawChunk, require_usable, stream_parallel, stream_raw_parallel
 from rnnsearch.text.subwords import Subwords, train_subwords
 
@@ -97,10 +98,6 @@ def _subword_settings(config: Config) -> dict[str, Any]:
     return {f"subwords.{key}": value for key, value in config.subwords.model_dump().items()}
 
 
-def _digest(subwords: Subwords) -> str:
-    return subwords.digest
-
-
 def read_manifest(directory: Path) -> dict[str, Any] | None:
     """The manifest of a prepared dataset; None where there is none or it is unreadable
     (no dataset, or an interrupted one)."""
@@ -118,22 +115,18 @@ _TYPES = Literal["uint16", "int32"]
 _Digest = Annotated[str, StringConstraints(pattern="^[0-9a-f]{64}$")]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
-
-
-class _FileIdentity(_Strict):
+class _FileIdentity(Section):
     path: str
     size: int = Field(ge=0)
     mtime_ns: int
 
 
-class _Input(_Strict):
+class _Input(Section):
     src: _FileIdentity
     tgt: _FileIdentity
 
 
-class _Filtered(_Strict):
+class _Filtered(Section):
     corpus: str
     kept: int = Field(ge=0)
     empty: int = Field(ge=0)
@@ -146,7 +139,7 @@ class _Settings(BaseModel):
     max_length: int = Field(gt=0, alias="data.max_length")
 
 
-class Manifest(_Strict):
+class Manifest(Section):
     """What a manifest must hold, checked before anything it describes is read."""
 
     format: Literal[1]
@@ -211,7 +204,7 @@ def _changed(manifest: dict[str, Any], config: Config, subwords: tuple[Subwords,
         recorded = manifest["settings"].get(key, "not set")
         if recorded != value:
             return f"{key} changed ({recorded} → {value})"
-    if subwords and [_digest(s) for s in subwords] != manifest["subwords"]:
+    if subwords and [s.digest for s in subwords] != manifest["subwords"]:
         return "the model's subword models are not those that encoded it"
     return None
 
@@ -572,7 +565,7 @@ def prepare(
         "format": FORMAT,
         "inputs": _inputs(config),
         "settings": {**_settings(config), **(_subword_settings(config) if trained else {})},
-        "subwords": [_digest(s) for s in subwords],
+        "subwords": [s.digest for s in subwords],
         "pairs": sum(r.kept for r in reports),
         "token_type": encoder.token_type,
         "length_type": encoder.length_type,
@@ -675,11 +668,9 @@ class PreparedPairs:
             self._map(f"{side}.lengths", manifest["length_type"]) for side in SIDES
         )
         self._subwords = self._checked_subwords()
-        for side, lengths, vocabulary in zip(SIDES, self.lengths(), self._subwords, strict=True):
-            self._check_side(side, lengths, vocabulary)
-
-    def lengths(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.source_lengths, self.target_lengths
+        lengths = (self.source_lengths, self.target_lengths)
+        for k, side in enumerate(SIDES):
+            self._check_side(side, self.tokens[k], self.offsets[k], lengths[k], vocabulary=len(self._subwords[k]))
 
     def _checked_subwords(self) -> tuple[Subwords, Subwords]:
         """The subword models beside the arrays, checked to be those that encoded them."""
@@ -692,11 +683,12 @@ class PreparedPairs:
                 )
         return subwords
 
-    def _check_side(self, side: str, lengths: np.ndarray, vocabulary: Subwords) -> None:
+    def _check_side(
+        self, side: str, tokens: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, *, vocabulary: int
+    ) -> None:
         """One side's arrays against the manifest and each other, vectorised, once: as
         many lengths as pairs, each from 1 to data.max_length; offsets from 0 that step by
-        those lengths to the number of tokens; token ids within the vocabulary."""
-        tokens, offsets = self.tokens[SIDES.index(side)], self.offsets[SIDES.index(side)]
+        those lengths to the number of tokens; token ids within the `vocabulary`."""
         limit = self.manifest["settings"]["data.max_length"]
 
         def refuse(name: str, what: str) -> None:
@@ -713,8 +705,8 @@ class PreparedPairs:
         end = int(offsets[-1]) if len(offsets) else 0
         if end != len(tokens):
             refuse("tokens", f"{len(tokens):,} tokens where the offsets end at {end:,}")
-        if len(tokens) and not (PAD < int(tokens.min()) and int(tokens.max()) < len(vocabulary)):
-            refuse("tokens", f"a token id outside 1 … {len(vocabulary) - 1}, the subword vocabulary")
+        if len(tokens) and not (PAD < int(tokens.min()) and int(tokens.max()) < vocabulary):
+            refuse("tokens", f"a token id outside 1 … {vocabulary - 1}, the subword vocabulary")
 
     def _map(self, name: str, dtype: str) -> np.ndarray:
         path = self.directory / name

@@ -86,6 +86,7 @@ def _grown(forward: set[Link], backward: set[Link], lengths: tuple[int, int], fi
     return growing.links
 
 
+DEFAULT_METHOD = "grow-diag-final-and"  # the usual choice of statistical pipelines
 METHODS: dict[str, Callable[[set[Link], set[Link], tuple[int, int]], set[Link]]] = {
     "intersect": lambda forward, backward, lengths: forward & backward,
     "union": lambda forward, backward, lengths: forward | backward,
@@ -102,7 +103,7 @@ def symmetrise(
     *,
     source_length: int,
     target_length: int,
-    method: str = "grow-diag-final-and",
+    method: str = DEFAULT_METHOD,
 ) -> list[Link]:
     """One sentence pair's links from both directions, combined by `method`, sorted.
 

@@ -25,7 +25,7 @@ from rnnsearch.search import Cancelled, Hypothesis, SearchOptions, max_output_le
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
-from rnnsearch.symmetrisation import METHODS
+from rnnsearch.symmetrisation import DEFAULT_METHOD, METHODS
 from rnnsearch.text.batches import Source
 from rnnsearch.text.corpus import is_blank
 from rnnsearch.text.subwords import Subwords
@@ -324,7 +324,7 @@ class Translator:
         targets: Iterable[str],
         *,
         reverse: Translator | None = None,
-        symmetrize: str = "grow-diag-final-and",
+        symmetrize: str = DEFAULT_METHOD,
         reading: str = DEFAULT_READING,
     ) -> list[WordAlignment]:
         """The word alignment of each given translation, in order: `targets[k]` to

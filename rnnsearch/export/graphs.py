@@ -44,8 +44,13 @@ STEP_INPUTS = ("prev_tokens", *RECURRENT, *SOURCE_SIDE, "scored")
 def state_names(model: RNNSearch) -> tuple[str, ...]:
     """The decoder state tensors this model has, of RECURRENT and SOURCE_SIDE."""
     decoder = model.decoder
-    present = {"state": True, "memory": decoder.rnn.is_lstm, "feed": decoder.input_feeding}
-    present |= {"annotations": True, "keys": model.has_alignment, "fixed_context": not model.has_alignment}
+    return names_of_state(lstm=decoder.rnn.is_lstm, input_feeding=decoder.input_feeding, alignment=model.has_alignment)
+
+
+def names_of_state(*, lstm: bool, input_feeding: bool, alignment: bool) -> tuple[str, ...]:
+    """The decoder state tensors of a model with (or without) LSTM cells, input feeding
+    and an alignment model: what its graphs pass from step to step, by name."""
+    present = {"memory": lstm, "feed": input_feeding, "keys": alignment, "fixed_context": not alignment}
     return tuple(name for name in (*RECURRENT, *SOURCE_SIDE) if present.get(name, True))
 
 

@@ -20,7 +20,7 @@ from safetensors import SafetensorError, safe_open
 from torch import nn
 
 from rnnsearch.errors import UserError
-from rnnsearch.export.graphs import RECURRENT, SOURCE_SIDE
+from rnnsearch.export.graphs import RECURRENT, SOURCE_SIDE, names_of_state
 from rnnsearch.export.manifest import GRAPHS, MANIFEST, PACKAGE_FOLDER, file_digest, read_manifest
 from rnnsearch.model.decoder import DecoderState
 from rnnsearch.model.settings import ModelConfig
@@ -68,14 +68,13 @@ ENCODER_INPUTS = ("src", "src_lengths")
 
 def step_inputs(config: ModelConfig) -> tuple[str, ...]:
     """The step graph's inputs for a model of `config`: the previous tokens, the decoder
-    state tensors it has (graphs.state_names, from the config) and the rows to score."""
-    present = {
-        "memory": config.decoder.cell == "lstm",
-        "feed": config.decoder.input_feeding,
-        "keys": config.attention != "none",
-        "fixed_context": config.attention == "none",
-    }
-    return ("prev_tokens", *(name for name in (*RECURRENT, *SOURCE_SIDE) if present.get(name, True)), "scored")
+    state tensors it has and the rows to score."""
+    names = names_of_state(
+        lstm=config.decoder.cell == "lstm",
+        input_feeding=config.decoder.input_feeding,
+        alignment=config.attention != "none",
+    )
+    return ("prev_tokens", *names, "scored")
 
 
 def fixed_sizes(config: ModelConfig) -> dict[str, list[int]]:

@@ -149,13 +149,11 @@ class Trainer:
         started = (self.model_dir / model_directory.LAST).exists()
         if not resume and started:
             raise UserError(f"{self.model_dir}: already holds a trained model; use --resume or another directory")
-        if resume and not started:
-            say(f"{self.model_dir}: no checkpoint to resume from (stopped before its first one); starting again")
-            resume = False
+        restart = resume and not started
         self.world = join_world(self.device)
         try:
             with flushing_denormals():
-                self._run(resume)
+                self._run(resume and not restart, restart=restart)
         finally:
             # The DDP wrapper holds the process group's worker threads: it must go while
             # the group and the interpreter are alive, not in a garbage collection at exit,
@@ -165,8 +163,10 @@ class Trainer:
             leave_world(self.world)
         return self.progress
 
-    def _run(self, resume: bool) -> None:
+    def _run(self, resume: bool, *, restart: bool) -> None:
         config, options, world = self.config, self.config.train, self.world
+        if restart:
+            self._say(f"{self.model_dir}: no checkpoint to resume from (stopped before its first one); starting again")
         self.device = world.device(self.device)
         configure_cpu(options.threads or world.cpu_threads())
         if world.is_main:
