@@ -20,9 +20,10 @@ import math
 import torch
 
 from rnnsearch.reserved import BOS, EOS
-from rnnsearch.search import (
+from rnnsearch.search.arrivals import Arrivals
+from rnnsearch.search.contract import SearchModel
+from rnnsearch.search.rules import (
     CHUNK,
-    Arrivals,
     Hypothesis,
     SearchOptions,
     check,
@@ -32,7 +33,6 @@ from rnnsearch.search import (
     restrict,
     with_search_kernels,
 )
-from rnnsearch.search.contract import SearchModel
 
 
 @torch.no_grad()

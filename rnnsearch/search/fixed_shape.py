@@ -24,7 +24,9 @@ import torch
 from rnnsearch.kernels.capture import garbage_collector_paused
 from rnnsearch.model.decoder import DecoderState
 from rnnsearch.reserved import BOS, EOS
-from rnnsearch.search import (
+from rnnsearch.search.beam import accept, top_extensions
+from rnnsearch.search.contract import SearchModel
+from rnnsearch.search.rules import (
     GREEDY,
     Cancelled,
     Hypothesis,
@@ -34,8 +36,6 @@ from rnnsearch.search import (
     restrict,
     with_search_kernels,
 )
-from rnnsearch.search.beam import accept, top_extensions
-from rnnsearch.search.contract import SearchModel
 
 CHECK_EVERY = 8
 """Steps replayed between two looks at whether a batch is done."""

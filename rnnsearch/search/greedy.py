@@ -12,10 +12,11 @@ from __future__ import annotations
 import torch
 
 from rnnsearch.reserved import BOS, EOS
-from rnnsearch.search import (
+from rnnsearch.search.arrivals import Arrivals
+from rnnsearch.search.contract import SearchModel
+from rnnsearch.search.rules import (
     CHUNK,
     GREEDY,
-    Arrivals,
     Hypothesis,
     SearchOptions,
     check,
@@ -25,7 +26,6 @@ from rnnsearch.search import (
     restrict,
     with_search_kernels,
 )
-from rnnsearch.search.contract import SearchModel
 
 
 @torch.no_grad()

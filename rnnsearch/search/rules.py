@@ -1,0 +1,191 @@
+"""The rules every search follows, eager or fixed-shape, greedy or beam: its options,
+what a finished hypothesis is and how it ranks, which tokens are forbidden at a step,
+the output length allowed, prefixes, and cancellation."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from rnnsearch import kernels
+from rnnsearch.reserved import BOS, EOS, PAD
+
+Cancelled = Callable[[], bool]
+"""Asked before every decoder step; True stops the search with SearchCancelled."""
+
+
+class SearchCancelled(Exception):
+    """The caller no longer wants the result (a server request that timed out or went away)."""
+
+
+def with_search_kernels(search: Callable) -> Callable:
+    """`search(model, src, …)` run with the search kernels of `src`'s device, chosen once
+    as it starts (kernels/__init__.py)."""
+
+    @functools.wraps(search)
+    def run(model, src: torch.Tensor, *args, **kwargs):
+        with kernels.use(kernels.choose(src.device, purpose="search")):
+            return search(model, src, *args, **kwargs)
+
+    return run
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How a search runs, the same for all its sentences.
+
+    beam_size       K hypotheses per sentence (greedy search: 1)
+    n_best          how many finished hypotheses each sentence returns, best first (≤ K)
+    length_penalty  α of the score log p / |y|^α that ranks hypotheses (0: raw log p)
+    in_flight       sentences decoded together (None: all); sentences join in the order
+                    given, so sorting them by length keeps the padding low
+    cancelled       asked before every step (a fixed-shape search: every few steps)
+    """
+
+    beam_size: int = 1
+    n_best: int = 1
+    length_penalty: float = 1.0
+    in_flight: int | None = None
+    cancelled: Cancelled | None = None
+
+    def __post_init__(self):
+        if self.beam_size < 1 or not 1 <= self.n_best <= self.beam_size:
+            raise ValueError(f"a beam of {self.beam_size} cannot return {self.n_best} hypotheses")
+
+
+GREEDY = SearchOptions()
+"""One hypothesis per sentence, scored with length penalty 1, every sentence in flight at once."""
+
+
+def check(cancelled: Cancelled | None) -> None:
+    """Raise SearchCancelled if the caller has given up on the search."""
+    if cancelled is not None and cancelled():
+        raise SearchCancelled
+
+
+@dataclass
+class Hypothesis:
+    """One output for one sentence.
+
+    tokens:    target ids, </s> excluded
+    log_prob:  log p(tokens, </s> | x)
+    score:     log_prob / (len(tokens) + 1) ** length_penalty, what search ranks by
+    alignment: (len(tokens) + 1, source length with </s>) weights α_ij; the last row is </s>'s.
+               None for a model without an alignment model.
+    """
+
+    tokens: list[int]
+    log_prob: float
+    score: float
+    alignment: torch.Tensor | None
+
+
+def finished(with_end: list[int], log_prob: float, length_penalty: float, alignment: torch.Tensor | None) -> Hypothesis:
+    """The hypothesis whose output, </s> included, is `with_end`: every search builds its
+    results here, so that all rank by the same score."""
+    return Hypothesis(
+        tokens=with_end[:-1],
+        log_prob=log_prob,
+        score=normalised(log_prob, len(with_end), length_penalty),
+        alignment=alignment,
+    )
+
+
+def normalised(log_prob: float, length: int, length_penalty: float) -> float:
+    """Length normalisation score / |y|^α (α = 0: raw log-probability)."""
+    return log_prob / length**length_penalty
+
+
+def max_output_lengths(src_lengths: torch.Tensor, ratio: float, extra: int) -> torch.Tensor:
+    """Output steps allowed per sentence, </s> included: ⌈ratio · source words⌉ + extra, at least 1."""
+    words = (src_lengths - 1).float()
+    return (torch.ceil(words * ratio).long() + extra).clamp(min=1)
+
+
+CHUNK = 64
+"""Vocabulary columns per chunk in `chunk_maxima`."""
+
+
+def chunk_maxima(scores: torch.Tensor) -> torch.Tensor:
+    """(R, V) → the maximum of every CHUNK consecutive columns (R, ⌈V / CHUNK⌉), the last
+    chunk possibly shorter. Searches look for their best tokens among the chunks with
+    the highest maxima first: on the CPU `amax` is vectorised, where `max` with indices
+    and `topk` over all V columns are not."""
+    columns = scores.size(1)
+    whole = columns - columns % CHUNK
+    maxima = scores[:, :whole].unflatten(1, (-1, CHUNK)).amax(2)
+    if whole < columns:
+        maxima = torch.cat([maxima, scores[:, whole:].amax(1, keepdim=True)], 1)
+    return maxima
+
+
+def restrict(
+    log_probs: torch.Tensor, force_end: torch.Tensor, forced: torch.Tensor | None = None, *, on_device: bool = False
+) -> torch.Tensor:
+    """Forbid <pad> and <s> everywhere, anything but </s> on rows that must end now, and
+    anything but the prefix's next piece on rows still inside their prefix (`forced`
+    (R,): that piece, or NOT_FORCED). The allowed token keeps its log-probability.
+
+    `on_device` reads nothing back to the host, as a CUDA graph needs (no prefixes): the
+    rows that must end are masked in one pass over every row, where otherwise only
+    those rows are written.
+    """
+    log_probs[:, PAD] = -math.inf
+    log_probs[:, BOS] = -math.inf
+    if on_device:
+        if forced is not None:
+            raise ValueError("prefixes are forced on the host")
+        return log_probs.masked_fill(force_end.unsqueeze(1) & _not_end(log_probs.size(1), log_probs.device), -math.inf)
+    if bool(force_end.any()):
+        eos = log_probs[force_end, EOS]
+        log_probs[force_end] = -math.inf
+        log_probs[force_end, EOS] = eos
+    if forced is not None:
+        rows = (forced != NOT_FORCED).nonzero().squeeze(1)
+        tokens = forced[rows]
+        kept = log_probs[rows, tokens]
+        log_probs[rows] = -math.inf
+        log_probs[rows, tokens] = kept
+    return log_probs
+
+
+@functools.cache
+def _not_end(vocab: int, device: torch.device) -> torch.Tensor:
+    """(V,) True for every token but </s>: made once per vocabulary and device, not at
+    every step (and before a CUDA graph is captured, by the eager steps that precede it)."""
+    return torch.arange(vocab, device=device) != EOS
+
+
+NOT_FORCED = -1
+"""Padding of a prefix tensor: from here on the search chooses."""
+
+
+def prefix_tensor(prefixes: list[list[int]]) -> torch.Tensor | None:
+    """Target prefixes, one per sentence (empty: none), as (N, longest) ids padded with
+    NOT_FORCED; None when no sentence has one."""
+    longest = max((len(prefix) for prefix in prefixes), default=0)
+    if longest == 0:
+        return None
+    tensor = torch.full((len(prefixes), longest), NOT_FORCED, dtype=torch.long)
+    for row, prefix in enumerate(prefixes):
+        tensor[row, : len(prefix)] = torch.tensor(prefix, dtype=torch.long)
+    return tensor
+
+
+def forced_tokens(
+    prefixes: torch.Tensor | None, sentences: torch.Tensor, positions: torch.Tensor
+) -> torch.Tensor | None:
+    """The piece each sentence's prefix sets at its output position, or NOT_FORCED past
+    its prefix; None when no sentence is inside its prefix."""
+    if prefixes is None:
+        return None
+    inside = positions < prefixes.size(1)
+    if not bool(inside.any()):
+        return None
+    tokens = torch.full_like(positions, NOT_FORCED)
+    tokens[inside] = prefixes[sentences[inside], positions[inside]]
+    return tokens if bool((tokens != NOT_FORCED).any()) else None
