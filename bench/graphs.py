@@ -28,7 +28,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import rnnsearch  # noqa: E402
-import rnnsearch.translator as translator_module  # noqa: E402
+import rnnsearch.search.choice as choice_module  # noqa: E402
 from rnnsearch.evaluation.metrics import bleu  # noqa: E402
 from rnnsearch.model_directory import load_model_files  # noqa: E402
 from rnnsearch.search.beam import beam_search  # noqa: E402
@@ -43,8 +43,8 @@ SEARCHES = {
 
 
 def use(name: str) -> None:
-    """Make the translator's GPU path run the named searches."""
-    translator_module.fixed_shape_greedy_search, translator_module.fixed_shape_beam_search = SEARCHES[name]
+    """Make the search choice's GPU path run the named searches."""
+    choice_module.fixed_shape_greedy_search, choice_module.fixed_shape_beam_search = SEARCHES[name]
 
 
 def main() -> None:

@@ -4,9 +4,11 @@ An input kind says how a source reaches the encoder and how it is shown beside a
 alignment: how checked sources become padded tensors for search, how long each is,
 and what labels the columns of its alignment. Text is subword pieces, in one or
 more source sides (an ensemble whose members cut the source differently); speech
-is feature vectors, one per stacked frame. The translator, and through it the
-server, the CLI and validation, asks its input kind instead of branching on it.
-Adding an input kind means adding one class here and one entry in INPUTS.
+is feature vectors, one per stacked frame. The translator (and through it the
+server and the CLI) and validation ask the input kind instead of branching on it:
+how given inputs become sources, which of them are blank, and whether a call that
+needs text (or audio) can run at all. Adding an input kind means adding one class
+here and one entry in INPUTS.
 """
 
 from __future__ import annotations
@@ -16,11 +18,25 @@ from collections.abc import Sequence
 import torch
 
 from rnnsearch.config import Config
+from rnnsearch.errors import UserError
 from rnnsearch.text.batches import Source, side_tensors, source_tensors, vector_tensors
+from rnnsearch.text.corpus import is_blank
 from rnnsearch.text.subwords import Subwords
 
 END = "</s>"
 """The label of the source's last column: the end-of-sentence piece the encoder reads."""
+
+
+def check_source_lengths(
+    ids: Sequence[Sequence[int]], limit: int, origin: str | None = None, *, first_line: int = 1
+) -> None:
+    """Refuse the first source of more than `limit` (search.max_source_length) pieces, by line number:
+    the search neither cuts nor skips a source. `origin` names the file; without it, the input.
+    `first_line` is the number of ids[0], for input read a chunk at a time."""
+    for line, pieces in enumerate(ids, start=first_line):
+        if len(pieces) > limit:
+            where = f"{origin}:{line}" if origin else f"input line {line}"
+            raise UserError(f"{where}: {len(pieces)} subword pieces, more than search.max_source_length = {limit}")
 
 
 class TextInput:
@@ -32,6 +48,39 @@ class TextInput:
 
     def __init__(self, config: Config, sides: Sequence[Subwords]):
         self.sides = list(sides)
+
+    def sources(
+        self, texts: Sequence[str], *, limit: int, origin: str | None = None, first_line: int = 1
+    ) -> list[Source]:
+        """The texts in the pieces of every source side, each checked against `limit`
+        (search.max_source_length, see check_source_lengths): piece ids per text, or with
+        several sides a tuple of them, side 0 first."""
+        sides = [subwords.encode(list(texts)) for subwords in self.sides]
+        for ids in sides:
+            check_source_lengths(ids, limit, origin, first_line=first_line)
+        return sides[0] if len(sides) == 1 else list(zip(*sides))
+
+    @staticmethod
+    def blank(texts: Sequence[str]) -> list[bool]:
+        """Which texts are empty or white space: their translation is empty."""
+        return [is_blank(text) for text in texts]
+
+    def pieces(self, texts: Sequence[str]) -> list[int]:
+        """How many source pieces each text is, in the side that cuts it into the most:
+        the count search.max_source_length bounds."""
+        sides = [subwords.encode(list(texts)) for subwords in self.sides]
+        return [max(len(ids) for ids in pieces) for pieces in zip(*sides)]
+
+    def require_text(self, use: str) -> None:
+        """Text is what this kind reads, through its source subword models: without one
+        (None, as a speech model has) the model reads audio, and `use` says what it takes."""
+        if any(side is None for side in self.sides):
+            raise UserError(f"this model reads audio, not text: {use}")
+
+    @staticmethod
+    def require_audio(what: str) -> None:
+        """Refuse a call that needs a model reading audio (`what`: the input it was given)."""
+        raise UserError(f"this model reads text, not {what}")
 
     def tensors(self, sources: Sequence[Source]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Padded ids (N, S), or (N, S, sides) with several sides; their lengths and side 0's (N,)."""
@@ -62,6 +111,28 @@ class SpeechInput:
         self.seconds_per_column = seconds_per_vector(config.data)
 
     @staticmethod
+    def sources(
+        vectors: Sequence[torch.Tensor], *, limit: int, origin: str | None = None, first_line: int = 1
+    ) -> list[torch.Tensor]:
+        """The feature vectors as they are: search reads them whole (`limit` and the
+        line numbers are for text)."""
+        return list(vectors)
+
+    @staticmethod
+    def blank(vectors: Sequence[torch.Tensor]) -> list[bool]:
+        """Which inputs have no vectors: their transcription is empty."""
+        return [len(x) == 0 for x in vectors]
+
+    @staticmethod
+    def require_text(use: str) -> None:
+        """Refuse a call that needs a model reading text; `use` says what the model takes instead."""
+        raise UserError(f"this model reads audio, not text: {use}")
+
+    @staticmethod
+    def require_audio(what: str) -> None:
+        """Audio (and the feature vectors made from it) is what this kind reads."""
+
+    @staticmethod
     def tensors(sources: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Padded vectors (N, S, size), their lengths (N,) twice."""
         src, src_lengths = vector_tensors(sources)
@@ -79,7 +150,10 @@ class SpeechInput:
 INPUTS = {"text": TextInput, "speech": SpeechInput}
 
 
-def input_kind(config: Config, sides: Sequence[Subwords | None]) -> TextInput | SpeechInput:
+InputKind = TextInput | SpeechInput
+
+
+def input_kind(config: Config, sides: Sequence[Subwords | None]) -> InputKind:
     """The input kind of a model with this config, given its source subword models by
     side (None for speech): the one place that tells the kinds apart."""
     return INPUTS["speech" if config.speech else "text"](config, sides)

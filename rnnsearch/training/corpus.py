@@ -13,6 +13,7 @@ import torch
 from rnnsearch import model_directory
 from rnnsearch.config import Config
 from rnnsearch.errors import UserError
+from rnnsearch.inputs import check_source_lengths
 from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
 from rnnsearch.text.batches import InMemoryPairs, PairSource
 from rnnsearch.text.corpus import read_parallel, require_usable_pairs
@@ -20,7 +21,6 @@ from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.console import say
 from rnnsearch.training.distributed import SINGLE_PROCESS, World
-from rnnsearch.translator import check_source_lengths
 
 PREPARATION_TIMEOUT = timedelta(days=7)  # how long other ranks wait for rank 0 to prepare the training data
 

@@ -21,9 +21,9 @@ import torch
 from rnnsearch import kernels
 from rnnsearch.alignment import hard_alignment, reading_rows
 from rnnsearch.evaluation.alignment_error import GoldLinks, alignment_error_rate
+from rnnsearch.forced import teacher_forced
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.model.settings import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
-from rnnsearch.scoring import teacher_forced
 from rnnsearch.search import max_output_lengths
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch, source_tensors

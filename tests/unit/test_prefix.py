@@ -3,8 +3,8 @@
 import pytest
 import torch
 
+from rnnsearch.forced import teacher_forced
 from rnnsearch.model.ensemble import Ensemble
-from rnnsearch.scoring import teacher_forced
 from rnnsearch.search import SearchOptions, max_output_lengths, prefix_tensor
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search

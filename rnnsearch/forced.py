@@ -1,6 +1,6 @@
 """Teacher-forced log-probabilities and alignments of given (source, target) pairs.
 
-Where search finds a target, scoring is handed one: the decoder reads <s> y_1 … y_n and
+Where search finds a target, the forced pass is handed one: the decoder reads <s> y_1 … y_n and
 is asked, at every position, the probability of the next given piece, y_1 … y_n and
 then </s>. Its log-probabilities are those the training loss sums (without label
 smoothing), and its attention weights α are the alignment of that target, row i the

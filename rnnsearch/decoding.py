@@ -1,0 +1,173 @@
+"""Sources in, translations out: what every job of the translator shares, and what
+validation runs during training.
+
+A `Decoding` is a model (one, an ensemble, or an exported package's graphs) with the
+input kind that turns given inputs into sources (rnnsearch.inputs), the target subword
+model that turns found pieces into text, and the search settings (the search section
+of the model's config). `decode` searches for every source, longest first in batches,
+with the search `search.choice` picks, and hands back one Translation per input, in
+order. Text translation, speech transcription and the scoring of given pairs
+(text_translation.py, transcription.py, given_pairs.py) are façades over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from rnnsearch.arguments import checked_count
+from rnnsearch.config import MAX_BEAM_SIZE, SearchConfig
+from rnnsearch.errors import ArgumentValueError, UserError
+from rnnsearch.inputs import END, InputKind
+from rnnsearch.model.ensemble import Ensemble
+from rnnsearch.model.seq2seq import RNNSearch
+from rnnsearch.results import Translation
+from rnnsearch.search.choice import choose_search
+from rnnsearch.search.rules import Cancelled, Hypothesis, SearchOptions, max_output_lengths, prefix_tensor
+from rnnsearch.text.batches import Source
+from rnnsearch.text.subwords import Subwords
+
+SENTENCES_PER_SEARCH = 1024  # sentences handed to one search call, `search.batch_sentences` of them in flight
+
+
+class Decoding:
+    """A model ready to search: `decode(originals, inputs, options)` → one Translation per input."""
+
+    def __init__(self, model: torch.nn.Module, source: InputKind, tgt_subwords: Subwords, search: SearchConfig) -> None:
+        self.model = model
+        self.source = source
+        self.tgt_subwords = tgt_subwords
+        self.search = search
+
+    @property
+    def members(self) -> list[torch.nn.Module]:
+        """The models that search together: an ensemble's members, or the model alone."""
+        return list(self.model.members) if isinstance(self.model, Ensemble) else [self.model]
+
+    @property
+    def runtime(self) -> str:
+        """What runs the search: "torch", or "onnx fp32" / "onnx int8" for exported packages."""
+        exported = sorted({member.precision for member in self.members if not isinstance(member, RNNSearch)})
+        return "torch" if not exported else "onnx " + "+".join(exported)
+
+    @property
+    def parameters(self) -> int:
+        """The trained weights of the model, or of all members of an ensemble."""
+        return sum(
+            sum(p.numel() for p in member.parameters()) if isinstance(member, RNNSearch) else member.parameter_count
+            for member in self.members
+        )
+
+    @property
+    def device(self) -> torch.device:
+        """Where the model's weights are; the CPU for an exported package, whose runtime holds its own."""
+        weights = next(self.model.parameters(), None)
+        return torch.device("cpu") if weights is None else weights.device
+
+    @property
+    def speech(self) -> bool:
+        """True for a model that reads audio."""
+        return self.source.kind == "speech"
+
+    @property
+    def seconds_per_vector(self) -> float | None:
+        """Audio per encoder input vector for a speech model; None for text."""
+        return self.source.seconds_per_column
+
+    def require_alignment(self) -> None:
+        """Raise a UserError when the model has no alignment to show."""
+        if not self.model.has_alignment:
+            raise UserError(
+                "this model has no alignment model (model.attention: none), so there is no alignment to show"
+            )
+
+    def widths(self, beam_size: object, n_best: object) -> tuple[int, int]:
+        """The beam size (the config's for None) and n-best count asked for, checked."""
+        if beam_size is None:
+            beam_size = self.search.beam_size
+        else:
+            beam_size = checked_count(beam_size, "beam_size", maximum=MAX_BEAM_SIZE)
+        n_best = checked_count(n_best, "n_best", maximum=MAX_BEAM_SIZE)
+        if n_best > beam_size:
+            raise ArgumentValueError(f"n_best: {n_best} is more than the beam size {beam_size}")
+        return beam_size, n_best
+
+    def options(self, beam_size: object, n_best: object, cancelled: Cancelled | None = None) -> SearchOptions:
+        """The search options of a call: its beam size and n-best count, checked, and the config's others."""
+        beam_size, n_best = self.widths(beam_size, n_best)
+        return SearchOptions(
+            beam_size=beam_size,
+            n_best=n_best,
+            length_penalty=self.search.length_penalty,
+            in_flight=self.search.batch_sentences,
+            cancelled=cancelled,
+        )
+
+    def decode(
+        self,
+        originals: list[str],
+        inputs: Sequence[object],
+        options: SearchOptions,
+        *,
+        first_line: int = 1,
+        prefixes: list[list[int]] | None = None,
+    ) -> list[Translation]:
+        """Search for every input (checked texts, or feature vectors) named by `originals`,
+        and return the results in input order; a blank input without a prefix gives an
+        empty translation. `first_line` numbers inputs[0] in error messages; `prefixes`
+        (target piece ids, one list per input) force the start of each output."""
+        sources = self.source.sources(inputs, limit=self.search.max_source_length, first_line=first_line)
+        blank = [empty and not (prefixes and prefixes[i]) for i, empty in enumerate(self.source.blank(inputs))]
+        todo = sorted((i for i in range(len(sources)) if not blank[i]), key=lambda i: -self.source.length(sources[i]))
+        results = {i: _empty(originals[i]) for i in range(len(sources)) if blank[i]}
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            for start in range(0, len(todo), SENTENCES_PER_SEARCH):
+                chunk = todo[start : start + SENTENCES_PER_SEARCH]
+                chunk_prefixes = None if prefixes is None else [prefixes[i] for i in chunk]
+                hypotheses = self._search([sources[i] for i in chunk], options, chunk_prefixes)
+                for i, nbest in zip(chunk, hypotheses):
+                    results[i] = self._translation(originals[i], self.source.labels(sources[i]), nbest)
+        finally:
+            self.model.train(was_training)
+        return [results[i] for i in range(len(sources))]
+
+    def _search(
+        self, sources: list[Source], options: SearchOptions, prefixes: list[list[int]] | None
+    ) -> list[list[Hypothesis]]:
+        """One search call over sources in the order given, with room for each prefix and </s>."""
+        src, src_lengths, side_zero_lengths = self.source.tensors(sources)
+        limits = max_output_lengths(side_zero_lengths, self.search.max_length_ratio, self.search.max_length_extra)
+        forced = None if prefixes is None else prefix_tensor(prefixes)
+        if forced is not None:
+            limits = torch.maximum(limits, torch.tensor([len(prefix) + 1 for prefix in prefixes]))
+        src, src_lengths = src.to(self.device), src_lengths.to(self.device)
+        search = choose_search(self.model, self.device, options, prefixes=forced is not None)
+        forcing = {} if forced is None else {"prefixes": forced}
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.search.precision == "bf16"):
+            return search(self.model, src, src_lengths, max_lengths=limits, options=options, **forcing)
+
+    def _translation(self, source: str, source_tokens: list[str], nbest: list[Hypothesis]) -> Translation:
+        """A source's n-best list as its best Translation, the others its alternatives."""
+        translations = [
+            Translation(
+                source=source,
+                text=self.tgt_subwords.decode(h.tokens),
+                score=h.score,
+                source_tokens=source_tokens,
+                target_tokens=self.tgt_subwords.pieces(h.tokens) + [END],
+                alignment=None if h.alignment is None else h.alignment[:, : len(source_tokens)].numpy(),
+            )
+            for h in nbest
+        ]
+        best = translations[0]
+        best.alternatives = translations[1:]
+        return best
+
+
+def _empty(source: str) -> Translation:
+    """The translation of a blank source: no text, no pieces, an empty alignment."""
+    return Translation(source, "", 0.0, [], [], np.zeros((0, 0), dtype=np.float32))

@@ -1,0 +1,145 @@
+"""Given translations scored and aligned: each (source, target) pair's teacher-forced
+log-probability, token by token, and its alignment (rnnsearch.forced), as PairScores,
+and the word alignments read off them, one direction or both combined."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Sequence
+
+from rnnsearch.alignment import READINGS, WordAlignment, align_translation, combine
+from rnnsearch.arguments import checked_iterable, checked_strings
+from rnnsearch.decoding import Decoding
+from rnnsearch.errors import ArgumentValueError, UserError
+from rnnsearch.forced import ForcedPair, mean_forced, teacher_forced
+from rnnsearch.inputs import END
+from rnnsearch.model.ensemble import Ensemble
+from rnnsearch.model.seq2seq import RNNSearch
+from rnnsearch.results import PairScore
+from rnnsearch.symmetrisation import METHODS
+
+NOT_TEXT = "scoring and alignment take text sources"
+"""What a speech model is given instead of text."""
+
+
+class GivenPairs:
+    """`Translator.score`, `score_chunks` and `align` over the shared `Decoding`; pairs are
+    batched under `batch_tokens` padded tokens and `max_sentences` pairs, as validation
+    batches them."""
+
+    def __init__(self, decoding: Decoding, *, batch_tokens: int, max_sentences: int | None):
+        self.decoding = decoding
+        self.batch_tokens, self.max_sentences = batch_tokens, max_sentences
+
+    def score(self, sources: Iterable[str], targets: Iterable[str]) -> list[PairScore]:
+        """Each pair scored, in order (see `Translator.score`)."""
+        self.decoding.source.require_text(NOT_TEXT)
+        sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
+        targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
+        if len(targets) != len(sources):
+            raise ArgumentValueError(f"targets: {len(targets)} targets for {len(sources)} sources")
+        return self._score(sources, targets, None, first_line=1)
+
+    def score_chunks(
+        self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None
+    ) -> Iterator[list[PairScore]]:
+        """Each chunk's scores as it is done (see `Translator.score_chunks`)."""
+        self.decoding.source.require_text(NOT_TEXT)
+        return self._scored_chunks(checked_iterable(chunks, "chunks"), origin)
+
+    def align(
+        self,
+        sources: Iterable[str],
+        targets: Iterable[str],
+        *,
+        reverse: GivenPairs | None,
+        symmetrize: str,
+        reading: str,
+    ) -> list[WordAlignment]:
+        """Each pair's word alignment, in order, with `reverse` both directions combined
+        (see `Translator.align`)."""
+        if reading not in READINGS:
+            raise ArgumentValueError(f"reading: {reading!r} is not one of {', '.join(READINGS)}")
+        if symmetrize not in METHODS:
+            raise ArgumentValueError(f"symmetrize: {symmetrize!r} is not one of {', '.join(METHODS)}")
+        self.decoding.require_alignment()
+        sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
+        targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
+        forward = [align_translation(pair.as_translation(), reading=reading) for pair in self.score(sources, targets)]
+        if reverse is None:
+            return forward
+        reverse.decoding.require_alignment()
+        backward = [
+            align_translation(pair.as_translation(), reading=reading) for pair in reverse.score(targets, sources)
+        ]
+        combined = []
+        for number, (there, back) in enumerate(zip(forward, backward, strict=True), start=1):
+            try:
+                combined.append(combine(there, back, method=symmetrize))
+            except ValueError as error:
+                raise ArgumentValueError(f"pair {number}: {error}") from None
+        return combined
+
+    def _scored_chunks(
+        self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None
+    ) -> Iterator[list[PairScore]]:
+        """Each chunk's pairs checked and scored, numbered from the first chunk's first line."""
+        first_line = 1
+        for index, (sources, targets) in enumerate(chunks):
+            sources = checked_strings(sources, f"chunks[{index}] sources", example='a list such as ["Ein Hund."]')
+            targets = checked_strings(targets, f"chunks[{index}] targets", example='a list such as ["A dog."]')
+            if len(sources) != len(targets):
+                raise ArgumentValueError(f"chunks[{index}]: {len(targets)} targets for {len(sources)} sources")
+            yield self._score(sources, targets, origin, first_line=first_line)
+            first_line += len(sources)
+
+    def _score(self, sources: list[str], targets: list[str], origin: str | None, *, first_line: int) -> list[PairScore]:
+        """Score checked pairs; `first_line` is the number of sources[0] in error messages."""
+        decoding = self.decoding
+        encoded = decoding.source.sources(
+            sources, limit=decoding.search.max_source_length, origin=origin, first_line=first_line
+        )
+        sides = [encoded] if len(decoding.source.sides) == 1 else [list(side) for side in zip(*encoded)]
+        target_ids = decoding.tgt_subwords.encode(targets)
+        forced = self._forced(sides, target_ids)
+        pairs = zip(sources, targets, sides[0], target_ids, forced, strict=True)
+        return [self._pair_score(*pair) for pair in pairs]
+
+    def _forced(self, sides: list[list[list[int]]], target_ids: list[list[int]]) -> list[ForcedPair]:
+        """The teacher-forced pass of every member over its side's sources, an ensemble's
+        combined as its search combines them."""
+        model, members = self.decoding.model, self.decoding.members
+        if not all(isinstance(member, RNNSearch) for member in members):
+            raise UserError(
+                "scoring and aligning given pairs runs on PyTorch, not on an exported package's graphs: "
+                "load it with runtime='torch' (--runtime torch)"
+            )
+        member_sides = model.sides if isinstance(model, Ensemble) else [0]
+        bf16 = self.decoding.search.precision == "bf16"
+        was_training = model.training
+        model.eval()
+        try:
+            passes = [
+                teacher_forced(
+                    member, list(zip(sides[side], target_ids)), self.batch_tokens, self.max_sentences, bf16=bf16
+                )
+                for member, side in zip(members, member_sides)
+            ]
+        finally:
+            model.train(was_training)
+        return passes[0] if len(passes) == 1 else mean_forced(passes, model.aligned)
+
+    def _pair_score(
+        self, source: str, target: str, source_ids: list[int], target_ids: list[int], forced: ForcedPair
+    ) -> PairScore:
+        """One pair's texts, pieces and teacher-forced pass as the API returns them."""
+        token_log_probs = forced.log_probs.tolist()
+        return PairScore(
+            source=source,
+            target=target,
+            log_prob=math.fsum(token_log_probs),
+            token_log_probs=token_log_probs,
+            source_tokens=self.decoding.source.labels(source_ids),
+            target_tokens=self.decoding.tgt_subwords.pieces(target_ids) + [END],
+            alignment=forced.alignment,
+        )

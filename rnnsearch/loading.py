@@ -1,0 +1,173 @@
+"""Loading and assembling the models a translator runs: a model directory's PyTorch
+model, an exported package's graphs on ONNX Runtime, or an ensemble of either.
+
+The model directory's files are read by rnnsearch.model_directory; this module decides
+what runs them (PyTorch or ONNX Runtime, which device, which precision) and puts the
+members of an ensemble together, refusing members that cannot decode together.
+`rnnsearch.translator.load` wraps what it assembles in a Translator.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from rnnsearch import model_directory
+from rnnsearch.arguments import checked_count
+from rnnsearch.config import RUNTIMES, SEARCH_PRECISIONS, Config
+from rnnsearch.devices import resolve_device
+from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
+from rnnsearch.model.ensemble import Ensemble, side_numbers
+from rnnsearch.model_directory import load_model, load_model_files
+from rnnsearch.text.subwords import Subwords
+
+ModelDirs = str | os.PathLike | Sequence[str | os.PathLike]
+ModelFiles = tuple[Config, Subwords | None, Subwords]
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """A model ready to search, with what reads its input and output.
+
+    config: the (first) member's config, its search section overridden as asked
+    source_sides: the source subword models by side number (see Ensemble), side 0
+      first; [None] for a speech model, which reads audio
+    """
+
+    model: torch.nn.Module
+    config: Config
+    source_sides: list[Subwords | None]
+    tgt_subwords: Subwords
+
+
+def assemble(
+    model_dir: ModelDirs,
+    device: str = "auto",
+    precision: str | None = None,
+    batch_sentences: int | None = None,
+    *,
+    runtime: str | None = None,
+) -> Assembled:
+    """The model in `model_dir`, or the ensemble of the models in a list of directories,
+    as `rnnsearch.translator.load` documents its arguments."""
+    search = _search_overrides(precision, batch_sentences, runtime)
+    directories = [model_dir] if isinstance(model_dir, (str, os.PathLike)) else _model_dirs(model_dir)
+    on_onnx = [_runs_on_onnx(directory, runtime, precision) for directory in directories]
+    target = torch.device("cpu") if all(on_onnx) and device == "auto" else resolve_device(device)
+    if any(on_onnx) and target.type != "cpu":
+        raise UserError(f"device {device!r}: an exported package runs on the CPU; pass --runtime torch for a GPU")
+    if any(on_onnx):
+        search["precision"] = "fp32"  # the graphs' own precision is chosen as they load
+    files = [load_model_files(directory) for directory in directories]
+    _require_compatible(directories, files)
+    graph_precision = precision if precision == "int8" else "fp32"
+    models = [
+        _load_onnx(directory, *member, graph_precision) if onnx else load_model(directory, *member).to(target)
+        for directory, member, onnx in zip(directories, files, on_onnx)
+    ]
+    config, src_subwords, tgt_subwords = files[0]
+    config = config.model_copy(update={"search": config.search.model_copy(update=search)})
+    if isinstance(model_dir, (str, os.PathLike)):
+        return Assembled(models[0], config, [src_subwords], tgt_subwords)
+    ensemble, source_sides = _ensemble(models, [src_subwords for _, src_subwords, _ in files])
+    return Assembled(ensemble, config, source_sides, tgt_subwords)
+
+
+def _search_overrides(precision: str | None, batch_sentences: int | None, runtime: str | None) -> dict[str, object]:
+    """The search settings a load overrides, checked, with the runtime asked for."""
+    search: dict[str, object] = {}
+    if precision is not None:
+        if precision not in SEARCH_PRECISIONS:
+            raise UserError(f"precision {precision!r}: choose from {', '.join(SEARCH_PRECISIONS)}")
+        search["precision"] = precision
+    if batch_sentences is not None:
+        search["batch_sentences"] = checked_count(batch_sentences, "batch_sentences")
+    if runtime is not None and runtime not in RUNTIMES:
+        raise UserError(f"runtime {runtime!r}: choose from {', '.join(RUNTIMES)}")
+    return search
+
+
+def _ensemble(models: list[torch.nn.Module], sources: list[Subwords | None]) -> tuple[Ensemble, list[Subwords | None]]:
+    """The members as one Ensemble, and the source subword models by side: members whose
+    source subword models are the same read the same side."""
+    keys = [None if subwords is None else subwords.model_bytes for subwords in sources]
+    sides = side_numbers(keys, [model.has_alignment for model in models])
+    by_side = {side: subwords for side, subwords in zip(sides, sources)}
+    return Ensemble(models, sides).eval(), [by_side[side] for side in range(len(by_side))]
+
+
+def _runs_on_onnx(directory: str | os.PathLike, runtime: str | None, precision: str | None) -> bool:
+    """Whether the model in `directory` runs on ONNX Runtime, refusing a runtime or a
+    precision it cannot run with."""
+    from rnnsearch.export.manifest import is_package, require_whole_package
+
+    package = is_package(directory)
+    if runtime != "torch":
+        require_whole_package(directory)
+    if runtime == "torch":
+        if precision == "int8":
+            raise UserError("precision int8: runs on an exported package's graphs, not with --runtime torch")
+        return False
+    if runtime == "onnx" or precision == "int8":
+        if not package:
+            asked = "runtime onnx" if runtime == "onnx" else "precision int8"
+            command = f"rnnsearch export {directory} -o OUT_DIR" + (" --int8" if precision == "int8" else "")
+            raise UserError(f"{asked}: {directory} is not an exported package; write one with `{command}`")
+    if package and precision == "bf16":
+        raise UserError(
+            f"precision bf16: {directory} runs on ONNX Runtime at fp32 or int8; pass --runtime torch for bf16"
+        )
+    return package
+
+
+def _load_onnx(
+    directory: str | os.PathLike, config: Config, src_subwords: Subwords | None, tgt_subwords: Subwords, precision: str
+) -> torch.nn.Module:
+    """The graphs of an exported package, on as many threads as PyTorch uses, its subword
+    models checked to be those its weights record."""
+    from rnnsearch.export.runtime import load_onnx_model
+
+    best = Path(directory) / model_directory.BEST
+    model_directory.check_files(model_directory.read_info(best), best, src_subwords, tgt_subwords)
+    return load_onnx_model(
+        directory,
+        precision,
+        config=config.model,
+        target_vocabulary=len(tgt_subwords),
+        threads=torch.get_num_threads(),
+    ).eval()
+
+
+def _model_dirs(model_dirs: object) -> list[str | os.PathLike]:
+    """A checked, non-empty list of model directories."""
+    if not isinstance(model_dirs, (list, tuple)):
+        raise ArgumentTypeError(f"model_dir: expected a str, a path or a list of them, got {type(model_dirs).__name__}")
+    if not model_dirs:
+        raise ArgumentValueError("model_dir: an empty list; an ensemble needs at least one model directory")
+    for index, directory in enumerate(model_dirs):
+        if not isinstance(directory, (str, os.PathLike)):
+            raise ArgumentTypeError(f"model_dir[{index}]: expected a str or a path, got {type(directory).__name__}")
+    return list(model_dirs)
+
+
+def _require_compatible(directories: list[str | os.PathLike], files: list[ModelFiles]) -> None:
+    """Refuse members that cannot decode together, naming the first that differs from the first member."""
+    first, (first_config, _, first_target) = directories[0], files[0]
+    for directory, (config, _, target) in zip(directories[1:], files[1:]):
+        if config.speech != first_config.speech:
+            kinds = ("audio" if config.speech else "text", "audio" if first_config.speech else "text")
+            raise UserError(f"{directory}: reads {kinds[0]} but {first} reads {kinds[1]}; an ensemble reads one kind")
+        if target.model_bytes != first_target.model_bytes:
+            raise UserError(
+                f"{directory}: its target subword model is not that of {first}; "
+                "the members of an ensemble must share the target vocabulary"
+            )
+        if config.speech and config.data.features != first_config.data.features:
+            raise UserError(
+                f"{directory}: its data.features differ from those of {first}; "
+                "the members of a speech ensemble must read the same feature vectors"
+            )

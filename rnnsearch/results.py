@@ -1,0 +1,64 @@
+"""What translation and the scoring of given pairs hand back: one `Translation` per
+source sentence, one `PairScore` per given pair."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Translation:
+    """One translation of one source sentence.
+
+    alignment: (len(target_tokens), len(source_tokens)) weights α_ij; row i is the
+    attention of target piece i over the source pieces, and sums to 1. None for the
+    fixed-context baseline, which has no alignment model.
+    alternatives: the rest of the n-best list, best first.
+    """
+
+    source: str
+    text: str
+    score: float
+    source_tokens: list[str]
+    target_tokens: list[str]
+    alignment: np.ndarray | None
+    alternatives: list[Translation] = field(default_factory=list)
+
+
+@dataclass
+class PairScore:
+    """How the model scores one given translation: `target` for `source`, teacher-forced.
+
+    log_prob: log p(target | source), natural log: the sum of `token_log_probs`
+    token_log_probs: log p(y_i | y_<i, source) of each target piece and then of </s>,
+      one per entry of `target_tokens`
+    alignment: (len(target_tokens), len(source_tokens)) weights α_ij, as Translation has
+      them for the model's own output; None for the fixed-context baseline.
+    """
+
+    source: str
+    target: str
+    log_prob: float
+    token_log_probs: list[float]
+    source_tokens: list[str]
+    target_tokens: list[str]
+    alignment: np.ndarray | None
+
+    @property
+    def tokens(self) -> int:
+        """Target tokens scored: the pieces and </s>."""
+        return len(self.token_log_probs)
+
+    def as_translation(self) -> Translation:
+        """The pair as a Translation of `source` whose text is `target` and whose score is
+        `log_prob`, for what reads translations (alignment files, word alignments)."""
+        return Translation(
+            source=self.source,
+            text=self.target,
+            score=self.log_prob,
+            source_tokens=self.source_tokens,
+            target_tokens=self.target_tokens,
+            alignment=self.alignment,
+        )

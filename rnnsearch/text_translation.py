@@ -1,0 +1,94 @@
+"""Translating text: texts in, one Translation each, given whole or a chunk at a time,
+optionally with the start of each translation forced (a prefix)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from rnnsearch.arguments import checked_iterable, checked_strings
+from rnnsearch.decoding import Decoding
+from rnnsearch.errors import ArgumentValueError
+from rnnsearch.results import Translation
+from rnnsearch.search.rules import Cancelled, SearchOptions
+
+NOT_TEXT = "give it WAV files"
+"""What a speech model is given instead of text."""
+
+
+class TextTranslation:
+    """`Translator.translate` and `translate_chunks` over the shared `Decoding`."""
+
+    def __init__(self, decoding: Decoding):
+        self.decoding = decoding
+
+    def translate(
+        self,
+        texts: Iterable[str],
+        beam_size: int | None,
+        n_best: int,
+        cancelled: Cancelled | None,
+        *,
+        prefixes: Iterable[str] | None,
+    ) -> list[Translation]:
+        """Every text translated, in order (see `Translator.translate`)."""
+        self.decoding.source.require_text(NOT_TEXT)
+        texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
+        checked_prefixes = _prefixes(prefixes, len(texts), "prefixes")
+        options = self.decoding.options(beam_size, n_best, cancelled)
+        return self._translate(texts, options, first_line=1, prefixes=checked_prefixes)
+
+    def translate_chunks(
+        self,
+        chunks: Iterable[Iterable[str]],
+        beam_size: int | None,
+        n_best: int,
+        *,
+        prefix_chunks: Iterable[Iterable[str]] | None,
+    ) -> Iterator[list[Translation]]:
+        """Each chunk's translations as it is done (see `Translator.translate_chunks`);
+        the model and the options are checked at the call, the texts as their chunks come."""
+        self.decoding.source.require_text(NOT_TEXT)
+        options = self.decoding.options(beam_size, n_best)
+        chunks = checked_iterable(chunks, "chunks")
+        if prefix_chunks is not None:
+            prefix_chunks = checked_iterable(prefix_chunks, "prefix_chunks")
+        return self._translated_chunks(chunks, options, prefix_chunks)
+
+    def _translated_chunks(
+        self,
+        chunks: Iterable[Iterable[str]],
+        options: SearchOptions,
+        prefix_chunks: Iterable[Iterable[str]] | None,
+    ) -> Iterator[list[Translation]]:
+        """Each chunk checked and translated, numbered from the first chunk's first line."""
+        first_line = 1
+        prefix_chunks = iter(prefix_chunks) if prefix_chunks is not None else None
+        for index, chunk in enumerate(chunks):
+            texts = checked_strings(chunk, f"chunks[{index}]", example='a list such as ["Ein Hund."]')
+            prefixes = None
+            if prefix_chunks is not None:
+                name = f"prefix_chunks[{index}]"
+                prefixes = _prefixes(next(prefix_chunks, None), len(texts), name)
+                if prefixes is None:
+                    raise ArgumentValueError(f"{name}: missing; prefix_chunks ended before chunks")
+            yield self._translate(texts, options, first_line=first_line, prefixes=prefixes)
+            first_line += len(texts)
+        if prefix_chunks is not None and next(prefix_chunks, None) is not None:
+            raise ArgumentValueError("prefix_chunks: more chunks than chunks of texts")
+
+    def _translate(
+        self, texts: list[str], options: SearchOptions, *, first_line: int, prefixes: list[str] | None
+    ) -> list[Translation]:
+        """Translate checked texts; `first_line` is the number of texts[0] in error messages."""
+        prefix_ids = None if prefixes is None else self.decoding.tgt_subwords.encode(prefixes)
+        return self.decoding.decode(texts, texts, options, first_line=first_line, prefixes=prefix_ids)
+
+
+def _prefixes(prefixes: object, count: int, name: str) -> list[str] | None:
+    """Checked prefixes for `count` texts, or None when none is given."""
+    if prefixes is None:
+        return None
+    prefixes = checked_strings(prefixes, name, example='a list such as ["A dog", ""]')
+    if len(prefixes) != count:
+        raise ArgumentValueError(f"{name}: {len(prefixes)} prefixes for {count} texts")
+    return prefixes

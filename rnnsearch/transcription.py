@@ -1,0 +1,85 @@
+"""Transcribing speech: recordings, WAV files or the feature vectors made from them in,
+one Translation each, named for the output."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import torch
+
+from rnnsearch.arguments import checked_list, checked_strings
+from rnnsearch.config import DataConfig, SpokenDigitsConfig
+from rnnsearch.decoding import Decoding
+from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
+from rnnsearch.results import Translation
+from rnnsearch.search.rules import Cancelled
+
+
+class Transcription:
+    """`Translator.transcribe`, `transcribe_files` and `translate_vectors` over the shared
+    `Decoding`; `data` is the model's data section, which for speech says how audio
+    becomes vectors."""
+
+    def __init__(self, decoding: Decoding, data: DataConfig | SpokenDigitsConfig):
+        self.decoding = decoding
+        self.data = data
+
+    def transcribe(
+        self,
+        audio: Iterable[np.ndarray],
+        names: Iterable[str],
+        beam_size: int | None,
+        n_best: int,
+        cancelled: Cancelled | None,
+    ) -> list[Translation]:
+        """Recordings (mono float samples at the model's sample rate) recognised, in order."""
+        from rnnsearch.speech.corpus import audio_inputs
+
+        self.decoding.source.require_audio("audio")
+        audio = checked_list(audio, "audio", example="a list of 1-D numpy arrays")
+        for index, samples in enumerate(audio):
+            if not isinstance(samples, np.ndarray) or samples.ndim != 1:
+                raise ArgumentTypeError(f"audio[{index}]: expected a 1-D numpy array of samples")
+        names = _names(names, len(audio))
+        beam_size, n_best = self.decoding.widths(beam_size, n_best)
+        return self.translate_vectors(audio_inputs(audio, self.data), names, beam_size, n_best, cancelled)
+
+    def transcribe_files(self, paths: Iterable[str], beam_size: int | None, n_best: int) -> list[Translation]:
+        """WAV files recognised; a file at another sample rate, or not a WAV, is a one-line error."""
+        from rnnsearch.speech.audio import read_wav
+        from rnnsearch.speech.digits import SAMPLE_RATE
+
+        self.decoding.source.require_audio("audio")
+        paths = checked_strings(paths, "paths", example='a list such as ["one.wav"]', unicode=False)
+        beam_size, n_best = self.decoding.widths(beam_size, n_best)
+        audio = [read_wav(path, expected_rate=SAMPLE_RATE)[0] for path in paths]
+        return self.transcribe(audio, paths, beam_size, n_best, None)
+
+    def translate_vectors(
+        self,
+        inputs: Iterable[torch.Tensor],
+        names: Iterable[str],
+        beam_size: int | None,
+        n_best: int,
+        cancelled: Cancelled | None,
+    ) -> list[Translation]:
+        """Encoder inputs that are already feature vectors (frames, size) decoded, in order."""
+        self.decoding.source.require_audio("feature vectors")
+        inputs = checked_list(inputs, "inputs", example="a list of (frames, size) tensors")
+        size = self.data.features.size
+        for index, vectors in enumerate(inputs):
+            tensor = isinstance(vectors, torch.Tensor) and vectors.is_floating_point()
+            if not (tensor and vectors.dim() == 2 and vectors.size(1) == size):
+                raise ArgumentTypeError(f"inputs[{index}]: expected a float tensor of shape (frames, {size})")
+        names = _names(names, len(inputs))
+        options = self.decoding.options(beam_size, n_best, cancelled)
+        return self.decoding.decode(names, inputs, options)
+
+
+def _names(names: object, count: int) -> list[str]:
+    """The names of `count` inputs, one str each."""
+    names = checked_strings(names, "names", example="a list of one str per input", unicode=False)
+    if len(names) != count:
+        raise ArgumentValueError(f"names: {len(names)} names for {count} inputs")
+    return names
