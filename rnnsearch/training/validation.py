@@ -1,6 +1,10 @@
 """Validation during training: the loss over the validation set, greedy translations
 scored with BLEU (or digit error rate for spoken digits), and heatmaps of a few
-sentences' alignments, so they can be watched as they form."""
+sentences' alignments, so they can be watched as they form.
+
+The translations come from the search itself, through the shared `Decoding`
+(rnnsearch.decoding), not through the translator's API: the validation set is
+trusted input, already checked when the run started."""
 
 from __future__ import annotations
 
@@ -12,22 +16,23 @@ import torch
 
 from rnnsearch import kernels
 from rnnsearch.config import Config
+from rnnsearch.decoding import Decoding
 from rnnsearch.evaluation.metrics import bleu
 from rnnsearch.evaluation.plots import alignment_heatmap
+from rnnsearch.results import Translation
 from rnnsearch.text.batches import epoch_batches, make_batch
 from rnnsearch.training.loss import sequence_loss
-from rnnsearch.translator import Translation, Translator
 
 if TYPE_CHECKING:
     from rnnsearch.training.corpus import Corpus
 
 
 class Validator:
-    """Validates `translator`'s model on `corpus`'s validation set, as `config` says;
-    heatmaps go to `alignments` (a folder of the model directory)."""
+    """Validates `decoding`'s model (a Translator is one) on `corpus`'s validation set, as
+    `config` says; heatmaps go to `alignments` (a folder of the model directory)."""
 
-    def __init__(self, translator: Translator, corpus: Corpus, config: Config, *, alignments: Path):
-        self.translator, self.corpus, self.config, self.alignments = translator, corpus, config, alignments
+    def __init__(self, decoding: Decoding, corpus: Corpus, config: Config, *, alignments: Path):
+        self.decoding, self.corpus, self.config, self.alignments = decoding, corpus, config, alignments
 
     @torch.no_grad()
     def __call__(self, step: int, *, everything: bool = False) -> dict[str, float]:
@@ -39,17 +44,14 @@ class Validator:
         is translated, and the row also holds its scores (valid_bleu_all, …): the subset's
         stay the ones compared across validations.
         """
-        model = self.translator.model
+        model = self.decoding.model
         model.eval()
         loss = self._loss(model)
         sources, references = self.corpus.valid_sources, self.corpus.valid_references
         scored = self.config.train.valid_bleu_sentences or len(sources)
         translated = len(sources) if everything else min(scored, len(sources))
-        if self.config.speech:
-            names = [f"validation {k}" for k in range(1, translated + 1)]
-            translations = self.translator.translate_vectors(sources[:translated], names, beam_size=1)
-        else:
-            translations = self.translator.translate(sources[:translated], beam_size=1)
+        names = [f"validation {k}" for k in range(1, translated + 1)]
+        translations = self.decoding.decode(names, sources[:translated], self.decoding.options(1, 1))
         model.train()
         self._draw_alignments(translations[: self.config.train.valid_heatmaps], step)
         hypotheses = [t.text for t in translations]
@@ -63,7 +65,7 @@ class Validator:
     def _loss(self, model: torch.nn.Module) -> float:
         """The per-token loss over the validation set, batched as in training, so that
         validation never needs more memory than a training step."""
-        options, device = self.config.train, self.translator.device
+        options, device = self.config.train, self.decoding.device
         loss_sum, tokens = 0.0, 0
         batches = epoch_batches(self.corpus.valid, options.batch_tokens, options.max_batch_sentences, 0, 0)
         with kernels.use(kernels.choose(device, purpose="search")):
@@ -98,5 +100,5 @@ class Validator:
                     translation.target_tokens,
                     self.alignments / f"step{step:07d}-{k}.png",
                     f"validation sentence {k}, step {step}",
-                    seconds_per_column=self.translator.seconds_per_vector,
+                    seconds_per_column=self.decoding.seconds_per_vector,
                 )
