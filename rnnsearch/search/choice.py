@@ -22,7 +22,8 @@ from rnnsearch.search.rules import Hypothesis, SearchOptions
 
 
 class Search(Protocol):
-    """What every search is called with, and what it returns: each sentence's n-best list."""
+    """What every search is called with, and what it returns: each sentence's n-best list.
+    `forcing` holds `prefixes` for the eager searches, the only ones chosen with them."""
 
     def __call__(
         self,
