@@ -1,0 +1,123 @@
+"""The flags several commands share, each declared once: the commands add the groups they
+take, in the order their help lists them."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from rnnsearch.alignment import DEFAULT_READING, READINGS
+from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS, RUNTIMES, SEARCH_PRECISIONS
+
+MODEL_DIRS = (
+    "directory written by `rnnsearch train`; several decode together as an ensemble, "
+    "which must share the target subword model"
+)
+RUNTIME_HELP = "onnx: an exported package's graphs on ONNX Runtime (its default); torch: PyTorch (any model directory)"
+
+
+def positive(kind: Callable[[str], float]) -> Callable[[str], float]:
+    """An argparse type: a number of `kind` (int or float) greater than zero."""
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+        return value
+
+    return parse
+
+
+def beam_width(text: str) -> int:
+    """An argparse type: a beam size or n-best count, an int from 1 to MAX_BEAM_SIZE."""
+    value = positive(int)(text)
+    if value > MAX_BEAM_SIZE:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_BEAM_SIZE}, got {text}")
+    return value
+
+
+def add_config(command: argparse.ArgumentParser) -> None:
+    """The YAML config and its --set overrides, for the commands that read a config."""
+    command.add_argument("config", help="YAML config (see configs/)")
+    command.add_argument(
+        "--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override a config value"
+    )
+
+
+def add_model_dirs(command: argparse.ArgumentParser) -> None:
+    """One model directory or several, decoding together as an ensemble."""
+    command.add_argument("model_dir", nargs="+", help=MODEL_DIRS)
+
+
+def add_device(command: argparse.ArgumentParser) -> None:
+    """--device, which `main` checks before the command runs."""
+    command.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: the GPU if any)")
+
+
+def add_search_precision(command: argparse.ArgumentParser) -> None:
+    """--precision of a search, int8 included, and --runtime, which runs it."""
+    command.add_argument(
+        "--precision",
+        choices=SEARCH_PRECISIONS,
+        help="search precision (default: the config's); int8 runs an exported package's quantised graphs",
+    )
+    command.add_argument("--runtime", choices=RUNTIMES, help=RUNTIME_HELP)
+
+
+def add_search(command: argparse.ArgumentParser) -> None:
+    """The model directories and search options of the commands that translate."""
+    add_model_dirs(command)
+    command.add_argument(
+        "--beam-size",
+        type=beam_width,
+        default=None,
+        help=f"1 = greedy, at most {MAX_BEAM_SIZE} (default: the config's)",
+    )
+    add_device(command)
+    add_search_precision(command)
+    command.add_argument(
+        "--batch-sentences",
+        type=positive(int),
+        help="sentences decoded together (default: the config's search.batch_sentences); a GPU gains from more",
+    )
+
+
+def add_pairs(command: argparse.ArgumentParser) -> None:
+    """The model directories, the two files of given pairs and the model's device and
+    precision, for the commands that read given translations (on PyTorch)."""
+    add_model_dirs(command)
+    command.add_argument("--src", required=True, help="source sentences, one a line (plain or .gz)")
+    command.add_argument("--tgt", required=True, help="their given translations, line for line (plain or .gz)")
+    add_device(command)
+    command.add_argument("--precision", choices=PRECISIONS, help="model precision (default: the config's)")
+
+
+def add_output_file(command: argparse.ArgumentParser) -> None:
+    """-o, a file in place of standard output."""
+    command.add_argument("-o", "--output", help="output file; default stdout")
+
+
+def add_alignment_files(command: argparse.ArgumentParser, *, per: str) -> None:
+    """--alignments and --hard-alignments, the files of alignments written one row or
+    line `per` input line or pair."""
+    command.add_argument("--alignments", metavar="OUT.jsonl", help="write tokens and alignment matrices as JSON lines")
+    command.add_argument(
+        "--hard-alignments",
+        metavar="OUT.txt",
+        help=f"write word alignments, one Pharaoh line of 0-based 'source-target' pairs per {per}",
+    )
+
+
+def add_reading(command: argparse.ArgumentParser) -> None:
+    """--reading, for the commands that write word alignments."""
+    command.add_argument(
+        "--reading",
+        choices=tuple(READINGS),
+        default=DEFAULT_READING,
+        help="which row of α stands for a target word in the word alignments: 'output', the step that "
+        f"outputs it, 'input', the next step, which takes it as input, or 'both', their mean (default "
+        f"{DEFAULT_READING}; BENCHMARKS.md compares them)",
+    )

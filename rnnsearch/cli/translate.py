@@ -1,0 +1,120 @@
+"""`rnnsearch translate`: lines in, translations (and alignments) out, a chunk at a time."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from rnnsearch.cli.alignments import write_alignments
+from rnnsearch.cli.loading import load
+from rnnsearch.cli.options import add_alignment_files, add_output_file, add_reading, add_search, beam_width
+from rnnsearch.cli.streams import opened, read_input
+from rnnsearch.config import MAX_BEAM_SIZE
+from rnnsearch.errors import UserError
+
+if TYPE_CHECKING:
+    from rnnsearch.translator import Translator
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add `translate` to the `rnnsearch` command."""
+    translate = commands.add_parser(
+        "translate", help="translate lines (stdin → stdout by default); for a speech model, lines are WAV paths"
+    )
+    add_search(translate)
+    translate.add_argument("-i", "--input", help="input file (plain or .gz); default stdin")
+    add_output_file(translate)
+    translate.add_argument(
+        "--n-best",
+        type=beam_width,
+        default=1,
+        help=f"N > 1 prints 'line ||| text ||| score' rows; at most the beam size and {MAX_BEAM_SIZE}",
+    )
+    add_alignment_files(translate, per="input line")
+    translate.add_argument(
+        "--prefix",
+        metavar="FILE",
+        help="target prefixes, one per input line (empty: none): each translation starts with its prefix",
+    )
+    add_reading(translate)
+    translate.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Translate the input a chunk at a time, writing each chunk's lines (and alignments) as
+    soon as it is done: an interrupted run keeps what it had translated, and a pipe fed
+    line by line gets each translation back before it sends the next line."""
+    translator = load(args)
+    if args.alignments or args.hard_alignments:
+        translator.require_alignment()
+    with contextlib.ExitStack() as files:
+        out = opened(files, args.output) or sys.stdout
+        jsonl = opened(files, args.alignments)
+        hard = opened(files, args.hard_alignments)
+        number = 0
+        for translations in _translated_chunks(translator, args):
+            for translation in translations:
+                if args.n_best == 1:
+                    out.write(translation.text + "\n")
+                else:
+                    for entry in [translation, *translation.alternatives]:
+                        out.write(f"{number} ||| {entry.text} ||| {entry.score:.4f}\n")
+                write_alignments(translation, number, jsonl, hard, reading=args.reading)
+                number += 1
+            for written in (out, jsonl, hard):
+                if written:
+                    written.flush()
+
+
+def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iterator[list]:
+    """The translations of the input, a chunk of lines at a time, in input order."""
+    chunks = read_input(args.input)
+    if not translator.speech:
+        prefix_chunks = None
+        if args.prefix:
+            chunks, prefix_chunks = _with_prefixes(chunks, args.prefix, args.input or "<stdin>")
+        yield from translator.translate_chunks(
+            chunks, beam_size=args.beam_size, n_best=args.n_best, prefix_chunks=prefix_chunks
+        )
+        return
+    if args.prefix:
+        raise UserError("--prefix: a speech model's output cannot be given a prefix")
+    for paths in chunks:
+        yield translator.transcribe_files(paths, beam_size=args.beam_size, n_best=args.n_best)
+
+
+def _with_prefixes(
+    chunks: Iterator[list[str]], prefix_path: str, input_name: str
+) -> tuple[Iterator[list[str]], Iterator[list[str]]]:
+    """The input's chunks, and the prefix file's lines cut into the same chunks; a prefix
+    file with fewer or more lines than the input is a one-line error naming both counts,
+    given before anything is translated when the input is a file."""
+    from rnnsearch.text.corpus import read_lines
+
+    prefixes = read_lines(prefix_path)
+    if input_name != "<stdin>" and input_name != "-":
+        lines = len(read_lines(input_name))
+        if lines != len(prefixes):
+            raise UserError(f"{prefix_path} has {len(prefixes)} lines but {input_name} has {lines}")
+    cuts: list[tuple[int, int]] = []
+
+    def texts() -> Iterator[list[str]]:
+        read = 0
+        for chunk in chunks:
+            if read + len(chunk) > len(prefixes):
+                raise UserError(f"{prefix_path} has {len(prefixes)} lines but {input_name} has more")
+            cuts.append((read, read + len(chunk)))
+            read += len(chunk)
+            yield chunk
+        if read != len(prefixes):
+            raise UserError(f"{prefix_path} has {len(prefixes)} lines but {input_name} has {read}")
+
+    def prefix_chunks() -> Iterator[list[str]]:
+        while cuts:
+            start, end = cuts.pop(0)
+            yield prefixes[start:end]
+
+    return texts(), prefix_chunks()
