@@ -448,7 +448,8 @@ def training_speed_check(args: argparse.Namespace) -> dict:
     from rnnsearch.model.seq2seq import build_model
     from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
     from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch
-    from rnnsearch.training.trainer import configure_cpu, flushing_denormals, training_step
+    from rnnsearch.training.process import configure_cpu, flushing_denormals
+    from rnnsearch.training.trainer import training_step
     from rnnsearch.translator import resolve_device
 
     config = load_config(str(args.config), [f"data.prepared={args.work / 'prepared-multi30k'}"])

@@ -58,11 +58,8 @@ from rnnsearch.text.batches import epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines  # noqa: E402
 from rnnsearch.text.subwords import PAD  # noqa: E402
 from rnnsearch.training.loss import output_layer_loss, sequence_loss  # noqa: E402
-from rnnsearch.training.trainer import (  # noqa: E402
-    configure_cpu,
-    flushing_denormals,
-    training_step,
-)
+from rnnsearch.training.process import configure_cpu, flushing_denormals  # noqa: E402
+from rnnsearch.training.trainer import training_step  # noqa: E402
 from rnnsearch.translator import resolve_device  # noqa: E402
 
 

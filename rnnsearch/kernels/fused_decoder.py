@@ -106,12 +106,10 @@ class _AttentiveGRU(torch.autograd.Function):
         grad_recurrent_candidates = torch.empty_like(candidates)  # ∂/∂(W_hn s_{i-1} + b_hn)
         grad_queries = torch.empty_like(queries)
         grad_keys = torch.zeros_like(keys)  # ∂/∂(U_a h_j), without the factor 4 v_a that every step shares
-        doubled_keys = keys * 2
+        doubled_keys, four_v = keys * 2, 4 * v
         sigmoids = torch.empty_like(keys)
-        grad_annotations = torch.zeros_like(annotations)
-        grad_v = torch.zeros_like(v)
+        grad_annotations, grad_v = torch.zeros_like(annotations), torch.zeros_like(v)
         grad_state = torch.zeros_like(states[0])  # ∂/∂s_i from the steps after i
-        four_v = 4 * v
         for i in reversed(range(steps)):
             grad = grad_state if grad_states is None else grad_state + grad_states[:, i]
             previous, candidate = states[i], candidates[i]
@@ -145,12 +143,7 @@ class _AttentiveGRU(torch.autograd.Function):
             torch.sum(sigmoids, 1, out=grad_queries[i]).mul_(four_v)
             grad_state = torch.addmm(grad_state, grad_queries[i], query_weight)
         grad_keys.mul_(four_v)
-        previous_states = states[:-1].flatten(0, 1)
-        rows = grad_gates.flatten(0, 1)
-        grad_weight_hh = torch.cat(
-            [rows[:, : 2 * size].t() @ previous_states, grad_recurrent_candidates.flatten(0, 1).t() @ previous_states]
-        )
-        grad_bias_hh = torch.cat([rows[:, : 2 * size].sum(0), grad_recurrent_candidates.flatten(0, 1).sum(0)])
+        previous_states, rows = states[:-1].flatten(0, 1), grad_gates.flatten(0, 1)
         return (
             grad_gates.transpose(0, 1),
             grad_state,
@@ -160,6 +153,16 @@ class _AttentiveGRU(torch.autograd.Function):
             grad_queries.flatten(0, 1).t() @ previous_states,
             grad_v,
             rows.t() @ contexts.flatten(0, 1),
-            grad_weight_hh,
-            grad_bias_hh,
+            *_recurrent_gradients(rows[:, : 2 * size], grad_recurrent_candidates, previous_states),  # W_hh, b_hh
         )
+
+
+def _recurrent_gradients(
+    grad_reset_update: torch.Tensor, grad_recurrent_candidates: torch.Tensor, previous_states: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """∂/∂W_hh and ∂/∂b_hh, one product over all T·B rows: from the gradients of the reset
+    and update gates (T·B, 2D), of W_hn s_{i-1} + b_hn (T, B, D), and s_{i-1} (T·B, D)."""
+    grad_candidates = grad_recurrent_candidates.flatten(0, 1)
+    grad_weight_hh = torch.cat([grad_reset_update.t() @ previous_states, grad_candidates.t() @ previous_states])
+    grad_bias_hh = torch.cat([grad_reset_update.sum(0), grad_candidates.sum(0)])
+    return grad_weight_hh, grad_bias_hh

@@ -5,8 +5,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 
-from rnnsearch.model.seq2seq import CHUNK_ELEMENTS
+from rnnsearch.model.seq2seq import CHUNK_ELEMENTS, RNNSearch
 from rnnsearch.reserved import PAD
 from rnnsearch.text.batches import Batch
 
@@ -76,14 +77,17 @@ def output_layer_loss(readout: torch.Tensor, layer: nn.Linear, targets: torch.Te
     return _chunked_loss(readout, layer.weight, layer.bias, targets, smoothing, gradients=False)[0]
 
 
-def sequence_loss(model, batch: Batch, label_smoothing: float) -> tuple[torch.Tensor, int]:
+def sequence_loss(
+    model: RNNSearch, batch: Batch, label_smoothing: float, *, ddp: DistributedDataParallel | None = None
+) -> tuple[torch.Tensor, int]:
     """Summed loss over the batch's target tokens, and how many there are.
 
     The vocabulary projection, the costliest layer, is applied to real (unpadded)
-    positions only; padding therefore contributes neither loss nor work.
+    positions only; padding therefore contributes neither loss nor work. `ddp`, in a
+    run of several processes, is `model`'s DistributedDataParallel wrapper: it runs the
+    forward pass, so that the backward pass averages the gradients across ranks.
     """
-    readout, _ = model(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, l)
+    readout, _ = (model if ddp is None else ddp)(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, l)
     real = batch.tgt_out != PAD
-    layer = getattr(model, "module", model).decoder.output_layer  # `module` under DDP
-    loss = output_layer_loss(readout[real], layer, batch.tgt_out[real], label_smoothing)
+    loss = output_layer_loss(readout[real], model.decoder.output_layer, batch.tgt_out[real], label_smoothing)
     return loss, int(real.sum())

@@ -31,16 +31,17 @@ def pairs_for_rank(rank: int) -> list[tuple[list[int], list[int]]]:
     return list(zip(sources, targets))
 
 
-def one_update(model, pairs, world: World = SINGLE_PROCESS) -> None:
+def one_update(model, pairs, world: World = SINGLE_PROCESS, ddp=None) -> None:
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
-    training_step(model, optimizer, make_batch(pairs), label_smoothing=0.1, clip_norm=CLIP, world=world)
+    training_step(model, optimizer, make_batch(pairs), label_smoothing=0.1, clip_norm=CLIP, world=world, ddp=ddp)
 
 
 def update_on_one_rank(rank: int, size: int, folder: str) -> None:
     dist.init_process_group("gloo", init_method=f"file://{folder}/rendezvous", rank=rank, world_size=size)
     torch.set_num_threads(1)
     model = tiny_model(seed=3)
-    one_update(torch.nn.parallel.DistributedDataParallel(model), pairs_for_rank(rank), World(rank, size, rank, size))
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    one_update(model, pairs_for_rank(rank), World(rank, size, rank, size), ddp=ddp)
     save_file({name: p.detach().contiguous() for name, p in model.named_parameters()}, f"{folder}/rank{rank}.st")
     dist.destroy_process_group()
 

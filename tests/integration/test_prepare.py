@@ -19,11 +19,13 @@ import numpy as np
 import pytest
 from conftest import DATA, tiny_config, write_config, write_lines
 
-from rnnsearch import prepared
+from rnnsearch import files, prepared
 from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict
 from rnnsearch.errors import UserError
 from rnnsearch.prepared import FilterReport, PreparedPairs, ensure_prepared, prepare, stale_reason
+from rnnsearch.prepared.sampling import sample
+from rnnsearch.prepared.writing import Writer
 from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch
 from rnnsearch.text.corpus import is_blank, read_lines
 from rnnsearch.text.subwords import Subwords, train_subwords
@@ -59,7 +61,9 @@ def in_memory_pairs(config) -> tuple[Subwords, Subwords, list, FilterReport]:
     corpus = config.data.train_corpora[0]
     sources, targets = read_lines(corpus.src), read_lines(corpus.tgt)
     usable = [(s, t) for s, t in zip(sources, targets) if not is_blank(s) and not is_blank(t)]
-    src_subwords, tgt_subwords = prepared.train_vocabularies(config, [s for s, _ in usable], [t for _, t in usable])
+    src_subwords, tgt_subwords = prepared.train_vocabularies(
+        config.subwords, [s for s, _ in usable], [t for _, t in usable]
+    )
     encoded = zip(src_subwords.encode([s for s, _ in usable]), tgt_subwords.encode([t for _, t in usable]))
     limit = config.data.max_length
     pairs = [(s, t) for s, t in encoded if len(s) <= limit and len(t) <= limit]
@@ -161,8 +165,8 @@ def test_the_subword_sample_is_bounded_reproducible_and_drawn_from_the_whole_cor
     config = config_from_dict(
         {**config.model_dump(), "subwords": {**config.subwords.model_dump(), "sample_sentences": 100}}
     )
-    sources, targets = prepared._sample(config)
-    assert (sources, targets) == prepared._sample(config)
+    sources, targets = sample(config.data.train_corpora, config.subwords.sample_sentences)
+    assert (sources, targets) == sample(config.data.train_corpora, config.subwords.sample_sentences)
     assert len(sources) == len(targets) == 100
     lines = read_lines(subset / "train.de")
     positions = sorted(lines.index(s) for s in sources)
@@ -200,9 +204,9 @@ def test_a_full_disk_while_preparing_leaves_no_dataset_and_no_temporaries(subset
     prepare(config, directory)
 
     def full_disk(self, name, array):
-        raise prepared.files.write_failure(self.directory / name, OSError(28, "No space left on device"))
+        raise files.write_failure(self.directory / name, OSError(28, "No space left on device"))
 
-    monkeypatch.setattr(prepared._Writer, "_write", full_disk)
+    monkeypatch.setattr(Writer, "_write", full_disk)
     with pytest.raises(UserError, match=r"source\.offsets: cannot write: No space left on device"):
         prepare(config_for(subset, tmp_path / "run", max_length=50), directory)
     assert sorted(p.name for p in directory.iterdir() if p.name.startswith(".")) == []
