@@ -15,6 +15,8 @@ from torch.nn.parallel import DistributedDataParallel
 
 from rnnsearch import files, kernels, model_directory
 from rnnsearch.config import Config
+from rnnsearch.decoding import Decoding
+from rnnsearch.inputs import input_kind
 from rnnsearch.kernels.cuda_graphs import GraphedLoss
 from rnnsearch.model.seq2seq import RNNSearch, build_model
 from rnnsearch.model_directory import source_and_target_sizes
@@ -26,7 +28,6 @@ from rnnsearch.training.distributed import World
 from rnnsearch.training.process import configure_cpu, seed_generators
 from rnnsearch.training.schedule import Progress
 from rnnsearch.training.validation import Validator
-from rnnsearch.translator import Translator
 
 
 @dataclass
@@ -64,8 +65,8 @@ def set_up(
     corpus, src_subwords, tgt_subwords = prepare_corpus(config, model_dir, resume, world)
     model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=options.learning_rate, fused=True)
-    translator = Translator(model, src_subwords, tgt_subwords, config)
-    validator = Validator(translator, corpus, config, alignments=model_dir / model_directory.ALIGNMENTS)
+    decoding = Decoding(model, input_kind(config, [src_subwords]), tgt_subwords, config.search)
+    validator = Validator(decoding, corpus, config, alignments=model_dir / model_directory.ALIGNMENTS)
     progress = Progress()
     if resume:
         progress = _restore(model, optimizer, model_dir, world, (src_subwords, tgt_subwords))

@@ -29,6 +29,7 @@ from tqdm import tqdm
 
 from rnnsearch import files, kernels, model_directory
 from rnnsearch.config import Config
+from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.plots import learning_curves
 from rnnsearch.kernels.cuda_graphs import GraphedLoss
@@ -41,7 +42,6 @@ from rnnsearch.training.loss import sequence_loss
 from rnnsearch.training.process import flushing_denormals, seed_generators
 from rnnsearch.training.schedule import Progress
 from rnnsearch.training.setup import TrainingSetup, set_up
-from rnnsearch.translator import resolve_device
 
 
 def training_step(
