@@ -218,6 +218,12 @@ and beyond a few dozen hypotheses a wider beam gains nothing."""
 class SearchConfig(Section):
     beam_size: int = Field(5, ge=1, le=MAX_BEAM_SIZE)
     length_penalty: float = Field(1.0, ge=0.0, description="alpha in score / length**alpha")
+    coverage_penalty: float = Field(
+        0.0,
+        ge=0.0,
+        description="beta of GNMT's coverage penalty beta * sum_j log(min(sum_i alpha_ij, 1)), added to the "
+        "length-normalised score of finished hypotheses; 0: none",
+    )
     max_length_ratio: float = Field(2.0, gt=0)
     max_length_extra: int = Field(10, ge=0, description="output pieces allowed beyond ratio × source length")
     batch_sentences: int = Field(64, gt=0, description="sentences decoded together")

@@ -95,12 +95,19 @@ class Decoding:
         return beam_size, n_best
 
     def options(self, beam_size: object, n_best: object, cancelled: Cancelled | None = None) -> SearchOptions:
-        """The search options of a call: its beam size and n-best count, checked, and the config's others."""
+        """The search options of a call: its beam size and n-best count, checked, and the
+        config's others; a coverage penalty needs a model with an alignment model."""
         beam_size, n_best = self.widths(beam_size, n_best)
+        if self.search.coverage_penalty and not self.model.has_alignment:
+            raise UserError(
+                "search.coverage_penalty needs the attention weights, but this model has no alignment model "
+                "(model.attention: none)"
+            )
         return SearchOptions(
             beam_size=beam_size,
             n_best=n_best,
             length_penalty=self.search.length_penalty,
+            coverage_penalty=self.search.coverage_penalty,
             in_flight=self.search.batch_sentences,
             cancelled=cancelled,
         )

@@ -9,6 +9,7 @@ members of an ensemble together, refusing members that cannot decode together.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,10 +52,11 @@ def assemble(
     batch_sentences: int | None = None,
     *,
     runtime: str | None = None,
+    coverage_penalty: float | None = None,
 ) -> Assembled:
     """The model in `model_dir`, or the ensemble of the models in a list of directories,
     as `rnnsearch.translator.load` documents its arguments."""
-    search = _search_overrides(precision, batch_sentences, runtime)
+    search = _search_overrides(precision, batch_sentences, runtime, coverage_penalty)
     directories = [model_dir] if isinstance(model_dir, (str, os.PathLike)) else _model_dirs(model_dir)
     on_onnx = [_runs_on_onnx(directory, runtime, precision) for directory in directories]
     target = torch.device("cpu") if all(on_onnx) and device == "auto" else resolve_device(device)
@@ -77,7 +79,9 @@ def assemble(
     return Assembled(ensemble, config, source_sides, tgt_subwords)
 
 
-def _search_overrides(precision: str | None, batch_sentences: int | None, runtime: str | None) -> dict[str, object]:
+def _search_overrides(
+    precision: str | None, batch_sentences: int | None, runtime: str | None, coverage_penalty: float | None
+) -> dict[str, object]:
     """The search settings a load overrides, checked, with the runtime asked for."""
     search: dict[str, object] = {}
     if precision is not None:
@@ -86,6 +90,10 @@ def _search_overrides(precision: str | None, batch_sentences: int | None, runtim
         search["precision"] = precision
     if batch_sentences is not None:
         search["batch_sentences"] = checked_count(batch_sentences, "batch_sentences")
+    if coverage_penalty is not None:
+        if not isinstance(coverage_penalty, (int, float)) or not 0 <= coverage_penalty < math.inf:
+            raise UserError(f"coverage_penalty {coverage_penalty!r}: give a finite number ≥ 0 (0: none)")
+        search["coverage_penalty"] = float(coverage_penalty)
     if runtime is not None and runtime not in RUNTIMES:
         raise UserError(f"runtime {runtime!r}: choose from {', '.join(RUNTIMES)}")
     return search

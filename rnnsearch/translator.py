@@ -194,6 +194,7 @@ def load(
     batch_sentences: int | None = None,
     *,
     runtime: str | None = None,
+    coverage_penalty: float | None = None,
 ) -> Translator:
     """A Translator for the trained model in `model_dir` (best weights if there are any), or
     for an ensemble of the models in a list of directories (see rnnsearch.model.ensemble);
@@ -201,11 +202,15 @@ def load(
     override the search section of the model's config, for an ensemble the first member's.
 
     A package that `rnnsearch export` wrote runs on ONNX Runtime, on the CPU, unless
-    `runtime` is "torch"; `runtime` "onnx" requires one.
+    `runtime` is "torch"; `runtime` "onnx" requires one. `coverage_penalty` overrides
+    search.coverage_penalty (β of the coverage penalty that ranks beam search's finished
+    hypotheses; 0: none).
 
     The members of an ensemble must share the target subword model and read the same kind
     of input; each keeps its own source subword model.
     """
-    assembled = assemble(model_dir, device, precision, batch_sentences, runtime=runtime)
+    assembled = assemble(
+        model_dir, device, precision, batch_sentences, runtime=runtime, coverage_penalty=coverage_penalty
+    )
     sides = assembled.source_sides
     return Translator(assembled.model, sides[0], assembled.tgt_subwords, assembled.config, source_sides=sides)

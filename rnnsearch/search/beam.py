@@ -51,7 +51,7 @@ def beam_search(
     `prefixes` as for greedy search: while a sentence is inside its prefix, its one live
     hypothesis takes the prefix's pieces."""
     k, device = options.beam_size, src.device
-    length_penalty, n_best, cancelled = options.length_penalty, options.n_best, options.cancelled
+    n_best, cancelled = options.n_best, options.cancelled
     beams = _Beams(k, device, model.has_alignment)
     ended: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
     arrivals, state = Arrivals(model, src, src_lengths, options.in_flight or src.size(0)), None
@@ -71,7 +71,7 @@ def beam_search(
             forced = forced if scored is None else forced[scored]
         force_end = force_end if scored is None else force_end[scored]
         log_probs = restrict(log_probs, force_end, forced)
-        state = beams.advance(log_probs, scored, weights, state, ended, src_lengths, length_penalty)
+        state = beams.advance(log_probs, scored, weights, state, ended, src_lengths, options)
     return [sorted(hypotheses, key=lambda h: h.score, reverse=True)[:n_best] for hypotheses in ended]
 
 
@@ -124,7 +124,7 @@ class _Beams:
         live = torch.isfinite(self.log_prob).view(-1)
         return None if bool(live.all()) else live.nonzero().squeeze(1)
 
-    def advance(self, log_probs, scored, weights, state, ended, src_lengths, length_penalty):
+    def advance(self, log_probs, scored, weights, state, ended, src_lengths, options):
         """Extend every beam by one token, record finished hypotheses, retire done sentences;
         returns the decoder state reordered to match. log_probs are the `scored` rows'."""
         k, device = self.k, self.device
@@ -143,7 +143,7 @@ class _Beams:
             if self.weights_history is not None:
                 history = self.weights_history[row : row + 1, offset:]
                 alignment = _source_width(history, int(src_lengths[sentence]))[0].cpu()
-            ended[sentence].append(finished(self.history[row, offset:].tolist(), total, length_penalty, alignment))
+            ended[sentence].append(finished(self.history[row, offset:].tolist(), total, alignment, options))
         self.open_slots -= ends.sum(1).cpu()
         self.log_prob = live_log_prob
         self.prev = token.view(-1)

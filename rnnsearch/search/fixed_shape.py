@@ -62,7 +62,7 @@ def fixed_shape_greedy_search(
     return [
         hypotheses
         for loop, lengths in _searched_batches(model, src, src_lengths, max_lengths, options, beams=False)
-        for hypotheses in loop.hypotheses(lengths, options.length_penalty)
+        for hypotheses in loop.hypotheses(lengths, options)
     ]
 
 
@@ -81,7 +81,7 @@ def fixed_shape_beam_search(
     return [
         hypotheses
         for loop, lengths in _searched_batches(model, src, src_lengths, max_lengths, options, beams=True)
-        for hypotheses in loop.hypotheses(lengths, options.length_penalty, options.n_best)
+        for hypotheses in loop.hypotheses(lengths, options)
     ]
 
 
@@ -205,7 +205,7 @@ class _GreedyLoop(_Loop):
     def done(self) -> bool:
         return bool((self.lengths > 0).all())
 
-    def hypotheses(self, src_lengths: list[int], length_penalty: float) -> list[list[Hypothesis]]:
+    def hypotheses(self, src_lengths: list[int], options: SearchOptions) -> list[list[Hypothesis]]:
         steps = int(self.position)  # read back only the columns written
         tokens, log_probs, lengths = self.tokens[:, :steps].tolist(), self.log_prob.tolist(), self.lengths.tolist()
         alignments = None if self.alignments is None else _host_copy(self.alignments[:, :steps])
@@ -214,8 +214,8 @@ class _GreedyLoop(_Loop):
                 finished(
                     tokens[row][: lengths[row]],
                     log_probs[row],
-                    length_penalty,
                     None if alignments is None else alignments[row, : lengths[row], : src_lengths[row]],
+                    options,
                 )
             ]
             for row in range(len(src_lengths))
@@ -284,7 +284,7 @@ class _BeamLoop(_Loop):
     def done(self) -> bool:
         return bool(((self.open_slots == 0) | ~torch.isfinite(self.log_prob).any(1)).all())
 
-    def hypotheses(self, src_lengths: list[int], length_penalty: float, n_best: int) -> list[list[Hypothesis]]:
+    def hypotheses(self, src_lengths: list[int], options: SearchOptions) -> list[list[Hypothesis]]:
         """Every sentence's finished hypotheses in the order they ended, as `beam_search`
         collects them, then ranked."""
         k, steps = self.k, int(self.position)  # read back only the slots and columns written
@@ -300,8 +300,8 @@ class _BeamLoop(_Loop):
             for slot in range(closed[sentence]):
                 length, total = lengths[sentence][slot], log_probs[sentence][slot]
                 alignment = None if alignments is None else alignments[sentence, slot, :length, :source_length]
-                found.append(finished(tokens[sentence][slot][:length], total, length_penalty, alignment))
-            results.append(sorted(found, key=lambda h: h.score, reverse=True)[:n_best])
+                found.append(finished(tokens[sentence][slot][:length], total, alignment, options))
+            results.append(sorted(found, key=lambda h: h.score, reverse=True)[: options.n_best])
         return results
 
 

@@ -45,7 +45,7 @@ def greedy_search(
     (`prefix_tensor`) are target pieces each output must start with; max_lengths must
     leave room for them and </s>."""
     count, device = src.size(0), src.device
-    length_penalty, cancelled = options.length_penalty, options.cancelled
+    cancelled = options.cancelled
     longest = int(max_lengths.max())
     tokens = torch.zeros(count, longest, dtype=torch.long)
     alignments = torch.zeros(count, longest, src.size(1)) if model.has_alignment else None
@@ -83,8 +83,8 @@ def greedy_search(
             finished(
                 tokens[b, : lengths[b]].tolist(),
                 float(log_probs_sum[b]),
-                length_penalty,
                 None if alignments is None else alignments[b, : lengths[b], : src_lengths[b]],
+                options,
             )
         ]
         for b in range(count)

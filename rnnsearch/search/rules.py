@@ -41,6 +41,8 @@ class SearchOptions:
     beam_size       K hypotheses per sentence (greedy search: 1)
     n_best          how many finished hypotheses each sentence returns, best first (≤ K)
     length_penalty  α of the score log p / |y|^α that ranks hypotheses (0: raw log p)
+    coverage_penalty
+                    β of GNMT's coverage penalty added to that score (0: none; see `score`)
     in_flight       sentences decoded together (None: all); sentences join in the order
                     given, so sorting them by length keeps the padding low
     cancelled       asked before every step (a fixed-shape search: every few steps)
@@ -49,6 +51,7 @@ class SearchOptions:
     beam_size: int = 1
     n_best: int = 1
     length_penalty: float = 1.0
+    coverage_penalty: float = 0.0
     in_flight: int | None = None
     cancelled: Cancelled | None = None
 
@@ -73,7 +76,8 @@ class Hypothesis:
 
     tokens:    target ids, </s> excluded
     log_prob:  log p(tokens, </s> | x)
-    score:     log_prob / (len(tokens) + 1) ** length_penalty, what search ranks by
+    score:     log_prob / (len(tokens) + 1) ** length_penalty, plus the coverage penalty
+               when one is set (`score`): what search ranks by
     alignment: (len(tokens) + 1, source length with </s>) weights α_ij; the last row is </s>'s.
                None for a model without an alignment model.
     """
@@ -84,15 +88,38 @@ class Hypothesis:
     alignment: torch.Tensor | None
 
 
-def finished(with_end: list[int], log_prob: float, length_penalty: float, alignment: torch.Tensor | None) -> Hypothesis:
+def finished(
+    with_end: list[int], log_prob: float, alignment: torch.Tensor | None, options: SearchOptions
+) -> Hypothesis:
     """The hypothesis whose output, </s> included, is `with_end`: every search builds its
     results here, so that all rank by the same score."""
     return Hypothesis(
         tokens=with_end[:-1],
         log_prob=log_prob,
-        score=normalised(log_prob, len(with_end), length_penalty),
+        score=score(log_prob, len(with_end), alignment, options),
         alignment=alignment,
     )
+
+
+def score(log_prob: float, length: int, alignment: torch.Tensor | None, options: SearchOptions) -> float:
+    """What search ranks finished hypotheses by: log p(y | x) / |y|^α, |y| counting </s>,
+    plus, with a coverage penalty β > 0, GNMT's cp = β Σ_j log(min(Σ_i α_ij, 1)) (Wu et
+    al. 2016). The sum runs over the source words j, not over </s> (the last column of
+    `alignment`, which a translation need not attend to); a word whose attention
+    underflows to 0 counts as the smallest positive float's logarithm, not −∞."""
+    total = normalised(log_prob, length, options.length_penalty)
+    if options.coverage_penalty and alignment is not None:
+        total += options.coverage_penalty * coverage_log(alignment)
+    return total
+
+
+def coverage_log(alignment: torch.Tensor) -> float:
+    """Σ_j log(min(Σ_i α_ij, 1)) over the source words of one hypothesis's alignment
+    (its rows i, its columns j with </s> last): 0 when every word got a weight of 1 in
+    total, more negative the less attention some word received."""
+    attention = alignment[:, :-1].double().sum(0)
+    tiny = torch.finfo(torch.float32).tiny
+    return float(attention.clamp(min=tiny, max=1.0).log().sum())
 
 
 def normalised(log_prob: float, length: int, length_penalty: float) -> float:

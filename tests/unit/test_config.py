@@ -276,3 +276,12 @@ def test_default_config_round_trips(tmp_path: Path) -> None:
     path = tmp_path / "saved.yaml"
     path.write_text(original.to_yaml(), encoding="utf-8")
     assert load_config(path) == original
+
+
+@pytest.mark.parametrize("value", [-0.5, "much"])
+def test_a_bad_coverage_penalty_is_refused_naming_the_key(value) -> None:
+    with pytest.raises(UserError) as excinfo:
+        config_from_dict(minimal_tree() | {"search": {"coverage_penalty": value}}, "my.yaml")
+    message = user_error_message(excinfo)
+    assert message.startswith("my.yaml: ") and "search.coverage_penalty" in message
+    assert "\n" not in message

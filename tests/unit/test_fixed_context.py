@@ -1,7 +1,11 @@
 """The baseline without an alignment model: one encoder summary for every target word."""
 
+import pytest
 import torch
 
+from rnnsearch.config import SearchConfig
+from rnnsearch.decoding import Decoding
+from rnnsearch.errors import UserError
 from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
@@ -44,3 +48,10 @@ def test_search_works_without_alignments_and_beam_one_equals_greedy():
     assert [g[0].tokens for g in greedy] == [b[0].tokens for b in beam]
     assert all(h.alignment is None for nbest in greedy + wide for h in nbest)
     assert all(len(nbest) == 2 for nbest in wide)
+
+
+def test_a_coverage_penalty_without_an_alignment_model_is_refused_in_one_line():
+    search = SearchConfig(coverage_penalty=1.0)
+    with pytest.raises(UserError, match=r"^search.coverage_penalty needs the attention weights.*attention: none\)$"):
+        Decoding(tiny_model(score="none"), None, None, search).options(beam_size=4, n_best=1)
+    assert Decoding(tiny_model(), None, None, search).options(beam_size=4, n_best=1).coverage_penalty == 1.0

@@ -22,6 +22,11 @@ DECODERS = {
 SEARCHES = {
     "greedy": (greedy_search, fixed_shape_greedy_search, SearchOptions()),
     "beam": (beam_search, fixed_shape_beam_search, SearchOptions(beam_size=4, n_best=3)),
+    "beam-coverage-penalty": (
+        beam_search,
+        fixed_shape_beam_search,
+        SearchOptions(beam_size=4, n_best=3, coverage_penalty=0.4),
+    ),
 }
 
 

@@ -4,20 +4,21 @@ import math
 import pytest
 import torch
 
-from rnnsearch.search import CHUNK, SearchCancelled, SearchOptions, max_output_lengths, normalised
+from rnnsearch.search import CHUNK, SearchCancelled, SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search, top_extensions
 from rnnsearch.search.greedy import greedy_search, row_maxima
+from rnnsearch.search.rules import coverage_log, score
 from rnnsearch.text.batches import source_tensors
 from rnnsearch.text.subwords import BOS, EOS, PAD
 from tests.conftest import assert_same_hypotheses, random_sources, tiny_model
 
 
-def search(model, sources, beam_size=1, n_best=1, penalty=1.0, ratio=1.5, extra=3):
+def search(model, sources, beam_size=1, n_best=1, penalty=1.0, ratio=1.5, extra=3, coverage=0.0):
     src, lengths = source_tensors(sources)
     limits = max_output_lengths(lengths, ratio, extra)
     if beam_size == 1:
         return greedy_search(model, src, lengths, max_lengths=limits, options=SearchOptions(length_penalty=penalty))
-    options = SearchOptions(beam_size=beam_size, n_best=n_best, length_penalty=penalty)
+    options = SearchOptions(beam_size=beam_size, n_best=n_best, length_penalty=penalty, coverage_penalty=coverage)
     return beam_search(model, src, lengths, max_lengths=limits, options=options)
 
 
@@ -55,15 +56,15 @@ def test_beam_of_one_equals_greedy_and_batches_do_not_matter_for_every_decoder(d
     assert one_by_one == wide
 
 
-@pytest.mark.parametrize("beam_size", [1, 4])
-def test_translation_does_not_depend_on_batch_size(beam_size):
+@pytest.mark.parametrize("beam_size, coverage", [(1, 0.0), (4, 0.0), (4, 0.5)])
+def test_translation_does_not_depend_on_batch_size(beam_size, coverage):
     model = tiny_model(vocab=20, seed=1)
     sources = random_sources(64, 20, seed=7, max_len=14)
-    reference = [h[0].tokens for h in search(model, sources, beam_size)]
+    reference = [h[0].tokens for h in search(model, sources, beam_size, coverage=coverage)]
     for size in (1, 7):
         outputs = []
         for start in range(0, len(sources), size):
-            outputs += [h[0].tokens for h in search(model, sources[start : start + size], beam_size)]
+            outputs += [h[0].tokens for h in search(model, sources[start : start + size], beam_size, coverage=coverage)]
         assert outputs == reference
 
 
@@ -88,32 +89,66 @@ def test_sentences_joining_a_batch_in_flight_get_the_same_output(beam_size, n_be
         assert_same_hypotheses(everything_at_once, _in_flight_search(model, sources, beam_size, n_best, in_flight))
 
 
-def _sequence_log_prob(model, source, tokens):
+def _teacher_forced(model, source, tokens):
+    """log p(tokens, </s> | source) and the alignment α of that output."""
     src, lengths = source_tensors([source])
     tgt_in = torch.tensor([[BOS] + tokens])
     target = tokens + [EOS]
     with torch.no_grad():
-        readout, _ = model(src, lengths, tgt_in)
+        readout, weights = model(src, lengths, tgt_in)
         log_probs = model.logits(readout).log_softmax(-1)[0]
-    return sum(float(log_probs[i, t]) for i, t in enumerate(target))
+    return sum(float(log_probs[i, t]) for i, t in enumerate(target)), weights[0]
 
 
-@pytest.mark.parametrize("penalty", [0.0, 1.0])
-def test_beam_as_wide_as_the_search_space_finds_the_exhaustive_best(penalty):
+@pytest.mark.parametrize("penalty, coverage", [(0.0, 0.0), (1.0, 0.0), (1.0, 2.0)])
+def test_beam_as_wide_as_the_search_space_finds_the_exhaustive_best(penalty, coverage):
     vocab = 6  # outputs: <unk>, 4, 5 and </s>
     model = tiny_model(vocab=vocab, seed=3)
     source = [4, 5, 5]
     limit = 4  # at most 3 tokens, then </s>
     words = [1, 4, 5]
     candidates = [list(c) for n in range(limit) for c in itertools.product(words, repeat=n)]
-    best = max(candidates, key=lambda c: normalised(_sequence_log_prob(model, source, c), len(c) + 1, penalty))
+    options = SearchOptions(
+        beam_size=len(candidates), n_best=len(candidates), length_penalty=penalty, coverage_penalty=coverage
+    )
+    scores = {tuple(c): score(*_forced_score_terms(model, source, c), options) for c in candidates}
+    best = list(max(scores, key=scores.get))
     src, lengths = source_tensors([source])
-    options = SearchOptions(beam_size=len(candidates), n_best=len(candidates), length_penalty=penalty)
     found = beam_search(model, src, lengths, max_lengths=torch.tensor([limit]), options=options)[0]
     assert found[0].tokens == best
-    assert found[0].log_prob == pytest.approx(_sequence_log_prob(model, source, best), abs=1e-4)
-    assert len(found) == len(candidates)
+    assert found[0].log_prob == pytest.approx(_teacher_forced(model, source, best)[0], abs=1e-4)
+    assert [h.score for h in found] == pytest.approx(sorted(scores.values(), reverse=True), abs=1e-4)
     assert sorted(tuple(h.tokens) for h in found) == sorted(tuple(c) for c in candidates)
+
+
+def _forced_score_terms(model, source, tokens):
+    log_prob, alignment = _teacher_forced(model, source, tokens)
+    return log_prob, len(tokens) + 1, alignment
+
+
+def test_the_coverage_penalty_ranks_a_hypothesis_that_skips_words_lower():
+    """The penalty ranks the same finished hypotheses of each beam: it changes some
+    choices, and each choice covers the source at least as well as the one it replaces."""
+    model = tiny_model(vocab=20, seed=5)
+    sources = random_sources(30, 20, seed=3, max_len=10)
+    plain = search(model, sources, beam_size=5)
+    covered = search(model, sources, beam_size=5, coverage=5.0)
+    assert [h[0].tokens for h in plain] != [h[0].tokens for h in covered]
+    for before, after in zip(plain, covered):
+        assert coverage_log(after[0].alignment) >= coverage_log(before[0].alignment) - 1e-6
+
+
+def test_coverage_log_sums_the_capped_attention_of_the_source_words_only():
+    alignment = torch.tensor(
+        [
+            [0.5, 0.25, 0.25, 0.0],
+            [0.75, 0.0, 0.125, 0.125],
+            [0.0, 0.0, 0.0, 1.0],  # </s>'s column is not a word: its weight counts for nothing
+        ]
+    )
+    assert coverage_log(alignment) == pytest.approx(math.log(1.0) + math.log(0.25) + math.log(0.375))
+    unread = torch.tensor([[1.0, 0.0, 0.0]])  # the second word never attended to
+    assert coverage_log(unread) == pytest.approx(math.log(torch.finfo(torch.float32).tiny))
 
 
 def test_nbest_is_sorted_distinct_and_carries_alignments(model):
