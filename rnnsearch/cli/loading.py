@@ -27,6 +27,7 @@ def load(args: argparse.Namespace) -> Translator:
         precision=args.precision,
         batch_sentences=args.batch_sentences,
         runtime=args.runtime,
+        coverage_penalty=args.coverage_penalty,
     )
 
 

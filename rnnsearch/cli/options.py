@@ -57,6 +57,28 @@ def add_device(command: argparse.ArgumentParser) -> None:
     command.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: the GPU if any)")
 
 
+def not_negative(text: str) -> float:
+    """An argparse type: a finite float, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number of 0 or more, got {text}")
+    return value
+
+
+def add_coverage_penalty(command: argparse.ArgumentParser) -> None:
+    """--coverage-penalty, the β of the coverage penalty that ranks beam search's finished hypotheses."""
+    command.add_argument(
+        "--coverage-penalty",
+        type=not_negative,
+        metavar="BETA",
+        help="rank finished hypotheses by score + BETA * sum_j log(min(attention on source word j, 1)) "
+        "(Wu et al. 2016); 0 = none (default: the config's search.coverage_penalty)",
+    )
+
+
 def add_search_precision(command: argparse.ArgumentParser) -> None:
     """--precision of a search, int8 included, and --runtime, which runs it."""
     command.add_argument(
@@ -76,6 +98,7 @@ def add_search(command: argparse.ArgumentParser) -> None:
         default=None,
         help=f"1 = greedy, at most {MAX_BEAM_SIZE} (default: the config's)",
     )
+    add_coverage_penalty(command)
     add_device(command)
     add_search_precision(command)
     command.add_argument(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from rnnsearch.cli.loading import models
-from rnnsearch.cli.options import add_device, add_model_dirs, add_search_precision, positive
+from rnnsearch.cli.options import add_coverage_penalty, add_device, add_model_dirs, add_search_precision, positive
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -15,6 +15,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_model_dirs(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     serve.add_argument("--port", type=int, default=8000, help="default %(default)s; 0 picks a free port")
+    add_coverage_penalty(serve)
     add_device(serve)
     add_search_precision(serve)
     serve.add_argument(
@@ -52,4 +53,13 @@ def run(args: argparse.Namespace) -> None:
         timeout=args.timeout,
         max_batch=args.max_batch,
     )
-    serve(models(args.model_dir), args.host, args.port, args.device, limits, args.precision, runtime=args.runtime)
+    serve(
+        models(args.model_dir),
+        args.host,
+        args.port,
+        args.device,
+        limits,
+        args.precision,
+        runtime=args.runtime,
+        coverage_penalty=args.coverage_penalty,
+    )

@@ -101,7 +101,9 @@ class Hypothesis(BaseModel):
     """One translation of a text."""
 
     text: str = Field(description="the translation, detokenised")
-    score: float = Field(description="log p(translation | text) / length ** search.length_penalty")
+    score: float = Field(
+        description="log p(translation | text) / length ** search.length_penalty, plus the coverage penalty if set"
+    )
     target_tokens: list[str] = Field(description="the translation's subword pieces, ending with </s>")
     alignment: list[list[float]] | None = Field(
         None,

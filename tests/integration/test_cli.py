@@ -11,6 +11,7 @@ import torch
 import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.errors import UserError
+from rnnsearch.search.rules import coverage_log
 from rnnsearch.translator import MAX_BEAM_SIZE
 from tests.integration.conftest import tiny_config, write_config, write_lines
 
@@ -82,6 +83,28 @@ def test_nbest_output_lists_n_scored_hypotheses_per_line(model_dir, tmp_path, ca
     assert [int(r[0]) for r in rows] == [0, 0, 0, 1, 1, 1]
     scores = [float(r[2]) for r in rows[:3]]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_the_coverage_penalty_adds_beta_times_the_coverage_to_every_score(model_dir, tmp_path, capsys):
+    sentences = ["Ein Hund läuft.", "Zwei Männer spielen Fußball."]
+    plain = rnnsearch.load(model_dir).translate(sentences, beam_size=4, n_best=4)
+    covered = rnnsearch.load(model_dir, coverage_penalty=0.5).translate(sentences, beam_size=4, n_best=4)
+    for before, after in zip(plain, covered):
+        scores = {tuple(t.target_tokens): t.score for t in [before, *before.alternatives]}
+        ranked = [after, *after.alternatives]
+        assert scores.keys() == {tuple(t.target_tokens) for t in ranked}  # the same beams, ranked anew
+        for t in ranked:
+            penalty = 0.5 * coverage_log(torch.from_numpy(t.alignment))
+            assert t.score == pytest.approx(scores[tuple(t.target_tokens)] + penalty, abs=1e-4)
+        assert [t.score for t in ranked] == sorted((t.score for t in ranked), reverse=True)
+    source = write_lines(tmp_path / "in.de", sentences)
+    status, out, _ = run_cli(capsys, "translate", model_dir, "-i", source, "--beam-size", 4, "--coverage-penalty", 0.5)
+    assert status == 0 and out.splitlines() == [t.text for t in covered]
+    with pytest.raises(SystemExit):
+        main(["translate", str(model_dir), "-i", str(source), "--coverage-penalty", "-1"])
+    assert "--coverage-penalty: must be a finite number of 0 or more, got -1" in capsys.readouterr().err
+    with pytest.raises(UserError, match="coverage_penalty -1"):
+        rnnsearch.load(model_dir, coverage_penalty=-1)
 
 
 def test_saved_and_reloaded_model_translates_identically(model_dir, corpus):
