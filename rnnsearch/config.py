@@ -33,11 +33,22 @@ class ParallelFiles(Section):
     tgt: str
 
 
+class TrainingFiles(ParallelFiles):
+    """A training corpus: its parallel files and, optionally, their word alignments."""
+
+    alignments: str | None = Field(
+        None,
+        description="word alignments of the pairs, one Pharaoh line each (0-based i-j: source word i, target "
+        "word j; an empty line: no links), that guide the attention (train.guided_alignment_weight); "
+        "`rnnsearch align-corpus` writes them",
+    )
+
+
 class DataConfig(Section):
     """Parallel text: the model reads subword ids."""
 
     kind: Literal["text"] = "text"
-    train: ParallelFiles | Annotated[list[ParallelFiles], Field(min_length=1)] = Field(
+    train: TrainingFiles | Annotated[list[TrainingFiles], Field(min_length=1)] = Field(
         description="a training corpus, or a list of them (a large general one and a small in-domain one, say), "
         "used together"
     )
@@ -65,7 +76,7 @@ class DataConfig(Section):
     )
 
     @property
-    def train_corpora(self) -> list[ParallelFiles]:
+    def train_corpora(self) -> list[TrainingFiles]:
         """The training corpora, in the order they are used."""
         return self.train if isinstance(self.train, list) else [self.train]
 
