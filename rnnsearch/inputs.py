@@ -46,7 +46,7 @@ class TextInput:
     kind = "text"
     seconds_per_column = None
 
-    def __init__(self, config: Config, sides: Sequence[Subwords]):
+    def __init__(self, sides: Sequence[Subwords]):
         self.sides = list(sides)
 
     def sources(
@@ -104,11 +104,9 @@ class SpeechInput:
 
     kind = "speech"
 
-    def __init__(self, config: Config, sides: Sequence[None]):
-        """`sides` holds None: speech has no source subword models."""
-        from rnnsearch.speech.corpus import seconds_per_vector  # the audio stack, for speech models only
-
-        self.seconds_per_column = seconds_per_vector(config.data)
+    def __init__(self, seconds_per_column: float):
+        """`seconds_per_column`: the audio each input vector stands for."""
+        self.seconds_per_column = seconds_per_column
 
     @staticmethod
     def sources(
@@ -147,10 +145,22 @@ class SpeechInput:
         return [f"{j * self.seconds_per_column:.2f}s" for j in range(len(source))]
 
 
-INPUTS = {"text": TextInput, "speech": SpeechInput}
-
-
 InputKind = TextInput | SpeechInput
+
+
+def _text_input(config: Config, sides: Sequence[Subwords]) -> TextInput:
+    return TextInput(sides)
+
+
+def _speech_input(config: Config, sides: Sequence[None]) -> SpeechInput:
+    from rnnsearch.speech.corpus import seconds_per_vector  # the audio stack, for speech models only
+
+    return SpeechInput(seconds_per_vector(config.data))
+
+
+INPUTS = {"text": _text_input, "speech": _speech_input}
+"""Each input kind, built from a model's config and its source subword models by side:
+a kind takes the values it uses, not the config."""
 
 
 def input_kind(config: Config, sides: Sequence[Subwords | None]) -> InputKind:

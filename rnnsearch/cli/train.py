@@ -48,7 +48,8 @@ def run_prepare(args: argparse.Namespace) -> None:
     if config.train.init_from:
         from rnnsearch.training.checkpoint import init_from_subwords
 
-        ensure_prepared(config, directory, init_from_subwords(config))
+        given = init_from_subwords(config.train.init_from, config.model, data_kind=config.data.kind)
+        ensure_prepared(config, directory, given)
     else:
         ensure_prepared(config, directory)
     print(f"prepared training data in {directory}")

@@ -13,8 +13,8 @@ from typing import Any
 import torch
 
 from rnnsearch import files
-from rnnsearch.config import Config
 from rnnsearch.errors import UserError
+from rnnsearch.model.settings import ModelConfig
 from rnnsearch.model_directory import ALIGNMENTS, CONFIG, KEPT, load_model_files, write_tensors
 from rnnsearch.text.subwords import Subwords
 
@@ -107,15 +107,16 @@ def _first_difference(ours: Any, theirs: Any, key: str) -> str | None:
     return None if ours == theirs else f"{key} is {theirs!r} there but {ours!r} here"
 
 
-def init_from_subwords(config: Config) -> tuple[Subwords | None, Subwords]:
-    """The subword models of train.init_from, the model directory a fine-tuning run
-    starts from, once its model section is found to equal `config`'s: the weights fit
-    only the same model, and the data must be encoded with the same pieces."""
-    source = Path(config.train.init_from)
+def init_from_subwords(source: str | Path, model: ModelConfig, *, data_kind: str) -> tuple[Subwords | None, Subwords]:
+    """The subword models of the model directory `source` (train.init_from) that a
+    fine-tuning run starts from, once its model section is found to equal `model` and it
+    reads data of `data_kind`: the weights fit only the same model, and the data must be
+    encoded with the same pieces."""
+    source = Path(source)
     source_config, src_subwords, tgt_subwords = load_model_files(source)
-    if source_config.speech != config.speech:
-        raise UserError(f"train.init_from: {source} reads {source_config.data.kind}, this config {config.data.kind}")
-    difference = _first_difference(config.model.model_dump(), source_config.model.model_dump(), "model")
+    if source_config.data.kind != data_kind:
+        raise UserError(f"train.init_from: {source} reads {source_config.data.kind}, this config {data_kind}")
+    difference = _first_difference(model.model_dump(), source_config.model.model_dump(), "model")
     if difference:
         raise UserError(f"train.init_from: {difference} ({source / CONFIG}); a model starts only from its own kind")
     return src_subwords, tgt_subwords

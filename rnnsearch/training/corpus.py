@@ -88,7 +88,7 @@ def _given_subwords(config: Config, model_dir: Path, resume: bool) -> tuple[Subw
     if resume:
         return model_directory.load_model_files(model_dir)[1:]
     if config.train.init_from:
-        return checkpoint.init_from_subwords(config)
+        return checkpoint.init_from_subwords(config.train.init_from, config.model, data_kind=config.data.kind)
     return None
 
 
@@ -123,6 +123,6 @@ def _prepare_speech(config: Config, model_dir: Path, resume: bool, world: World)
 def _speech_subwords(config: Config, targets: list[str]) -> Subwords:
     """The digit pieces of a new speech run: those of train.init_from, else learnt from the targets."""
     if config.train.init_from:
-        return checkpoint.init_from_subwords(config)[1]
+        return checkpoint.init_from_subwords(config.train.init_from, config.model, data_kind=config.data.kind)[1]
     options = config.subwords
     return train_subwords(targets, options.kind, options.vocab_size, options.min_frequency)
