@@ -215,7 +215,9 @@ def _write(
     opener = gzip.open if out.name.endswith(".gz") else open
     with opener(out, "wt", encoding="utf-8", newline="\n") as handle, _bar(f"writing {name}", pairs) as bar:
         for chunk in stream_parallel(src, tgt):
-            for number, (source, target) in enumerate(zip(chunk.sources, chunk.targets), start=chunk.first_line):
+            for number, (source, target) in enumerate(
+                zip(chunk.sources, chunk.targets, strict=True), start=chunk.first_line
+            ):
                 try:
                     combined = symmetrise(
                         next(forward),
