@@ -11,12 +11,23 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rnnsearch.cli import align, attention, directories, evaluate, experiments, score, serve, train, translate
+from rnnsearch.cli import (
+    align,
+    align_corpus,
+    attention,
+    directories,
+    evaluate,
+    experiments,
+    score,
+    serve,
+    train,
+    translate,
+)
 from rnnsearch.cli.streams import NamedOutput
 from rnnsearch.errors import UserError
 
 # The command modules, in the order `rnnsearch --help` lists their commands.
-COMMANDS = (train, translate, evaluate, score, align, directories, experiments, attention, serve)
+COMMANDS = (train, align_corpus, translate, evaluate, score, align, directories, experiments, attention, serve)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -12,6 +12,7 @@ from rnnsearch.cli import main
 COMMANDS = (
     "train",
     "prepare",
+    "align-corpus",
     "translate",
     "evaluate",
     "score",
@@ -61,6 +62,8 @@ def test_every_command_has_its_help(command, capsys):
         (["align", "m", "--src", "a"], "the following arguments are required: --tgt"),
         (["train"], "the following arguments are required: config"),
         (["prepare", "c.yaml", "--set"], "argument --set: expected one argument"),
+        (["align-corpus", "c.yaml", "--iterations", "0"], "argument --iterations: must be greater than 0, got 0"),
+        (["align-corpus", "c.yaml", "--symmetrize", "and"], "argument --symmetrize: invalid choice: 'and'"),
     ],
 )
 def test_shared_flags_are_checked_alike_by_every_command_that_takes_them(arguments, error, capsys):

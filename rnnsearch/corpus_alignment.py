@@ -1,0 +1,253 @@
+"""Word alignments of a training corpus from a statistical aligner, for guided alignment
+training: eflomal (Östling & Tiedemann 2017) run over the corpus in both directions, the
+two combined by a symmetrisation heuristic (grow-diag-final-and unless asked otherwise),
+written as the Pharaoh file that the corpus's `alignments` key names.
+
+The corpus streams through. eflomal is handed each side as an iterable of lines, read a
+chunk at a time by the readers training uses (plain or .gz, the same UTF-8 and line
+checks, the same one-line errors), and the two link files it writes are read back a line
+at a time beside the corpus, combined and written. Beyond a chunk of lines, Python holds
+only what eflomal itself keeps: while it reads, every sentence as an array of word ids
+(4 bytes a word) and each side's vocabulary; while it samples, nothing, since the corpus
+then lives in eflomal's own process.
+
+What eflomal does shows in the file:
+- its words are the whitespace-split words of each line (lowercased to count them),
+  the words guided alignment reads;
+- a pair with a blank side gets an empty line, and so does a sentence of 1,024 words or
+  more, which eflomal leaves unaligned;
+- it samples: two runs give slightly different links;
+- its number of iterations falls as the corpus grows (5,000/√pairs for its last model),
+  so a small corpus takes longer per pair than a large one.
+
+The file is written whole or not at all (`files.replacing`): eflomal's link files go in
+the same private folder beside it, so a kill leaves the old file, if any, and a folder of
+the temporary pattern, which the next run over the same file removes.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from tqdm import tqdm
+
+from rnnsearch.alignment import pharaoh
+from rnnsearch.config import Config, TrainingFiles
+from rnnsearch.errors import UserError
+from rnnsearch.files import TEMPORARY_SUFFIX, replacing, write_failure
+from rnnsearch.symmetrisation import DEFAULT_METHOD, METHODS, Link, symmetrise
+from rnnsearch.text.corpus import PairCounts, require_usable, stream_parallel
+
+INSTALL = "pip install 'rnnsearch[align]'"
+EFLOMAL_MODELS = {1: "IBM1", 2: "IBM1 then HMM", 3: "IBM1, HMM, then HMM with fertility"}
+DEFAULT_EFLOMAL_MODEL = 3  # eflomal's own default, and its most accurate
+
+
+@dataclass(frozen=True)
+class CorpusAlignment:
+    """What `align_corpus` wrote: the file, its pairs (lines), their links, the pairs
+    without a link (an empty line) and the seconds it took, reading to writing."""
+
+    path: Path
+    pairs: int
+    links: int
+    unlinked: int
+    seconds: float
+
+    def __str__(self) -> str:
+        return (
+            f"{self.path}: {self.pairs:,} pairs, {self.links:,} links ({self.unlinked:,} pairs without), "
+            f"{self.seconds:.1f} s"
+        )
+
+
+def import_eflomal() -> ModuleType:
+    """The eflomal package, or the one-line error saying how to install it."""
+    try:
+        import eflomal
+    except ImportError as error:
+        raise UserError(f"aligning a corpus needs eflomal, which cannot be imported ({error}): {INSTALL}") from None
+    return eflomal
+
+
+def corpora_to_align(config: Config, *, origin: str = "config") -> list[TrainingFiles]:
+    """The config's training corpora, each of which must name the file its alignments go
+    to, no two the same and none one of the corpus's own files; `origin` (the config's
+    path) starts the errors."""
+    if config.speech:
+        raise UserError(f"{origin}: data.kind {config.data.kind} has no parallel text to align")
+    corpora = config.data.train_corpora
+    listed = isinstance(config.data.train, list)
+    written: set[Path] = set()
+    for k, corpus in enumerate(corpora):
+        key = f"data.train[{k}].alignments" if listed else "data.train.alignments"
+        if corpus.alignments is None:
+            raise UserError(f"{origin}: {key} is not set: name the Pharaoh file the corpus's word alignments go to")
+        path = Path(corpus.alignments).resolve()
+        if path in (Path(corpus.src).resolve(), Path(corpus.tgt).resolve()):
+            raise UserError(f"{origin}: {key} {corpus.alignments} is the corpus's own text; name a file of its own")
+        if path in written:
+            raise UserError(f"{origin}: {key} {corpus.alignments} is another corpus's alignments too")
+        written.add(path)
+    return corpora
+
+
+def align_training_corpora(
+    config: Config,
+    *,
+    origin: str = "config",
+    symmetrisation: str = DEFAULT_METHOD,
+    model: int = DEFAULT_EFLOMAL_MODEL,
+    iterations: float = 1.0,
+) -> list[CorpusAlignment]:
+    """Align every training corpus of `config` (`align_corpus`) into the file its
+    `alignments` key names, in order; every corpus is checked before the first is aligned."""
+    corpora = corpora_to_align(config, origin=origin)
+    import_eflomal()
+    return [
+        align_corpus(
+            corpus.src, corpus.tgt, corpus.alignments, symmetrisation=symmetrisation, model=model, iterations=iterations
+        )
+        for corpus in corpora
+    ]
+
+
+def align_corpus(
+    src: str | Path,
+    tgt: str | Path,
+    alignments: str | Path,
+    *,
+    symmetrisation: str = DEFAULT_METHOD,
+    model: int = DEFAULT_EFLOMAL_MODEL,
+    iterations: float = 1.0,
+) -> CorpusAlignment:
+    """Word-align the line-aligned pairs of `src` and `tgt` with eflomal, both directions,
+    and write their links, combined by `symmetrisation`, to `alignments`: one Pharaoh line
+    per pair (0-based "i-j", source word first), gzip when the name ends in .gz, replacing
+    any earlier file only once it is complete.
+
+    `model` is eflomal's (EFLOMAL_MODELS) and `iterations` its sampling iterations
+    relative to its default; eflomal's own messages, if any, go to standard error.
+    """
+    eflomal = import_eflomal()
+    if symmetrisation not in METHODS:
+        raise UserError(f"unknown symmetrisation {symmetrisation!r}; choose from {', '.join(METHODS)}")
+    if model not in EFLOMAL_MODELS:
+        raise UserError(f"eflomal model {model}: choose from {', '.join(map(str, EFLOMAL_MODELS))}")
+    if not 0 < iterations < float("inf"):
+        raise UserError(f"eflomal iterations must be a number greater than 0, got {iterations}")
+    started, path = time.monotonic(), Path(alignments)
+    _clear_leftovers(path)
+    counts = PairCounts()
+    with replacing(path) as temporary:
+        forward, backward = temporary.parent / "forward.links", temporary.parent / "backward.links"
+        eflomal.Aligner(model=model, rel_iterations=iterations).align(
+            _side(src, tgt, 0, counts),
+            _side(src, tgt, 1, counts),
+            links_filename_fwd=str(forward),
+            links_filename_rev=str(backward),
+        )
+        links, unlinked = _write(
+            src, tgt, (forward, backward), temporary, pairs=counts.lines, method=symmetrisation, name=path
+        )
+        forward.unlink()
+        backward.unlink()
+    return CorpusAlignment(path, counts.lines, links, unlinked, time.monotonic() - started)
+
+
+def _clear_leftovers(path: Path) -> None:
+    """Make `path`'s folder if need be, and remove the temporaries (with their link files,
+    as large as the corpus) that a killed run left beside `path`; other files' stay."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise write_failure(path, error) from None
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.{'[0-9a-f]' * 8}{TEMPORARY_SUFFIX}"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _bar(what: str, total: int | None = None) -> tqdm:
+    """A progress bar over pairs, on a terminal only; a line says what starts either way."""
+    tqdm.write(what, file=sys.stderr)
+    return tqdm(total=total, unit=" pairs", desc=what, dynamic_ncols=True, disable=None, leave=False)
+
+
+def _side(src: str | Path, tgt: str | Path, side: int, counts: PairCounts) -> Iterator[str]:
+    """One side of the corpus (0 source, 1 target), a line at a time, for eflomal to read.
+    Both files are read together, so that each side gets training's checks on both (UTF-8,
+    the same number of lines). The source side counts the pairs into `counts` and refuses
+    a corpus with no pair of words on both sides, as training refuses it."""
+    with _bar(f"eflomal reading {(src, tgt)[side]}") as bar:
+        for chunk in stream_parallel(src, tgt):
+            if side == 0:
+                counts.add(chunk.sources, chunk.targets)
+            yield from (chunk.sources, chunk.targets)[side]
+            bar.update(len(chunk.sources))
+    if side == 0:
+        require_usable(counts, src, tgt, purpose="training")
+    else:
+        tqdm.write(f"eflomal aligning {counts.lines:,} pairs both ways", file=sys.stderr)
+
+
+def _write(
+    src: str | Path,
+    tgt: str | Path,
+    link_files: tuple[Path, Path],
+    out: Path,
+    *,
+    pairs: int,
+    method: str,
+    name: Path,
+) -> tuple[int, int]:
+    """Combine eflomal's two link files pair by pair, with each pair's word counts read
+    again from the corpus, and write the Pharaoh lines to `out`, the temporary of the file
+    `name`; return the links written and the pairs without one."""
+    forward, backward = (_eflomal_links(path, pairs) for path in link_files)
+    links = unlinked = 0
+    opener = gzip.open if out.name.endswith(".gz") else open
+    with opener(out, "wt", encoding="utf-8", newline="\n") as handle, _bar(f"writing {name}", pairs) as bar:
+        for chunk in stream_parallel(src, tgt):
+            for number, (source, target) in enumerate(
+                zip(chunk.sources, chunk.targets, strict=True), start=chunk.first_line
+            ):
+                try:
+                    combined = symmetrise(
+                        next(forward),
+                        next(backward),
+                        source_length=len(source.split()),
+                        target_length=len(target.split()),
+                        method=method,
+                    )
+                except ValueError as error:
+                    raise UserError(f"{src}: line {number}: eflomal's {error}") from None
+                handle.write(pharaoh(combined) + "\n")
+                links += len(combined)
+                unlinked += not combined
+            bar.update(len(chunk.sources))
+    return links, unlinked
+
+
+def _eflomal_links(path: Path, pairs: int) -> Iterator[list[Link]]:
+    """The links of an eflomal link file, a line (pair) at a time, (source, target) word
+    pairs; a file that is missing or ends early means eflomal failed."""
+    if not path.exists():
+        raise UserError("eflomal wrote no links (it failed: its messages are above)")
+    with path.open(encoding="ascii") as lines:
+        for line in lines:
+            yield [_link(text) for text in line.split()]
+            pairs -= 1
+    if pairs > 0:
+        raise UserError(f"eflomal's links end {pairs:,} pairs early (it failed: its messages are above)")
+
+
+def _link(text: str) -> Link:
+    source, _, target = text.partition("-")
+    return int(source), int(target)
