@@ -29,7 +29,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from rnnsearch import files, kernels, model_directory
 from rnnsearch.config import Config
@@ -44,6 +43,7 @@ from rnnsearch.training.console import say
 from rnnsearch.training.corpus import prepare_corpus
 from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
 from rnnsearch.training.loss import sequence_loss
+from rnnsearch.training.reporting import Reporter
 from rnnsearch.training.schedule import Progress
 from rnnsearch.training.validation import Validator
 from rnnsearch.translator import (
@@ -244,13 +244,7 @@ class Trainer:
         )
         self._last_tick = time.monotonic()
         loss_sum, tokens, compute_seconds, last_validated = 0.0, 0, 0.0, progress.step
-        bar = tqdm(
-            total=options.max_steps,
-            initial=progress.step,
-            unit="step",
-            dynamic_ncols=True,
-            disable=None if self.world.is_main else True,
-        )
+        self.report = Reporter(self.config, progress, main=self.world.is_main)
         self.model.train()
         stop = False
         while not stop and not self.world.any(self._budget_spent()):
@@ -273,7 +267,7 @@ class Trainer:
             loss_sum += loss
             tokens += n_tokens
             compute_seconds += time.perf_counter() - tick
-            bar.update(1)
+            self.report.stepped()
             if progress.step % options.log_every == 0:
                 loss_sum, tokens = self.world.total(loss_sum), self.world.total(tokens)
                 row = {
@@ -284,18 +278,14 @@ class Trainer:
                     "epoch": progress.epoch,
                 }
                 self._log(row)
-                bar.set_postfix(
-                    loss=f"{row['train_loss']:.3f}",
-                    tok_s=f"{row['tokens_per_second']:.0f}",
-                    **schedule.time_left(options, progress),
-                )
+                self.report.trained(row, progress)
                 loss_sum, tokens, compute_seconds = 0.0, 0, 0.0
             if progress.step % options.valid_every == 0:
                 stop = self._validate_and_save()
                 last_validated = progress.step
-        bar.close()
         if progress.step != last_validated or self._validation_capped():
             self._validate_and_save(everything=True)
+        self.report.close()
 
     def _validation_capped(self) -> bool:
         """Whether validations translate only the first train.valid_bleu_sentences."""
