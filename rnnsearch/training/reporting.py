@@ -1,6 +1,7 @@
 """What a run tells whoever watches it, between validations: on a terminal, a progress
 bar; when standard error is a file, a pipe or a CI log, a line every train.log_every
-steps, so that a slow run can be told from a stuck one.
+steps, so that a slow run can be told from a stuck one; and, with train.tensorboard, the
+same rows as TensorBoard curves (training/events.py).
 
 metrics.jsonl stays the record of the run (the trainer writes it); what this module
 writes is for reading while the run goes on.
@@ -9,11 +10,13 @@ writes is for reading while the run goes on.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from tqdm import tqdm
 
 from rnnsearch.config import Config, TrainConfig
 from rnnsearch.training import schedule
+from rnnsearch.training.events import EventLog
 from rnnsearch.training.schedule import Progress
 
 
@@ -43,13 +46,13 @@ def log_line(row: dict, seconds: float | None) -> str:
 
 
 class Reporter:
-    """The progress bar or the log lines of one process of a run.
+    """The progress bar or the log lines of one process of a run, and its event log.
 
     Only the main process (`main`) speaks, on standard error.
-    A run resumed at `progress.step` continues the same bar.
+    A run resumed at `progress.step` continues the same bar and the same curves.
     """
 
-    def __init__(self, config: Config, progress: Progress, *, main: bool):
+    def __init__(self, config: Config, model_dir: Path, progress: Progress, *, main: bool):
         self.options = config.train
         self.stream = sys.stderr
         self.lines = main and not self.stream.isatty()
@@ -61,6 +64,7 @@ class Reporter:
             file=self.stream,
             disable=not main or self.lines,
         )
+        self.events = EventLog(model_dir, first_step=progress.step + 1) if main and self.options.tensorboard else None
 
     def stepped(self) -> None:
         """One more step done."""
@@ -77,7 +81,18 @@ class Reporter:
                 tok_s=f"{row['tokens_per_second']:.0f}",
                 **schedule.time_left(self.options, progress),
             )
+        if self.events is not None:
+            self.events.scalars(row)
+
+    def validated(self, row: dict, alignments: Path) -> None:
+        """A validation row of metrics.jsonl, and the heatmaps it drew in `alignments`."""
+        if self.events is not None:
+            self.events.scalars(row)
+            self.events.heatmaps(row["step"], alignments)
+            self.events.flush()
 
     def close(self) -> None:
-        """End the bar."""
+        """End the bar, and put what the event log holds on disk."""
         self.bar.close()
+        if self.events is not None:
+            self.events.close()

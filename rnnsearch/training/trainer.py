@@ -244,7 +244,7 @@ class Trainer:
         )
         self._last_tick = time.monotonic()
         loss_sum, tokens, compute_seconds, last_validated = 0.0, 0, 0.0, progress.step
-        self.report = Reporter(self.config, progress, main=self.world.is_main)
+        self.report = Reporter(self.config, self.model_dir, progress, main=self.world.is_main)
         self.model.train()
         stop = False
         while not stop and not self.world.any(self._budget_spent()):
@@ -311,6 +311,7 @@ class Trainer:
                 self.model_dir / model_directory.BEST, model_directory.model_tensors(self.model), row | self._record
             )
         self._log(row)
+        self.report.validated(row, self.model_dir / model_directory.ALIGNMENTS)
         scores = (
             f"digit error rate {row['valid_der']:.2f}%, strings right {row['valid_accuracy']:.1f}%"
             if self.config.speech
