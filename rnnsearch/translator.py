@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from rnnsearch import kernels, model_directory
+from rnnsearch import display, kernels, model_directory
 from rnnsearch.alignment import DEFAULT_READING, READINGS, WordAlignment, align_translation, combine
 from rnnsearch.arguments import checked_count, checked_iterable, checked_list, checked_strings
 from rnnsearch.config import MAX_BEAM_SIZE, RUNTIMES, SEARCH_PRECISIONS, Config
@@ -51,6 +51,10 @@ class Translation:
     alignment: np.ndarray | None
     alternatives: list[Translation] = field(default_factory=list)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the text and the alignment heatmap (display.py)."""
+        return display.translation_html(self)
+
 
 @dataclass
 class PairScore:
@@ -70,6 +74,10 @@ class PairScore:
     source_tokens: list[str]
     target_tokens: list[str]
     alignment: np.ndarray | None
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the texts, the log-probability and the alignment heatmap (display.py)."""
+        return display.pair_html(self)
 
     @property
     def tokens(self) -> int:
