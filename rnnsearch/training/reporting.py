@@ -23,12 +23,12 @@ from rnnsearch.training.schedule import Progress
 def seconds_left(options: TrainConfig, progress: Progress) -> float | None:
     """Seconds until the budget is spent: what is left of max_minutes, or max_steps at the
     run's pace so far (wall time across resumed runs, validations included), whichever
-    ends first; None without a budget or before the first step."""
+    ends first; None without a budget or, with max_steps alone, at the first step."""
     left = []
     if options.max_minutes is not None:
         left.append(60 * options.max_minutes - progress.seconds)
-    if options.max_steps is not None and progress.step:
-        left.append((options.max_steps - progress.step) * progress.seconds / progress.step)
+    if options.max_steps is not None and progress.step > 1:  # the clock last read before this step
+        left.append((options.max_steps - progress.step) * progress.seconds / (progress.step - 1))
     return max(0.0, min(left)) if left else None
 
 
