@@ -152,5 +152,8 @@ def _line(name: str, text: str) -> str:
     return f"<div><b>{name}</b>: {html.escape(text)}</div>"
 
 
+BOX_STYLE = "font-family: sans-serif; line-height: 1.5; overflow-wrap: anywhere"
+
+
 def _box(body: str) -> str:
-    return f'<div class="rnnsearch" style="font-family: sans-serif; line-height: 1.5">{body}</div>'
+    return f'<div class="rnnsearch" style="{BOX_STYLE}">{body}</div>'
