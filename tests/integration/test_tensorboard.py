@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,18 @@ def test_a_resumed_run_continues_the_curves_without_repeating_the_steps_a_killed
     assert steps(events, "train/loss") == [1, 2, 3, 4]
     assert steps(events, "valid/bleu") == [2, 4]
     assert [image.step for image in events.Images("alignment/1")] == [2, 4]
+
+
+def test_without_the_tensorboard_package_the_run_stops_with_one_line_naming_the_key(
+    corpus, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)  # as if the package were not installed
+    options = {"max_steps": 2, "valid_every": 2, "tensorboard": True}
+    config = write_config(tmp_path / "c.yaml", tiny_config(corpus, tmp_path / "run", **options))
+    assert main(["train", str(config)]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("rnnsearch: error:")]
+    assert errors == [
+        "rnnsearch: error: train.tensorboard: the tensorboard package is not installed; "
+        "pip install 'rnnsearch[tensorboard]', or set train.tensorboard: false"
+    ]
+    assert not (tmp_path / "run" / "tensorboard").exists()
