@@ -24,7 +24,7 @@ install: $(INSTALLED)
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,tensorboard]'
 	touch $@
 
 # The browser test drives Debian's Chromium; installed once, when it is missing.
@@ -62,7 +62,7 @@ bench: $(INSTALLED)
 # Word alignments against human ones, beside eflomal's: eflomal compiles from source, so
 # only this target installs it (the `align` extra).
 bench-alignment: $(INSTALLED)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,align]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,tensorboard,align]'
 	$(BIN)/python bench/alignment.py
 
 clean:
