@@ -26,9 +26,9 @@ install: $(INSTALLED)
 # C compiler, in under a minute; where it cannot, the rest installs and its tests are skipped.
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,align]' || { \
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,tensorboard,align]' || { \
 		echo "eflomal did not build (no C compiler?): installing without the align extra" >&2; \
-		$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'; }
+		$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,tensorboard]'; }
 	touch $@
 
 # The browser test drives Debian's Chromium; installed once, when it is missing.
@@ -66,7 +66,7 @@ bench: $(INSTALLED)
 # Word alignments against human ones, beside eflomal's: the `align` extra is installed
 # again, so that a machine where it could not be built stops here with pip's reason.
 bench-alignment: $(INSTALLED)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,align]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,tensorboard,align]'
 	$(BIN)/python bench/alignment.py
 
 clean:

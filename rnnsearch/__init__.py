@@ -7,6 +7,8 @@ for s in model.score(["Ein Hund läuft im Schnee."], ["A dog runs in the snow."]
     print(s.log_prob, s.token_log_probs, s.alignment.shape)
 links = [a.pairs for a in model.align(sources, targets)]
 print(rnnsearch.alignment_error_rate(links, rnnsearch.read_gold("gold.txt", one_based=True)))
+steps = rnnsearch.attention_steps(model, ["Ein Hund läuft im Schnee."]).sentence(0)
+print(steps.annotations.shape, steps.energies.shape, steps.weights.shape, steps.contexts.shape, steps.states.shape)
 """
 
 from __future__ import annotations
@@ -16,17 +18,20 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rnnsearch.alignment import WordAlignment
     from rnnsearch.evaluation.alignment_error import AlignmentScore, GoldLinks, alignment_error_rate, read_gold
+    from rnnsearch.steps import AttentionSteps, attention_steps
     from rnnsearch.translator import PairScore, Translation, Translator, load
 
 __version__ = "0.1.0"
 __all__ = [
     "AlignmentScore",
+    "AttentionSteps",
     "GoldLinks",
     "PairScore",
     "Translation",
     "Translator",
     "WordAlignment",
     "alignment_error_rate",
+    "attention_steps",
     "load",
     "read_gold",
     "__version__",
@@ -41,6 +46,8 @@ _MODULES = {
     "GoldLinks": "rnnsearch.evaluation.alignment_error",
     "alignment_error_rate": "rnnsearch.evaluation.alignment_error",
     "read_gold": "rnnsearch.evaluation.alignment_error",
+    "AttentionSteps": "rnnsearch.steps",
+    "attention_steps": "rnnsearch.steps",
 }
 
 

@@ -48,6 +48,7 @@ from typing import Protocol
 
 import numpy as np
 
+from rnnsearch import display
 from rnnsearch.symmetrisation import symmetrise
 
 WORD_START = "▁"
@@ -129,6 +130,10 @@ class WordAlignment:
     def pharaoh(self) -> str:
         """The hard alignment as one Pharaoh line: "i-j" pairs, source index first."""
         return pharaoh(self.pairs)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the merged weights as a heatmap, the links outlined (display.py)."""
+        return display.word_alignment_html(self)
 
 
 def _piece_bytes(piece: str) -> bytes:

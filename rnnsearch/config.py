@@ -197,7 +197,18 @@ class TrainConfig(Section):
         description="validation sentences, the first ones, whose alignment is drawn at every validation "
         "(alignments/step{NNNNNNN}-{k}.png), to watch it form; 0 draws none",
     )
-    log_every: int = Field(100, gt=0, description="steps between training-loss rows in metrics.jsonl")
+    log_every: int = Field(
+        100,
+        gt=0,
+        description="steps between training-loss rows in metrics.jsonl and, when standard error is not a terminal "
+        "(a file, a pipe, a CI log), between log lines in place of the progress bar",
+    )
+    tensorboard: bool = Field(
+        False,
+        description="also write the training and validation curves and the validation heatmaps as TensorBoard "
+        "event files to the model directory's tensorboard/ (needs the tensorboard extra); off by default, since "
+        "metrics.jsonl and the PNGs hold the same figures without the extra package",
+    )
     max_steps: int | None = Field(None, gt=0)
     max_minutes: float | None = Field(None, gt=0)
     threads: int | None = Field(None, gt=0, description="CPU threads; default: the physical cores")

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rnnsearch import display
+
 
 @dataclass
 class Translation:
@@ -25,6 +27,10 @@ class Translation:
     target_tokens: list[str]
     alignment: np.ndarray | None
     alternatives: list[Translation] = field(default_factory=list)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the text and the alignment heatmap (display.py)."""
+        return display.translation_html(self)
 
 
 @dataclass
@@ -45,6 +51,10 @@ class PairScore:
     source_tokens: list[str]
     target_tokens: list[str]
     alignment: np.ndarray | None
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the texts, the log-probability and the alignment heatmap (display.py)."""
+        return display.pair_html(self)
 
     @property
     def tokens(self) -> int:

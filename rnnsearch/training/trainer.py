@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch.nn.parallel import DistributedDataParallel
-from tqdm import tqdm
 
 from rnnsearch import files, kernels, model_directory
 from rnnsearch.config import Config
@@ -40,6 +39,7 @@ from rnnsearch.training.console import say
 from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
 from rnnsearch.training.loss import sequence_loss
 from rnnsearch.training.process import flushing_denormals, seed_generators
+from rnnsearch.training.reporting import Reporter
 from rnnsearch.training.schedule import Progress
 from rnnsearch.training.setup import TrainingSetup, set_up
 
@@ -124,6 +124,7 @@ class TrainingLoop:
         self.world, self.device, self.corpus = setup.world, setup.device, setup.corpus
         self.model, self.optimizer, self.ddp, self.graphed = setup.model, setup.optimizer, setup.ddp, setup.graphed
         self.validator, self.record, self.progress = setup.validator, setup.record, setup.progress
+        self.report = Reporter(config, model_dir, self.progress, main=self.world.is_main)
         self._last_tick = time.monotonic()
 
     def _say(self, message: str) -> None:
@@ -162,13 +163,6 @@ class TrainingLoop:
         )
         self._last_tick = time.monotonic()
         loss_sum, tokens, compute_seconds, last_validated = 0.0, 0, 0.0, progress.step
-        bar = tqdm(
-            total=options.max_steps,
-            initial=progress.step,
-            unit="step",
-            dynamic_ncols=True,
-            disable=None if self.world.is_main else True,
-        )
         self.model.train()
         stop = False
         while not stop and not self.world.any(self._budget_spent()):
@@ -192,20 +186,20 @@ class TrainingLoop:
             loss_sum += loss
             tokens += n_tokens
             compute_seconds += time.perf_counter() - tick
-            bar.update(1)
+            self.report.stepped()
             if progress.step % options.log_every == 0:
-                self._log_training(bar, loss_sum, tokens, compute_seconds)
+                self._log_training(loss_sum, tokens, compute_seconds)
                 loss_sum, tokens, compute_seconds = 0.0, 0, 0.0
             if progress.step % options.valid_every == 0:
                 stop = self._validate_and_save()
                 last_validated = progress.step
-        bar.close()
         if progress.step != last_validated or self._validation_capped():
             self._validate_and_save(everything=True)
+        self.report.close()
 
-    def _log_training(self, bar: tqdm, loss_sum: float, tokens: int, compute_seconds: float) -> None:
+    def _log_training(self, loss_sum: float, tokens: int, compute_seconds: float) -> None:
         """Log the training loss and speed since the last row, summed over the ranks, and
-        show them on the progress bar."""
+        report them (the progress bar or a log line, and TensorBoard)."""
         options, progress = self.config.train, self.progress
         loss_sum, tokens = self.world.total(loss_sum), self.world.total(tokens)
         row = {
@@ -216,11 +210,7 @@ class TrainingLoop:
             "epoch": progress.epoch,
         }
         self._log(row)
-        bar.set_postfix(
-            loss=f"{row['train_loss']:.3f}",
-            tok_s=f"{row['tokens_per_second']:.0f}",
-            **schedule.time_left(options, progress),
-        )
+        self.report.trained(row, progress)
 
     def _validation_capped(self) -> bool:
         """Whether validations translate only the first train.valid_bleu_sentences."""
@@ -246,6 +236,7 @@ class TrainingLoop:
                 self.model_dir / model_directory.BEST, model_directory.model_tensors(self.model), row | self.record
             )
         self._log(row)
+        self.report.validated(row, self.model_dir / model_directory.ALIGNMENTS)
         scores = (
             f"digit error rate {row['valid_der']:.2f}%, strings right {row['valid_accuracy']:.1f}%"
             if self.config.speech

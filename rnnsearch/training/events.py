@@ -1,0 +1,101 @@
+"""A run's TensorBoard event files (train.tensorboard): the rows of metrics.jsonl as
+curves, and the validation heatmaps as images, in MODEL_DIR/tensorboard/.
+
+They are written by TensorBoard's own writer (torch.utils.tensorboard), and they are a
+log, not one of the model directory's files written whole: the writer appends to an
+event file from a thread of its own and puts it on disk at every validation (and every
+two minutes). A kill loses at most what came after the last of those, and may leave a
+last record cut short, which TensorBoard's reader skips. Each run (and each resumed run)
+starts an event file of its own whose first record purges, for TensorBoard's reader,
+every step from the run's first on: the steps a killed run logged after its last
+checkpoint, which the resumed run trains again, are shown once, the resumed run's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from rnnsearch.errors import UserError
+
+FOLDER = "tensorboard"
+TAGS = {
+    "train_loss": "train/loss",
+    "lr": "train/learning_rate",
+    "tokens_per_second": "train/target_tokens_per_second",
+    "epoch": "train/epoch",
+    "valid_loss": "valid/loss",
+    "valid_ppl": "valid/perplexity",
+    "valid_bleu": "valid/bleu",
+    "valid_der": "valid/digit_error_rate",
+    "valid_accuracy": "valid/string_accuracy",
+}
+"""Tags of the rows' values: a curve's name in TensorBoard. A value of the last
+validation over the whole set (valid_bleu_all, …) is its subset's tag + "_all"."""
+
+HEATMAP = re.compile(r"step(\d+)-(\d+)\.png")
+
+
+def tag(key: str) -> str | None:
+    """The TensorBoard tag of a row's key, None for what is not a curve (the step, a count)."""
+    if key in TAGS:
+        return TAGS[key]
+    if key.endswith("_all") and key.removesuffix("_all") in TAGS:
+        return TAGS[key.removesuffix("_all")] + "_all"
+    return None
+
+
+class EventLog:
+    """The event files of a run in `model_dir`/tensorboard/; `first_step` is the first
+    step this run logs (1, or the resume point's step + 1)."""
+
+    def __init__(self, model_dir: Path, *, first_step: int):
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError:
+            raise UserError(
+                "train.tensorboard: the tensorboard package is not installed; "
+                "pip install 'rnnsearch[tensorboard]', or set train.tensorboard: false"
+            ) from None
+        self.writer = SummaryWriter(str(model_dir / FOLDER), purge_step=first_step)
+        self.written: set[tuple[str, int]] = set()
+
+    def _add(self, name: str, step: int) -> bool:
+        """Whether `name` at `step` is still to be written: the last validation over the
+        whole set validates the step the last regular one did, and its row repeats the
+        subset's values, which a curve shows once."""
+        if (name, step) in self.written:
+            return False
+        self.written.add((name, step))
+        return True
+
+    def scalars(self, row: dict) -> None:
+        """Every curve's value in a metrics.jsonl row, at the row's step; with the training
+        loss, its perplexity too (of the label-smoothed loss, as training minimises it)."""
+        step = row["step"]
+        for key, value in row.items():
+            name = tag(key)
+            if name is not None and self._add(name, step):
+                self.writer.add_scalar(name, value, step)
+        if "train_loss" in row and self._add("train/perplexity", step):
+            self.writer.add_scalar("train/perplexity", math.exp(min(row["train_loss"], 50.0)), step)
+
+    def heatmaps(self, step: int, alignments: Path) -> None:
+        """The heatmaps validation drew at `step` (alignments/step{N}-{k}.png), as images
+        `alignment/{k}`, a slider over the steps for each validation sentence."""
+        import matplotlib.image
+
+        for path in sorted(alignments.glob(f"step{step:07d}-*.png")):
+            match = HEATMAP.fullmatch(path.name)
+            if match is not None and self._add(f"alignment/{match[2]}", step):
+                pixels = matplotlib.image.imread(path)[..., :3]
+                self.writer.add_image(f"alignment/{match[2]}", pixels, step, dataformats="HWC")
+
+    def flush(self) -> None:
+        """Put what the writer holds on disk."""
+        self.writer.flush()
+
+    def close(self) -> None:
+        """Flush and end the writer's thread."""
+        self.writer.close()
