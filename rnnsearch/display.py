@@ -4,7 +4,7 @@ down the side, black = 0, white = 1).
 
 The SVG is written here, as text: no network, no plotting library, nothing for the
 notebook to fetch, and every token escaped. `Translation._repr_html_` and its kin in
-translator.py and alignment.py call these functions; this module reads their fields
+results.py and alignment.py call these functions; this module reads their fields
 and imports neither.
 """
 
@@ -24,7 +24,7 @@ LABEL_EVERY = 48  # pixels between labels of narrow columns
 
 
 class Shown(Protocol):
-    """A translation as translator.py's Translation holds it."""
+    """A translation as results.py's Translation holds it."""
 
     source: str
     text: str
@@ -36,7 +36,7 @@ class Shown(Protocol):
 
 
 class Scored(Protocol):
-    """A given pair and its score, as translator.py's PairScore holds them."""
+    """A given pair and its score, as results.py's PairScore holds them."""
 
     source: str
     target: str
