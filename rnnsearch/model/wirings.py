@@ -16,6 +16,10 @@ Luong et al. (2015), section 3 — update first, attend with s_i:
     s_i  = f(s_{i-1}, [E y_{i-1} ; h̃_{i-1}])     (h̃_{i-1} only with input feeding)
     e_ij = a(s_i, h_j);  α_i = softmax(e_i);  c_i = Σ_j α_ij h_j
     h̃_i  = tanh(W_c [c_i ; s_i]);  p(y_i | y_<i, x) = softmax(W_s h̃_i)
+
+With coverage, both wirings' a(·, h_j) also reads C_{i-1,j}, and a step leaves
+C_i = C_{i-1} + α_i in the state for the next one (docs/model.md §3); in teacher
+forcing every position then waits for the one before.
 """
 
 from __future__ import annotations
@@ -85,7 +89,7 @@ class BahdanauWiring:
         for all positions at once in training."""
         context, weights = decoder.attend(state.top, state)
         hidden, memory = decoder.rnn.step(gates + kernels.linear(context, step_weight), state.state, state.memory)
-        return replace(state, state=hidden, memory=memory), context, weights, None
+        return replace(state, state=hidden, memory=memory, coverage=covered(state, weights)), context, weights, None
 
     def teacher_forced(
         self, decoder: WiredParts, embedded: torch.Tensor, state: DecoderState
@@ -153,15 +157,17 @@ class LuongWiring:
         context, weights = decoder.attend(top, state)
         attentional = decoder.readout(top, embedded, context)
         feed = attentional if self.input_feeding else None
-        return replace(state, state=hidden, memory=memory, feed=feed), context, weights, attentional
+        after = replace(state, state=hidden, memory=memory, feed=feed, coverage=covered(state, weights))
+        return after, context, weights, attentional
 
     def teacher_forced(
         self, decoder: WiredParts, embedded: torch.Tensor, state: DecoderState
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """h̃_i (B, T, l) and α (B, T, S) for every target position. Without input feeding
         no step depends on the one before through attention: s_i for every i in one call
-        of the recurrence, then every position attends in one batched product."""
-        if not self.input_feeding:
+        of the recurrence, then every position attends in one batched product (unless
+        the attention covers, where each position reads the coverage the one before left)."""
+        if not self.input_feeding and state.coverage is None:
             states = decoder.rnn.sequence(embedded, state.state, state.memory)  # s_i for every i: (B, T, D)
             context, weights = decoder.attend(states, state)
             return decoder.readout(states, embedded, context), weights
@@ -184,10 +190,11 @@ WIRINGS: dict[str, type[BahdanauWiring] | type[LuongWiring]] = {"bahdanau": Bahd
 
 def fusable(decoder: WiredParts, state: DecoderState) -> bool:
     """Whether a fused training loop computes this teacher-forced pass: the paper's
-    decoder (one GRU layer, the additive score) where gradients are wanted."""
+    decoder (one GRU layer, the additive score without coverage) where gradients are wanted."""
     rnn = decoder.rnn
     return (
         torch.is_grad_enabled()
+        and state.coverage is None
         and isinstance(decoder.wiring, BahdanauWiring)
         and isinstance(decoder.attention, Attention)
         and isinstance(decoder.attention.score, AdditiveScore)
@@ -195,6 +202,11 @@ def fusable(decoder: WiredParts, state: DecoderState) -> bool:
         and rnn.layers == 1
         and state.beam == 1
     )
+
+
+def covered(state: DecoderState, weights: torch.Tensor | None) -> torch.Tensor | None:
+    """The coverage after a step that attended with α_i: C_i = C_{i-1} + α_i (None without coverage)."""
+    return None if state.coverage is None else state.coverage + weights
 
 
 def step_by_step(
