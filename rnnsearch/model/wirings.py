@@ -109,6 +109,8 @@ class BahdanauWiring:
                 context_weight=rnn.step_input_weight(),
                 weight_hh=rnn.rnn.weight_hh_l0,
                 bias_hh=rnn.rnn.bias_hh_l0,
+                coverage=state.coverage,
+                coverage_weight=None if state.coverage is None else score.coverage_layer.weight[:, 0],  # V_a
             )
             return decoder.readout(tops, embedded, contexts), weights
         tops, contexts, weights, _ = step_by_step(self, decoder, embedded, state)
@@ -190,11 +192,10 @@ WIRINGS: dict[str, type[BahdanauWiring] | type[LuongWiring]] = {"bahdanau": Bahd
 
 def fusable(decoder: WiredParts, state: DecoderState) -> bool:
     """Whether a fused training loop computes this teacher-forced pass: the paper's
-    decoder (one GRU layer, the additive score without coverage) where gradients are wanted."""
+    decoder (one GRU layer, the additive score, with or without coverage) where gradients are wanted."""
     rnn = decoder.rnn
     return (
         torch.is_grad_enabled()
-        and state.coverage is None
         and isinstance(decoder.wiring, BahdanauWiring)
         and isinstance(decoder.attention, Attention)
         and isinstance(decoder.attention.score, AdditiveScore)
