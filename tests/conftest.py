@@ -35,17 +35,20 @@ def tiny_model(
     score: str = "additive",
     encoder: dict | None = None,
     decoder: dict | None = None,
+    coverage: bool = False,
 ) -> RNNSearch:
     """A randomly initialised model whose output distributions are far from uniform.
 
     score "none" gives the fixed-context baseline; `encoder` and `decoder` override
-    those config sections (cell, layers, wiring, …); readout None is the wiring's own.
+    those config sections (cell, layers, wiring, …); readout None is the wiring's own;
+    `coverage` makes the attention read the coverage C.
     """
     torch.manual_seed(seed)
+    size = 32 if score == "location" else 8
     config = ModelConfig(
         embedding_size=8,
         encoder=EncoderConfig(hidden_size=8, **(encoder or {})),
-        attention="none" if score == "none" else AttentionConfig(score=score, size=32 if score == "location" else 8),
+        attention="none" if score == "none" else AttentionConfig(score=score, size=size, coverage=coverage),
         decoder=DecoderConfig(**{"hidden_size": 16, "readout": readout, "readout_size": 8, **(decoder or {})}),
         dropout=0.0,
     )

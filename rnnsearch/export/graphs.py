@@ -13,8 +13,9 @@ DecoderState), and K is read from the shapes, rows ÷ sentences, so one graph se
 greedy search (K = 1) and every beam size.
 
 A state's tensors are graph inputs and outputs by name; the ones a model lacks (an
-LSTM's memory for a GRU, the attentional vector h̃ without input feeding, α for the
-fixed-context baseline) are left out of both graphs.
+LSTM's memory for a GRU, the attentional vector h̃ without input feeding, the
+coverage C without coverage, α for the fixed-context baseline) are left out of both
+graphs. A covering model's step graph takes C_{i-1} and returns C_i, as it does s_i.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.reserved import EOS, PAD
 
 OPSET = 17
-RECURRENT = ("state", "memory", "feed")  # a DecoderState's rows: one per hypothesis
+RECURRENT = ("state", "memory", "feed", "coverage")  # a DecoderState's rows: one per hypothesis
 SOURCE_SIDE = ("annotations", "keys", "fixed_context", "padding")  # one per sentence, shared by its beam
 STEP_INPUTS = ("prev_tokens", *RECURRENT, *SOURCE_SIDE, "scored")
 
@@ -44,13 +45,24 @@ STEP_INPUTS = ("prev_tokens", *RECURRENT, *SOURCE_SIDE, "scored")
 def state_names(model: RNNSearch) -> tuple[str, ...]:
     """The decoder state tensors this model has, of RECURRENT and SOURCE_SIDE."""
     decoder = model.decoder
-    return names_of_state(lstm=decoder.rnn.is_lstm, input_feeding=decoder.input_feeding, alignment=model.has_alignment)
+    return names_of_state(
+        lstm=decoder.rnn.is_lstm,
+        input_feeding=decoder.input_feeding,
+        alignment=model.has_alignment,
+        coverage=decoder.attention.covers,
+    )
 
 
-def names_of_state(*, lstm: bool, input_feeding: bool, alignment: bool) -> tuple[str, ...]:
-    """The decoder state tensors of a model with (or without) LSTM cells, input feeding
-    and an alignment model: what its graphs pass from step to step, by name."""
-    present = {"memory": lstm, "feed": input_feeding, "keys": alignment, "fixed_context": not alignment}
+def names_of_state(*, lstm: bool, input_feeding: bool, alignment: bool, coverage: bool = False) -> tuple[str, ...]:
+    """The decoder state tensors of a model with (or without) LSTM cells, input feeding,
+    an alignment model and coverage: what its graphs pass from step to step, by name."""
+    present = {
+        "memory": lstm,
+        "feed": input_feeding,
+        "coverage": coverage,
+        "keys": alignment,
+        "fixed_context": not alignment,
+    }
     return tuple(name for name in (*RECURRENT, *SOURCE_SIDE) if present.get(name, True))
 
 
@@ -131,7 +143,9 @@ def _example_sources() -> tuple[torch.Tensor, torch.Tensor]:
 
 def _axes(name: str, model: RNNSearch) -> dict[int, str]:
     """The dynamic axes of a state tensor: rows, and source positions on the source side
-    (the fixed-context baseline's c is one vector per sentence)."""
+    and in the coverage (the fixed-context baseline's c is one vector per sentence)."""
+    if name == "coverage":
+        return {0: "rows", 1: "source_length"}
     if name in RECURRENT:
         return {0: "rows"}
     if name == "fixed_context":

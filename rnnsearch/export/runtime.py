@@ -73,6 +73,7 @@ def step_inputs(config: ModelConfig) -> tuple[str, ...]:
         lstm=config.decoder.cell == "lstm",
         input_feeding=config.decoder.input_feeding,
         alignment=config.attention != "none",
+        coverage=config.attention != "none" and config.attention.coverage,
     )
     return ("prev_tokens", *names, "scored")
 

@@ -2,7 +2,8 @@
 
 The reference is `AdditiveScore.forward` (model/scores.py). These take the score's two
 halves, queries W_a s_i (B, T, n) and keys U_a h_j (B, S, n), with v_a (n), and return
-the energies (B, T, S).
+the energies (B, T, S). With coverage the keys differ by target position, U_a h_j +
+V_a C_{i-1,j} (B, T, S, n), and are taken in that form.
 """
 
 from __future__ import annotations
@@ -12,9 +13,15 @@ import torch
 from rnnsearch.kernels.sigmoid_tanh import tanh_
 
 
+def _per_position(keys: torch.Tensor) -> torch.Tensor:
+    """Keys (B, S, n) shared by every target position, or (B, T, S, n) of each, → a form
+    that adds to queries (B, T, 1, n)."""
+    return keys.unsqueeze(1) if keys.dim() == 3 else keys
+
+
 def _hidden(queries: torch.Tensor, keys: torch.Tensor, tanh=torch.Tensor.tanh_) -> torch.Tensor:
-    """tanh(W_a s_i + U_a h_j) for every i, j: (B, T, n) and (B, S, n) → (B, T, S, n)."""
-    return tanh(keys.unsqueeze(1) + queries.unsqueeze(2))
+    """tanh(W_a s_i + U_a h_j) for every i, j: (B, T, n) and (B, [T,] S, n) → (B, T, S, n)."""
+    return tanh(_per_position(keys) + queries.unsqueeze(2))
 
 
 def as_one_product(queries: torch.Tensor, keys: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -33,7 +40,7 @@ def from_sigmoid(queries: torch.Tensor, keys: torch.Tensor, v: torch.Tensor) -> 
     instead of five. Kept to fp32: in bf16 the product with v_a would be rounded at the
     scale of Σ v_a σ, which can be far larger than the energies themselves.
     """
-    hidden = torch.add(keys.unsqueeze(1), queries.unsqueeze(2)).mul_(2).sigmoid_()
+    hidden = torch.add(_per_position(keys), queries.unsqueeze(2)).mul_(2).sigmoid_()
     return torch.matmul(hidden, v * 2).sub_(v.sum())
 
 
@@ -70,4 +77,5 @@ class _Recomputed(torch.autograd.Function):
         grad_hidden = (
             hidden.square_().neg_().add_(1).mul_(grad.unsqueeze(-1)).mul_(v.to(hidden.dtype))
         )  # ∂e/∂(pre-tanh)
-        return grad_hidden.sum(2), grad_hidden.sum(1), grad_v.to(v.dtype), None
+        grad_keys = grad_hidden.sum(1) if keys.dim() == 3 else grad_hidden
+        return grad_hidden.sum(2), grad_keys, grad_v.to(v.dtype), None

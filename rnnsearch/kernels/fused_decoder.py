@@ -7,6 +7,11 @@ The loop computes, for i = 1 … T, the same arithmetic as `BahdanauWiring.step`
     e_ij = v_aᵀ tanh(W_a s_{i-1} + U_a h_j);  α_i = softmax(e_i);  c_i = Σ_j α_ij h_j
     s_i  = GRU(s_{i-1}, [E y_{i-1} ; c_i])
 
+and, with coverage, e_ij = v_aᵀ tanh(W_a s_{i-1} + U_a h_j + V_a C_{i-1,j}) with
+C_i = C_{i-1} + α_i. The coverage adds a pass over the score's tensor forward and one
+backward, and a (B, S) gradient that flows back through time: ∂L/∂C_{i-1} is step i's
+own term plus ∂L/∂C_i, and ∂L/∂α_i gains ∂L/∂C_i.
+
 Why a second implementation: recorded by autograd, every step is some forty small
 operations, each with its own bookkeeping in the backward pass, and the weights that
 every step shares (W_a, W_hh and the context's share of W_ih) get their gradient as
@@ -49,24 +54,57 @@ def attentive_gru(
     context_weight: torch.Tensor,
     weight_hh: torch.Tensor,
     bias_hh: torch.Tensor,
+    coverage: torch.Tensor | None = None,
+    coverage_weight: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """s_i (B, T, D), c_i (B, T, A) and α_i (B, T, S) for every i, from E y_{i-1}'s share
     of the GRU's input gates with b_ih (B, T, 3D), s_0 (B, D), the keys U_a h_j (B, S, n),
     the annotations h_j (B, S, A) and their padding (B, S); W_a (n, D), v_a (n), the
-    context's share of W_ih (3D, A), W_hh (3D, D) and b_hh (3D)."""
+    context's share of W_ih (3D, A), W_hh (3D, D) and b_hh (3D); with coverage, C_0
+    (B, S) and V_a (n)."""
     return _AttentiveGRU.apply(
-        gates, initial, keys, annotations, padding, query_weight, v, context_weight, weight_hh, bias_hh
+        gates,
+        initial,
+        keys,
+        annotations,
+        padding,
+        query_weight,
+        v,
+        context_weight,
+        weight_hh,
+        bias_hh,
+        coverage,
+        coverage_weight,
     )
 
 
 class _AttentiveGRU(torch.autograd.Function):
     """gates (B, T, 3D): E y_{i-1}'s share of the GRU's input gates, with b_ih; s_0 (B, D);
     keys U_a h_j (B, S, n); annotations h_j (B, S, A); padding (B, S); W_a (n, D); v_a (n);
-    the context's share of W_ih (3D, A); W_hh (3D, D); b_hh (3D)."""
+    the context's share of W_ih (3D, A); W_hh (3D, D); b_hh (3D); C_0 (B, S) and V_a (n)
+    with coverage, else None."""
 
     @staticmethod
-    def forward(ctx, gates, initial, keys, annotations, padding, query_weight, v, context_weight, weight_hh, bias_hh):
+    def forward(
+        ctx,
+        gates,
+        initial,
+        keys,
+        annotations,
+        padding,
+        query_weight,
+        v,
+        context_weight,
+        weight_hh,
+        bias_hh,
+        coverage,
+        coverage_weight,
+    ):
         batch, steps, size = gates.size(0), gates.size(1), initial.size(1)
+        covers = coverage is not None
+        coverages = keys.new_empty(steps + 1 if covers else 0, batch, keys.size(1))  # C_0 … C_T
+        if covers:
+            coverages[0], doubled_coverage_weight = coverage, coverage_weight * 2
         states = initial.new_empty(steps + 1, batch, size)  # s_0 … s_T
         states[0] = initial
         contexts = annotations.new_empty(steps, batch, annotations.size(2))
@@ -81,9 +119,13 @@ class _AttentiveGRU(torch.autograd.Function):
         for i in range(steps):
             previous = states[i]
             torch.mm(previous, query_weight.t(), out=queries[i])
-            torch.add(doubled_keys, queries[i].unsqueeze(1), alpha=2, out=sigmoids).sigmoid_()
-            energies = torch.matmul(sigmoids, v).mul_(2).sub_(v_sum)  # e_ij = v_aᵀ(2σ − 1): (B, S)
+            torch.add(doubled_keys, queries[i].unsqueeze(1), alpha=2, out=sigmoids)
+            if covers:  # + V_a C_{i-1,j}
+                sigmoids.addcmul_(coverages[i].unsqueeze(2), doubled_coverage_weight)
+            energies = torch.matmul(sigmoids.sigmoid_(), v).mul_(2).sub_(v_sum)  # e_ij = v_aᵀ(2σ − 1): (B, S)
             torch.ops.aten._softmax.out(energies.masked_fill_(padding, lowest), -1, False, out=weights[i])  # α_ij
+            if covers:
+                torch.add(coverages[i], weights[i], out=coverages[i + 1])  # C_i = C_{i-1} + α_i
             torch.bmm(weights[i].unsqueeze(1), annotations, out=contexts[i].unsqueeze(1))  # c_i
             input_gates = torch.addmm(gates[:, i], contexts[i], context_weight.t())
             recurrent_gates = torch.addmm(bias_hh, previous, weight_hh.t())
@@ -92,7 +134,8 @@ class _AttentiveGRU(torch.autograd.Function):
             reset = reset_update[i, :, :size]
             tanh_(torch.addcmul(input_gates[:, 2 * size :], reset, recurrent_candidates[i], out=candidates[i]))
             torch.sub(previous, candidates[i], out=states[i + 1]).mul_(reset_update[i, :, size:]).add_(candidates[i])
-        buffers = states, contexts, weights, queries, reset_update, candidates, recurrent_candidates
+        buffers = states, contexts, weights, queries, reset_update, candidates, recurrent_candidates, coverages
+        ctx.coverage_weight = coverage_weight
         ctx.save_for_backward(keys, annotations, padding, query_weight, v, context_weight, weight_hh, *buffers)
         return states[1:].transpose(0, 1), contexts.transpose(0, 1), weights.transpose(0, 1)
 
@@ -100,14 +143,14 @@ class _AttentiveGRU(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, grad_states, grad_contexts, grad_weights):
         keys, annotations, padding, query_weight, v, context_weight, weight_hh, *buffers = ctx.saved_tensors
-        states, contexts, weights, queries, reset_update, candidates, recurrent_candidates = buffers
+        states, contexts, weights, queries, reset_update, candidates, recurrent_candidates, coverages = buffers
+        coverage = _CoverageGradients(ctx.coverage_weight, coverages, 4 * v)
         steps, batch, size = candidates.shape
         grad_gates = reset_update.new_empty(steps, batch, 3 * size)  # ∂/∂(input gates)
         grad_recurrent_candidates = torch.empty_like(candidates)  # ∂/∂(W_hn s_{i-1} + b_hn)
         grad_queries = torch.empty_like(queries)
         grad_keys = torch.zeros_like(keys)  # ∂/∂(U_a h_j), without the factor 4 v_a that every step shares
-        doubled_keys, four_v = keys * 2, 4 * v
-        sigmoids = torch.empty_like(keys)
+        doubled_keys, four_v, sigmoids = keys * 2, 4 * v, torch.empty_like(keys)
         grad_annotations, grad_v = torch.zeros_like(annotations), torch.zeros_like(v)
         grad_state = torch.zeros_like(states[0])  # ∂/∂s_i from the steps after i
         for i in reversed(range(steps)):
@@ -130,16 +173,18 @@ class _AttentiveGRU(torch.autograd.Function):
             if grad_contexts is not None:
                 grad_context += grad_contexts[:, i]
             alpha = weights[i]
-            grad_alpha = torch.bmm(annotations, grad_context.unsqueeze(2)).squeeze(2)
+            grad_alpha = coverage.into_weights(torch.bmm(annotations, grad_context.unsqueeze(2)).squeeze(2))
             if grad_weights is not None:
                 grad_alpha += grad_weights[:, i]
             grad_annotations.baddbmm_(alpha.unsqueeze(2), grad_context.unsqueeze(1))
             grad_energies = torch.ops.aten._softmax_backward_data(grad_alpha, alpha, -1, alpha.dtype)
             grad_energies.masked_fill_(padding, 0.0)
-            torch.add(doubled_keys, queries[i].unsqueeze(1), alpha=2, out=sigmoids).sigmoid_()  # recomputed
+            recomputed = torch.add(doubled_keys, queries[i].unsqueeze(1), alpha=2, out=sigmoids)  # recomputed
+            coverage.add_to_scores(recomputed, i).sigmoid_()
             grad_v.addmv_(sigmoids.flatten(0, 1).t(), grad_energies.flatten(), alpha=2).sub_(grad_energies.sum())
             torch.addcmul(sigmoids, sigmoids, sigmoids, value=-1, out=sigmoids).mul_(grad_energies.unsqueeze(2))
             grad_keys += sigmoids  # σ(1 − σ) ∂e: 1 − tanh² = 4σ(1 − σ)
+            coverage.from_scores(sigmoids, i)
             torch.sum(sigmoids, 1, out=grad_queries[i]).mul_(four_v)
             grad_state = torch.addmm(grad_state, grad_queries[i], query_weight)
         grad_keys.mul_(four_v)
@@ -154,7 +199,45 @@ class _AttentiveGRU(torch.autograd.Function):
             grad_v,
             rows.t() @ contexts.flatten(0, 1),
             *_recurrent_gradients(rows[:, : 2 * size], grad_recurrent_candidates, previous_states),  # W_hh, b_hh
+            *coverage.gradients(),  # C_0, V_a
         )
+
+
+class _CoverageGradients:
+    """The coverage's part of the backward pass, walking back through time with it: the
+    gradient of the coverage C_i that later steps read, and of V_a. Without coverage
+    (V_a None) every method does nothing and the gradients are None."""
+
+    def __init__(self, coverage_weight: torch.Tensor | None, coverages: torch.Tensor, four_v: torch.Tensor):
+        self.weight, self.coverages, self.four_v = coverage_weight, coverages, four_v
+        if coverage_weight is not None:
+            self.doubled_weight, self.scaled_weight = coverage_weight * 2, four_v * coverage_weight
+            self.grad_coverage = coverages.new_zeros(coverages.shape[1:])  # ∂L/∂C_i, from the steps after i
+            self.grad_weight = torch.zeros_like(coverage_weight)  # without the factor 4 v_a
+
+    def into_weights(self, grad_alpha: torch.Tensor) -> torch.Tensor:
+        """∂L/∂α_i += ∂L/∂C_i, in place, since C_i = C_{i-1} + α_i."""
+        if self.weight is not None:
+            grad_alpha += self.grad_coverage
+        return grad_alpha
+
+    def add_to_scores(self, doubled: torch.Tensor, i: int) -> torch.Tensor:
+        """2(W_a s + U_a h_j) → 2(W_a s + U_a h_j + V_a C_{i-1,j}), in place."""
+        if self.weight is not None:
+            doubled.addcmul_(self.coverages[i].unsqueeze(2), self.doubled_weight)
+        return doubled
+
+    def from_scores(self, grad_scores: torch.Tensor, i: int) -> None:
+        """Step i's share, from σ(1 − σ) ∂e (B, S, n): ∂L/∂C_{i-1} = its own term + ∂L/∂C_i."""
+        if self.weight is not None:
+            self.grad_weight.addmv_(grad_scores.flatten(0, 1).t(), self.coverages[i].flatten())
+            self.grad_coverage.add_(torch.matmul(grad_scores, self.scaled_weight))
+
+    def gradients(self) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """∂L/∂C_0 and ∂L/∂V_a, or None without coverage."""
+        if self.weight is None:
+            return None, None
+        return self.grad_coverage, self.grad_weight.mul_(self.four_v)
 
 
 def _recurrent_gradients(

@@ -2,6 +2,10 @@
 
 `FixedContext` is the baseline without an alignment model: one context for all
 target positions, so the decoder code is the same for both.
+
+With coverage (docs/model.md §3) the score also reads C_{i-1,j} = Σ_{k<i} α_kj, the
+attention each source position has received before target position i; the decoder
+state carries it from step to step (state.py) and the wirings add each step's α_i.
 """
 
 from __future__ import annotations
@@ -33,17 +37,28 @@ class Attention(nn.Module):
         super().__init__()
         self.score = score
 
+    @property
+    def covers(self) -> bool:
+        """Whether the score reads the coverage C (it then holds V_a)."""
+        return getattr(self.score, "coverage_layer", None) is not None
+
     def source_side(self, annotations: torch.Tensor, padding: torch.Tensor) -> dict[str, torch.Tensor | None]:
         """What every step reuses, computed once per batch: the score's keys (B, S, n)."""
         return {"keys": self.score.keys(annotations), "fixed_context": None}
 
-    def forward(self, query: torch.Tensor, source: DecoderState) -> tuple[torch.Tensor, torch.Tensor]:
-        """query (B, D) for one target position or (B, T, D) for T at once, and the source
-        side of `source` (B sentences: keys, annotations h_j, padding) → context c
-        (B, [T,] A), weights α (B, [T,] S)."""
+    def forward(
+        self, query: torch.Tensor, source: DecoderState, coverage: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """query (B, D) for one target position or (B, T, D) for T at once, the source side
+        of `source` (B sentences: keys, annotations h_j, padding) and, where the score
+        covers, each query's C_{i-1} (B, [T,] S) → context c (B, [T,] A), weights α (B, [T,] S)."""
         one_position = query.dim() == 2
         queries = query.unsqueeze(1) if one_position else query
-        energies = self.score(queries, source.keys).float()  # e_ij: (B, T, S), in fp32 under autocast too
+        if coverage is None:
+            energies = self.score(queries, source.keys)
+        else:
+            energies = self.score(queries, source.keys, coverage.unsqueeze(1) if one_position else coverage)
+        energies = energies.float()  # e_ij: (B, T, S), in fp32 under autocast too
         weights = masked_softmax(energies, source.padding.unsqueeze(1))  # α_ij
         context = torch.bmm(weights.to(source.annotations.dtype), source.annotations)  # c_i: (B, T, A)
         if one_position:
@@ -55,6 +70,8 @@ class FixedContext(nn.Module):
     """c = [→h_Tx ; ←h_1] (or →h_Tx for a unidirectional encoder) at every target
     position: the fixed-length encoder summary of Cho et al. (2014), the bottleneck
     that RNNsearch removes (docs/model.md §1)."""
+
+    covers = False  # no alignment model, nothing to cover (the config refuses coverage here)
 
     def __init__(self, bidirectional: bool):
         super().__init__()
@@ -74,8 +91,11 @@ class FixedContext(nn.Module):
         half = annotations.size(2) // 2
         return torch.cat([at_last[:, :half], annotations[:, 0, half:]], dim=1)
 
-    def forward(self, query: torch.Tensor, source: DecoderState) -> tuple[torch.Tensor, None]:
-        """The same context c (B, [T,] A) whatever the position; there are no weights to return."""
+    def forward(
+        self, query: torch.Tensor, source: DecoderState, coverage: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, None]:
+        """The same context c (B, [T,] A) whatever the position; there are no weights to
+        return, and no coverage to read."""
         if query.dim() == 3:
             return source.fixed_context.unsqueeze(1).expand(-1, query.size(1), -1), None
         return source.fixed_context, None

@@ -60,14 +60,16 @@ class Decoder(nn.Module):
         return self.wiring.input_feeding
 
     def initial_state(self, annotations: torch.Tensor, summary: torch.Tensor, padding: torch.Tensor) -> DecoderState:
-        """s_0 = tanh(W_s h), h the encoder's summary (←h_1 when bidirectional), and the
-        source-side tensors every step reuses."""
+        """s_0 = tanh(W_s h), h the encoder's summary (←h_1 when bidirectional), C_0 = 0
+        where the attention covers, and the source-side tensors every step reuses."""
         state = kernels.tanh_(self.init_layer(summary)).unflatten(1, (self.rnn.layers, -1))
         feed = summary.new_zeros(summary.size(0), self.output_layer.in_features) if self.input_feeding else None
+        coverage = torch.zeros_like(padding, dtype=torch.float32) if self.attention.covers else None
         return DecoderState(
             state=state,
             memory=self.rnn.initial_memory(state),
             feed=feed,
+            coverage=coverage,
             annotations=annotations,
             padding=padding,
             **self.attention.source_side(annotations, padding),
@@ -83,12 +85,14 @@ class Decoder(nn.Module):
         return self.dropout(pre)
 
     def attend(self, query: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """c_i and α_i for queries (R, [T,] D); a beam's K queries attend to their shared
-        source side as K positions of one sentence."""
-        k = decoder.beam
+        """c_i and α_i for queries (R, [T,] D), each reading its row's coverage C_{i-1} where
+        the attention covers; a beam's K queries attend to their shared source side as K
+        positions of one sentence."""
+        k, coverage = decoder.beam, decoder.coverage
         if k == 1:
-            return self.attention(query, decoder)
-        context, weights = self.attention(query.unflatten(0, (-1, k)), decoder)
+            return self.attention(query, decoder, coverage)
+        coverage = None if coverage is None else coverage.unflatten(0, (-1, k))
+        context, weights = self.attention(query.unflatten(0, (-1, k)), decoder, coverage)
         return context.flatten(0, 1), None if weights is None else weights.flatten(0, 1)
 
     def forward(self, tgt_in: torch.Tensor, decoder: DecoderState) -> tuple[torch.Tensor, torch.Tensor | None]:

@@ -8,6 +8,11 @@ adding one class here and one entry in SCORES; the config schema (settings.py), 
 model builder (seq2seq.py) and the tests read the registry.
 
 The query s is s_{i-1} in the Bahdanau wiring and s_i in Luong's (docs/model.md §3, §4).
+
+Coverage (docs/model.md §3, "Coverage"): a score whose `reads_coverage` is True can
+also read C_{i-1,j} = Σ_{k<i} α_kj, the attention each source position has received
+before target position i, as `coverage` (B, T, S). Only the additive score has a place
+for it (Tu et al. 2016); the config refuses coverage with any other.
 """
 
 from __future__ import annotations
@@ -23,30 +28,44 @@ from rnnsearch.model.linear import Linear
 
 
 class AdditiveScore(nn.Module):
-    """e_ij = v_aᵀ tanh(W_a s + U_a h_j): Bahdanau et al. (2015), eq. (6) and A.1.2."""
+    """e_ij = v_aᵀ tanh(W_a s + U_a h_j): Bahdanau et al. (2015), eq. (6) and A.1.2.
 
-    def __init__(self, query_size: int, annotation_size: int, hidden_size: int):
+    With coverage, e_ij = v_aᵀ tanh(W_a s + U_a h_j + V_a C_{i-1,j}), V_a ∈ R^{n×1}: Tu
+    et al. (2016)'s linguistic coverage. Without it the score has no V_a, so models
+    trained without coverage keep their parameters.
+    """
+
+    reads_coverage = True
+
+    def __init__(self, query_size: int, annotation_size: int, hidden_size: int, *, coverage: bool = False):
         super().__init__()
         self.query_layer = Linear(query_size, hidden_size, bias=False)  # W_a
         self.key_layer = Linear(annotation_size, hidden_size)  # U_a (with the bias)
         self.v = nn.Linear(hidden_size, 1, bias=False)  # v_a
+        self.coverage_layer = nn.Linear(1, hidden_size, bias=False) if coverage else None  # V_a
 
     def keys(self, annotations: torch.Tensor) -> torch.Tensor:
         """(B, S, 2H) → U_a h_j: (B, S, n)."""
         return self.key_layer(annotations)
 
-    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        """query s (B, T, D), keys (B, S, n) → energies e (B, T, S)."""
+    def forward(self, query: torch.Tensor, keys: torch.Tensor, coverage: torch.Tensor | None = None) -> torch.Tensor:
+        """query s (B, T, D), keys (B, S, n), coverage C (B, T, S) where the score has V_a →
+        energies e (B, T, S)."""
         queries = self.query_layer(query)  # W_a s: (B, T, n)
+        if coverage is not None:  # U_a h_j + V_a C_{i-1,j}: per target position, (B, T, S, n)
+            keys = keys.unsqueeze(1) + coverage.unsqueeze(-1).to(keys.dtype) * self.coverage_layer.weight[:, 0]
         fast = kernels.active().additive_energies
         if fast is not None:
             return fast(queries, keys, self.v.weight[0])
-        hidden = torch.tanh(keys.unsqueeze(1) + queries.unsqueeze(2))  # tanh(W_a s_i + U_a h_j): (B, T, S, n)
+        per_position = keys.unsqueeze(1) if coverage is None else keys  # (B, 1 or T, S, n)
+        hidden = torch.tanh(per_position + queries.unsqueeze(2))  # tanh(W_a s_i + U_a h_j [+ V_a C_{i-1,j}])
         return self.v(hidden).squeeze(-1)
 
 
 class GeneralScore(nn.Module):
     """e_ij = sᵀ W_a h_j (bilinear): Luong et al. (2015), "general". W_a h_j is a key."""
+
+    reads_coverage = False
 
     def __init__(self, query_size: int, annotation_size: int, hidden_size: int):
         super().__init__()
@@ -65,6 +84,8 @@ class DotScore(nn.Module):
     When s and h_j differ in size, h_j is first projected to the size of s (a learned
     linear map, once per batch); with equal sizes there are no parameters at all.
     """
+
+    reads_coverage = False
 
     def __init__(self, query_size: int, annotation_size: int, hidden_size: int):
         super().__init__()
@@ -104,6 +125,8 @@ class LocationScore(nn.Module):
     `hidden_size` positions (the config's attention.size); the softmax is masked to
     the real source length like every other score.
     """
+
+    reads_coverage = False
 
     def __init__(self, query_size: int, annotation_size: int, hidden_size: int):
         super().__init__()

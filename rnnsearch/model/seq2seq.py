@@ -78,7 +78,9 @@ def build_model(config: ModelConfig, source_size: int, tgt_vocab_size: int, vect
     if config.attention == "none":
         attention = FixedContext(enc.bidirectional)
     else:
-        score = SCORES[config.attention.score](dec.hidden_size, encoder.annotation_size, config.attention.size)
+        covers = {"coverage": True} if config.attention.coverage else {}  # V_a only where C is read
+        score_class = SCORES[config.attention.score]
+        score = score_class(dec.hidden_size, encoder.annotation_size, config.attention.size, **covers)
         attention = Attention(score)
     wiring = WIRINGS[dec.wiring](dec.input_feeding)
     step_input_size = wiring.step_input_size(encoder.annotation_size, dec.readout_size)

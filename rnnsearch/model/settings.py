@@ -28,6 +28,11 @@ class AttentionConfig(Section):
         description="additive: hidden size n of the alignment model; location: source positions covered; "
         "general, dot, scaled_dot and cosine have no size of their own and ignore it",
     )
+    coverage: bool = Field(
+        False,
+        description="feed the score the attention paid so far to each source position, "
+        "C_{i-1,j} = Σ_{k<i} α_kj (Tu et al. 2016's linguistic coverage); additive only",
+    )
 
     @field_validator("score")
     @classmethod
@@ -88,4 +93,11 @@ class ModelConfig(Section):
                 f"decoder.tied_embeddings needs decoder.readout_size ({self.decoder.readout_size}) "
                 f"= embedding_size ({self.embedding_size})"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _coverage_where_the_score_reads_it(self) -> ModelConfig:
+        score = None if self.attention == "none" else self.attention.score
+        if score is not None and self.attention.coverage and not SCORES[score].reads_coverage:
+            raise ValueError(f"model.attention.coverage needs the additive score; the {score} score has no use for it")
         return self

@@ -18,6 +18,8 @@ class DecoderState:
     state       s_{i-1}, every layer     (R, L, D)
     memory      LSTM cells, or None      (R, L, D)
     feed        h̃_{i-1} for input feeding, or None  (R, l)
+    coverage    C_{i-1,j} = Σ_{k<i} α_kj, the attention each source position has had
+                before step i, or None without coverage  (R, S); 0 at padding
     annotations h_j                      (R/K, S, A)
     keys        the score's source side, precomputed once per batch (e.g. U_a h_j),
                 (R/K, S, n); None for the fixed-context baseline
@@ -32,6 +34,7 @@ class DecoderState:
     state: torch.Tensor
     memory: torch.Tensor | None
     feed: torch.Tensor | None
+    coverage: torch.Tensor | None
     annotations: torch.Tensor
     keys: torch.Tensor | None
     fixed_context: torch.Tensor | None
@@ -88,7 +91,11 @@ class DecoderState:
         """Reorder the recurrent part only: for beams of one sentence, rows that trade
         places share the same source side, so annotations, keys and padding stay put."""
         return replace(
-            self, state=self.state.index_select(0, rows), memory=_rows(self.memory, rows), feed=_rows(self.feed, rows)
+            self,
+            state=self.state.index_select(0, rows),
+            memory=_rows(self.memory, rows),
+            feed=_rows(self.feed, rows),
+            coverage=_rows(self.coverage, rows),
         )
 
     def extend(self, other: DecoderState) -> DecoderState:
@@ -107,18 +114,19 @@ class DecoderState:
         )
 
     def with_source_length(self, length: int) -> DecoderState:
-        """The same rows with the source side cut or padded to `length` positions; padded
-        positions are masked, so every row attends as before."""
+        """The same rows with the source side and the coverage cut or padded to `length`
+        positions; padded positions are masked (and covered 0), so every row attends as before."""
         return replace(
             self,
+            coverage=None if self.coverage is None else _source_length(self.coverage, length, 0.0),
             annotations=_source_length(self.annotations, length, 0.0),
             keys=None if self.keys is None else _source_length(self.keys, length, 0.0),
             padding=_source_length(self.padding, length, True),
         )
 
     def recurrent(self) -> tuple[torch.Tensor | None, ...]:
-        """The rows' own tensors, one row per hypothesis: state, memory, feed."""
-        return self.state, self.memory, self.feed
+        """The rows' own tensors, one row per hypothesis: state, memory, feed, coverage."""
+        return self.state, self.memory, self.feed, self.coverage
 
     def source_side(self) -> tuple[torch.Tensor | None, ...]:
         """The tensors a beam's rows share, one row per sentence: annotations, keys,

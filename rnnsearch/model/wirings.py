@@ -16,6 +16,10 @@ Luong et al. (2015), section 3 — update first, attend with s_i:
     s_i  = f(s_{i-1}, [E y_{i-1} ; h̃_{i-1}])     (h̃_{i-1} only with input feeding)
     e_ij = a(s_i, h_j);  α_i = softmax(e_i);  c_i = Σ_j α_ij h_j
     h̃_i  = tanh(W_c [c_i ; s_i]);  p(y_i | y_<i, x) = softmax(W_s h̃_i)
+
+With coverage, both wirings' a(·, h_j) also reads C_{i-1,j}, and a step leaves
+C_i = C_{i-1} + α_i in the state for the next one (docs/model.md §3); in teacher
+forcing every position then waits for the one before.
 """
 
 from __future__ import annotations
@@ -85,7 +89,7 @@ class BahdanauWiring:
         for all positions at once in training."""
         context, weights = decoder.attend(state.top, state)
         hidden, memory = decoder.rnn.step(gates + kernels.linear(context, step_weight), state.state, state.memory)
-        return replace(state, state=hidden, memory=memory), context, weights, None
+        return replace(state, state=hidden, memory=memory, coverage=covered(state, weights)), context, weights, None
 
     def teacher_forced(
         self, decoder: WiredParts, embedded: torch.Tensor, state: DecoderState
@@ -105,6 +109,8 @@ class BahdanauWiring:
                 context_weight=rnn.step_input_weight(),
                 weight_hh=rnn.rnn.weight_hh_l0,
                 bias_hh=rnn.rnn.bias_hh_l0,
+                coverage=state.coverage,
+                coverage_weight=None if state.coverage is None else score.coverage_layer.weight[:, 0],  # V_a
             )
             return decoder.readout(tops, embedded, contexts), weights
         tops, contexts, weights, _ = step_by_step(self, decoder, embedded, state)
@@ -153,15 +159,17 @@ class LuongWiring:
         context, weights = decoder.attend(top, state)
         attentional = decoder.readout(top, embedded, context)
         feed = attentional if self.input_feeding else None
-        return replace(state, state=hidden, memory=memory, feed=feed), context, weights, attentional
+        after = replace(state, state=hidden, memory=memory, feed=feed, coverage=covered(state, weights))
+        return after, context, weights, attentional
 
     def teacher_forced(
         self, decoder: WiredParts, embedded: torch.Tensor, state: DecoderState
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """h̃_i (B, T, l) and α (B, T, S) for every target position. Without input feeding
         no step depends on the one before through attention: s_i for every i in one call
-        of the recurrence, then every position attends in one batched product."""
-        if not self.input_feeding:
+        of the recurrence, then every position attends in one batched product (unless
+        the attention covers, where each position reads the coverage the one before left)."""
+        if not self.input_feeding and state.coverage is None:
             states = decoder.rnn.sequence(embedded, state.state, state.memory)  # s_i for every i: (B, T, D)
             context, weights = decoder.attend(states, state)
             return decoder.readout(states, embedded, context), weights
@@ -184,7 +192,7 @@ WIRINGS: dict[str, type[BahdanauWiring] | type[LuongWiring]] = {"bahdanau": Bahd
 
 def fusable(decoder: WiredParts, state: DecoderState) -> bool:
     """Whether a fused training loop computes this teacher-forced pass: the paper's
-    decoder (one GRU layer, the additive score) where gradients are wanted."""
+    decoder (one GRU layer, the additive score, with or without coverage) where gradients are wanted."""
     rnn = decoder.rnn
     return (
         torch.is_grad_enabled()
@@ -195,6 +203,11 @@ def fusable(decoder: WiredParts, state: DecoderState) -> bool:
         and rnn.layers == 1
         and state.beam == 1
     )
+
+
+def covered(state: DecoderState, weights: torch.Tensor | None) -> torch.Tensor | None:
+    """The coverage after a step that attended with α_i: C_i = C_{i-1} + α_i (None without coverage)."""
+    return None if state.coverage is None else state.coverage + weights
 
 
 def step_by_step(

@@ -107,6 +107,9 @@ def test_min_frequency_rejected_for_unigram() -> None:
         ({"decoder": {"layers": 5}}, ["model.decoder.layers"]),
         ({"encoder": {"cell": "rnn"}}, ["model.encoder.cell"]),
         ({"decoder": {"wiring": "vaswani"}}, ["model.decoder.wiring"]),
+        ({"attention": {"score": "dot", "coverage": True}}, ["model.attention.coverage", "dot"]),
+        ({"attention": {"score": "location", "coverage": True}}, ["model.attention.coverage", "location"]),
+        ({"attention": {"score": "general", "coverage": True}}, ["model.attention.coverage", "general"]),
     ],
 )
 def test_invalid_architectures_are_one_line_errors(model: dict[str, Any], named: list[str]) -> None:

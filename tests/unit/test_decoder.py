@@ -79,14 +79,18 @@ def test_luong_teacher_forcing_equals_single_steps_for_every_score(score, input_
     assert_teacher_forcing_equals_single_steps(model)
 
 
+@pytest.mark.parametrize("coverage", [False, True], ids=["", "coverage"])
 @pytest.mark.parametrize(("encoder", "decoder"), ARCHITECTURES.values(), ids=ARCHITECTURES.keys())
-def test_teacher_forcing_equals_single_steps_for_every_architecture(encoder, decoder):
-    assert_teacher_forcing_equals_single_steps(tiny_model(encoder=encoder, decoder=decoder))
+def test_teacher_forcing_equals_single_steps_for_every_architecture(encoder, decoder, coverage):
+    """With coverage each teacher-forced position reads the coverage its step would."""
+    assert_teacher_forcing_equals_single_steps(tiny_model(encoder=encoder, decoder=decoder, coverage=coverage))
 
 
+@pytest.mark.parametrize("coverage", [False, True], ids=["", "coverage"])
 @pytest.mark.parametrize(("encoder", "decoder"), ARCHITECTURES.values(), ids=ARCHITECTURES.keys())
-def test_every_architecture_trains_every_parameter(encoder, decoder):
-    model = tiny_model(encoder=encoder, decoder=decoder).train()
+def test_every_architecture_trains_every_parameter(encoder, decoder, coverage):
+    """V_a too, with coverage: its gradient reaches it through every later step's score."""
+    model = tiny_model(encoder=encoder, decoder=decoder, coverage=coverage).train()
     src, lengths = source_tensors(random_sources(4, 12, seed=2))
     readout, _ = model(src, lengths, torch.randint(4, 12, (4, 5)))
     model.logits(readout).log_softmax(-1).sum().backward()

@@ -37,9 +37,10 @@ def assert_identical(expected, found) -> None:
             assert torch.equal(h.alignment, r.alignment)
 
 
+@pytest.mark.parametrize("coverage", [False, True], ids=["", "coverage"])
 @pytest.mark.parametrize(("beam_size", "n_best"), [(1, 1), (4, 3)])
-def test_an_ensemble_of_one_decodes_exactly_as_its_member(beam_size, n_best):
-    model = tiny_model(vocab=VOCAB, seed=1)
+def test_an_ensemble_of_one_decodes_exactly_as_its_member(beam_size, n_best, coverage):
+    model = tiny_model(vocab=VOCAB, seed=1, coverage=coverage)
     sources = random_sources(30, VOCAB, seed=3, max_len=12)
     alone = search(model, sources, beam_size, n_best, in_flight=8)
     assert_identical(alone, search(Ensemble([model], [0]), sources, beam_size, n_best, in_flight=8))
@@ -67,9 +68,11 @@ def test_every_step_scores_the_mean_of_the_members_log_probabilities_and_alignme
     assert torch.allclose(state.members[1].state, own[1][1].state)
 
 
+@pytest.mark.parametrize("coverage", [False, True], ids=["", "coverage"])
 @pytest.mark.parametrize("beam_size", [1, 4])
-def test_ensemble_translations_do_not_depend_on_how_many_sentences_decode_together(beam_size):
-    ensemble = Ensemble([tiny_model(vocab=VOCAB, seed=seed) for seed in (1, 2)], [0, 0])
+def test_ensemble_translations_do_not_depend_on_how_many_sentences_decode_together(beam_size, coverage):
+    """With coverage, one member carries C in its state and the other none."""
+    ensemble = Ensemble([tiny_model(vocab=VOCAB, seed=1, coverage=coverage), tiny_model(vocab=VOCAB, seed=2)], [0, 0])
     sources = random_sources(64, VOCAB, seed=7, max_len=8)
     reference = search(ensemble, sources, beam_size, in_flight=64)
     for in_flight in (1, 7):

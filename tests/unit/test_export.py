@@ -28,6 +28,8 @@ VARIANTS = {
     "lstm_two_layers": {"encoder": {"cell": "lstm", "layers": 2}, "decoder": {"cell": "lstm", "layers": 2}},
     "luong_input_feeding": {"score": "general", "decoder": {"wiring": "luong", "input_feeding": True}},
     "luong": {"score": "dot", "decoder": {"wiring": "luong", "input_feeding": False}},
+    "additive_coverage": {"coverage": True},
+    "luong_coverage": {"decoder": {"wiring": "luong", "input_feeding": False}, "coverage": True},
     "luong_lstm_fixed_context": {
         "score": "none",
         "decoder": {"wiring": "luong", "input_feeding": True, "cell": "lstm"},
@@ -86,7 +88,7 @@ def test_the_exported_graphs_search_as_the_model(graphs, variant, beam_size, n_b
     assert onnx_model.has_alignment == ("fixed_context" not in variant)
 
 
-@pytest.mark.parametrize("variant", ["additive", "luong_input_feeding", "lstm_two_layers"])
+@pytest.mark.parametrize("variant", ["additive", "luong_input_feeding", "lstm_two_layers", "additive_coverage"])
 def test_beam_one_equals_greedy_on_the_graphs(graphs, variant):
     _, onnx_model = graphs[variant]
     sources = random_sources(16, VOCAB, seed=4)
@@ -98,9 +100,10 @@ def test_beam_one_equals_greedy_on_the_graphs(graphs, variant):
     assert_same_hypotheses(greedy, beam)
 
 
+@pytest.mark.parametrize("variant", ["additive", "additive_coverage"])
 @pytest.mark.parametrize("beam_size", [1, 5])
-def test_graph_translations_do_not_depend_on_how_many_sentences_decode_together(graphs, beam_size):
-    _, onnx_model = graphs["additive"]
+def test_graph_translations_do_not_depend_on_how_many_sentences_decode_together(graphs, beam_size, variant):
+    _, onnx_model = graphs[variant]
     sources = random_sources(64, VOCAB, seed=5, max_len=20)
     alone = search(onnx_model, sources, beam_size, in_flight=1)
     for in_flight in (7, 64):

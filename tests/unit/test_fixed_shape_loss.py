@@ -17,10 +17,19 @@ DECODERS = {
 }
 
 
-@pytest.mark.parametrize("score", ["additive", "location", "none"])
+ATTENTIONS = {
+    "additive": {},
+    "additive-coverage": {"coverage": True},
+    "location": {"score": "location"},
+    "none": {"score": "none"},
+}
+
+
+@pytest.mark.parametrize("attention", ATTENTIONS.values(), ids=ATTENTIONS.keys())
 @pytest.mark.parametrize("decoder", DECODERS.values(), ids=DECODERS.keys())
-def test_the_decoder_loss_on_padded_shapes_equals_the_sequence_loss(decoder, score):
-    model = tiny_model(vocab=20, seed=3, score=score, decoder=decoder).train()
+def test_the_decoder_loss_on_padded_shapes_equals_the_sequence_loss(decoder, attention):
+    """With coverage, padded rows and positions must leave C and its gradients alone too."""
+    model = tiny_model(vocab=20, seed=3, decoder=decoder, **attention).train()
     sources = random_sources(13, 20, seed=7, min_len=2, max_len=10)
     targets = random_sources(13, 20, seed=8, min_len=2, max_len=12)
     batch = make_batch(list(zip(sources, targets)))

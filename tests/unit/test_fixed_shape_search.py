@@ -19,6 +19,12 @@ DECODERS = {
     "luong-input-feeding-lstm": {"wiring": "luong", "input_feeding": True, "cell": "lstm"},
     "bahdanau-lstm-2-layers": {"cell": "lstm", "layers": 2},
 }
+ATTENTIONS = {
+    "additive": {},
+    "additive-coverage": {"coverage": True},
+    "location": {"score": "location"},
+    "none": {"score": "none"},
+}
 SEARCHES = {
     "greedy": (greedy_search, fixed_shape_greedy_search, SearchOptions()),
     "beam": (beam_search, fixed_shape_beam_search, SearchOptions(beam_size=4, n_best=3)),
@@ -31,14 +37,15 @@ SEARCHES = {
 
 
 @pytest.mark.parametrize("search", SEARCHES.values(), ids=SEARCHES.keys())
-@pytest.mark.parametrize("score", ["additive", "location", "none"])
+@pytest.mark.parametrize("attention", ATTENTIONS.values(), ids=ATTENTIONS.keys())
 @pytest.mark.parametrize("decoder", DECODERS.values(), ids=DECODERS.keys())
 @pytest.mark.parametrize("in_flight", [None, 7])
-def test_fixed_shape_searches_equal_the_eager_searches(search, score, decoder, in_flight):
+def test_fixed_shape_searches_equal_the_eager_searches(search, attention, decoder, in_flight):
     """With 7 in flight, five batches of one shape reuse one loop's tensors, and a last
-    one of 5 gets its own: what the earlier batches returned must survive the later ones."""
+    one of 5 gets its own: what the earlier batches returned must survive the later ones.
+    The coverage, padded with the source side, moves on with the recurrent state."""
     eager, fixed, options = search
-    model = tiny_model(vocab=20, seed=4, score=score, decoder=decoder)
+    model = tiny_model(vocab=20, seed=4, decoder=decoder, **attention)
     src, lengths = source_tensors(sorted(random_sources(40, 20, seed=9, max_len=15), key=len, reverse=True))
     limits = max_output_lengths(lengths, 1.5, 3)
     options = replace(options, in_flight=in_flight)

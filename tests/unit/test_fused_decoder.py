@@ -40,10 +40,11 @@ def loss_alignments_and_gradients(model, batch, fused: bool):
     return total, alignments.detach(), torch.autograd.grad(total, parameters), bool(ran)
 
 
+@pytest.mark.parametrize("coverage", [False, True], ids=["", "coverage"])
 @pytest.mark.parametrize("readout", ["maxout", "tanh"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_the_fused_loop_gives_the_step_loops_loss_alignments_and_gradients(readout, seed):
-    model = tiny_model(vocab=23, seed=seed, readout=readout).train()
+def test_the_fused_loop_gives_the_step_loops_loss_alignments_and_gradients(readout, seed, coverage):
+    model = tiny_model(vocab=23, seed=seed, readout=readout, coverage=coverage).train()
     batch = batch_of(9, 23, seed=10 + seed)
     expected, expected_alignments, expected_grads, _ = loss_alignments_and_gradients(model, batch, False)
     found, alignments, grads, ran = loss_alignments_and_gradients(model, batch, True)
@@ -58,8 +59,10 @@ def test_the_fused_loop_gives_the_step_loops_loss_alignments_and_gradients(reado
         assert torch.allclose(g, e, rtol=1e-4, atol=1e-5 * float(e.abs().max())), name
 
 
-def test_the_fused_loops_backward_pass_is_the_derivative_of_its_forward_pass():
-    """Finite differences in float64 on every input: the hand-written backward pass."""
+@pytest.mark.parametrize("coverage", [False, True], ids=["", "coverage"])
+def test_the_fused_loops_backward_pass_is_the_derivative_of_its_forward_pass(coverage):
+    """Finite differences in float64 on every input: the hand-written backward pass; with
+    coverage also on C_0 and V_a, whose gradient flows back through every later step."""
     generator = torch.Generator().manual_seed(0)
     batch, steps, size, source, attention, annotation = 3, 4, 5, 6, 7, 8
 
@@ -78,6 +81,9 @@ def test_the_fused_loops_backward_pass_is_the_derivative_of_its_forward_pass():
         tensor(3 * size, annotation),  # the context's share of W_ih
         tensor(3 * size, size),  # W_hh
         tensor(3 * size),  # b_hh
+        *(
+            (tensor(batch, source).masked_fill(padding, 0.0), tensor(attention)) if coverage else (None, None)
+        ),  # C_0, V_a
     )
     assert torch.autograd.gradcheck(fused_decoder._AttentiveGRU.apply, inputs)
 
@@ -88,6 +94,7 @@ DECODERS = {
     "two layers": {"decoder": {"layers": 2}},
     "general score": {"score": "general"},
     "fixed context": {"score": "none"},
+    "luong with coverage": {"decoder": {"wiring": "luong"}, "coverage": True},
 }
 
 

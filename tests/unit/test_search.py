@@ -40,10 +40,11 @@ ARCHITECTURES = {
 }
 
 
+@pytest.mark.parametrize("attention_coverage", [False, True], ids=["", "attention-coverage"])
 @pytest.mark.parametrize("decoder", ARCHITECTURES.values(), ids=ARCHITECTURES.keys())
-def test_beam_of_one_equals_greedy_and_batches_do_not_matter_for_every_decoder(decoder):
-    """Beams reorder the whole recurrent state: LSTM cells and fed-back h̃ too."""
-    model = tiny_model(vocab=20, seed=2, decoder=decoder)
+def test_beam_of_one_equals_greedy_and_batches_do_not_matter_for_every_decoder(decoder, attention_coverage):
+    """Beams reorder the whole recurrent state: LSTM cells, fed-back h̃ and the coverage too."""
+    model = tiny_model(vocab=20, seed=2, decoder=decoder, coverage=attention_coverage)
     sources = random_sources(24, 20, seed=8, max_len=12)
     greedy = [h[0].tokens for h in search(model, sources, beam_size=1)]
     src, lengths = source_tensors(sources)
@@ -56,9 +57,10 @@ def test_beam_of_one_equals_greedy_and_batches_do_not_matter_for_every_decoder(d
     assert one_by_one == wide
 
 
+@pytest.mark.parametrize("attention_coverage", [False, True], ids=["", "attention-coverage"])
 @pytest.mark.parametrize("beam_size, coverage", [(1, 0.0), (4, 0.0), (4, 0.5)])
-def test_translation_does_not_depend_on_batch_size(beam_size, coverage):
-    model = tiny_model(vocab=20, seed=1)
+def test_translation_does_not_depend_on_batch_size(beam_size, coverage, attention_coverage):
+    model = tiny_model(vocab=20, seed=1, coverage=attention_coverage)
     sources = random_sources(64, 20, seed=7, max_len=14)
     reference = [h[0].tokens for h in search(model, sources, beam_size, coverage=coverage)]
     for size in (1, 7):
@@ -77,12 +79,21 @@ def _in_flight_search(model, sources, beam_size, n_best, in_flight):
     return beam_search(model, src, lengths, max_lengths=limits, options=options)
 
 
+ATTENTIONS = {
+    "additive": {},
+    "additive-coverage": {"coverage": True},
+    "location": {"score": "location"},
+    "none": {"score": "none"},
+}
+
+
 @pytest.mark.parametrize("beam_size, n_best", [(1, 1), (4, 3)])
-@pytest.mark.parametrize("score", ["additive", "location", "none"])
-def test_sentences_joining_a_batch_in_flight_get_the_same_output(beam_size, n_best, score):
+@pytest.mark.parametrize("attention", ATTENTIONS.values(), ids=ATTENTIONS.keys())
+def test_sentences_joining_a_batch_in_flight_get_the_same_output(beam_size, n_best, attention):
     """With 5 places, sentences of other lengths join rows that are mid-sentence: the
-    source side is cut and padded around them, and each row's history starts later."""
-    model = tiny_model(vocab=20, seed=4, score=score)
+    source side (and the coverage) is cut and padded around them, and each row's history
+    starts later."""
+    model = tiny_model(vocab=20, seed=4, **attention)
     sources = sorted(random_sources(40, 20, seed=9, max_len=15), key=len, reverse=True)
     everything_at_once = _in_flight_search(model, sources, beam_size, n_best, None)
     for in_flight in (1, 5):
@@ -100,10 +111,14 @@ def _teacher_forced(model, source, tokens):
     return sum(float(log_probs[i, t]) for i, t in enumerate(target)), weights[0]
 
 
-@pytest.mark.parametrize("penalty, coverage", [(0.0, 0.0), (1.0, 0.0), (1.0, 2.0)])
-def test_beam_as_wide_as_the_search_space_finds_the_exhaustive_best(penalty, coverage):
+@pytest.mark.parametrize(
+    "penalty, coverage, attention_coverage", [(0.0, 0.0, False), (1.0, 0.0, False), (1.0, 2.0, False), (1.0, 2.0, True)]
+)
+def test_beam_as_wide_as_the_search_space_finds_the_exhaustive_best(penalty, coverage, attention_coverage):
+    """Teacher forcing scores every candidate as search does: with coverage too, which
+    the teacher-forced pass accumulates as the steps of search do."""
     vocab = 6  # outputs: <unk>, 4, 5 and </s>
-    model = tiny_model(vocab=vocab, seed=3)
+    model = tiny_model(vocab=vocab, seed=3, coverage=attention_coverage)
     source = [4, 5, 5]
     limit = 4  # at most 3 tokens, then </s>
     words = [1, 4, 5]
@@ -178,14 +193,16 @@ def test_outputs_respect_the_length_limit_and_never_emit_specials(beam_size):
         assert not {PAD, BOS, EOS} & set(nbest[0].tokens)
 
 
-@pytest.mark.parametrize("score", ["additive", "general", "cosine", "location", "none"])
+@pytest.mark.parametrize("score", ["additive", "additive-coverage", "general", "cosine", "location", "none"])
 @pytest.mark.parametrize(
     "decoder", [{}, {"wiring": "luong", "input_feeding": True, "cell": "lstm"}], ids=["bahdanau", "luong-feeding"]
 )
 def test_beams_sharing_one_source_side_step_like_rows_with_their_own_copies(score, decoder):
     """A beam's K rows read one copy of the sentence's h_j; every step, reordering within
-    beams and retiring whole sentences must give what K private copies give."""
-    model = tiny_model(vocab=20, seed=3, score=score, decoder=decoder)
+    beams and retiring whole sentences must give what K private copies give. Each row
+    keeps its own coverage."""
+    covered = score == "additive-coverage"
+    model = tiny_model(vocab=20, seed=3, score=score.removesuffix("-coverage"), decoder=decoder, coverage=covered)
     src, lengths = source_tensors(random_sources(6, 20, seed=2, min_len=2, max_len=10))
     k, state = 3, model.encode(src, lengths)
     shared, copied = state.tile_beams(k), state.select(torch.arange(6).repeat_interleave(k))
@@ -220,11 +237,12 @@ def test_row_maxima_equal_max_with_its_first_index_on_ties(columns):
     assert column.tolist() == first
 
 
+@pytest.mark.parametrize("attention_coverage", [False, True], ids=["", "attention-coverage"])
 @pytest.mark.parametrize("decoder", [{}, {"wiring": "luong", "input_feeding": True, "cell": "lstm"}])
-def test_retiring_rows_in_place_keeps_every_remaining_row_as_it_was(decoder):
+def test_retiring_rows_in_place_keeps_every_remaining_row_as_it_was(decoder, attention_coverage):
     """Rows that end are replaced by the last rows; each kept row must carry its whole
-    state (recurrent part and source side) to its new place, and say where it was."""
-    model = tiny_model(vocab=20, seed=3, decoder=decoder)
+    state (recurrent part, coverage and source side) to its new place, and say where it was."""
+    model = tiny_model(vocab=20, seed=3, decoder=decoder, coverage=attention_coverage)
     src, lengths = source_tensors(random_sources(9, 20, seed=4, min_len=2, max_len=10))
     state = model.encode(src, lengths)
     _, state, _ = model.step(torch.full((9,), BOS), state)
