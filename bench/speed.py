@@ -7,7 +7,9 @@
 Training: steady-state target tokens per second over `--steps` batches after a
 warm-up, on the config's real training batches read from its prepared data (as
 `rnnsearch train` reads them), from a freshly initialised model (`--steps 0` skips
-training).
+training); with `--set train.guided_alignment_weight=λ` and a corpus that names its
+alignments, the batches carry their word links and the loss adds the guided term, as in
+training (the phases and FLOPs below stay those of the cross-entropy alone).
 Decoding: greedy and beam-5 sentences per second on a trained model's test set
 (`--model-dir`; data.test of its config), the fastest of `--rounds` runs, with
 detokenised BLEU, in the search precision of `--set search.precision=…` (default fp32).
@@ -54,7 +56,7 @@ from rnnsearch.kernels.cuda_graphs import GraphedLoss  # noqa: E402
 from rnnsearch.model.seq2seq import build_model  # noqa: E402
 from rnnsearch.model_directory import load_model_files  # noqa: E402
 from rnnsearch.prepared import PreparedPairs, ensure_prepared  # noqa: E402
-from rnnsearch.text.batches import epoch_batches, make_batch  # noqa: E402
+from rnnsearch.text.batches import Batch, epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines  # noqa: E402
 from rnnsearch.text.subwords import PAD  # noqa: E402
 from rnnsearch.training.loss import output_layer_loss, sequence_loss  # noqa: E402
@@ -90,27 +92,32 @@ def _training_speed(config, steps: int, warmup: int, device: torch.device, prepa
     epoch = epoch_batches(pairs, train.batch_tokens, train.max_batch_sentences, train.seed, 0)
     order = list(islice(epoch, warmup + steps))  # the batches of the warm-up and the timed steps
     model.train()
+    guidance = train.guided_alignment_weight  # with λ > 0, batches carry their word links, as in training
+
+    def batch_of(indices) -> Batch:
+        links = [pairs.links(i) for i in indices] if guidance else None
+        return make_batch([pairs[i] for i in indices], links=links).to(device)
+
     graphed, capture_seconds = None, 0.0
-    if kernels.active().cuda_graphs:
+    if kernels.active().cuda_graphs and not guidance:
         graphed = GraphedLoss(model, train.label_smoothing, config.data.max_length + 1)
         started = clock(device)
         for indices in order:  # every shape of the timed batches captured before timing
-            training_step(
-                model,
-                optimizer,
-                make_batch([pairs[i] for i in indices]).to(device),
-                train.label_smoothing,
-                train.clip_norm,
-                graphed=graphed,
-            )
+            training_step(model, optimizer, batch_of(indices), train.label_smoothing, train.clip_norm, graphed=graphed)
         capture_seconds = clock(device) - started
     tokens, started = 0, None
     for step, indices in enumerate(order):
         if step == warmup:
             tokens, started = 0, clock(device)
-        batch = make_batch([pairs[i] for i in indices]).to(device)
         _, n = training_step(
-            model, optimizer, batch, train.label_smoothing, train.clip_norm, precision=train.precision, graphed=graphed
+            model,
+            optimizer,
+            batch_of(indices),
+            train.label_smoothing,
+            train.clip_norm,
+            precision=train.precision,
+            graphed=graphed,
+            guided_alignment_weight=guidance,
         )
         tokens += n
     seconds = clock(device) - started

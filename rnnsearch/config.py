@@ -154,6 +154,12 @@ class TrainConfig(Section):
     warmup_steps: int = Field(200, ge=0)
     clip_norm: float = Field(1.0, gt=0)
     label_smoothing: float = Field(0.1, ge=0.0, lt=1.0)
+    guided_alignment_weight: float = Field(
+        0.0,
+        ge=0.0,
+        description="lambda of guided alignment: adds lambda times the cross-entropy between each row of the "
+        "attention and the word links of data.train[].alignments, spread over the pieces (docs/model.md); 0: off",
+    )
     lr_schedule: Literal["plateau", "anneal"] = Field(
         "plateau",
         description="plateau: multiply the rate by lr_decay_factor after lr_patience validations without gain; "
@@ -292,6 +298,18 @@ class Config(Section):
                 f"model.attention.size must cover the longest source ({longest} positions with </s>) "
                 "for location attention"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _guidance_has_attention_and_links(self) -> Config:
+        if not self.train.guided_alignment_weight:
+            return self
+        if self.model.attention == "none":
+            raise ValueError("train.guided_alignment_weight needs an attention to guide; model.attention is none")
+        if self.speech:
+            raise ValueError("train.guided_alignment_weight guides text pairs; spoken digits have no word alignments")
+        if not any(corpus.alignments for corpus in self.data.train_corpora):
+            raise ValueError("train.guided_alignment_weight needs word alignments: no data.train corpus names any")
         return self
 
     def to_yaml(self) -> str:

@@ -6,6 +6,8 @@ memory-mapped by every training run (and every rank of one) that uses it.
     source.tokens, target.tokens      the piece ids of every kept pair, one sentence after another
     source.offsets, target.offsets    int64: pair k is tokens[offsets[k]:offsets[k + 1]]
     source.lengths, target.lengths    pieces per sentence, for length bucketing
+    links, links.offsets              where a corpus names word alignments: each kept pair's
+                                      (target piece, source piece) links (links.py)
 
 The arrays are raw little-endian numpy arrays (numpy.memmap reads them), with their
 types and sizes in the manifest, as in fairseq's indexed datasets. The corpus is read
@@ -21,6 +23,7 @@ One module per step, in the order the data flows:
     streaming.py   the corpus read a chunk at a time, with a progress bar
     sampling.py    the subword sample and the SentencePiece models learnt from it
     workers.py     the encoder, and the pool of worker processes that runs it
+    links.py       a corpus's word alignments checked and placed on the pairs' pieces, in the encoder
     writing.py     the encoded chunks appended to the arrays, in order
     preparing.py   prepare and ensure_prepared: the steps above, manifest last
     reading.py     PreparedPairs: a dataset checked and memory-mapped for training
@@ -29,6 +32,7 @@ One module per step, in the order the data flows:
 from rnnsearch.prepared.manifest import (
     ARRAYS,
     FORMAT,
+    LINK_ARRAYS,
     MANIFEST,
     SIDES,
     SRC_SUBWORDS,
@@ -52,6 +56,7 @@ __all__ = [
     "CHUNK_LINES",
     "FORMAT",
     "IN_FLIGHT_PER_WORKER",
+    "LINK_ARRAYS",
     "MANIFEST",
     "PR_SET_PDEATHSIG",
     "SAMPLE_SEED",

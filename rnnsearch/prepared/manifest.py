@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
-from rnnsearch.config import Config, DataConfig, ParallelFiles, SubwordConfig
+from rnnsearch.config import Config, DataConfig, SubwordConfig, TrainingFiles
 from rnnsearch.errors import UserError
 from rnnsearch.sections import Section
 from rnnsearch.text.subwords import Subwords
@@ -28,6 +28,7 @@ SRC_SUBWORDS = "subwords.src.model"
 TGT_SUBWORDS = "subwords.tgt.model"
 SIDES = ("source", "target")
 ARRAYS = tuple(f"{side}.{kind}" for side in SIDES for kind in ("tokens", "offsets", "lengths"))
+LINK_ARRAYS = ("links", "links.offsets")  # beside them where a corpus has word alignments (links.py)
 
 
 def prepared_dir(config: Config, model_dir: str | Path) -> Path:
@@ -47,9 +48,16 @@ def _file_identity(path: str) -> dict[str, Any]:
     return {"path": str(Path(path).resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
-def inputs(corpora: Sequence[ParallelFiles]) -> list[dict[str, Any]]:
-    """The training corpora as the manifest records them."""
-    return [{"src": _file_identity(c.src), "tgt": _file_identity(c.tgt)} for c in corpora]
+def inputs(corpora: Sequence[TrainingFiles]) -> list[dict[str, Any]]:
+    """The training corpora as the manifest records them, with their word alignments' file if any."""
+    return [
+        {
+            "src": _file_identity(c.src),
+            "tgt": _file_identity(c.tgt),
+            **({"alignments": _file_identity(c.alignments)} if c.alignments else {}),
+        }
+        for c in corpora
+    ]
 
 
 def settings(data: DataConfig) -> dict[str, Any]:
@@ -78,6 +86,7 @@ class _FileIdentity(Section):
 class _Input(Section):
     src: _FileIdentity
     tgt: _FileIdentity
+    alignments: _FileIdentity | None = None
 
 
 class _Filtered(Section):
@@ -86,6 +95,7 @@ class _Filtered(Section):
     empty: int = Field(ge=0)
     too_long: int = Field(ge=0)
     uneven: int = Field(ge=0)
+    unplaced: int = Field(0, ge=0)
 
 
 class _Settings(BaseModel):
@@ -103,16 +113,17 @@ class Manifest(Section):
     pairs: int = Field(ge=0)
     token_type: _TYPES
     length_type: _TYPES
-    file_sizes: dict[Literal[ARRAYS], Annotated[int, Field(ge=0)]]  # type: ignore[valid-type]
+    file_sizes: dict[Literal[ARRAYS + LINK_ARRAYS], Annotated[int, Field(ge=0)]]  # type: ignore[valid-type]
     # absent from datasets prepared before the arrays had digests, which are read as they are
-    file_digests: dict[Literal[ARRAYS], _Digest] | None = None  # type: ignore[valid-type]
+    file_digests: dict[Literal[ARRAYS + LINK_ARRAYS], _Digest] | None = None  # type: ignore[valid-type]
     filtered: list[_Filtered]
 
     @model_validator(mode="after")
     def _every_array(self) -> Manifest:
+        names = ARRAYS + LINK_ARRAYS if any(i.alignments for i in self.inputs) else ARRAYS
         for field in (self.file_sizes, self.file_digests):
-            if field is not None and set(field) != set(ARRAYS):
-                raise ValueError(f"file_sizes and file_digests must name {', '.join(ARRAYS)}")
+            if field is not None and set(field) != set(names):
+                raise ValueError(f"file_sizes and file_digests must name {', '.join(names)}")
         return self
 
 
@@ -161,11 +172,10 @@ def _changed(
 ) -> str | None:
     """The first input, setting or subword model that differs from the manifest's."""
     current_inputs = inputs(data.train_corpora)
-    paths = [(i["src"]["path"], i["tgt"]["path"]) for i in current_inputs]
-    if [(i["src"]["path"], i["tgt"]["path"]) for i in manifest["inputs"]] != paths:
+    if [_paths(i) for i in manifest["inputs"]] != [_paths(i) for i in current_inputs]:
         return "data.train names other files"
     for recorded, current in zip(manifest["inputs"], current_inputs):
-        for side in ("src", "tgt"):
+        for side in current:
             if recorded[side] != current[side]:
                 return f"{current[side]['path']} changed since it was prepared"
     wanted = settings(data) if subwords else {**settings(data), **subword_settings(options)}
@@ -176,6 +186,11 @@ def _changed(
     if subwords and [s.digest for s in subwords] != manifest["subwords"]:
         return "the model's subword models are not those that encoded it"
     return None
+
+
+def _paths(recorded: dict[str, Any]) -> tuple[str | None, ...]:
+    """The files of a corpus as the manifest records it: source, target, alignments or None."""
+    return tuple(recorded[side]["path"] if recorded.get(side) else None for side in ("src", "tgt", "alignments"))
 
 
 def missing_array(directory: Path, manifest: dict[str, Any]) -> str | None:

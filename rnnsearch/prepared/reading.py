@@ -1,5 +1,6 @@
 """Reading a prepared dataset for training: its manifest and arrays checked once, then
-pair k served as two numpy views of memory maps, read from disk when a batch needs them."""
+pair k served as two numpy views of memory maps, read from disk when a batch needs them,
+and its word links (if the dataset has them) as a third."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 from rnnsearch.errors import UserError
 from rnnsearch.prepared.manifest import (
     FORMAT,
+    LINK_ARRAYS,
     MANIFEST,
     SIDES,
     SRC_SUBWORDS,
@@ -59,6 +61,11 @@ class PreparedPairs:
         lengths = (self.source_lengths, self.target_lengths)
         for k, side in enumerate(SIDES):
             self._check_side(side, self.tokens[k], self.offsets[k], lengths[k], vocabulary=len(self._subwords[k]))
+        self.link_rows = self.link_offsets = None
+        if LINK_ARRAYS[0] in manifest["file_sizes"]:
+            self.link_rows = self._map("links", manifest["length_type"]).reshape(-1, 2)
+            self.link_offsets = self._map("links.offsets", "int64")
+            self._check_links()
 
     def _checked_subwords(self) -> tuple[Subwords, Subwords]:
         """The subword models beside the arrays, checked to be those that encoded them."""
@@ -95,6 +102,34 @@ class PreparedPairs:
             refuse("tokens", f"{len(tokens):,} tokens where the offsets end at {end:,}")
         if len(tokens) and not (PAD < int(tokens.min()) and int(tokens.max()) < vocabulary):
             refuse("tokens", f"a token id outside 1 … {vocabulary - 1}, the subword vocabulary")
+
+    def _check_links(self) -> None:
+        """The link arrays against the manifest and each other, once: offsets from 0, one
+        per pair and one more, never falling, to the number of link rows; positions below
+        data.max_length."""
+        rows, offsets, limit = self.link_rows, self.link_offsets, self.manifest["settings"]["data.max_length"]
+
+        def refuse(name: str, what: str) -> None:
+            raise UserError(f"{self.directory / name}: {what}; prepare the data again")
+
+        if len(offsets) != len(self) + 1 or int(offsets[0]) != 0 or int(offsets[-1]) != len(rows):
+            refuse("links.offsets", f"{len(offsets):,} offsets, not 0, one per pair, ending at {len(rows):,} links")
+        for start in range(0, len(offsets), CHECK_BLOCK):
+            if np.any(np.diff(offsets[start : start + CHECK_BLOCK + 1]) < 0):
+                refuse("links.offsets", "offsets that fall")
+        if len(rows) and not (0 <= int(rows.min()) and int(rows.max()) < limit):
+            refuse("links", f"a piece position beyond data.max_length = {limit}")
+
+    @property
+    def has_links(self) -> bool:
+        """Whether the dataset holds word links (some corpus named its alignments)."""
+        return self.link_rows is not None
+
+    def links(self, index: int) -> np.ndarray:
+        """Pair `index`'s (target piece, source piece) links, (L, 2); none in a dataset without links."""
+        if self.link_rows is None:
+            return np.zeros((0, 2), dtype=np.int64)
+        return self.link_rows[self.link_offsets[index] : self.link_offsets[index + 1]]
 
     def _map(self, name: str, dtype: str) -> np.ndarray:
         path = self.directory / name

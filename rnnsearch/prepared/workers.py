@@ -22,6 +22,7 @@ from multiprocessing import get_context
 import numpy as np
 
 from rnnsearch.config import ParallelFiles
+from rnnsearch.prepared.links import EncodedLinks, encode_links
 from rnnsearch.prepared.streaming import total_bytes
 from rnnsearch.text.corpus import PairCounts, RawChunk
 from rnnsearch.text.subwords import Subwords
@@ -41,13 +42,15 @@ class Encoded:
     uneven: int
     lines: int
     bytes_read: int
+    links: EncodedLinks | None = None  # the kept pairs' piece links, for a corpus with word alignments
 
 
 @dataclass(frozen=True)
 class Encoder:
-    """Decodes a chunk of raw lines, drops blank pairs, encodes the rest and filters them
-    by length: a worker process is sent one (subword models pickle as their bytes), so
-    that all of the work on a line but reading it happens in the workers."""
+    """Decodes a chunk of raw lines, drops blank pairs, encodes the rest, filters them by
+    length and places the kept pairs' word links (if any) on their pieces: a worker
+    process is sent one (subword models pickle as their bytes), so that all of the work
+    on a line but reading it happens in the workers."""
 
     subwords: tuple[Subwords, Subwords]
     max_length: int
@@ -69,6 +72,9 @@ class Encoder:
         if self.max_ratio is not None:
             uneven = ~too_long & (np.maximum(*lengths) > self.max_ratio * np.minimum(*lengths))
         keep = ~(too_long | uneven)
+        links = None
+        if chunk.links is not None:
+            links = encode_links(chunk, usable, keep, ids, self.subwords, self.length_type)
         return Encoded(
             tokens=tuple(self._flat(side, keep) for side in ids),
             lengths=tuple(side[keep].astype(self.length_type) for side in lengths),
@@ -77,6 +83,7 @@ class Encoder:
             uneven=int(uneven.sum()),
             lines=len(chunk.sources),
             bytes_read=chunk.bytes_read,
+            links=links,
         )
 
     def _flat(self, sentences: list[list[int]], keep: np.ndarray) -> np.ndarray:

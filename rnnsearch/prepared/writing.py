@@ -1,6 +1,7 @@
 """Writing a dataset's arrays: each corpus streamed through the encoder (or its pool of
-workers) and appended, in input order, to six arrays that are renamed into place only
-when every one was written, with the filter report of what was kept and skipped."""
+workers) and appended, in input order, to six arrays (eight with word links) that are
+renamed into place only when every one was written, with the filter report of what was
+kept and skipped."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ from typing import BinaryIO
 import numpy as np
 
 from rnnsearch import files
-from rnnsearch.config import ParallelFiles
+from rnnsearch.config import TrainingFiles
 from rnnsearch.errors import UserError
-from rnnsearch.prepared.manifest import ARRAYS, SIDES
+from rnnsearch.prepared.manifest import ARRAYS, LINK_ARRAYS, SIDES
 from rnnsearch.prepared.streaming import CHUNK_LINES, Progress, say, total_bytes
 from rnnsearch.prepared.workers import Encoded, Encoder, encoding
 from rnnsearch.text.corpus import PairCounts, RawChunk, require_usable, stream_raw_parallel
@@ -35,6 +36,7 @@ class FilterReport:
     empty: int
     too_long: int
     uneven: int = 0
+    unplaced: int = 0  # pairs with word links that their pieces do not spell, whose links go unused
 
     @property
     def pairs(self) -> int:
@@ -43,26 +45,34 @@ class FilterReport:
 
     def __str__(self) -> str:
         uneven = f", {self.uneven} with a length ratio over data.max_length_ratio" if self.uneven else ""
-        return f"kept {self.kept} pairs; skipped {self.empty} empty and {self.too_long} longer than the limit{uneven}"
+        unplaced = (
+            f"; the word links of {self.unplaced} kept pairs are unused (their pieces spell other words than the text)"
+            if self.unplaced
+            else ""
+        )
+        return (
+            f"kept {self.kept} pairs; skipped {self.empty} empty and {self.too_long} longer than the limit{uneven}"
+            f"{unplaced}"
+        )
 
 
 class Writer:
-    """The six arrays of a dataset, appended to a chunk at a time, each in a temporary
-    that is renamed into place only when every one was written."""
+    """The six arrays of a dataset (eight with word links), appended to a chunk at a
+    time, each in a temporary that is renamed into place only when every one was written."""
 
-    def __init__(self, directory: Path, stack: ExitStack):
+    def __init__(self, directory: Path, stack: ExitStack, *, links: bool = False):
         self.directory = directory
         self.handles: dict[str, BinaryIO] = {}
-        self.hashes = {name: hashlib.sha256() for name in ARRAYS}
-        for side in SIDES:
-            for kind in ("tokens", "offsets", "lengths"):
-                name = f"{side}.{kind}"
-                temporary = stack.enter_context(files.replacing(directory / name))
-                self.handles[name] = stack.enter_context(open(temporary, "wb"))
+        names = ARRAYS + LINK_ARRAYS if links else ARRAYS
+        self.hashes = {name: hashlib.sha256() for name in names}
+        for name in names:
+            temporary = stack.enter_context(files.replacing(directory / name))
+            self.handles[name] = stack.enter_context(open(temporary, "wb"))
         self.offsets = [0, 0]
         self.pairs = 0
-        for side in SIDES:
-            self._write(f"{side}.offsets", np.zeros(1, dtype=np.int64))
+        self.links = 0 if links else None  # the link rows written so far
+        for name in (*(f"{side}.offsets" for side in SIDES), *(["links.offsets"] if links else [])):
+            self._write(name, np.zeros(1, dtype=np.int64))
 
     def add(self, encoded: Encoded) -> None:
         for k, side in enumerate(SIDES):
@@ -74,6 +84,17 @@ class Writer:
             if len(offsets):
                 self.offsets[k] = int(offsets[-1])
         self.pairs += len(encoded.lengths[0])
+        if self.links is not None:
+            self._add_links(encoded)
+
+    def _add_links(self, encoded: Encoded) -> None:
+        """The chunk's link rows, and where each pair's end; no links for a corpus without them."""
+        kept = len(encoded.lengths[0])
+        counts = np.zeros(kept, dtype=np.int64) if encoded.links is None else encoded.links.counts
+        if encoded.links is not None:
+            self._write("links", encoded.links.rows.reshape(-1))
+        self._write("links.offsets", self.links + np.cumsum(counts, dtype=np.int64))
+        self.links += int(counts.sum())
 
     def _write(self, name: str, array: np.ndarray) -> None:
         data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
@@ -92,7 +113,7 @@ class Writer:
 
 
 def _encode_corpus(
-    corpus: ParallelFiles,
+    corpus: TrainingFiles,
     encode: Callable[[RawChunk], Future | Encoded],
     writer: Writer,
     progress: Progress,
@@ -106,20 +127,21 @@ def _encode_corpus(
     are taken first, so that the error met first in the files is the one reported."""
     counts = PairCounts()
     pending: deque[Future | Encoded] = deque()
-    too_long = uneven = 0
+    too_long = uneven = unplaced = 0
 
     def write_oldest() -> None:
-        nonlocal too_long, uneven
+        nonlocal too_long, uneven, unplaced
         result = pending.popleft()
         encoded = result.result() if isinstance(result, Future) else result
         writer.add(encoded)
         counts.merge(encoded.counts)
         too_long, uneven = too_long + encoded.too_long, uneven + encoded.uneven
+        unplaced += encoded.links.unplaced if encoded.links is not None else 0
         progress.update(encoded.lines, encoded.bytes_read)
 
     kept_before = writer.pairs
     try:
-        for raw in stream_raw_parallel(corpus.src, corpus.tgt, chunk_lines=CHUNK_LINES):
+        for raw in stream_raw_parallel(corpus.src, corpus.tgt, chunk_lines=CHUNK_LINES, alignments=corpus.alignments):
             pending.append(encode(raw))
             if len(pending) >= in_flight:
                 write_oldest()
@@ -136,18 +158,19 @@ def _encode_corpus(
         empty=counts.lines - counts.usable,
         too_long=too_long,
         uneven=uneven,
+        unplaced=unplaced,
     )
 
 
 def write_arrays(
-    corpora: Sequence[ParallelFiles], directory: Path, encoder: Encoder, *, workers: int
+    corpora: Sequence[TrainingFiles], directory: Path, encoder: Encoder, *, workers: int
 ) -> tuple[list[FilterReport], dict[str, int], dict[str, str]]:
     """Encode every corpus into the arrays of `directory` with `workers` processes; the
     filter report of each corpus, and the arrays' sizes and digests."""
     progress = Progress("encoding", total_bytes(corpora))
     reports = []
     with ExitStack() as stack:
-        writer = Writer(directory, stack)
+        writer = Writer(directory, stack, links=any(c.alignments for c in corpora))
         encode = encoding(encoder, workers, stack)
         try:
             for corpus in corpora:

@@ -23,6 +23,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
+from rnnsearch.guide import guide_entries
 from rnnsearch.reserved import BOS, EOS, PAD
 
 Pieces = Sequence[int] | np.ndarray
@@ -68,6 +69,22 @@ def _lengths(sequences: Sequence[Source]) -> np.ndarray:
 
 
 @dataclass
+class Guide:
+    """The word links that guide a batch's attention (rnnsearch.guide.guide_entries):
+
+    entries: (L, 3) (pair, target piece i, source piece j): A_ij > 0, row i of α is
+             the step that outputs target piece i (tgt_out[:, i])
+    weights: (L,)   A_ij, 1 / the links of target piece i, so each linked row sums to 1
+    """
+
+    entries: torch.Tensor
+    weights: torch.Tensor
+
+    def to(self, device: torch.device) -> Guide:
+        return Guide(self.entries.to(device, non_blocking=True), self.weights.to(device, non_blocking=True))
+
+
+@dataclass
 class Batch:
     """Source and teacher-forcing target tensors of one batch.
 
@@ -90,6 +107,20 @@ class Batch:
     def to(self, device: torch.device) -> Batch:
         return Batch(
             *(t.to(device, non_blocking=True) for t in (self.src, self.src_lengths, self.tgt_in, self.tgt_out))
+        )
+
+
+@dataclass
+class GuidedBatch(Batch):
+    """A batch with the word links that guide its attention (guided alignment): made only
+    when they are asked for, so that every other batch is a plain `Batch`."""
+
+    guide: Guide
+
+    def to(self, device: torch.device) -> GuidedBatch:
+        return GuidedBatch(
+            *(t.to(device, non_blocking=True) for t in (self.src, self.src_lengths, self.tgt_in, self.tgt_out)),
+            guide=self.guide.to(device),
         )
 
 
@@ -145,12 +176,18 @@ def vector_tensors(sources: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch
     return out, lengths
 
 
-def make_batch(pairs: Sequence[Pair]) -> Batch:
-    """The tensors of `pairs`: feature vectors or piece ids as sources, piece ids as targets."""
+def make_batch(pairs: Sequence[Pair], *, links: Sequence[np.ndarray] | None = None) -> Batch:
+    """The tensors of `pairs`: feature vectors or piece ids as sources, piece ids as targets;
+    with `links`, a `GuidedBatch` whose guide holds each pair's (L, 2) (target piece,
+    source piece) word links."""
     sources = [s for s, _ in pairs]
     src, src_lengths = vector_tensors(sources) if isinstance(sources[0], torch.Tensor) else source_tensors(sources)
     tgt_in, tgt_out = target_tensors([t for _, t in pairs])
-    return Batch(src=src, src_lengths=src_lengths, tgt_in=tgt_in, tgt_out=tgt_out)
+    if links is None:
+        return Batch(src=src, src_lengths=src_lengths, tgt_in=tgt_in, tgt_out=tgt_out)
+    entries, weights = guide_entries([np.asarray(pair, dtype=np.int64) for pair in links])
+    guide = Guide(torch.from_numpy(entries), torch.from_numpy(weights))
+    return GuidedBatch(src=src, src_lengths=src_lengths, tgt_in=tgt_in, tgt_out=tgt_out, guide=guide)
 
 
 @dataclass(frozen=True, eq=False)

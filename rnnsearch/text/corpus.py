@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import zlib
 from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -157,6 +158,8 @@ class LineChunk:
     sources: list[str]
     targets: list[str]
     bytes_read: int  # bytes consumed so far from both files on disk (compressed for gzip), for progress
+    links: list[str] | None = None  # the word alignments' lines, where a file of them is read beside
+    links_path: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -170,20 +173,26 @@ class RawChunk:
     raw_sources: list[bytes]
     raw_targets: list[bytes]
     bytes_read: int
+    links_path: Path | None = None  # the pairs' word alignments, read in lockstep when given
+    raw_links: list[bytes] | None = None
 
     def decode(self) -> LineChunk:
         """The chunk's lines as text; of two lines that are not UTF-8 the earlier one is
         reported (the source's on the same line), as reading pair by pair would meet them."""
         decoded: list[list[str]] = []
         errors: list[_InvalidLine] = []
-        for path, raw in ((self.src_path, self.raw_sources), (self.tgt_path, self.raw_targets)):
+        files = [(self.src_path, self.raw_sources), (self.tgt_path, self.raw_targets)]
+        if self.links_path is not None and self.raw_links is not None:
+            files.append((self.links_path, self.raw_links))
+        for path, raw in files:
             try:
                 decoded.append(decode_lines(raw, str(path), self.first_line))
             except _InvalidLine as error:
                 errors.append(error)
         if errors:
             raise min(errors, key=lambda error: error.line)
-        return LineChunk(self.first_line, decoded[0], decoded[1], self.bytes_read)
+        links = decoded[2] if len(decoded) > 2 else None
+        return LineChunk(self.first_line, decoded[0], decoded[1], self.bytes_read, links, self.links_path)
 
 
 def stream_parallel(src_path: str | Path, tgt_path: str | Path, *, chunk_lines: int = 10_000) -> Iterator[LineChunk]:
@@ -198,18 +207,24 @@ def stream_parallel(src_path: str | Path, tgt_path: str | Path, *, chunk_lines: 
         yield chunk.decode()
 
 
-def stream_raw_parallel(src_path: str | Path, tgt_path: str | Path, *, chunk_lines: int = 10_000) -> Iterator[RawChunk]:
+def stream_raw_parallel(
+    src_path: str | Path, tgt_path: str | Path, *, chunk_lines: int = 10_000, alignments: str | Path | None = None
+) -> Iterator[RawChunk]:
     """`stream_parallel`'s chunks before decoding, with every check but UTF-8's, which
     `RawChunk.decode` makes (in this process or another). Where one file ends before the
     other, the lines they share are decoded first, so that a bad line among them is
-    reported before the different lengths."""
+    reported before the different lengths. `alignments`, a file of one line per pair, is
+    read in lockstep into each chunk's `raw_links`; another number of lines is an error."""
     if chunk_lines < 1:
         raise ValueError(f"chunk_lines must be positive, not {chunk_lines}")
-    with _LineFile(Path(src_path)) as source, _LineFile(Path(tgt_path)) as target:
+    with ExitStack() as stack:
+        source, target = (stack.enter_context(_LineFile(Path(path))) for path in (src_path, tgt_path))
+        links = None if alignments is None else stack.enter_context(_LineFile(Path(alignments)))
         first = 1
         while True:
             raw_sources, raw_targets = source.read(chunk_lines), target.read(chunk_lines)
             aligned = min(len(raw_sources), len(raw_targets))
+            raw_links = None if links is None else links.read(max(aligned, 1))
             chunk = RawChunk(
                 source.path,
                 target.path,
@@ -217,10 +232,17 @@ def stream_raw_parallel(src_path: str | Path, tgt_path: str | Path, *, chunk_lin
                 raw_sources[:aligned],
                 raw_targets[:aligned],
                 source.bytes_read + target.bytes_read,
+                None if links is None else links.path,
+                None if raw_links is None else raw_links[:aligned],
             )
             if len(raw_sources) != len(raw_targets):
                 chunk.decode()
                 _refuse_different_lengths(source, target, raw_sources, raw_targets, first, chunk_lines)
+            if links is not None and len(raw_links) != aligned:
+                chunk.decode()
+                _refuse_other_alignment_lines(
+                    links, source, before=first - 1, pairs=aligned, read=len(raw_links), chunk_lines=chunk_lines
+                )
             if not aligned:
                 return
             yield chunk
@@ -245,6 +267,22 @@ def _refuse_different_lengths(
     raise UserError(
         f"{short.path} ends after {_line_count(short_count)} but {long.path} has {_line_count(long_count)}; "
         "parallel files must have the same number of lines"
+    )
+
+
+def _refuse_other_alignment_lines(
+    links: _LineFile, source: _LineFile, *, before: int, pairs: int, read: int, chunk_lines: int
+) -> None:
+    """Raise the error for an alignment file with another number of lines than its pairs:
+    after `before` lines, a chunk of `pairs` pairs met `read` lines of alignments (fewer:
+    the alignments ended; more, only at the end of the pairs: the alignments go on)."""
+    if read < pairs:
+        link_count, pair_count = before + read, before + pairs + source.count_rest(chunk_lines)
+    else:
+        link_count, pair_count = before + read + links.count_rest(chunk_lines), before + pairs
+    raise UserError(
+        f"{links.path} has {_line_count(link_count)} but {source.path} has {_line_count(pair_count)}; "
+        "an alignment file has one line per pair"
     )
 
 

@@ -1,4 +1,6 @@
-"""Label-smoothed cross-entropy over real target positions only, fused with the output layer."""
+"""Label-smoothed cross-entropy over real target positions only, fused with the output
+layer; and, for guided alignment, the cross-entropy between the attention and the given
+word links (docs/model.md, "Guided alignment")."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from rnnsearch.model.seq2seq import CHUNK_ELEMENTS, RNNSearch
 from rnnsearch.reserved import PAD
-from rnnsearch.text.batches import Batch
+from rnnsearch.text.batches import Batch, Guide, GuidedBatch
 
 
 def _chunked_loss(
@@ -77,17 +79,36 @@ def output_layer_loss(readout: torch.Tensor, layer: nn.Linear, targets: torch.Te
     return _chunked_loss(readout, layer.weight, layer.bias, targets, smoothing, gradients=False)[0]
 
 
+def guided_alignment_loss(weights: torch.Tensor, guide: Guide) -> torch.Tensor:
+    """Σ over the guide's linked target pieces i of −Σ_j A_ij log α_ij: the summed
+    cross-entropy between each guided row of α (`weights`, (B, T, S)) and its links'
+    distribution A_i. α_ij is floored at the smallest positive float before the log, so
+    that a weight that underflowed to 0 gives a large finite loss, not an infinite one."""
+    pair, target, source = guide.entries.unbind(1)
+    attended = weights[pair, target, source].float()
+    return -(guide.weights * attended.clamp_min(torch.finfo(torch.float32).tiny).log()).sum()
+
+
 def sequence_loss(
-    model: RNNSearch, batch: Batch, label_smoothing: float, *, ddp: DistributedDataParallel | None = None
+    model: RNNSearch,
+    batch: Batch,
+    label_smoothing: float,
+    *,
+    ddp: DistributedDataParallel | None = None,
+    guided_alignment_weight: float = 0.0,
 ) -> tuple[torch.Tensor, int]:
     """Summed loss over the batch's target tokens, and how many there are.
 
     The vocabulary projection, the costliest layer, is applied to real (unpadded)
     positions only; padding therefore contributes neither loss nor work. `ddp`, in a
     run of several processes, is `model`'s DistributedDataParallel wrapper: it runs the
-    forward pass, so that the backward pass averages the gradients across ranks.
+    forward pass, so that the backward pass averages the gradients across ranks. With
+    `guided_alignment_weight` λ > 0 and a batch that carries links, λ × the guided
+    alignment loss is added (a `GuidedBatch`'s).
     """
-    readout, _ = (model if ddp is None else ddp)(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, l)
+    readout, weights = (model if ddp is None else ddp)(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, l)
     real = batch.tgt_out != PAD
     loss = output_layer_loss(readout[real], model.decoder.output_layer, batch.tgt_out[real], label_smoothing)
+    if guided_alignment_weight and isinstance(batch, GuidedBatch) and len(batch.guide.weights):
+        loss = loss + guided_alignment_weight * guided_alignment_loss(weights, batch.guide)
     return loss, int(real.sum())

@@ -74,7 +74,8 @@ def set_up(
         _start_from(model, Path(options.init_from), world)
     seed_generators(options.seed, world.rank, progress.step)
     record = model_directory.files_record(model_dir, src_subwords, tgt_subwords)
-    cuda_graphs = options.cuda_graphs and not world.distributed
+    # the graphed loss is the cross-entropy alone: guided alignment trains eagerly
+    cuda_graphs = options.cuda_graphs and not world.distributed and not options.guided_alignment_weight
     chosen = kernels.choose(device, purpose="train", precision=options.precision, cuda_graphs=cuda_graphs)
     graphed = None
     if chosen.cuda_graphs:

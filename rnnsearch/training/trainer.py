@@ -55,20 +55,24 @@ def training_step(
     graphed: GraphedLoss | None = None,
     *,
     ddp: DistributedDataParallel | None = None,
+    guided_alignment_weight: float = 0.0,
 ) -> tuple[float, int]:
     """One update on the per-token mean loss, gradients clipped to `clip_norm`.
 
     Under DDP (`model` wrapped in `ddp`, `world` of N ranks) the mean is over the tokens
     of all ranks' batches: DDP averages the N gradients, hence the factor N. With
     precision bf16 the forward pass runs under bfloat16 autocast. `graphed`, on a GPU,
-    computes the loss with CUDA graphs instead. Returns this rank's summed loss and its
-    number of target tokens.
+    computes the loss with CUDA graphs instead (never with guided alignment, whose λ is
+    `guided_alignment_weight`). Returns this rank's summed loss and its number of target
+    tokens.
     """
     if graphed is not None:
         loss, tokens = graphed(batch)
     else:
         with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
-            loss, tokens = sequence_loss(model, batch, label_smoothing, ddp=ddp)
+            loss, tokens = sequence_loss(
+                model, batch, label_smoothing, ddp=ddp, guided_alignment_weight=guided_alignment_weight
+            )
     optimizer.zero_grad(set_to_none=True)
     (loss / world.total(tokens) * world.size).backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
@@ -168,7 +172,8 @@ class TrainingLoop:
         while not stop and not self.world.any(self._budget_spent()):
             tick = time.perf_counter()
             order, indices = self._next_batch(order)
-            batch = make_batch([self.corpus.train[i] for i in indices]).to(self.device)
+            links = [self.corpus.train.links(i) for i in indices] if options.guided_alignment_weight else None
+            batch = make_batch([self.corpus.train[i] for i in indices], links=links).to(self.device)
             for group in self.optimizer.param_groups:
                 group["lr"] = schedule.learning_rate(options, progress)
             loss, n_tokens = training_step(
@@ -181,6 +186,7 @@ class TrainingLoop:
                 options.precision,
                 self.graphed,
                 ddp=self.ddp,
+                guided_alignment_weight=options.guided_alignment_weight,
             )
             progress.step += 1
             loss_sum += loss

@@ -288,3 +288,40 @@ def test_a_bad_coverage_penalty_is_refused_naming_the_key(value) -> None:
     message = user_error_message(excinfo)
     assert message.startswith("my.yaml: ") and "search.coverage_penalty" in message
     assert "\n" not in message
+
+
+def aligned_tree() -> dict[str, Any]:
+    tree = minimal_tree()
+    tree["data"]["train"] = [tree["data"]["train"], {"src": "a.de", "tgt": "a.en", "alignments": "a.links"}]
+    return tree | {"train": {"guided_alignment_weight": 1.0}}
+
+
+def test_guided_alignment_is_off_by_default_and_on_with_a_corpus_that_has_links() -> None:
+    assert config_from_dict(minimal_tree()).train.guided_alignment_weight == 0.0
+    config = config_from_dict(aligned_tree())
+    assert config.train.guided_alignment_weight == 1.0
+    assert [c.alignments for c in config.data.train_corpora] == [None, "a.links"]
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (lambda tree: tree["data"]["train"][1].pop("alignments"), "no data.train corpus"),
+        (lambda tree: tree.update(model={"attention": "none"}), "model.attention is none"),
+        (lambda tree: tree["train"].update(guided_alignment_weight=-1.0), "train.guided_alignment_weight"),
+    ],
+)
+def test_guided_alignment_without_links_or_attention_is_refused_in_one_line(change, named: str) -> None:
+    tree = aligned_tree()
+    change(tree)
+    with pytest.raises(UserError) as excinfo:
+        config_from_dict(tree, "my.yaml")
+    message = user_error_message(excinfo)
+    assert message.startswith("my.yaml: ") and named in message
+
+
+def test_guided_alignment_of_spoken_digits_is_refused_in_one_line() -> None:
+    tree = {"data": {"kind": "spoken_digits"}, "train": {"guided_alignment_weight": 0.5, "selection_metric": "loss"}}
+    with pytest.raises(UserError) as excinfo:
+        config_from_dict(tree)
+    assert "spoken digits" in user_error_message(excinfo)
