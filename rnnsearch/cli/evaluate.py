@@ -1,5 +1,5 @@
-"""`rnnsearch evaluate`: a test set's scores, sacreBLEU and chrF for text, digit error rate
-and accuracy for speech."""
+"""`rnnsearch evaluate`: a test set's scores, sacreBLEU, chrF and repeated words for text,
+digit error rate and accuracy for speech."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 def register(commands: argparse._SubParsersAction) -> None:
     """Add `evaluate` to the `rnnsearch` command."""
     evaluate = commands.add_parser(
-        "evaluate", help="score a test set: sacreBLEU and chrF for text, digit error rate and accuracy for speech"
+        "evaluate",
+        help="score a test set: sacreBLEU, chrF and repeated words for text, digit error rate and accuracy for speech",
     )
     add_search(evaluate)
     evaluate.add_argument("--src", help="source file (text), or a file of WAV paths (speech)")
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace) -> None:
     """Translate --src and print its scores against --ref (for a speech model, without
     them, its config's part of the spoken digits), as lines or as JSON."""
     from rnnsearch.evaluation import metrics
+    from rnnsearch.evaluation.repetition import repetitions
 
     translator = load(args)
     if translator.speech:
@@ -64,6 +66,12 @@ def run(args: argparse.Namespace) -> None:
     else:
         scores = [metrics.bleu(hypotheses, references), metrics.chrf(hypotheses, references)]
     report = {s.name: {"score": round(s.value, 2), "signature": s.signature} for s in scores}
+    repeated = repetitions(hypotheses, references)
+    report["repeated_words"] = {
+        "per_100_words": round(repeated.per_100_words, 2),
+        "repeated": repeated.repeated,
+        "words": repeated.words,
+    }
     if args.by_length:
         buckets = metrics.bleu_by_length(hypotheses, references, [len(s.split()) for s in sources])
         report["bleu_by_source_length"] = [
@@ -74,6 +82,10 @@ def run(args: argparse.Namespace) -> None:
         return
     for score in scores:
         print(score)
+    print(
+        f"repeated words = {repeated.per_100_words:.2f} per 100 ({repeated.repeated:,} of {repeated.words:,}: "
+        "a 1- or 2-gram again, more often than the reference has it)"
+    )
     for row in report.get("bleu_by_source_length", []):
         print(f"source words {row['words']:>6}: {row['sentences']:5d} sentences, BLEU {row['bleu']:6.2f}")
 

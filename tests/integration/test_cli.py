@@ -142,7 +142,10 @@ def test_evaluate_reports_sacrebleu_and_chrf_with_signatures(model_dir, corpus, 
     status, out, _ = evaluate(capsys, model_dir, corpus, "--beam-size", 2, "--json", "--by-length")
     assert status == 0
     scores = json.loads(out)
-    assert set(scores) == {"BLEU", "chrF2", "bleu_by_source_length"}
+    assert set(scores) == {"BLEU", "chrF2", "bleu_by_source_length", "repeated_words"}
+    repeated = scores["repeated_words"]
+    assert 0 <= repeated["repeated"] <= repeated["words"]
+    assert repeated["per_100_words"] == round(100 * repeated["repeated"] / max(repeated["words"], 1), 2)
     assert "tok:13a" in scores["BLEU"]["signature"]
     assert 0.0 <= scores["BLEU"]["score"] <= 100.0
     assert sum(row["sentences"] for row in scores["bleu_by_source_length"]) == 40
