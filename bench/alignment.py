@@ -2,7 +2,7 @@
 each way of reading α, each symmetrisation, and eflomal trained on the same text.
 
     python bench/alignment.py [--work runs/bench-alignment] [--steps 1200] [--threads 1]
-                              [--json out.json]
+                              [--variants NAME ...] [--coverage-penalties β ...] [--json out.json]
 
 1. Training text: Multi30k's English–French training set (29,000 pairs, as distributed:
    cased, untokenised) followed by the 447 Hansards sentence pairs of `data/alignment/`
@@ -30,6 +30,17 @@ each way of reading α, each symmetrisation, and eflomal trained on the same tex
    together with the training text), and on the Hansards for comparison.
 7. Each model's sacreBLEU on Multi30k test_2016_flickr (beam 5), so alignment and
    translation are read together.
+8. The variants (`VARIANTS`), each trained with the same steps, two at a time as the
+   baseline's pair trains: guided alignment at two weights λ, trained on eflomal's
+   grow-diag-final-and links of the whole training text (the very links its AER row
+   scores; `guide.en-fr` and `guide.fr-en` in `--work`), the coverage model, and
+   coverage with guidance. For each: AER of each direction and of the two combined by
+   grow-diag-final-and (default reading), English→French sacreBLEU on
+   test_2016_flickr (beam 5), repeated words per 100 output words
+   (`rnnsearch.evaluation.repetition`) and training speed (target tokens/s, the mean
+   over the logged steps). The unguided variants also decode with each coverage penalty
+   β of `--coverage-penalties`. eflomal's links are kept in `--work` and reused, since
+   it samples and a second run would give other links.
 
 Prints Markdown tables (AER, precision, recall in percent, links) and, with `--json`,
 writes every figure. `make bench-alignment` installs eflomal and runs it.
@@ -45,6 +56,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -84,48 +96,128 @@ def write_corpus(work: Path) -> dict[str, Path]:
     return paths
 
 
-def model_config(work: Path, source: str, target: str, *, steps: int, threads: int) -> Path:
-    """The default en–fr config, turned to `source`→`target` and this corpus and budget."""
+def model_config(work: Path, source: str, target: str, *, steps: int, threads: int, variant: Variant) -> Path:
+    """The default en–fr config, turned to `source`→`target`, this corpus and budget, and `variant`'s settings."""
     config = yaml.safe_load(BASE_CONFIG.read_text(encoding="utf-8"))
     data = config["data"]
     data["train"] = {"src": str(work / f"train.{source}"), "tgt": str(work / f"train.{target}")}
+    if variant.guide:
+        data["train"]["alignments"] = str(work / f"guide.{source}-{target}")
     for split in ("valid", "test"):
         stem = Path(data[split]["src"]).name.split(".")[0]
         data[split] = {"src": str(MULTI30K / f"{stem}.{source}.gz"), "tgt": str(MULTI30K / f"{stem}.{target}.gz")}
     data["src_lang"], data["tgt_lang"] = source, target
     train = config["train"]
     train.update(
-        model_dir=str(work / f"{source}-{target}"),
+        model_dir=str(variant.directory(work) / f"{source}-{target}"),
         max_steps=steps,
         max_minutes=None,
         valid_every=max(steps // 3, 1),
         threads=threads,
     )
-    path = work / f"{source}-{target}.yaml"
+    for key, value in variant.settings.items():
+        section, name = key.split(".", 1)
+        if section == "model" and name.startswith("attention."):
+            config["model"]["attention"][name.split(".", 1)[1]] = value
+        else:
+            config[section][name] = value
+    path = variant.directory(work) / f"{source}-{target}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return path
 
 
-def train_models(work: Path, *, steps: int, threads: int) -> dict[str, Path]:
-    """Both directions' model directories, training at once those not finished before."""
-    directions = {f"{s}-{t}": (s, t) for s, t in (LANGUAGES, LANGUAGES[::-1])}
-    runs = {}
-    for name, (source, target) in directions.items():
-        finished = work / f"{name}.trained"
-        if finished.exists() and json.loads(finished.read_text())["steps"] == steps:
-            continue
-        config = model_config(work, source, target, steps=steps, threads=threads)
-        subprocess.run(["rm", "-rf", str(work / name)], check=True)
-        log = open(work / f"{name}.log", "w", encoding="utf-8")  # noqa: SIM115 - closed below
-        command = [sys.executable, "-m", "rnnsearch", "train", str(config)]
-        runs[name] = (subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT), log, time.time())
-    for name, (process, log, start) in runs.items():
-        if process.wait() != 0:
-            raise SystemExit(f"training {name} failed: see {work / name}.log")
-        log.close()
-        record = {"steps": steps, "threads": threads, "seconds": round(time.time() - start)}
-        (work / f"{name}.trained").write_text(json.dumps(record), encoding="utf-8")
-    return {name: work / name for name in directions}
+@dataclass(frozen=True)
+class Variant:
+    """A way to train the benchmark's models: settings over the default config, whether
+    eflomal's links guide the attention, and which directions it trains."""
+
+    name: str
+    settings: dict = field(default_factory=dict)
+    guide: bool = False
+    directions: tuple[str, ...] = ("en-fr", "fr-en")
+
+    def directory(self, work: Path) -> Path:
+        """Where its models, configs and logs go: `work` itself for the baseline."""
+        return work if self.name == "baseline" else work / self.name
+
+
+# The variants trained with the same budget; `--variants` picks among them. Guidance uses
+# eflomal's grow-diag-final-and links on the training text (the links its AER row scores).
+VARIANTS = {
+    variant.name: variant
+    for variant in (
+        Variant("baseline"),
+        Variant("guided-1", {"train.guided_alignment_weight": 1.0}, guide=True),
+        Variant("guided-0.3", {"train.guided_alignment_weight": 0.3}, guide=True, directions=("en-fr",)),
+        Variant("coverage", {"model.attention.coverage": True}),
+        Variant(
+            "coverage-guided-1",
+            {"model.attention.coverage": True, "train.guided_alignment_weight": 1.0},
+            guide=True,
+            directions=("en-fr",),
+        ),
+    )
+}
+
+
+def write_guides(work: Path, forward: Path, reverse: Path) -> None:
+    """eflomal's two directions over the whole training text, combined by
+    grow-diag-final-and, as the Pharaoh files guided variants train on: `guide.en-fr`
+    (English word first) and `guide.fr-en` (French word first). Written once."""
+    from rnnsearch.symmetrisation import symmetrise
+
+    if (work / "guide.fr-en").exists():
+        return
+    english = (work / "train.en").read_text(encoding="utf-8").splitlines()
+    french = (work / "train.fr").read_text(encoding="utf-8").splitlines()
+    count = len(english)
+    lines = {"en-fr": [], "fr-en": []}
+    links = zip(read_pharaoh(forward, count), read_pharaoh(reverse, count), english, french, strict=True)
+    for f, r, e, fr in links:
+        both = symmetrise(
+            f, r, source_length=len(e.split()), target_length=len(fr.split()), method="grow-diag-final-and"
+        )
+        lines["en-fr"].append(" ".join(f"{i}-{j}" for i, j in both))
+        lines["fr-en"].append(" ".join(f"{j}-{i}" for i, j in sorted(both, key=lambda link: (link[1], link[0]))))
+    for name, text in lines.items():
+        (work / f"guide.{name}").write_text("\n".join(text) + "\n", encoding="utf-8")
+
+
+def train_models(work: Path, *, steps: int, threads: int, variants: list[Variant], parallel: int = 2) -> dict:
+    """Each variant's model directories by direction, training those not finished before,
+    `parallel` at a time (so each trains under the same load as the baseline's pair)."""
+    todo = []
+    for variant in variants:
+        for name in variant.directions:
+            finished = variant.directory(work) / f"{name}.trained"
+            if not (finished.exists() and json.loads(finished.read_text())["steps"] == steps):
+                todo.append((variant, name))
+    running: list = []
+    while todo or running:
+        while todo and len(running) < parallel:
+            variant, name = todo.pop(0)
+            running.append((variant, name, *start_training(work, variant, name, steps=steps, threads=threads)))
+        finished_runs = [run for run in running if run[2].poll() is not None]
+        for variant, name, process, log, start in finished_runs:
+            running.remove((variant, name, process, log, start))
+            log.close()
+            if process.returncode != 0:
+                raise SystemExit(f"training {variant.name} {name} failed: see {variant.directory(work) / name}.log")
+            record = {"steps": steps, "threads": threads, "seconds": round(time.time() - start)}
+            (variant.directory(work) / f"{name}.trained").write_text(json.dumps(record), encoding="utf-8")
+        time.sleep(5)
+    return {v.name: {name: v.directory(work) / name for name in v.directions} for v in variants}
+
+
+def start_training(work: Path, variant: Variant, name: str, *, steps: int, threads: int) -> tuple:
+    """`rnnsearch train` of one variant's one direction, started: its process, log and start time."""
+    source, target = name.split("-")
+    config = model_config(work, source, target, steps=steps, threads=threads, variant=variant)
+    subprocess.run(["rm", "-rf", str(variant.directory(work) / name)], check=True)
+    log = open(variant.directory(work) / f"{name}.log", "w", encoding="utf-8")  # noqa: SIM115 - closed by the caller
+    command = [sys.executable, "-m", "rnnsearch", "train", str(config)]
+    return subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT), log, time.time()
 
 
 Row = dict[str, object]
@@ -303,12 +395,25 @@ def run_eflomal(work: Path, pairs: list[tuple[str, str]], name: str, *, append: 
         lines = (work / f"train.{language}").read_text(encoding="utf-8").splitlines()
         text[language] = [*lines, *(pair[side] for pair in pairs)] if append else lines
     forward_file, reverse_file = work / f"eflomal.{name}.fwd", work / f"eflomal.{name}.rev"
+    if all(aligned_lines(path) == len(text["en"]) for path in (forward_file, reverse_file)):
+        print(f"eflomal's links of {len(text['en']):,} pairs reused from {forward_file}", file=sys.stderr)
+        return read_pharaoh(forward_file, len(pairs)), read_pharaoh(reverse_file, len(pairs))
     start = time.perf_counter()
     eflomal.Aligner().align(
         text["en"], text["fr"], links_filename_fwd=str(forward_file), links_filename_rev=str(reverse_file)
     )
     print(f"eflomal aligned {len(text['en']):,} pairs in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     return read_pharaoh(forward_file, len(pairs)), read_pharaoh(reverse_file, len(pairs))
+
+
+def aligned_lines(path: Path) -> int:
+    """How many lines of links an earlier eflomal run left in `path` (0: none). eflomal
+    samples, so its links are reused: the guided variants train on the very links
+    whose AER the eflomal rows report."""
+    if not path.exists():
+        return 0
+    with path.open(encoding="utf-8") as handle:
+        return sum(1 for _ in handle)
 
 
 def symmetrised(forward: Links, reverse: Links, pairs: list[tuple[str, str]], method: str) -> Links:
@@ -402,20 +507,131 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def test_set(source: str, target: str) -> tuple[list[str], list[str]]:
+    """Multi30k test_2016_flickr's lines, `source` side and `target` side, as `rnnsearch evaluate` reads them."""
+    sides = []
+    for language in (source, target):
+        with gzip.open(MULTI30K / f"test_2016_flickr.{language}.gz", "rt", encoding="utf-8") as handle:
+            sides.append(handle.read().splitlines())
+    return sides[0], sides[1]
+
+
+def translation_figures(model_dir: Path, *, coverage_penalty: float) -> Row:
+    """English→French test_2016_flickr translated with beam 5 (and `coverage_penalty`):
+    sacreBLEU, and repeated words (`rnnsearch.evaluation.repetition`)."""
+    import rnnsearch
+    from rnnsearch.evaluation import metrics
+    from rnnsearch.evaluation.repetition import repetitions
+
+    sources, references = test_set("en", "fr")
+    translator = rnnsearch.load(model_dir, device="cpu", coverage_penalty=coverage_penalty)
+    hypotheses = [t.text for t in translator.translate(sources, beam_size=5)]
+    repeated = repetitions(hypotheses, references)
+    return {
+        "bleu": metrics.bleu(hypotheses, references).value,
+        "repeated_per_100_words": repeated.per_100_words,
+        "repeated_words": repeated.repeated,
+        "words": repeated.words,
+    }
+
+
+def train_speed(model_dir: Path) -> float:
+    """Target tokens per second, the mean over the training run's logged steps."""
+    from rnnsearch import model_directory
+    from rnnsearch.training import checkpoint
+
+    speeds = [row["tokens_per_second"] for row in checkpoint.read_metrics(model_dir / model_directory.METRICS)
+              if "tokens_per_second" in row]  # fmt: skip
+    return sum(speeds) / len(speeds)
+
+
+def variant_rows(models: dict[str, dict[str, Path]], gold: list, *, penalties: tuple[float, ...]) -> list[Row]:
+    """For each variant: AER of its English→French model, of its French→English one and
+    of the two combined by grow-diag-final-and (default reading); BLEU and repeated
+    words of English→French on test_2016_flickr; training speed. The variants that
+    guidance leaves out also decode with each coverage penalty in `penalties`, which
+    leaves their teacher-forced alignments, and so their AER, as they are."""
+    import rnnsearch
+    from rnnsearch.alignment import combine
+
+    pairs = hansards_pairs()
+    english, french = [p[0] for p in pairs], [p[1] for p in pairs]
+    rows = []
+    for name, directions in models.items():
+        row: Row = {"variant": name, "train_tokens_per_second": train_speed(directions["en-fr"])}
+        forward = rnnsearch.load(directions["en-fr"], device="cpu").align(english, french)
+        row["aer_en_fr"] = scored(name, [a.pairs for a in forward], gold)["aer"]
+        if "fr-en" in directions:
+            backward = rnnsearch.load(directions["fr-en"], device="cpu").align(french, english)
+            row["aer_fr_en"] = scored(name, [[(e, f) for f, e in a.pairs] for a in backward], gold)["aer"]
+            both = [combine(f, b, method="grow-diag-final-and").pairs for f, b in zip(forward, backward, strict=True)]
+            row["aer_grow_diag_final_and"] = scored(name, both, gold)["aer"]
+        rows.append({**row, **translation_figures(directions["en-fr"], coverage_penalty=0.0)})
+        if not VARIANTS[name].guide:
+            for beta in penalties:
+                figures = translation_figures(directions["en-fr"], coverage_penalty=beta)
+                rows.append({"variant": f"{name}, coverage penalty β = {beta:g} at decoding", **figures})
+    return rows
+
+
+def variant_table(rows: list[Row], eflomal: dict[str, Links], gold: list) -> str:
+    """The variants' rows as Markdown, eflomal's last; a figure a row lacks is a dash."""
+
+    def cell(row: Row, key: str, form: str) -> str:
+        return format(row[key], form) if key in row else "–"
+
+    lines = [
+        "| variant | AER en→fr | AER fr→en | AER grow-diag-final-and | BLEU en→fr | repeated words per 100 | "
+        "train tokens/s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['variant']} | {cell(row, 'aer_en_fr', '.1f')} | {cell(row, 'aer_fr_en', '.1f')} | "
+            f"{cell(row, 'aer_grow_diag_final_and', '.1f')} | {row['bleu']:.2f} | "
+            f"{row['repeated_per_100_words']:.2f} ({row['repeated_words']:,} of {row['words']:,}) | "
+            f"{cell(row, 'train_tokens_per_second', ',.0f')} |"
+        )
+    if eflomal:
+        aer = {
+            key: scored(key, eflomal[f"eflomal {key}"], gold)["aer"]
+            for key in ("en→fr", "fr→en", "grow-diag-final-and")
+        }
+        lines.append(
+            f"| eflomal | {aer['en→fr']:.1f} | {aer['fr→en']:.1f} | {aer['grow-diag-final-and']:.1f} | – | – | – |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=ROOT / "runs" / "bench-alignment")
     parser.add_argument("--steps", type=int, default=1200, help="training steps of each model")
     parser.add_argument("--threads", type=int, default=max(len(os.sched_getaffinity(0)) // 2, 1))
+    parser.add_argument(
+        "--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
+        help="which variants to train and compare (the baseline always; default all)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--coverage-penalties", type=float, nargs="*", default=[0.2, 0.5, 1.0],
+        help="coverage penalties β to decode the unguided variants with (default 0.2 0.5 1)",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args()
     write_corpus(args.work)
-    models = train_models(args.work, steps=args.steps, threads=args.threads)
     from rnnsearch.alignment import DEFAULT_READING
     from rnnsearch.evaluation.alignment_error import read_gold
 
     gold = read_gold(HANSARDS / "enfr.gold", one_based=True)
-    systems = {**diagonal_links(), **rnnsearch_links(models), **eflomal_links(args.work)}
+    eflomal = eflomal_links(args.work)
+    chosen = [VARIANTS["baseline"], *(VARIANTS[name] for name in args.variants if name != "baseline")]
+    if any(variant.guide for variant in chosen):
+        if not eflomal:
+            raise SystemExit("the guided variants train on eflomal's links: pip install -e '.[align]'")
+        write_guides(args.work, args.work / "eflomal.hansards.fwd", args.work / "eflomal.hansards.rev")
+    trained = train_models(args.work, steps=args.steps, threads=args.threads, variants=chosen)
+    models = trained["baseline"]
+    systems = {**diagonal_links(), **rnnsearch_links(models), **eflomal}
     rows = [scored(name, links, gold) for name, links in systems.items()]
     print(table(rows))
     details = {}
@@ -431,8 +647,12 @@ def main() -> None:
     scores = {name: bleu(path, *name.split("-")) for name, path in models.items()}
     for name, score in scores.items():
         print(f"{name}: test_2016_flickr {json.dumps(score)}")
+    variants = variant_rows(trained, gold, penalties=tuple(args.coverage_penalties))
+    print(f"\nThe variants, each trained {args.steps} steps:\n\n{variant_table(variants, eflomal, gold)}")
     if args.json:
-        figures = {"rows": rows, "breakdown": details, "in_domain_agreement": agreement, "bleu": scores}
+        figures = {
+            "rows": rows, "breakdown": details, "in_domain_agreement": agreement, "bleu": scores, "variants": variants,
+        }  # fmt: skip
         args.json.write_text(json.dumps(figures, indent=1, ensure_ascii=False), encoding="utf-8")
 
 
