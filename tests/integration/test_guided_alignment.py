@@ -92,6 +92,29 @@ def test_guidance_adds_to_the_training_loss(corpus, aligned, tmp_path):
     assert first_loss("guided", 1.0) > first_loss("unguided", 0.0)
 
 
+def test_a_guided_coverage_model_resumes_exactly_where_training_stopped(corpus, aligned, tmp_path):
+    """Coverage is decoder state and links are batch data: neither may make a resumed run
+    differ from one that never stopped, step for step."""
+
+    def config(run: str, steps: int) -> Path:
+        tree = aligned_tree(
+            corpus, tmp_path / run, aligned, max_steps=steps, valid_every=4, guided_alignment_weight=1.0
+        )
+        tree["model"]["attention"]["coverage"] = True
+        return write_config(tmp_path / f"{run}.yaml", tree)
+
+    def losses(run: str) -> list:
+        rows = [json.loads(line) for line in (tmp_path / run / "metrics.jsonl").read_text().splitlines()]
+        return [(row["step"], row.get("train_loss"), row.get("valid_loss")) for row in rows]
+
+    assert main(["train", str(config("whole", 12))]) == 0
+    split = config("split", 8)
+    assert main(["train", str(split)]) == 0
+    assert main(["train", str(split), "--set", "train.max_steps=12", "--resume"]) == 0
+    assert losses("split") == losses("whole")
+    assert len(losses("whole")) == 12 + 3
+
+
 @pytest.mark.parametrize(
     ("line", "problem"),
     [("0-0 1_2", "'1_2' is not a link"), ("0-0 0-40", "link 0-40 (0-based) lies outside a pair of")],
