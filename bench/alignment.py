@@ -31,11 +31,12 @@ each way of reading α, each symmetrisation, and eflomal trained on the same tex
 7. Each model's sacreBLEU on Multi30k test_2016_flickr (beam 5), so alignment and
    translation are read together.
 8. The variants (`VARIANTS`), each trained with the same steps, two at a time as the
-   baseline's pair trains: guided alignment at two weights λ, trained on eflomal's
+   baseline's pair trains: guided alignment at three weights λ, trained on eflomal's
    grow-diag-final-and links of the whole training text (the very links its AER row
    scores; `guide.en-fr` and `guide.fr-en` in `--work`), the coverage model, and
    coverage with guidance. For each: AER of each direction and of the two combined by
-   grow-diag-final-and (default reading), English→French sacreBLEU on
+   grow-diag-final-and (default reading), in the models' own domain the English→French
+   AER on test_2016_flickr against eflomal's links (as in 6), English→French sacreBLEU on
    test_2016_flickr (beam 5), repeated words per 100 output words
    (`rnnsearch.evaluation.repetition`) and training speed (target tokens/s, the mean
    over the logged steps). The unguided variants also decode with each coverage penalty
@@ -150,6 +151,7 @@ VARIANTS = {
         Variant("baseline"),
         Variant("guided-1", {"train.guided_alignment_weight": 1.0}, guide=True),
         Variant("guided-0.3", {"train.guided_alignment_weight": 0.3}, guide=True, directions=("en-fr",)),
+        Variant("guided-3", {"train.guided_alignment_weight": 3.0}, guide=True, directions=("en-fr",)),
         Variant("coverage", {"model.attention.coverage": True}),
         Variant(
             "coverage-guided-1",
@@ -470,18 +472,21 @@ def agreement_with_eflomal(models: dict[str, Path], pairs: list[tuple[str, str]]
     return rows
 
 
-def in_domain_agreement(models: dict[str, Path], work: Path, hansards: Links | None) -> dict[str, list[Row]]:
-    """Where no human alignments exist, eflomal stands in: on Multi30k test_2016_flickr,
-    the models' own domain (eflomal aligning those pairs together with the training
-    text), and on the Hansards for comparison (`hansards`: eflomal's links there)."""
+def flickr_links(work: Path) -> Links | None:
+    """eflomal's grow-diag-final-and links on Multi30k test_2016_flickr, the models' own
+    domain (eflomal aligning those pairs together with the training text); None without eflomal."""
     pairs = multi30k_test_pairs()
     links = run_eflomal(work, pairs, "multi30k-test", append=True)
-    if links is None or hansards is None:
+    return None if links is None else symmetrised(*links, pairs, "grow-diag-final-and")
+
+
+def in_domain_agreement(models: dict[str, Path], flickr: Links | None, hansards: Links | None) -> dict[str, list[Row]]:
+    """Where no human alignments exist, eflomal stands in: on Multi30k test_2016_flickr
+    (`flickr`: eflomal's links there), and on the Hansards for comparison (`hansards`)."""
+    if flickr is None or hansards is None:
         return {}
     return {
-        "Multi30k test_2016_flickr": agreement_with_eflomal(
-            models, pairs, symmetrised(*links, pairs, "grow-diag-final-and")
-        ),
+        "Multi30k test_2016_flickr": agreement_with_eflomal(models, multi30k_test_pairs(), flickr),
         "Hansards": agreement_with_eflomal(models, hansards_pairs(), hansards),
     }
 
@@ -545,10 +550,14 @@ def train_speed(model_dir: Path) -> float:
     return sum(speeds) / len(speeds)
 
 
-def variant_rows(models: dict[str, dict[str, Path]], gold: list, *, penalties: tuple[float, ...]) -> list[Row]:
+def variant_rows(
+    models: dict[str, dict[str, Path]], gold: list, *, flickr: Links | None, penalties: tuple[float, ...]
+) -> list[Row]:
     """For each variant: AER of its English→French model, of its French→English one and
-    of the two combined by grow-diag-final-and (default reading); BLEU and repeated
-    words of English→French on test_2016_flickr; training speed. The variants that
+    of the two combined by grow-diag-final-and (default reading); in the models' own
+    domain, the English→French AER on test_2016_flickr against eflomal's links there
+    (`flickr`); BLEU and repeated words of English→French on test_2016_flickr; training
+    speed. The variants that
     guidance leaves out also decode with each coverage penalty in `penalties`, which
     leaves their teacher-forced alignments, and so their AER, as they are."""
     import rnnsearch
@@ -559,19 +568,32 @@ def variant_rows(models: dict[str, dict[str, Path]], gold: list, *, penalties: t
     rows = []
     for name, directions in models.items():
         row: Row = {"variant": name, "train_tokens_per_second": train_speed(directions["en-fr"])}
-        forward = rnnsearch.load(directions["en-fr"], device="cpu").align(english, french)
+        en_fr = rnnsearch.load(directions["en-fr"], device="cpu")
+        forward = en_fr.align(english, french)
         row["aer_en_fr"] = scored(name, [a.pairs for a in forward], gold)["aer"]
         if "fr-en" in directions:
             backward = rnnsearch.load(directions["fr-en"], device="cpu").align(french, english)
             row["aer_fr_en"] = scored(name, [[(e, f) for f, e in a.pairs] for a in backward], gold)["aer"]
             both = [combine(f, b, method="grow-diag-final-and").pairs for f, b in zip(forward, backward, strict=True)]
             row["aer_grow_diag_final_and"] = scored(name, both, gold)["aer"]
+        if flickr is not None:
+            row["aer_flickr_against_eflomal"] = flickr_agreement(en_fr, flickr)
         rows.append({**row, **translation_figures(directions["en-fr"], coverage_penalty=0.0)})
         if not VARIANTS[name].guide:
             for beta in penalties:
                 figures = translation_figures(directions["en-fr"], coverage_penalty=beta)
                 rows.append({"variant": f"{name}, coverage penalty β = {beta:g} at decoding", **figures})
     return rows
+
+
+def flickr_agreement(en_fr, flickr: Links) -> float:
+    """The English→French model's AER (default reading) on test_2016_flickr against eflomal's links there."""
+    from rnnsearch.evaluation.alignment_error import GoldLinks
+
+    pairs = multi30k_test_pairs()
+    links = [a.pairs for a in en_fr.align([p[0] for p in pairs], [p[1] for p in pairs])]
+    gold = [GoldLinks(sure=frozenset(own), possible=frozenset(own)) for own in flickr]
+    return scored("", links, gold)["aer"]
 
 
 def variant_table(rows: list[Row], eflomal: dict[str, Links], gold: list) -> str:
@@ -581,14 +603,15 @@ def variant_table(rows: list[Row], eflomal: dict[str, Links], gold: list) -> str
         return format(row[key], form) if key in row else "–"
 
     lines = [
-        "| variant | AER en→fr | AER fr→en | AER grow-diag-final-and | BLEU en→fr | repeated words per 100 | "
-        "train tokens/s |",
-        "|---|---|---|---|---|---|---|",
+        "| variant | AER en→fr | AER fr→en | AER grow-diag-final-and | AER en→fr on test_2016_flickr against eflomal "
+        "| BLEU en→fr | repeated words per 100 | train tokens/s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         lines.append(
             f"| {row['variant']} | {cell(row, 'aer_en_fr', '.1f')} | {cell(row, 'aer_fr_en', '.1f')} | "
-            f"{cell(row, 'aer_grow_diag_final_and', '.1f')} | {row['bleu']:.2f} | "
+            f"{cell(row, 'aer_grow_diag_final_and', '.1f')} | {cell(row, 'aer_flickr_against_eflomal', '.1f')} | "
+            f"{row['bleu']:.2f} | "
             f"{row['repeated_per_100_words']:.2f} ({row['repeated_words']:,} of {row['words']:,}) | "
             f"{cell(row, 'train_tokens_per_second', ',.0f')} |"
         )
@@ -598,7 +621,7 @@ def variant_table(rows: list[Row], eflomal: dict[str, Links], gold: list) -> str
             for key in ("en→fr", "fr→en", "grow-diag-final-and")
         }
         lines.append(
-            f"| eflomal | {aer['en→fr']:.1f} | {aer['fr→en']:.1f} | {aer['grow-diag-final-and']:.1f} | – | – | – |"
+            f"| eflomal | {aer['en→fr']:.1f} | {aer['fr→en']:.1f} | {aer['grow-diag-final-and']:.1f} | – | – | – | – |"
         )
     return "\n".join(lines)
 
@@ -640,14 +663,15 @@ def main() -> None:
             details[name] = breakdown(systems[name], gold)
             print(f"\n{breakdown_table(name, details[name])}")
     print(f"\n{unseen_words()}")
-    agreement = in_domain_agreement(models, args.work, systems.get("eflomal grow-diag-final-and"))
+    flickr = flickr_links(args.work)
+    agreement = in_domain_agreement(models, flickr, systems.get("eflomal grow-diag-final-and"))
     for name, agreeing in agreement.items():
         print(f"\nOn {name}, against eflomal's grow-diag-final-and links:\n")
         print(table(agreeing))
     scores = {name: bleu(path, *name.split("-")) for name, path in models.items()}
     for name, score in scores.items():
         print(f"{name}: test_2016_flickr {json.dumps(score)}")
-    variants = variant_rows(trained, gold, penalties=tuple(args.coverage_penalties))
+    variants = variant_rows(trained, gold, flickr=flickr, penalties=tuple(args.coverage_penalties))
     print(f"\nThe variants, each trained {args.steps} steps:\n\n{variant_table(variants, eflomal, gold)}")
     if args.json:
         figures = {
