@@ -2,7 +2,8 @@
 each way of reading α, each symmetrisation, and eflomal trained on the same text.
 
     python bench/alignment.py [--work runs/bench-alignment] [--steps 1200] [--threads 1]
-                              [--variants NAME ...] [--coverage-penalties β ...] [--json out.json]
+                              [--variants NAME ...] [--coverage-penalties β ...] [--seed N]
+                              [--json out.json]
 
 1. Training text: Multi30k's English–French training set (29,000 pairs, as distributed:
    cased, untokenised) followed by the 447 Hansards sentence pairs of `data/alignment/`
@@ -41,7 +42,11 @@ each way of reading α, each symmetrisation, and eflomal trained on the same tex
    (`rnnsearch.evaluation.repetition`) and training speed (target tokens/s, the mean
    over the logged steps). The unguided variants also decode with each coverage penalty
    β of `--coverage-penalties`. eflomal's links are kept in `--work` and reused, since
-   it samples and a second run would give other links.
+   it samples and a second run would give other links. `--seed N` trains every model
+   from another seed (in another `--work`), to see how far a seed moves the figures.
+
+Models already trained in `--work` are reused. On a 2-core CPU each pair of models trains
+in 20–30 minutes, so a first run of every variant takes about three hours.
 
 Prints Markdown tables (AER, precision, recall in percent, links) and, with `--json`,
 writes every figure. `make bench-alignment` installs eflomal and runs it.
@@ -57,7 +62,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -117,11 +122,11 @@ def model_config(work: Path, source: str, target: str, *, steps: int, threads: i
         threads=threads,
     )
     for key, value in variant.settings.items():
-        section, name = key.split(".", 1)
-        if section == "model" and name.startswith("attention."):
-            config["model"]["attention"][name.split(".", 1)[1]] = value
-        else:
-            config[section][name] = value
+        *sections, name = key.split(".")
+        tree = config
+        for section in sections:
+            tree = tree[section]
+        tree[name] = value
     path = variant.directory(work) / f"{source}-{target}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
@@ -200,9 +205,9 @@ def train_models(work: Path, *, steps: int, threads: int, variants: list[Variant
         while todo and len(running) < parallel:
             variant, name = todo.pop(0)
             running.append((variant, name, *start_training(work, variant, name, steps=steps, threads=threads)))
-        finished_runs = [run for run in running if run[2].poll() is not None]
-        for variant, name, process, log, start in finished_runs:
-            running.remove((variant, name, process, log, start))
+        for run in [run for run in running if run[2].poll() is not None]:
+            running.remove(run)
+            variant, name, process, log, start = run
             log.close()
             if process.returncode != 0:
                 raise SystemExit(f"training {variant.name} {name} failed: see {variant.directory(work) / name}.log")
@@ -445,11 +450,15 @@ def eflomal_links(work: Path) -> dict[str, Links]:
 
 def multi30k_test_pairs() -> list[tuple[str, str]]:
     """Multi30k test_2016_flickr, English then French, words single-spaced."""
-    sides = []
-    for language in LANGUAGES:
-        with gzip.open(MULTI30K / f"test_2016_flickr.{language}.gz", "rt", encoding="utf-8") as handle:
-            sides.append([" ".join(line.split()) for line in handle.read().splitlines()])
-    return list(zip(*sides, strict=True))
+    english, french = test_set(*LANGUAGES)
+    return [(" ".join(e.split()), " ".join(f.split())) for e, f in zip(english, french, strict=True)]
+
+
+def as_gold(reference: Links) -> list:
+    """An aligner's links taken as gold, every link sure (and so possible)."""
+    from rnnsearch.evaluation.alignment_error import GoldLinks
+
+    return [GoldLinks(sure=frozenset(links), possible=frozenset(links)) for links in reference]
 
 
 def agreement_with_eflomal(models: dict[str, Path], pairs: list[tuple[str, str]], reference: Links) -> list[Row]:
@@ -457,9 +466,8 @@ def agreement_with_eflomal(models: dict[str, Path], pairs: list[tuple[str, str]]
     (`reference`) taken as sure links: each reading, English→French and symmetrised."""
     import rnnsearch
     from rnnsearch.alignment import READINGS, combine
-    from rnnsearch.evaluation.alignment_error import GoldLinks
 
-    gold = [GoldLinks(sure=frozenset(links), possible=frozenset(links)) for links in reference]
+    gold = as_gold(reference)
     english, french = [p[0] for p in pairs], [p[1] for p in pairs]
     en_fr, fr_en = (rnnsearch.load(models[name], device="cpu") for name in ("en-fr", "fr-en"))
     rows = []
@@ -588,12 +596,9 @@ def variant_rows(
 
 def flickr_agreement(en_fr, flickr: Links) -> float:
     """The English→French model's AER (default reading) on test_2016_flickr against eflomal's links there."""
-    from rnnsearch.evaluation.alignment_error import GoldLinks
-
     pairs = multi30k_test_pairs()
     links = [a.pairs for a in en_fr.align([p[0] for p in pairs], [p[1] for p in pairs])]
-    gold = [GoldLinks(sure=frozenset(own), possible=frozenset(own)) for own in flickr]
-    return scored("", links, gold)["aer"]
+    return scored("", links, as_gold(flickr))["aer"]
 
 
 def variant_table(rows: list[Row], eflomal: dict[str, Links], gold: list) -> str:
@@ -639,6 +644,7 @@ def main() -> None:
         "--coverage-penalties", type=float, nargs="*", default=[0.2, 0.5, 1.0],
         help="coverage penalties β to decode the unguided variants with (default 0.2 0.5 1)",
     )  # fmt: skip
+    parser.add_argument("--seed", type=int, help="train.seed of every model (default: the config's, 1)")
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args()
     write_corpus(args.work)
@@ -648,6 +654,8 @@ def main() -> None:
     gold = read_gold(HANSARDS / "enfr.gold", one_based=True)
     eflomal = eflomal_links(args.work)
     chosen = [VARIANTS["baseline"], *(VARIANTS[name] for name in args.variants if name != "baseline")]
+    if args.seed is not None:
+        chosen = [replace(variant, settings={**variant.settings, "train.seed": args.seed}) for variant in chosen]
     if any(variant.guide for variant in chosen):
         if not eflomal:
             raise SystemExit("the guided variants train on eflomal's links: pip install -e '.[align]'")
