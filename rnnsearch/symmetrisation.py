@@ -26,6 +26,7 @@ definition, since it decides which of two competing links comes first.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable
 
 Link = tuple[int, int]
@@ -36,11 +37,10 @@ NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 
 class _Growing:
     """An alignment being grown, with the words it aligns on each side."""
 
-    def __init__(self, links: Iterable[Link], source_length: int, target_length: int):
+    def __init__(self, links: Iterable[Link]):
         self.links: set[Link] = set()
         self.sources: set[int] = set()
         self.targets: set[int] = set()
-        self.source_length, self.target_length = source_length, target_length
         for link in links:
             self.add(link)
 
@@ -49,27 +49,31 @@ class _Growing:
         self.sources.add(link[0])
         self.targets.add(link[1])
 
-    def every_pair(self) -> Iterable[Link]:
-        return ((i, j) for i in range(self.source_length) for j in range(self.target_length))
-
     def grow_diag(self, union: set[Link]) -> None:
-        """Add neighbouring union links that align a word not yet aligned, until none is left."""
+        """Add neighbouring union links that align a word not yet aligned, until none is left.
+
+        Each pass visits the links in (source word, target word) order, a link added ahead
+        of the one being visited included, as a scan over every pair of words would; it
+        costs what the links cost, not the square of the sentence."""
         added = True
         while added:
             added = False
-            for i, j in self.every_pair():
-                if (i, j) not in self.links:
-                    continue
+            ahead = sorted(self.links)
+            while ahead:
+                i, j = heapq.heappop(ahead)
                 for di, dj in NEIGHBOURS:
                     new = (i + di, j + dj)
                     if new in union and new not in self.links and self._aligns_a_new_word(new, both=False):
                         self.add(new)
                         added = True
+                        if new > (i, j):
+                            heapq.heappush(ahead, new)
 
     def final(self, direction: set[Link], *, both: bool) -> None:
-        """Add the direction's links that align a word not yet aligned (`both`: two such words)."""
-        for link in self.every_pair():
-            if link in direction and link not in self.links and self._aligns_a_new_word(link, both=both):
+        """Add the direction's links that align a word not yet aligned (`both`: two such
+        words), visiting them in (source word, target word) order."""
+        for link in sorted(direction):
+            if link not in self.links and self._aligns_a_new_word(link, both=both):
                 self.add(link)
 
     def _aligns_a_new_word(self, link: Link, *, both: bool) -> bool:
@@ -77,8 +81,8 @@ class _Growing:
         return (new_source and new_target) if both else (new_source or new_target)
 
 
-def _grown(forward: set[Link], backward: set[Link], lengths: tuple[int, int], final: str | None) -> set[Link]:
-    growing = _Growing(forward & backward, *lengths)
+def _grown(forward: set[Link], backward: set[Link], final: str | None) -> set[Link]:
+    growing = _Growing(forward & backward)
     growing.grow_diag(forward | backward)
     if final is not None:
         for direction in (forward, backward):
@@ -87,12 +91,12 @@ def _grown(forward: set[Link], backward: set[Link], lengths: tuple[int, int], fi
 
 
 DEFAULT_METHOD = "grow-diag-final-and"  # the usual choice of statistical pipelines
-METHODS: dict[str, Callable[[set[Link], set[Link], tuple[int, int]], set[Link]]] = {
-    "intersect": lambda forward, backward, lengths: forward & backward,
-    "union": lambda forward, backward, lengths: forward | backward,
-    "grow-diag": lambda forward, backward, lengths: _grown(forward, backward, lengths, None),
-    "grow-diag-final": lambda forward, backward, lengths: _grown(forward, backward, lengths, "or"),
-    "grow-diag-final-and": lambda forward, backward, lengths: _grown(forward, backward, lengths, "and"),
+METHODS: dict[str, Callable[[set[Link], set[Link]], set[Link]]] = {
+    "intersect": lambda forward, backward: forward & backward,
+    "union": lambda forward, backward: forward | backward,
+    "grow-diag": lambda forward, backward: _grown(forward, backward, None),
+    "grow-diag-final": lambda forward, backward: _grown(forward, backward, "or"),
+    "grow-diag-final-and": lambda forward, backward: _grown(forward, backward, "and"),
 }
 """Each heuristic, by the name the CLI and the statistical tools give it."""
 
@@ -117,4 +121,4 @@ def symmetrise(
     for i, j in forward | backward:
         if not (0 <= i < source_length and 0 <= j < target_length):
             raise ValueError(f"link {i}-{j} lies outside a pair of {source_length} and {target_length} words")
-    return sorted(METHODS[method](forward, backward, (source_length, target_length)))
+    return sorted(METHODS[method](forward, backward))

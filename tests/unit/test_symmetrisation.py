@@ -67,3 +67,14 @@ def test_empty_directions_give_nothing_and_bad_input_is_refused():
         symmetrise([], [], source_length=1, target_length=1, method="diag")
     with pytest.raises(ValueError, match="link 2-0 lies outside a pair of 2 and 3 words"):
         symmetrise([(2, 0)], [], source_length=2, target_length=3)
+
+
+def test_growing_costs_what_the_links_cost_not_the_square_of_the_sentence():
+    """Two 100,000-word sentences: a scan over every pair of words would visit 10^10 pairs;
+    the growing visits the links alone, so this is instant where that would not end."""
+    forward = [(k, k) for k in range(0, 100_000, 1000)]
+    backward = forward + [(k + 1, k) for k in range(0, 100_000, 1000)]
+    for method in ("grow-diag", "grow-diag-final", "grow-diag-final-and"):
+        links = symmetrise(forward, backward, source_length=100_000, target_length=100_000, method=method)
+        assert links == sorted(backward)
+    assert symmetrise([], [], source_length=100_000, target_length=100_000) == []
