@@ -15,6 +15,17 @@ dropped from the text (`Subwords.decode`), so it belongs to no word there and th
 words are exactly `translation.text.split()`. A word left with no characters (a lone "▁"
 piece) is dropped as well.
 
+Text words. Outputs count the whitespace-separated words of the texts, `text.split()`,
+and the subword model's normalisation can make its words differ from these: it removes a
+lone zero-width space or byte-order mark, and splits a word at a zero-width space inside
+it. A Translation therefore carries, for each text word of each side, how many of the
+model's words it became (`Subwords.word_counts`): 0 for a removed word, which is then
+aligned to nothing, 2 or more for a split one, whose parts count as that one word. Where
+the counts do not add up to the words the pieces spell (consecutive unknown words that
+the `word` subword kind joins into one "<unk>"), the pieces cannot be placed on the
+text's words: the pair's WordAlignment is marked `placed=False` and has no links, never
+links shifted onto other words.
+
 Merging. weight(t, s) = the mean, over the pieces of target word t, of the summed
 weight on the pieces of source word s. Summing over source pieces keeps the attention
 a target piece pays to a whole source word; averaging over target pieces keeps each row
@@ -93,13 +104,18 @@ def reading_rows(alignment: np.ndarray, reading: str) -> np.ndarray:
 
 
 class Attended(Protocol):
-    """What a word alignment is read from: both sides' pieces and α, as a Translation
-    (rnnsearch.Translation) or a scored pair (`PairScore.as_translation()`) holds them;
-    `alignment` is None for a model without an alignment model."""
+    """What a word alignment is read from: both sides' texts, pieces and α, and how many
+    of the model's words each text word became, as a Translation (rnnsearch.Translation)
+    or a scored pair (`PairScore.as_translation()`) holds them; `alignment` is None for a
+    model without an alignment model."""
 
+    source: str
+    text: str
     source_tokens: list[str]
     target_tokens: list[str]
     alignment: np.ndarray | None
+    source_word_counts: list[int] | None
+    target_word_counts: list[int] | None
 
 
 @dataclass(frozen=True)
@@ -120,12 +136,15 @@ class WordAlignment:
 
     weights: (len(target_words), len(source_words)) merged soft alignment
     pairs:   hard alignment as sorted (source word, target word) index pairs
+    placed:  False when the model's pieces could not be placed on the texts' words (see
+             the module docstring): weights are then zero and there are no pairs
     """
 
     source_words: list[str]
     target_words: list[str]
     weights: np.ndarray
     pairs: list[tuple[int, int]]
+    placed: bool = True
 
     def pharaoh(self) -> str:
         """The hard alignment as one Pharaoh line: "i-j" pairs, source index first."""
@@ -223,21 +242,50 @@ def pharaoh(pairs: Sequence[tuple[int, int]]) -> str:
     return " ".join(f"{source}-{target}" for source, target in sorted(pairs))
 
 
+def on_text_words(words: Words, text: str, counts: Sequence[int]) -> Words | None:
+    """`words`, the model's words of one side, renumbered as the whitespace-separated words
+    of `text`, given how many model words each text word became (`counts`, see the module
+    docstring); None when the counts do not add up to the model's words."""
+    texts = text.split()
+    if len(counts) != len(texts) or sum(counts) != len(words.texts):
+        return None
+    text_word = [k for k, count in enumerate(counts) for _ in range(count)]
+    return Words(texts, [None if word is None else text_word[word] for word in words.of_piece])
+
+
 def align_words(
     source_tokens: Sequence[str], target_tokens: Sequence[str], alignment: np.ndarray, *, reading: str = DEFAULT_READING
 ) -> WordAlignment:
     """The word-level alignment of one hypothesis from its pieces and its piece alignment
-    (one row per target piece, "</s>" included), each piece read as `reading` says."""
-    source, target = source_words(source_tokens), target_words(target_tokens)
+    (one row per target piece, "</s>" included), each piece read as `reading` says; the
+    words are the ones the pieces spell."""
+    return _aligned(source_words(source_tokens), target_words(target_tokens), alignment, reading)
+
+
+def _aligned(source: Words, target: Words, alignment: np.ndarray, reading: str) -> WordAlignment:
     weights = merge(reading_rows(alignment, reading), source, target)
     return WordAlignment(source.texts, target.texts, weights, hard_alignment(weights))
 
 
 def align_translation(translation: Attended, *, reading: str = DEFAULT_READING) -> WordAlignment:
-    """The word-level alignment of a Translation (its chosen hypothesis, not the alternatives)."""
+    """The word-level alignment of a Translation (its chosen hypothesis, not the
+    alternatives), over the words of its texts where it carries their word counts, else
+    over the words its pieces spell."""
     if translation.alignment is None:
         raise ValueError("this translation has no alignment (model without an alignment model)")
-    return align_words(translation.source_tokens, translation.target_tokens, translation.alignment, reading=reading)
+    source, target = source_words(translation.source_tokens), target_words(translation.target_tokens)
+    if translation.source_word_counts is None or translation.target_word_counts is None:
+        return _aligned(source, target, translation.alignment, reading)
+    on_source = on_text_words(source, translation.source, translation.source_word_counts)
+    on_target = on_text_words(target, translation.text, translation.target_word_counts)
+    if on_source is None or on_target is None:
+        return _unplaced(translation.source.split(), translation.text.split())
+    return _aligned(on_source, on_target, translation.alignment, reading)
+
+
+def _unplaced(source: list[str], target: list[str]) -> WordAlignment:
+    """The marked alignment of a pair whose pieces cannot be placed on its words: no links."""
+    return WordAlignment(source, target, np.zeros((len(target), len(source))), [], placed=False)
 
 
 def combine(forward: WordAlignment, backward: WordAlignment, *, method: str) -> WordAlignment:
@@ -249,6 +297,8 @@ def combine(forward: WordAlignment, backward: WordAlignment, *, method: str) -> 
             f"the reverse model reads other words than the forward one ({len(backward.target_words)} and "
             f"{len(backward.source_words)} against {len(forward.source_words)} and {len(forward.target_words)})"
         )
+    if not (forward.placed and backward.placed):
+        return _unplaced(forward.source_words, forward.target_words)
     links = symmetrise(
         forward.pairs,
         [(source, target) for target, source in backward.pairs],

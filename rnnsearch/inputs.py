@@ -94,6 +94,11 @@ class TextInput:
         """Side 0's pieces, the length search sorts by."""
         return len(source[0] if isinstance(source, tuple) else source)
 
+    def word_counts(self, text: str) -> list[int]:
+        """How many of side 0's words each whitespace-separated word of `text` is
+        (`Subwords.word_counts`): what word alignments count source words by."""
+        return self.sides[0].word_counts(text)
+
     def labels(self, source: Source) -> list[str]:
         """Side 0's pieces and </s>."""
         return self.sides[0].pieces(source[0] if isinstance(source, tuple) else source) + [END]
@@ -139,6 +144,11 @@ class SpeechInput:
     @staticmethod
     def length(source: torch.Tensor) -> int:
         return len(source)
+
+    @staticmethod
+    def word_counts(name: str) -> None:
+        """None: a recording has no words to align (see TextInput.word_counts)."""
+        return None
 
     def labels(self, source: torch.Tensor) -> list[str]:
         """Each input vector's start time in seconds."""

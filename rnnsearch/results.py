@@ -18,6 +18,9 @@ class Translation:
     attention of target piece i over the source pieces, and sums to 1. None for the
     fixed-context baseline, which has no alignment model.
     alternatives: the rest of the n-best list, best first.
+    source_word_counts, target_word_counts: for each whitespace-separated word of `source`
+    and of `text`, how many of the model's words it is (`Subwords.word_counts`), so that
+    word alignments count the texts' words (rnnsearch.alignment); None for audio.
     """
 
     source: str
@@ -27,6 +30,8 @@ class Translation:
     target_tokens: list[str]
     alignment: np.ndarray | None
     alternatives: list[Translation] = field(default_factory=list)
+    source_word_counts: list[int] | None = field(default=None, repr=False)
+    target_word_counts: list[int] | None = field(default=None, repr=False)
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the text and the alignment heatmap (display.py)."""
@@ -42,6 +47,7 @@ class PairScore:
       one per entry of `target_tokens`
     alignment: (len(target_tokens), len(source_tokens)) weights α_ij, as Translation has
       them for the model's own output; None for the fixed-context baseline.
+    source_word_counts, target_word_counts: as a Translation's, for `source` and `target`.
     """
 
     source: str
@@ -51,6 +57,8 @@ class PairScore:
     source_tokens: list[str]
     target_tokens: list[str]
     alignment: np.ndarray | None
+    source_word_counts: list[int] | None = field(default=None, repr=False)
+    target_word_counts: list[int] | None = field(default=None, repr=False)
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the texts, the log-probability and the alignment heatmap (display.py)."""
@@ -71,4 +79,6 @@ class PairScore:
             source_tokens=self.source_tokens,
             target_tokens=self.target_tokens,
             alignment=self.alignment,
+            source_word_counts=self.source_word_counts,
+            target_word_counts=self.target_word_counts,
         )

@@ -4,6 +4,7 @@ a Pharaoh line of word links, one each per input line or pair."""
 from __future__ import annotations
 
 import json
+import sys
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
@@ -35,13 +36,32 @@ def write_alignments(
     *,
     reading: str,
     links: list[tuple[int, int]] | None = None,
-) -> None:
+) -> bool:
     """Input line `number`'s alignment as a JSON line and as a Pharaoh line, to those asked
     for; the Pharaoh line holds `links`, by default the translation's own word links as
-    `reading` reads α."""
+    `reading` reads α. False when that default line is empty because the pieces could
+    not be placed on the words (see `report_unplaced`)."""
     from rnnsearch.alignment import align_translation, pharaoh
 
     if jsonl:
         jsonl.write(json.dumps({"line": number, **alignment_row(translation)}, ensure_ascii=False) + "\n")
-    if hard:
-        hard.write(pharaoh(align_translation(translation, reading=reading).pairs if links is None else links) + "\n")
+    if not hard:
+        return True
+    if links is not None:
+        hard.write(pharaoh(links) + "\n")
+        return True
+    words = align_translation(translation, reading=reading)
+    hard.write(pharaoh(words.pairs) + "\n")
+    return words.placed
+
+
+def report_unplaced(count: int, what: str) -> None:
+    """Say on standard error how many of the `what` (pairs, lines) got an empty Pharaoh
+    line because the model's pieces could not be placed on their words (see
+    rnnsearch.alignment): the line is there, so nothing shifts, and the count says why."""
+    if count:
+        print(
+            f"{count:,} {what} left without word links: the model's pieces do not spell the words of their texts "
+            "(consecutive unknown words joined into one <unk>, say)",
+            file=sys.stderr,
+        )

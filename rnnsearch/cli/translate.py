@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from rnnsearch.cli.alignments import write_alignments
+from rnnsearch.cli.alignments import report_unplaced, write_alignments
 from rnnsearch.cli.loading import load
 from rnnsearch.cli.options import add_alignment_files, add_output_file, add_reading, add_search, beam_width
 from rnnsearch.cli.streams import opened, read_input
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> None:
         out = opened(files, args.output) or sys.stdout
         jsonl = opened(files, args.alignments)
         hard = opened(files, args.hard_alignments)
-        number = 0
+        number = unplaced = 0
         for translations in _translated_chunks(translator, args):
             for translation in translations:
                 if args.n_best == 1:
@@ -62,11 +62,12 @@ def run(args: argparse.Namespace) -> None:
                 else:
                     for entry in [translation, *translation.alternatives]:
                         out.write(f"{number} ||| {entry.text} ||| {entry.score:.4f}\n")
-                write_alignments(translation, number, jsonl, hard, reading=args.reading)
+                unplaced += not write_alignments(translation, number, jsonl, hard, reading=args.reading)
                 number += 1
             for written in (out, jsonl, hard):
                 if written:
                     written.flush()
+    report_unplaced(unplaced, "lines")
 
 
 def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iterator[list]:

@@ -23,6 +23,7 @@ from rnnsearch.reserved import BOS, EOS, PAD, SPECIAL_PIECES, UNK
 
 __all__ = ["BOS", "EOS", "PAD", "RESERVED_PIECES", "SPECIAL_PIECES", "UNK", "Subwords", "train_subwords"]
 
+WORD_START = "▁"  # what starts a word's first piece; normalisation turns white space into it
 RESERVED_PIECES = len(SPECIAL_PIECES) + 256  # unigram and bpe: the special pieces and a byte piece per byte value
 # SentencePiece's refusal of a vocabulary without room for every character: "... <asked> vs <needed>"
 _TOO_FEW_PIECES = re.compile(r"Vocabulary size is smaller than required_chars\. \d+ vs (\d+)")
@@ -68,6 +69,16 @@ class Subwords:
 
     def pieces(self, ids: Sequence[int]) -> list[str]:
         return [self._processor.id_to_piece(int(i)) for i in ids]
+
+    def word_counts(self, text: str) -> list[int]:
+        """For each whitespace-separated word of `text`, how many words its pieces form:
+        1 as a rule, 0 where normalisation removes the word (a lone zero-width space or
+        byte-order mark), 2 or more where it splits one (a zero-width space between two
+        letters). Word alignments count the text's words through these (rnnsearch.alignment)."""
+        words = text.split()
+        if not words:
+            return []
+        return [sum(1 for part in normal.split(WORD_START) if part) for normal in self._processor.normalize(words)]
 
 
 def _word_vocabulary_size(texts: Sequence[str], min_frequency: int) -> int:

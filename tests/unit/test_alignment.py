@@ -1,3 +1,6 @@
+import random
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -5,15 +8,18 @@ import pytest
 
 from rnnsearch.alignment import (
     READINGS,
+    align_translation,
     align_words,
     group_words,
     hard_alignment,
     merge,
+    on_text_words,
     pharaoh,
     reading_rows,
     source_words,
     target_words,
 )
+from rnnsearch.results import Translation
 from rnnsearch.text.corpus import read_lines
 from rnnsearch.text.subwords import train_subwords
 
@@ -82,6 +88,99 @@ def test_source_words_count_the_words_of_the_input(german, kind):
     sentences = german[250:300] + ["Der €uro kostet 💡 Preis !"]
     for sentence, ids in zip(sentences, subwords.encode(sentences)):
         assert len(source_words(subwords.pieces(ids) + ["</s>"]).texts) == len(sentence.split())
+
+
+# Characters that normalisation removes or turns into a word break, or that str.split()
+# and SentencePiece disagree on: a zero-width space, a byte-order mark, a word joiner, a
+# soft hyphen, the information separator str.split() breaks at, a non-breaking space.
+AWKWARD = ["\u200b", "\ufeff", "\u2060", "\u00ad", "\x1c", "\u00a0"]
+
+
+def awkward_sentence(rng: random.Random, words: list[str]) -> str:
+    """Words with awkward characters between them, alone or inside words."""
+    parts = []
+    for word in rng.sample(words, rng.randint(1, 8)):
+        if rng.random() < 0.3:
+            cut = rng.randint(0, len(word))
+            word = word[:cut] + rng.choice(AWKWARD) + word[cut:]
+        parts.append(word)
+        if rng.random() < 0.3:
+            parts.append(rng.choice(AWKWARD))
+    return " ".join(parts)
+
+
+def text_word_of_bytes(text: str, survives: Callable[[str], bool]) -> dict[int, int]:
+    """Byte offset in `text` (UTF-8) → index of the `text.split()` word it lies in, for
+    the bytes of the characters that `survives` says normalisation keeps."""
+    owner, offset, word, inside = {}, 0, -1, False
+    for character in text:
+        starts = not character.isspace()
+        if starts and not inside:
+            word += 1
+        inside = starts
+        for _ in character.encode("utf-8"):
+            if starts and survives(character):
+                owner[offset] = word
+            offset += 1
+    return owner
+
+
+@pytest.mark.parametrize("kind", ["unigram", "bpe"])
+def test_source_pieces_land_on_the_words_of_the_text_whatever_normalisation_drops(german, kind):
+    """Property: each source piece that spells characters is placed on the text word that
+    SentencePiece itself says those characters came from (its byte offsets into the
+    input), for sentences with zero-width and other characters the model drops or splits at."""
+    subwords = train_subwords(german, kind, 400)
+    rng = random.Random(7)
+    vocabulary = sorted({word for line in german[:50] for word in line.split()})
+    checked = unplaced = 0
+    for _ in range(300):
+        text = awkward_sentence(rng, vocabulary)
+        pieces = subwords._processor.encode(text, out_type="proto").pieces
+        words = on_text_words(
+            source_words([piece.piece for piece in pieces] + ["</s>"]), text, subwords.word_counts(text)
+        )
+        owner = text_word_of_bytes(text, lambda character: bool(subwords._processor.normalize(character)))
+        spelled = [sorted({owner[b] for b in range(piece.begin, piece.end) if b in owner}) for piece in pieces]
+        # A character str.split() breaks at but normalisation removes joins two words into
+        # one of the model's (pieces from one "▁" to the next): such a pair cannot be
+        # placed, and only such a pair.
+        model_words: list[set[int]] = []
+        for piece, owners in zip(pieces, spelled, strict=True):
+            if piece.piece.startswith("▁") or not model_words:
+                model_words.append(set())
+            model_words[-1].update(owners)
+        joined = any(len(owners) > 1 for owners in model_words)
+        assert (words is None) == joined, text
+        if joined:
+            unplaced += 1
+            continue
+        assert words.texts == text.split()
+        for k, piece in enumerate(pieces):
+            if piece.piece.replace("▁", "") and spelled[k]:
+                assert words.of_piece[k] == spelled[k][0], (text, k, piece.piece)
+                checked += 1
+    assert checked > 1000 and 0 < unplaced < 100
+
+
+def test_unplaceable_pieces_give_no_links_rather_than_shifted_ones():
+    """The word kind joins consecutive unknown words into one <unk>: one model word for two
+    text words, which cannot be placed, so the pair is marked and has no links."""
+    translation = Translation(
+        source="Qzx Qzy Hund",
+        text="dog",
+        score=0.0,
+        source_tokens=["<unk>", "▁Hund", "</s>"],
+        target_tokens=["▁dog", "</s>"],
+        alignment=np.array([[0.1, 0.8, 0.1], [0.0, 0.0, 1.0]]),
+        source_word_counts=[1, 1, 1],
+        target_word_counts=[1],
+    )
+    aligned = align_translation(translation)
+    assert not aligned.placed and aligned.pairs == []
+    assert aligned.source_words == ["Qzx", "Qzy", "Hund"] and aligned.weights.shape == (1, 3)
+    counted = align_translation(replace(translation, source="Qzx Hund", source_word_counts=[1, 1]))
+    assert counted.placed and counted.pairs == [(1, 0)]
 
 
 def random_alignment(rows: int, columns: int, seed: int) -> np.ndarray:
