@@ -5,7 +5,7 @@ argument or item, instead of a failure deep inside a search or a silent misreadi
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 
@@ -54,3 +54,21 @@ def checked_count(value: object, name: str, *, maximum: int | None = None) -> in
         bound = "at least 1" if maximum is None else f"from 1 to {maximum}"
         raise ArgumentValueError(f"{name}: {value} is out of range; it must be {bound}")
     return int(value)
+
+
+def checked_choice(value: object, name: str, choices: Collection[str]) -> str:
+    """`value` if it is a str and one of `choices`; anything else (a list of one name, say)
+    is refused with the choices listed."""
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{name}: expected a str, one of {', '.join(choices)}; got {type(value).__name__}")
+    if value not in choices:
+        raise ArgumentValueError(f"{name}: {value!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def checked_real(value: object, name: str) -> float:
+    """`value` as a float if it is a real number (an int, a float or a NumPy scalar of
+    either); a bool, a str or anything else is refused rather than converted."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ArgumentTypeError(f"{name}: expected a number, got {type(value).__name__}")
+    return float(value)

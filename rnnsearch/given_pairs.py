@@ -8,7 +8,8 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 
 from rnnsearch.alignment import READINGS, WordAlignment, align_translation, combine
-from rnnsearch.arguments import checked_iterable, checked_strings
+from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings
+from rnnsearch.config import DataConfig
 from rnnsearch.decoding import Decoding
 from rnnsearch.errors import ArgumentValueError, UserError
 from rnnsearch.forced import ForcedPair, mean_forced, teacher_forced
@@ -22,13 +23,39 @@ NOT_TEXT = "scoring and alignment take text sources"
 """What a speech model is given instead of text."""
 
 
+def check_reverse(forward: DataConfig, backward: DataConfig, *, name: str = "reverse") -> None:
+    """Refuse, naming the argument `name`, a reverse model that translates the way the
+    forward one does: its config's languages must be the forward model's swapped, or,
+    where both configs name the same pair of languages (the defaults, say), its training
+    corpora the forward model's with their sides swapped."""
+    languages = (forward.src_lang, forward.tgt_lang)
+    if (backward.tgt_lang, backward.src_lang) == languages:
+        return
+    if (backward.src_lang, backward.tgt_lang) == languages and _swapped_corpora(forward, backward):
+        return
+    raise ArgumentValueError(
+        f"{name}: the reverse model translates {backward.src_lang}→{backward.tgt_lang}, but the model translates "
+        f"{forward.src_lang}→{forward.tgt_lang}; give a model of the other direction, "
+        f"{forward.tgt_lang}→{forward.src_lang}"
+    )
+
+
+def _swapped_corpora(forward: DataConfig, backward: DataConfig) -> bool:
+    """Whether `backward` trained on `forward`'s text corpora with their sides swapped."""
+    if not (isinstance(forward, DataConfig) and isinstance(backward, DataConfig)):
+        return False
+    swapped = [(corpus.tgt, corpus.src) for corpus in backward.train_corpora]
+    return swapped == [(corpus.src, corpus.tgt) for corpus in forward.train_corpora]
+
+
 class GivenPairs:
     """`Translator.score`, `score_chunks` and `align` over the shared `Decoding`; pairs are
     batched under `batch_tokens` padded tokens and `max_sentences` pairs, as validation
     batches them."""
 
-    def __init__(self, decoding: Decoding, *, batch_tokens: int, max_sentences: int | None):
-        self.decoding = decoding
+    def __init__(self, decoding: Decoding, data: DataConfig, *, batch_tokens: int, max_sentences: int | None):
+        """`data`: the model's data section, whose languages say which way it translates."""
+        self.decoding, self.data = decoding, data
         self.batch_tokens, self.max_sentences = batch_tokens, max_sentences
 
     def score(self, sources: Iterable[str], targets: Iterable[str]) -> list[PairScore]:
@@ -58,10 +85,10 @@ class GivenPairs:
     ) -> list[WordAlignment]:
         """Each pair's word alignment, in order, with `reverse` both directions combined
         (see `Translator.align`)."""
-        if reading not in READINGS:
-            raise ArgumentValueError(f"reading: {reading!r} is not one of {', '.join(READINGS)}")
-        if symmetrize not in METHODS:
-            raise ArgumentValueError(f"symmetrize: {symmetrize!r} is not one of {', '.join(METHODS)}")
+        checked_choice(reading, "reading", READINGS)
+        checked_choice(symmetrize, "symmetrize", METHODS)
+        if reverse is not None:
+            check_reverse(self.data, reverse.data)
         self.decoding.require_alignment()
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
@@ -142,4 +169,6 @@ class GivenPairs:
             source_tokens=self.decoding.source.labels(source_ids),
             target_tokens=self.decoding.tgt_subwords.pieces(target_ids) + [END],
             alignment=forced.alignment,
+            source_word_counts=self.decoding.source.word_counts(source),
+            target_word_counts=self.decoding.tgt_subwords.word_counts(target),
         )

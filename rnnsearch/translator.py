@@ -70,7 +70,7 @@ class Translator(Decoding):
         self._text = TextTranslation(self)
         self._speech = Transcription(self, config.data)
         self._pairs = GivenPairs(
-            self, batch_tokens=config.train.batch_tokens, max_sentences=config.train.max_batch_sentences
+            self, config.data, batch_tokens=config.train.batch_tokens, max_sentences=config.train.max_batch_sentences
         )
 
     def translate(

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from rnnsearch.cli.alignments import write_alignments
+from rnnsearch.cli.alignments import report_unplaced, write_alignments
 from rnnsearch.cli.loading import load_for_pairs
 from rnnsearch.cli.options import add_alignment_files, add_pairs, add_reading
 from rnnsearch.cli.streams import opened
@@ -62,18 +62,21 @@ def run(args: argparse.Namespace) -> None:
     in order; with neither and no --gold, the Pharaoh lines go to standard output. With
     --reverse, the word links are both directions' combined by --symmetrize (the JSON rows
     stay the forward model's α). With --gold, print the links' AER, precision and recall
-    against those human links."""
+    against those human links, read a line at a time beside the pairs."""
     from rnnsearch.alignment import align_translation
-    from rnnsearch.evaluation.alignment_error import alignment_error_rate, read_gold
+    from rnnsearch.evaluation.alignment_error import AlignmentCounts, stream_gold
+    from rnnsearch.given_pairs import check_reverse
 
-    if args.json and not args.gold:
-        raise UserError("align: --json prints the scores against --gold; give --gold GOLD too")
-    if args.symmetrize and not args.reverse:
-        raise UserError("align: --symmetrize combines two directions; give --reverse REVERSE_MODEL_DIR too")
-    gold = read_gold(args.gold, one_based=args.gold_one_based) if args.gold else None
-    forward = _aligned_chunks(load_for_pairs(args), args.src, args.tgt)
-    backward = _aligned_chunks(load_for_pairs(args, args.reverse), args.tgt, args.src) if args.reverse else None
-    predicted = []
+    _check_flags(args)
+    gold = stream_gold(args.gold, one_based=args.gold_one_based) if args.gold else None
+    translator = load_for_pairs(args)
+    forward = _aligned_chunks(translator, args.src, args.tgt)
+    backward = None
+    if args.reverse:
+        reverse = load_for_pairs(args, args.reverse)
+        check_reverse(translator.data, reverse.data, name=f"--reverse {args.reverse}")
+        backward = _aligned_chunks(reverse, args.tgt, args.src)
+    counts, unplaced = AlignmentCounts(), 0
     with contextlib.ExitStack() as files:
         jsonl = opened(files, args.alignments)
         hard = opened(files, args.hard_alignments)
@@ -81,23 +84,35 @@ def run(args: argparse.Namespace) -> None:
             hard = sys.stdout
         number = 0
         for chunk in forward:
-            reverse = next(backward) if backward is not None else [None] * len(chunk)
-            for translation, reversed_pair in zip(chunk, reverse, strict=True):
+            reverse_chunk = next(backward) if backward is not None else [None] * len(chunk)
+            for translation, reversed_pair in zip(chunk, reverse_chunk, strict=True):
                 words = align_translation(translation, reading=args.reading)
+                unplaced += not words.placed
                 links = _word_links(words, reversed_pair, number, args)
                 if gold is not None:
-                    _check_gold_line(words, translation, gold, number, args)
-                    predicted.append(links)
+                    counts.add(links, _gold_line(gold, translation, number, args))
                 write_alignments(translation, number, jsonl, hard, reading=args.reading, links=links)
                 number += 1
             for written in (jsonl, hard):
                 if written:
                     written.flush()
+    report_unplaced(unplaced, "pairs")
     if gold is not None:
-        if number != len(gold):
-            raise UserError(f"{args.gold}: {len(gold)} lines, but --src and --tgt hold {number} pairs")
-        score = alignment_error_rate(predicted, gold)
+        if next(gold, None) is not None:
+            raise UserError(f"{args.gold}: more lines than the {number:,} pairs of --src and --tgt")
+        score = counts.score()
         print(json.dumps(score.as_dict()) if args.json else score)
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """Refuse flags that only mean something beside another that is missing."""
+    for flag, needs, what in (
+        ("json", "gold", "--json prints the scores against --gold; give --gold GOLD too"),
+        ("gold_one_based", "gold", "--gold-one-based says how --gold counts words; give --gold GOLD too"),
+        ("symmetrize", "reverse", "--symmetrize combines two directions; give --reverse REVERSE_MODEL_DIR too"),
+    ):
+        if getattr(args, flag) and not getattr(args, needs):
+            raise UserError(f"align: {what}")
 
 
 def _aligned_chunks(translator: Translator, source: str, target: str) -> Iterator[list[Translation]]:
@@ -127,19 +142,13 @@ def _word_links(
         raise UserError(f"{args.src}: line {number + 1}: {error}") from None
 
 
-def _check_gold_line(
-    words: WordAlignment, translation: Translation, gold: list[GoldLinks], number: int, args: argparse.Namespace
-) -> None:
-    """That pair `number` has a gold line whose links fall within the words of its texts,
-    and that the model reads the words the gold links count."""
+def _gold_line(gold: Iterator[GoldLinks], translation: Translation, number: int, args: argparse.Namespace) -> GoldLinks:
+    """Pair `number`'s gold line, checked to hold links within the words of its texts."""
     from rnnsearch.evaluation.alignment_error import check_within
 
-    if number >= len(gold):
-        raise UserError(f"{args.gold}: {len(gold)} lines, but --src and --tgt hold more pairs")
+    human = next(gold, None)
+    if human is None:
+        raise UserError(f"{args.gold}: {number:,} lines, but --src and --tgt hold more pairs")
     counts = len(translation.source.split()), len(translation.text.split())
-    if (len(words.source_words), len(words.target_words)) != counts:
-        raise UserError(
-            f"{args.src}: line {number + 1}: the model reads {len(words.source_words)} source and "
-            f"{len(words.target_words)} target words where the texts have {counts[0]} and {counts[1]}"
-        )
-    check_within(gold[number], *counts, where=f"{args.gold}: line {number + 1}")
+    check_within(human, *counts, where=f"{args.gold}: line {number + 1}")
+    return human

@@ -21,16 +21,20 @@ a pair without links.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rnnsearch.errors import UserError
-from rnnsearch.text.corpus import read_lines
+from rnnsearch.text.corpus import stream_lines
 
 Link = tuple[int, int]  # (source word, target word), 0-based
 
 _LINK = re.compile(r"(\d+)([-p?])(\d+)")
+MAX_WORD_DIGITS = 9
+"""The most digits a word number may have: far more words than any sentence holds, and
+few enough that a number is never too long for Python to read."""
+_SHOWN = 40  # characters of a bad token an error shows
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,9 @@ def parse_gold_line(line: str, *, one_based: bool = False, where: str = "gold") 
     for token in line.split():
         match = _LINK.fullmatch(token)
         if match is None:
-            raise UserError(f"{where}: {token!r} is not a link; write i-j (sure) or ipj / i?j (possible)")
+            raise UserError(f"{where}: {_shown(token)} is not a link; write i-j (sure) or ipj / i?j (possible)")
+        if max(len(match.group(1)), len(match.group(3))) > MAX_WORD_DIGITS:
+            raise UserError(f"{where}: {_shown(token)} has a word number of more than {MAX_WORD_DIGITS} digits")
         source, target = int(match.group(1)) - one_based, int(match.group(3)) - one_based
         if source < 0 or target < 0:
             raise UserError(f"{where}: {token!r} has a word 0, but the file is read as 1-based")
@@ -86,13 +92,25 @@ def parse_gold_line(line: str, *, one_based: bool = False, where: str = "gold") 
     return GoldLinks(frozenset(sure), frozenset(possible))
 
 
+def _shown(token: str) -> str:
+    """A token as an error shows it: quoted, and cut short if it is long."""
+    return repr(token) if len(token) <= _SHOWN else repr(token[:_SHOWN]) + f"… ({len(token):,} characters)"
+
+
 def read_gold(path: str | Path, *, one_based: bool = False) -> list[GoldLinks]:
     """Every line of a gold file (plain or .gz), in order (see the module docstring for
     the format); a file that cannot be read is a UserError as for every corpus file."""
-    return [
+    return list(stream_gold(path, one_based=one_based))
+
+
+def stream_gold(path: str | Path, *, one_based: bool = False) -> Iterator[GoldLinks]:
+    """The lines of a gold file as `read_gold` reads them, one at a time, the file read a
+    chunk at a time: what a command that compares them with pairs as they come uses."""
+    lines = stream_lines(path)
+    return (
         parse_gold_line(line, one_based=one_based, where=f"{path}: line {number}")
-        for number, line in enumerate(read_lines(path), start=1)
-    ]
+        for number, line in enumerate(lines, start=1)
+    )
 
 
 def check_within(gold: GoldLinks, source_words: int, target_words: int, *, where: str) -> None:
@@ -106,25 +124,45 @@ def check_within(gold: GoldLinks, source_words: int, target_words: int, *, where
             )
 
 
+@dataclass
+class AlignmentCounts:
+    """The link counts an alignment error rate is made of, added up a pair at a time."""
+
+    pairs: int = 0
+    found: int = 0
+    sure: int = 0
+    matched_sure: int = 0
+    matched_possible: int = 0
+
+    def add(self, links: Iterable[Link], human: GoldLinks) -> None:
+        """Count one sentence pair's predicted `links` against its `human` ones."""
+        links = set(links)
+        self.pairs += 1
+        self.found += len(links)
+        self.sure += len(human.sure)
+        self.matched_sure += len(links & human.sure)
+        self.matched_possible += len(links & human.possible)
+
+    def score(self) -> AlignmentScore:
+        """AER, precision and recall of the pairs counted so far."""
+        return AlignmentScore(
+            aer=100.0 * (1.0 - _ratio(self.matched_sure + self.matched_possible, self.found + self.sure)),
+            precision=100.0 * _ratio(self.matched_possible, self.found),
+            recall=100.0 * _ratio(self.matched_sure, self.sure),
+            pairs=self.pairs,
+            links=self.found,
+        )
+
+
 def alignment_error_rate(predicted: Sequence[Iterable[Link]], gold: Sequence[GoldLinks]) -> AlignmentScore:
     """AER, precision and recall of `predicted` links against `gold`, one entry per sentence
     pair, counted over the whole corpus."""
     if len(predicted) != len(gold):
         raise ValueError(f"{len(predicted)} predicted alignments but {len(gold)} gold ones")
-    found = sure = matched_sure = matched_possible = 0
+    counts = AlignmentCounts()
     for links, human in zip(predicted, gold):
-        links = set(links)
-        found += len(links)
-        sure += len(human.sure)
-        matched_sure += len(links & human.sure)
-        matched_possible += len(links & human.possible)
-    return AlignmentScore(
-        aer=100.0 * (1.0 - _ratio(matched_sure + matched_possible, found + sure)),
-        precision=100.0 * _ratio(matched_possible, found),
-        recall=100.0 * _ratio(matched_sure, sure),
-        pairs=len(gold),
-        links=found,
-    )
+        counts.add(links, human)
+    return counts.score()
 
 
 def _ratio(numerator: int, denominator: int) -> float:

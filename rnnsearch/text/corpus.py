@@ -150,6 +150,22 @@ def read_lines(path: str | Path) -> list[str]:
         return lines.decode(lines.read(), first=1)
 
 
+def stream_lines(path: str | Path, *, chunk_lines: int = 10_000) -> Iterator[str]:
+    """The lines of a UTF-8 text file (gzip if it ends in .gz), without newlines, read and
+    checked `chunk_lines` at a time: a file larger than memory streams through. The file
+    opens at the call, so that a missing one is refused before the first line is asked for."""
+    lines = _LineFile(Path(path))
+
+    def stream() -> Iterator[str]:
+        with lines:
+            first = 1
+            while raw := lines.read(chunk_lines):
+                yield from lines.decode(raw, first=first)
+                first += len(raw)
+
+    return stream()
+
+
 @dataclass(frozen=True)
 class LineChunk:
     """Consecutive aligned lines of a pair of parallel files."""

@@ -13,6 +13,7 @@ import torch
 import rnnsearch
 from rnnsearch.alignment import (
     READINGS,
+    align_translation,
     hard_alignment,
     merge,
     pharaoh,
@@ -62,6 +63,22 @@ def pairs(corpus) -> tuple[list[str], list[str]]:
 @pytest.fixture(scope="module")
 def translator(model_dir) -> Translator:
     return rnnsearch.load(model_dir, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def reverse_model_dir(corpus, tmp_path_factory) -> Path:
+    """The tiny model's config trained the other way round, English to German: a reverse
+    model for --reverse."""
+    folder = tmp_path_factory.mktemp("reverse")
+    config = tiny_config(corpus, folder / "run")
+    config["data"] |= {
+        "train": {"src": str(corpus / "train.en"), "tgt": str(corpus / "train.de")},
+        "valid": {"src": str(corpus / "val.en"), "tgt": str(corpus / "val.de")},
+        "src_lang": "en",
+        "tgt_lang": "de",
+    }
+    assert main(["train", str(write_config(folder / "config.yaml", config))]) == 0
+    return folder / "run"
 
 
 @pytest.fixture(scope="module")
@@ -310,7 +327,9 @@ def test_align_scores_sure_links_it_missed_in_recall_and_aer(model_dir, pairs, o
     ("edit", "fragments"),
     [
         (lambda lines: lines[:-1], ("gold", "41 lines", "hold more pairs")),
-        (lambda lines: [*lines, ""], ("gold", "43 lines", "hold 42 pairs")),
+        (lambda lines: ["0-0 " + "9" * 5000, *lines[1:]], ("gold: line 1", "not a link", "5,000 characters")),
+        (lambda lines: ["0-0 1-" + "9" * 5000, *lines[1:]], ("gold: line 1", "more than 9 digits", "5,002 characters")),
+        (lambda lines: [*lines, ""], ("gold", "more lines than the 42 pairs")),
         (lambda lines: ["0-0 3x1", *lines[1:]], ("gold: line 1", "'3x1'", "not a link")),
         (lambda lines: ["0-0 0-400", *lines[1:]], ("gold: line 1", "0-400", "outside")),
     ],
@@ -383,14 +402,15 @@ def test_the_python_api_checks_its_arguments(translator, model_dir):
 
 
 @pytest.mark.parametrize("method", ["intersect", "union", "grow-diag-final-and"])
-def test_align_combines_a_reverse_models_links_read_transposed(model_dir, pairs, own_links, capsys, method):
-    """The tiny model's subwords are joint, so it can also read the pairs the other way
-    round and stand in for a reverse model: each printed line is `symmetrise` of the
-    forward links and the reverse ones transposed."""
+def test_align_combines_a_reverse_models_links_read_transposed(
+    model_dir, reverse_model_dir, pairs, own_links, capsys, method
+):
+    """Each printed line is `symmetrise` of the forward links and the reverse model's
+    links of the same pair, transposed."""
     source, target, forward = own_links
-    status, reverse, err = run_cli(capsys, "align", model_dir, "--src", target, "--tgt", source)
+    status, reverse, err = run_cli(capsys, "align", reverse_model_dir, "--src", target, "--tgt", source)
     assert status == 0, err
-    arguments = ["--src", source, "--tgt", target, "--reverse", model_dir, "--symmetrize", method]
+    arguments = ["--src", source, "--tgt", target, "--reverse", reverse_model_dir, "--symmetrize", method]
     status, out, err = run_cli(capsys, "align", model_dir, *arguments)
     assert status == 0, err
     expected = []
@@ -408,10 +428,15 @@ def test_align_combines_a_reverse_models_links_read_transposed(model_dir, pairs,
         assert sum(len(line.split()) for line in expected) < sum(len(line.split()) for line in forward)
 
 
-def test_symmetrize_without_a_reverse_model_is_one_line(model_dir, own_links, capsys):
+@pytest.mark.parametrize(
+    ("flag", "needed"),
+    [(["--symmetrize", "union"], "--reverse"), (["--gold-one-based"], "--gold"), (["--json"], "--gold")],
+)
+def test_a_flag_without_the_one_it_qualifies_is_one_line(model_dir, own_links, capsys, flag, needed):
     source, target, _ = own_links
-    status, _, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target, "--symmetrize", "union")
-    assert_one_line_error(status, err, "--symmetrize", "--reverse")
+    status, out, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target, *flag)
+    assert_one_line_error(status, err, flag[0], needed)
+    assert out == ""
 
 
 def reading_by_hand(score: PairScore, reading: str) -> str:
@@ -460,12 +485,26 @@ def test_the_readings_give_different_links_and_output_is_the_default(sharp_model
     assert [a.pairs for a in translator.align(*pairs)] == [a.pairs for a in links["output"]]
 
 
-def test_the_python_api_combines_a_reverse_model_as_the_cli_does(model_dir, translator, pairs, own_links, capsys):
+def test_a_reverse_model_of_the_same_direction_is_refused(model_dir, translator, own_links, capsys):
+    """The model itself as its own reverse: both configs say de→en, so it is refused, in
+    one line from the CLI and as a ValueError from the Python API."""
     source, target, _ = own_links
-    arguments = ["--src", source, "--tgt", target, "--reverse", model_dir, "--symmetrize", "grow-diag"]
+    status, out, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target, "--reverse", model_dir)
+    assert_one_line_error(status, err, "--reverse", "translates de→en", "other direction, en→de")
+    assert out == ""
+    with pytest.raises(ValueError, match="reverse: the reverse model translates de→en"):
+        translator.align(["Ein Hund."], ["A dog."], reverse=translator)
+
+
+def test_the_python_api_combines_a_reverse_model_as_the_cli_does(
+    model_dir, reverse_model_dir, translator, pairs, own_links, capsys
+):
+    source, target, _ = own_links
+    arguments = ["--src", source, "--tgt", target, "--reverse", reverse_model_dir, "--symmetrize", "grow-diag"]
     status, out, err = run_cli(capsys, "align", model_dir, *arguments)
     assert status == 0, err
-    combined = translator.align(*pairs, reverse=translator, symmetrize="grow-diag")
+    reverse = rnnsearch.load(reverse_model_dir, device="cpu")
+    combined = translator.align(*pairs, reverse=reverse, symmetrize="grow-diag")
     assert out.split("\n")[:-1] == [aligned.pharaoh() for aligned in combined]
     assert [a.source_words for a in combined] == [line.split() for line in pairs[0]]
 
@@ -485,7 +524,40 @@ def test_the_python_api_names_a_bad_align_argument(translator, fixed_context_mod
         translator.align(["Ein Hund."], ["A dog."], reverse=translator, symmetrize="grow")
     with pytest.raises(TypeError, match="reverse: expected a Translator"):
         translator.align(["Ein Hund."], ["A dog."], reverse="runs/fr-de")
+    with pytest.raises(TypeError, match="symmetrize: expected a str, one of intersect, union"):
+        translator.align(["Ein Hund."], ["A dog."], reverse=translator, symmetrize=["union"])
+    with pytest.raises(TypeError, match="reading: expected a str, one of output, input, both; got list"):
+        translator.align(["Ein Hund."], ["A dog."], reading=["output"])
     with pytest.raises(ValueError, match="2 targets for 1 sources"):
         translator.align(["Ein Hund."], ["A dog.", "A cat."])
     with pytest.raises(UserError, match="no alignment model"):
         rnnsearch.load(fixed_context_model).align(["Ein Hund."], ["A dog."])
+
+
+def shift_past(pairs: list[tuple[int, int]], dropped: int) -> list[tuple[int, int]]:
+    """Links of a sentence with a word inserted at `dropped`: later source words move up one."""
+    return [(source + (source >= dropped), target) for source, target in pairs]
+
+
+def test_word_indices_count_the_texts_words_where_the_subword_model_drops_one(translator, model_dir, tmp_path, capsys):
+    """A lone zero-width space and a byte-order mark are words of the text (str.split keeps
+    them) that the subword model's normalisation removes: the model reads the same pieces
+    as without them, and every alignment output counts the text's words, so its links are
+    the plain sentence's with the source words after the dropped one moved up by one."""
+    plain = ["Zwei Männer stehen .", "Ein Hund läuft im Schnee ."]
+    awkward = ["Zwei \u200b Männer stehen .", "\ufeff Ein Hund läuft im Schnee ."]
+    dropped = [1, 0]
+    targets = ["Two men stand .", "A dog runs in the snow ."]
+    expected = [shift_past(a.pairs, k) for a, k in zip(translator.align(plain, targets), dropped, strict=True)]
+    assert [a.pairs for a in translator.align(awkward, targets)] == expected
+    assert all(a.pairs for a in translator.align(awkward, targets))
+    source, target = write_lines(tmp_path / "in.de", awkward), write_lines(tmp_path / "in.en", targets)
+    status, out, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target)
+    assert status == 0, err
+    assert out.splitlines() == [pharaoh(links) for links in expected]
+    hard = tmp_path / "hard.txt"
+    plain_words = [align_translation(t) for t in translator.translate(plain)]
+    status, _, err = run_cli(capsys, "translate", model_dir, "-i", source, "--hard-alignments", hard)
+    assert status == 0, err
+    lines = hard.read_text(encoding="utf-8").splitlines()
+    assert lines == [pharaoh(shift_past(a.pairs, k)) for a, k in zip(plain_words, dropped, strict=True)]
