@@ -64,11 +64,12 @@ def run(args: argparse.Namespace) -> None:
     stay the forward model's α). With --gold, print the links' AER, precision and recall
     against those human links, read a line at a time beside the pairs."""
     from rnnsearch.alignment import align_translation
-    from rnnsearch.evaluation.alignment_error import AlignmentCounts, stream_gold
+    from rnnsearch.evaluation.alignment_error import AlignmentCounts
     from rnnsearch.given_pairs import check_reverse
+    from rnnsearch.text.corpus import stream_lines
 
     _check_flags(args)
-    gold = stream_gold(args.gold, one_based=args.gold_one_based) if args.gold else None
+    gold = stream_lines(args.gold) if args.gold else None
     translator = load_for_pairs(args)
     forward = _aligned_chunks(translator, args.src, args.tgt)
     backward = None
@@ -142,13 +143,14 @@ def _word_links(
         raise UserError(f"{args.src}: line {number + 1}: {error}") from None
 
 
-def _gold_line(gold: Iterator[GoldLinks], translation: Translation, number: int, args: argparse.Namespace) -> GoldLinks:
-    """Pair `number`'s gold line, checked to hold links within the words of its texts."""
-    from rnnsearch.evaluation.alignment_error import check_within
+def _gold_line(gold: Iterator[str], translation: Translation, number: int, args: argparse.Namespace) -> GoldLinks:
+    """Pair `number`'s gold line, read and checked to hold links within the words of its texts."""
+    from rnnsearch.evaluation.alignment_error import check_within, parse_gold_line
 
-    human = next(gold, None)
-    if human is None:
+    line = next(gold, None)
+    if line is None:
         raise UserError(f"{args.gold}: {number:,} lines, but --src and --tgt hold more pairs")
-    counts = len(translation.source.split()), len(translation.text.split())
-    check_within(human, *counts, where=f"{args.gold}: line {number + 1}")
+    where = f"{args.gold}: line {number + 1}"
+    human = parse_gold_line(line, one_based=args.gold_one_based, where=where)
+    check_within(human, len(translation.source.split()), len(translation.text.split()), where=where)
     return human

@@ -117,7 +117,11 @@ def test_a_guided_coverage_model_resumes_exactly_where_training_stopped(corpus, 
 
 @pytest.mark.parametrize(
     ("line", "problem"),
-    [("0-0 1_2", "'1_2' is not a link"), ("0-0 0-40", "link 0-40 (0-based) lies outside a pair of")],
+    [
+        ("0-0 1_2", "'1_2' is not a link"),
+        ("0-0 0-40", "link 0-40 (0-based) lies outside a pair of"),
+        ("0-0 0-" + "1" * 5000, "word number of more than 9 digits"),
+    ],
 )
 def test_a_bad_alignment_line_is_one_line_naming_file_and_line(corpus, aligned, tmp_path, line, problem):
     lines = read_lines(aligned)

@@ -330,6 +330,8 @@ def test_align_scores_sure_links_it_missed_in_recall_and_aer(model_dir, pairs, o
         (lambda lines: ["0-0 " + "9" * 5000, *lines[1:]], ("gold: line 1", "not a link", "5,000 characters")),
         (lambda lines: ["0-0 1-" + "9" * 5000, *lines[1:]], ("gold: line 1", "more than 9 digits", "5,002 characters")),
         (lambda lines: [*lines, ""], ("gold", "more lines than the 42 pairs")),
+        # Streamed beside the pairs: a gold line past the last pair is never parsed.
+        (lambda lines: [*lines, "not links"], ("gold", "more lines than the 42 pairs")),
         (lambda lines: ["0-0 3x1", *lines[1:]], ("gold: line 1", "'3x1'", "not a link")),
         (lambda lines: ["0-0 0-400", *lines[1:]], ("gold: line 1", "0-400", "outside")),
     ],

@@ -14,6 +14,7 @@ from rnnsearch.evaluation.alignment_error import (
     check_within,
     parse_gold_line,
     read_gold,
+    stream_gold,
 )
 
 
@@ -82,6 +83,9 @@ def test_gold_lines_parse_sure_and_possible_links(line, one_based, sure, possibl
         ("a-b", False, ("'a-b'",)),
         ("-1-2", False, ("'-1-2'",)),
         ("1-1 0-3", True, ("'0-3'", "word 0", "1-based")),
+        ("0-0 " + "7" * 4301 + "-1", False, ("'7777", "… (4,303 characters)", "more than 9 digits")),
+        ("0-0 1234567890-1", False, ("'1234567890-1'", "more than 9 digits")),
+        ("0-0 " + "x" * 100, False, ("… (100 characters)", "not a link")),
     ],
 )
 def test_a_malformed_gold_token_is_one_line_naming_where_and_the_token(line, one_based, fragments):
@@ -105,6 +109,18 @@ def test_a_gold_file_is_read_line_by_line_and_its_errors_name_the_line(tmp_path)
         read_gold(path)
     with pytest.raises(UserError, match="missing.gold: no such file"):
         read_gold(tmp_path / "missing.gold")
+
+
+def test_a_gold_file_streams_a_line_at_a_time(tmp_path):
+    """The lines come as they are asked for: a bad line further on is not even read."""
+    path = tmp_path / "enfr.gold"
+    path.write_text("1-1\n2-2\nnot links\n", encoding="utf-8")
+    lines = stream_gold(path, one_based=True)
+    assert [next(lines), next(lines)] == [gold({(0, 0)}), gold({(1, 1)})]
+    with pytest.raises(UserError, match=f"^{path}: line 3: 'not' is not a link"):
+        next(lines)
+    with pytest.raises(UserError, match="missing.gold: no such file"):
+        stream_gold(tmp_path / "missing.gold")
 
 
 def test_links_outside_the_pair_are_named():
