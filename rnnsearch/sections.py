@@ -10,7 +10,9 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    """Every number a section holds is finite: infinity and NaN are refused with the key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 def registered_name(name: str, registry: Mapping[str, object], kind: str) -> str:

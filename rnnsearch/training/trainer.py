@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -189,6 +190,9 @@ class TrainingLoop:
                 guided_alignment_weight=options.guided_alignment_weight,
             )
             progress.step += 1
+            if self.world.any(not math.isfinite(loss)):
+                self.report.close()
+                self._refuse_non_finite(loss, last_validated)
             loss_sum += loss
             tokens += n_tokens
             compute_seconds += time.perf_counter() - tick
@@ -202,6 +206,18 @@ class TrainingLoop:
         if progress.step != last_validated or self._validation_capped():
             self._validate_and_save(everything=True)
         self.report.close()
+
+    def _refuse_non_finite(self, loss: float, saved: int) -> None:
+        """Stop the run on a loss that is not finite: the step's update has made the weights
+        NaN or infinite, so nothing of it is saved, and the model directory keeps the
+        checkpoint of step `saved` (0: the run has none yet) to resume from or to use."""
+        kept = f"{self.model_dir} keeps the checkpoint of step {saved}" if saved else "no checkpoint was written"
+        value = f"{loss}" if not math.isfinite(loss) else "not finite on another rank"
+        raise UserError(
+            f"train: step {self.progress.step}: the training loss is {value}, so training stopped without saving "
+            f"the step; {kept}. Too large a learning rate or guided alignment weight does this: lower "
+            "train.learning_rate or train.guided_alignment_weight"
+        )
 
     def _log_training(self, loss_sum: float, tokens: int, compute_seconds: float) -> None:
         """Log the training loss and speed since the last row, summed over the ranks, and

@@ -24,8 +24,9 @@ from tests.integration.conftest import tiny_config, write_config
 ROWS = [{"step": 1, "train_loss": 5.0}, {"step": 2, "train_loss": 4.0, "valid_loss": 4.5, "valid_bleu": 1.0}]
 
 
-def rnnsearch(*args: object, limit: int | None = None) -> subprocess.CompletedProcess:
-    """The command in a process of its own, its file writes limited to `limit` bytes."""
+def rnnsearch(*args: object, limit: int | None = None, input: str | None = None) -> subprocess.CompletedProcess:
+    """The command in a process of its own, its file writes limited to `limit` bytes,
+    `input` on its standard input."""
 
     def limit_file_size() -> None:
         if limit is not None:
@@ -35,7 +36,13 @@ def rnnsearch(*args: object, limit: int | None = None) -> subprocess.CompletedPr
     environment = {**os.environ, "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "rnnsearch", *map(str, args)]
     return subprocess.run(
-        command, text=True, timeout=300, env=environment, preexec_fn=limit_file_size, capture_output=True
+        command,
+        text=True,
+        timeout=300,
+        env=environment,
+        preexec_fn=limit_file_size,
+        capture_output=True,
+        input=input,
     )
 
 
@@ -273,3 +280,26 @@ def test_a_resume_point_with_a_nan_is_one_line_naming_the_tensor_and_trains_noth
         "(did training diverge?)"
     )
     assert (run / "metrics.jsonl").read_bytes() == metrics
+
+
+def test_a_loss_that_is_not_finite_stops_training_and_keeps_the_last_good_checkpoint(trained, tmp_path):
+    """A learning rate of 10^30 turns the weights into infinities in one update and the loss
+    into NaN at the next step: the run stops there with a line naming the step, exits 1, and
+    leaves the checkpoint it resumed from, which still loads and translates."""
+    config, original = trained
+    run = shutil.copytree(original, tmp_path / "run")
+    before = read_tensors(run / "last.safetensors")[0]
+    overrides = ["--set", f"train.model_dir={run}", "--set", "train.max_steps=10", "--set", "train.learning_rate=1.0e+30"]
+    line = one_line_error(rnnsearch("train", config, "--resume", *overrides))
+    assert "train: step 4: the training loss is nan" in line and f"{run} keeps the checkpoint of step 2" in line
+    after = read_tensors(run / "last.safetensors")[0]
+    assert before.keys() == after.keys() and all(before[name].equal(after[name]) for name in before)
+    result = rnnsearch("translate", run, input="Ein Hund läuft.\n")
+    assert result.returncode == 0 and result.stdout.strip(), result.stderr[-3000:]
+
+
+@pytest.mark.parametrize("value", [".inf", ".nan", "-.inf"])
+def test_a_guided_alignment_weight_that_is_not_finite_is_refused(trained, value):
+    config, _ = trained
+    line = one_line_error(rnnsearch("train", config, "--set", f"train.guided_alignment_weight={value}"))
+    assert "train.guided_alignment_weight: Input should be a finite number" in line
