@@ -243,14 +243,21 @@ Python API, the CLI and the server alike: decoding time and memory grow with the
 and beyond a few dozen hypotheses a wider beam gains nothing."""
 
 
+MAX_COVERAGE_PENALTY = 10.0
+"""The largest β of the coverage penalty: ten times the top of the range Wu et al. (2016)
+tried, and small enough that β times a sum of logarithms of float32 weights never
+overflows a score."""
+
+
 class SearchConfig(Section):
     beam_size: int = Field(5, ge=1, le=MAX_BEAM_SIZE)
     length_penalty: float = Field(1.0, ge=0.0, description="alpha in score / length**alpha")
     coverage_penalty: float = Field(
         0.0,
         ge=0.0,
+        le=MAX_COVERAGE_PENALTY,
         description="beta of GNMT's coverage penalty beta * sum_j log(min(sum_i alpha_ij, 1)), added to the "
-        "length-normalised score of finished hypotheses; 0: none",
+        f"length-normalised score of finished hypotheses, at most {MAX_COVERAGE_PENALTY:g}; 0: none",
     )
     max_length_ratio: float = Field(2.0, gt=0)
     max_length_extra: int = Field(10, ge=0, description="output pieces allowed beyond ratio × source length")
@@ -261,6 +268,16 @@ class SearchConfig(Section):
         description="bf16: search under bfloat16 autocast, faster on CPUs with AVX-512 BF16 or AMX and, by less, "
         "on an H100 (BENCHMARKS.md); scores and attention weights stay fp32, but rounding can change a few outputs",
     )
+
+
+def checked_search_setting(key: str, value: object) -> Any:
+    """`value` for search.`key`, checked by the search section's own rule for that key: what
+    the command line and the Python API override a model's search setting with. A value
+    the rule refuses is a ValueError saying why, in the config's words."""
+    try:
+        return getattr(SearchConfig.model_validate({key: value}), key)
+    except ValidationError as error:
+        raise ValueError(error.errors()[0]["msg"]) from None
 
 
 class Config(Section):

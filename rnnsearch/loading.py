@@ -9,7 +9,6 @@ members of an ensemble together, refusing members that cannot decode together.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,8 +17,8 @@ from pathlib import Path
 import torch
 
 from rnnsearch import model_directory
-from rnnsearch.arguments import checked_count
-from rnnsearch.config import RUNTIMES, SEARCH_PRECISIONS, Config
+from rnnsearch.arguments import checked_count, checked_real
+from rnnsearch.config import RUNTIMES, SEARCH_PRECISIONS, Config, checked_search_setting
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.model.ensemble import Ensemble, side_numbers
@@ -91,9 +90,11 @@ def _search_overrides(
     if batch_sentences is not None:
         search["batch_sentences"] = checked_count(batch_sentences, "batch_sentences")
     if coverage_penalty is not None:
-        if not isinstance(coverage_penalty, (int, float)) or not 0 <= coverage_penalty < math.inf:
-            raise UserError(f"coverage_penalty {coverage_penalty!r}: give a finite number ≥ 0 (0: none)")
-        search["coverage_penalty"] = float(coverage_penalty)
+        value = checked_real(coverage_penalty, "coverage_penalty")
+        try:
+            search["coverage_penalty"] = checked_search_setting("coverage_penalty", value)
+        except ValueError as error:
+            raise ArgumentValueError(f"coverage_penalty: {value!r}: {error}") from None
     if runtime is not None and runtime not in RUNTIMES:
         raise UserError(f"runtime {runtime!r}: choose from {', '.join(RUNTIMES)}")
     return search

@@ -4,10 +4,11 @@ take, in the order their help lists them."""
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 
 from rnnsearch.alignment import DEFAULT_READING, READINGS
-from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS, RUNTIMES, SEARCH_PRECISIONS
+from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS, RUNTIMES, SEARCH_PRECISIONS, checked_search_setting
 
 MODEL_DIRS = (
     "directory written by `rnnsearch train`; several decode together as an ensemble, "
@@ -17,13 +18,15 @@ RUNTIME_HELP = "onnx: an exported package's graphs on ONNX Runtime (its default)
 
 
 def positive(kind: Callable[[str], float]) -> Callable[[str], float]:
-    """An argparse type: a number of `kind` (int or float) greater than zero."""
+    """An argparse type: a finite number of `kind` (int or float) greater than zero."""
 
     def parse(text: str) -> float:
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
         if value <= 0:
             raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
         return value
@@ -57,22 +60,28 @@ def add_device(command: argparse.ArgumentParser) -> None:
     command.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: the GPU if any)")
 
 
-def not_negative(text: str) -> float:
-    """An argparse type: a finite float, 0 or more."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number of 0 or more, got {text}")
-    return value
+def search_setting(key: str) -> Callable[[str], float]:
+    """An argparse type: a number for search.`key`, checked by the config's rule for it."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        try:
+            return checked_search_setting(key, value)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(f"{text}: {error}") from None
+
+    parse.__name__ = key  # what argparse names in its own messages
+    return parse
 
 
 def add_coverage_penalty(command: argparse.ArgumentParser) -> None:
     """--coverage-penalty, the β of the coverage penalty that ranks beam search's finished hypotheses."""
     command.add_argument(
         "--coverage-penalty",
-        type=not_negative,
+        type=search_setting("coverage_penalty"),
         metavar="BETA",
         help="rank finished hypotheses by score + BETA * sum_j log(min(attention on source word j, 1)) "
         "(Wu et al. 2016); 0 = none (default: the config's search.coverage_penalty)",

@@ -1,5 +1,6 @@
 import gzip
 import json
+import re
 import select
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import torch
 
 import rnnsearch
 from rnnsearch.cli import main
+from rnnsearch.config import config_from_dict
 from rnnsearch.errors import UserError
 from rnnsearch.search.rules import coverage_log
 from rnnsearch.translator import MAX_BEAM_SIZE
@@ -100,11 +102,38 @@ def test_the_coverage_penalty_adds_beta_times_the_coverage_to_every_score(model_
     source = write_lines(tmp_path / "in.de", sentences)
     status, out, _ = run_cli(capsys, "translate", model_dir, "-i", source, "--beam-size", 4, "--coverage-penalty", 0.5)
     assert status == 0 and out.splitlines() == [t.text for t in covered]
-    with pytest.raises(SystemExit):
-        main(["translate", str(model_dir), "-i", str(source), "--coverage-penalty", "-1"])
-    assert "--coverage-penalty: must be a finite number of 0 or more, got -1" in capsys.readouterr().err
-    with pytest.raises(UserError, match="coverage_penalty -1"):
-        rnnsearch.load(model_dir, coverage_penalty=-1)
+    numpy_beta = rnnsearch.load(model_dir, coverage_penalty=np.float32(0.5)).translate(sentences, beam_size=4)
+    assert [t.text for t in numpy_beta] == [t.text for t in covered]
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("-1", "greater than or equal to 0"),
+        ("1e308", "less than or equal to 10"),
+        ("10.5", "less than or equal to 10"),
+        ("nan", "a finite number"),
+        ("inf", "a finite number"),
+    ],
+)
+def test_a_coverage_penalty_out_of_its_range_is_refused_by_one_rule_everywhere(model_dir, capsys, value, problem):
+    """The config's rule for search.coverage_penalty checks the flag of translate and serve
+    and the argument of the Python API alike: a β whose scores would overflow (1e308) is
+    refused as surely as a negative one."""
+    for command in ("translate", "serve"):
+        with pytest.raises(SystemExit):
+            main([command, str(model_dir), "--coverage-penalty", value])
+        assert f"argument --coverage-penalty: {value}: Input should be {problem}" in capsys.readouterr().err
+    with pytest.raises(ValueError, match=re.escape(f"coverage_penalty: {float(value)!r}: Input should be {problem}")):
+        rnnsearch.load(model_dir, coverage_penalty=float(value))
+    with pytest.raises(UserError, match=f"search.coverage_penalty: Input should be {problem}"):
+        config_from_dict({**tiny_config(model_dir, model_dir), "search": {"coverage_penalty": float(value)}})
+
+
+@pytest.mark.parametrize("value", [True, "0.5", [0.5]])
+def test_a_coverage_penalty_that_is_not_a_number_is_a_type_error(model_dir, value):
+    with pytest.raises(TypeError, match="coverage_penalty: expected a number, got"):
+        rnnsearch.load(model_dir, coverage_penalty=value)
 
 
 def test_saved_and_reloaded_model_translates_identically(model_dir, corpus):
