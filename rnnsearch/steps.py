@@ -24,13 +24,14 @@ context is the same c at every step.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import torch
 
 from rnnsearch import kernels
 from rnnsearch.arguments import checked_strings
-from rnnsearch.errors import ArgumentValueError, UserError
+from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.inputs import END
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.model.wirings import step_by_step
@@ -65,7 +66,12 @@ class AttentionSteps:
     target_tokens: list[list[str]]
 
     def sentence(self, k: int) -> AttentionSteps:
-        """Sentence k alone, without padding: tensors (S_k, A), (T_k, S_k), … and token lists of one."""
+        """Sentence k alone, without padding: tensors (S_k, A), (T_k, S_k), … and token lists of one.
+
+        k is an int (a NumPy integer too), from 0; a bool, a float or a str is refused."""
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+            raise ArgumentTypeError(f"k: expected an int, the index of a sentence, got {type(k).__name__}")
+        k = int(k)
         if not 0 <= k < len(self.source_tokens):
             raise ArgumentValueError(f"k: {k} is not the index of one of {len(self.source_tokens)} sentences")
         s, t = len(self.source_tokens[k]), len(self.target_tokens[k])
@@ -87,6 +93,10 @@ def attention_steps(translator: Translator, sources: list[str], targets: list[st
     forced, its target: the given `targets`, or without them the model's own translations
     (as `translate` gives them, read back into pieces). One model on PyTorch, not an
     ensemble or an exported package; text, not speech."""
+    if not isinstance(translator, Translator):
+        raise ArgumentTypeError(
+            f"translator: expected a Translator (rnnsearch.load(MODEL_DIR)), got {type(translator).__name__}"
+        )
     model = translator.model
     if not isinstance(model, RNNSearch) or translator.src_subwords is None:
         raise UserError("attention_steps reads one text model on PyTorch: not an ensemble, a package or speech")

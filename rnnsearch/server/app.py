@@ -305,6 +305,9 @@ def _add_error_handlers(app: FastAPI, speech: bool = False, audio_seconds: float
         problems = error.errors()
         if any(problem["loc"] == ("body", wrong_field) for problem in problems):
             return _error(422, wrong_input)
+        if any(problem["loc"] == ("body",) and problem["type"] == "missing" for problem in problems):
+            field = "audio" if speech else "texts"
+            return _error(422, f"the request has no body: send a JSON object with `{field}`")
         too_large = any(_is_size_error(problem) for problem in problems)
         message = "; ".join(_describe(problem, audio_seconds) for problem in problems[:ERRORS_SHOWN])
         if len(problems) > ERRORS_SHOWN:

@@ -50,8 +50,16 @@ def test_bad_arguments_are_one_line_naming_them(translator):
         rnnsearch.attention_steps(translator, SOURCES, TARGETS[:1])
     with pytest.raises(UserError, match="sources"):
         rnnsearch.attention_steps(translator, "Ein Hund.")
-    with pytest.raises(UserError, match="k: 2 is not the index"):
-        rnnsearch.attention_steps(translator, SOURCES, TARGETS).sentence(2)
+    steps = rnnsearch.attention_steps(translator, SOURCES, TARGETS)
+    with pytest.raises(ValueError, match="k: 2 is not the index"):
+        steps.sentence(2)
+    for k in (True, "0", 1.5, None):
+        with pytest.raises(TypeError, match=f"k: expected an int, the index of a sentence, got {type(k).__name__}"):
+            steps.sentence(k)
+    assert steps.sentence(np.int64(1)).source_tokens == steps.sentence(1).source_tokens
+    for model in ("runs/de-en", None):
+        with pytest.raises(TypeError, match="translator: expected a Translator"):
+            rnnsearch.attention_steps(model, SOURCES)
 
 
 def test_a_translation_shows_in_jupyter_as_its_heatmap(translator):

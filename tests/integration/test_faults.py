@@ -289,7 +289,14 @@ def test_a_loss_that_is_not_finite_stops_training_and_keeps_the_last_good_checkp
     config, original = trained
     run = shutil.copytree(original, tmp_path / "run")
     before = read_tensors(run / "last.safetensors")[0]
-    overrides = ["--set", f"train.model_dir={run}", "--set", "train.max_steps=10", "--set", "train.learning_rate=1.0e+30"]
+    overrides = [
+        "--set",
+        f"train.model_dir={run}",
+        "--set",
+        "train.max_steps=10",
+        "--set",
+        "train.learning_rate=1.0e+30",
+    ]
     line = one_line_error(rnnsearch("train", config, "--resume", *overrides))
     assert "train: step 4: the training loss is nan" in line and f"{run} keeps the checkpoint of step 2" in line
     after = read_tensors(run / "last.safetensors")[0]

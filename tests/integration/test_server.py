@@ -147,6 +147,9 @@ def test_malformed_or_non_json_bodies_get_422(client):
     headers = {"content-type": "application/json"}
     assert_json_error(client.post("/v1/translate", content=b'{"texts": [', headers=headers), 422, "malformed JSON")
     assert_json_error(client.post("/v1/translate", content=b"texts=Hund"), 422, "must be a JSON object")
+    assert_json_error(client.post("/v1/translate"), 422, "the request has no body: send a JSON object with `texts`")
+    empty = client.post("/v1/translate", content=b"", headers=headers)
+    assert_json_error(empty, 422, "the request has no body: send a JSON object with `texts`")
 
 
 def test_a_body_larger_than_any_valid_request_gets_413(client):

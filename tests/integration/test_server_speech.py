@@ -139,6 +139,11 @@ def test_bad_audio_requests_get_a_json_error_naming_the_item(speech_client, body
     assert_json_error(speech_client.post("/v1/translate", json=body), status, fragment)
 
 
+def test_a_request_without_a_body_names_the_field_a_speech_model_takes(speech_client):
+    response = speech_client.post("/v1/translate")
+    assert_json_error(response, 422, "the request has no body: send a JSON object with `audio`")
+
+
 def test_the_body_limit_leaves_room_for_the_longest_recordings(speech_client, spoken):
     longest = np.resize(spoken[0].samples, 5 * 8000)
     response = speech_client.post("/v1/translate", json={"audio": [encoded(longest)] * 3, "beam_size": 1})
