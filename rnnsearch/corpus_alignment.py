@@ -20,26 +20,35 @@ What eflomal does shows in the file:
 - its number of iterations falls as the corpus grows (5,000/√pairs for its last model),
   so a small corpus takes longer per pair than a large one.
 
-The file is written whole or not at all (`files.replacing`): eflomal's link files go in
-the same private folder beside it, so a kill leaves the old file, if any, and a folder of
-the temporary pattern, which the next run over the same file removes.
+The file is written whole or not at all (`files.replacing`): eflomal's input files of
+word ids and its link files go in the same private folder beside it, not in the system's
+temporary folder. eflomal's program runs as a child that the kernel kills when the
+command dies (rnnsearch.children), so no aligner outlives a killed command; a SIGTERM or
+Ctrl-C removes the folder on the way out, and after a SIGKILL the next run over the same
+file removes it. An eflomal failure (killed, a full disk) is one line saying what failed.
 """
 
 from __future__ import annotations
 
 import glob
 import gzip
+import math
+import os
 import shutil
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from tqdm import tqdm
 
 from rnnsearch.alignment import pharaoh
+from rnnsearch.children import die_with
 from rnnsearch.config import Config, TrainingFiles
 from rnnsearch.errors import UserError
 from rnnsearch.files import TEMPORARY_SUFFIX, replacing, write_failure
@@ -49,6 +58,7 @@ from rnnsearch.text.corpus import PairCounts, require_usable, stream_parallel
 INSTALL = "pip install 'rnnsearch[align]'"
 EFLOMAL_MODELS = {1: "IBM1", 2: "IBM1 then HMM", 3: "IBM1, HMM, then HMM with fertility"}
 DEFAULT_EFLOMAL_MODEL = 3  # eflomal's own default, and its most accurate
+FULL_DISK_BYTES = 1 << 20  # free space below which a failure is put down to a full disk
 
 
 @dataclass(frozen=True)
@@ -147,20 +157,106 @@ def align_corpus(
     started, path = time.monotonic(), Path(alignments)
     _clear_leftovers(path)
     counts = PairCounts()
+    aligner = eflomal.Aligner(model=model, rel_iterations=iterations)
     with replacing(path) as temporary:
-        forward, backward = temporary.parent / "forward.links", temporary.parent / "backward.links"
-        eflomal.Aligner(model=model, rel_iterations=iterations).align(
-            _side(src, tgt, 0, counts),
-            _side(src, tgt, 1, counts),
-            links_filename_fwd=str(forward),
-            links_filename_rev=str(backward),
-        )
-        links, unlinked = _write(
-            src, tgt, (forward, backward), temporary, pairs=counts.lines, method=symmetrisation, name=path
-        )
-        forward.unlink()
-        backward.unlink()
+        folder = temporary.parent
+        inputs = _prepare(aligner, src, tgt, counts, folder)
+        link_files = folder / "forward.links", folder / "backward.links"
+        _run_eflomal(eflomal, aligner, inputs, link_files, pairs=counts.lines)
+        links, unlinked = _write(src, tgt, link_files, temporary, pairs=counts.lines, method=symmetrisation, name=path)
+        for leftover in (*inputs, *link_files):
+            leftover.unlink()
     return CorpusAlignment(path, counts.lines, links, unlinked, time.monotonic() - started)
+
+
+def _prepare(aligner: Any, src: str | Path, tgt: str | Path, counts: PairCounts, folder: Path) -> tuple[Path, Path]:
+    """Both sides as eflomal's files of word ids, written by eflomal's own writer into
+    `folder` (the private folder beside the output, which a later run clears if this one
+    is killed), not into the system's temporary folder, where nothing would."""
+    inputs = folder / "source.ids", folder / "target.ids"
+    try:
+        with inputs[0].open("wb") as source, inputs[1].open("wb") as target:
+            aligner.prepare_files(_side(src, tgt, 0, counts), source, _side(src, tgt, 1, counts), target, None, None)
+    except OSError as error:
+        raise write_failure(inputs[0].parent, error) from None
+    for path in inputs:
+        _require_whole(path, counts.lines + 1)
+    return inputs
+
+
+def _require_whole(path: Path, lines: int) -> None:
+    """Refuse an input file that eflomal's writer, which does not check its writes, left
+    with fewer than `lines` lines (a header, then a line a sentence)."""
+    with path.open("rb") as written:
+        found = sum(block.count(b"\n") for block in iter(lambda: written.read(1 << 20), b""))
+    if found < lines:
+        raise UserError(
+            f"{path}: eflomal's input was cut short after {path.stat().st_size:,} bytes, {found:,} of its "
+            f"{lines:,} lines: it could not be written whole{_short_write_note(path.parent)}"
+        )
+
+
+def eflomal_iterations(aligner: Any, pairs: int) -> tuple[int, int, int]:
+    """The sampling iterations of eflomal's three models for a corpus of `pairs` pairs:
+    eflomal's own default, which its Python wrapper computes and its program needs told.
+    The last model gets 5,000 / √pairs times `rel_iterations` (at least 2), each earlier
+    one a quarter of that; models past `model` get none."""
+    last = max(2, round(aligner.rel_iterations * 5000 / math.sqrt(pairs)))
+    quarter = max(1, last // 4)
+    return {1: (last, 0, 0), 2: (max(2, quarter), last, 0)}.get(aligner.model, (max(2, quarter), quarter, last))
+
+
+def _run_eflomal(
+    eflomal: ModuleType, aligner: Any, inputs: tuple[Path, Path], link_files: tuple[Path, Path], *, pairs: int
+) -> None:
+    """Run eflomal's program over the prepared inputs, writing both directions' links, as a
+    child that dies with this process; a failure is one line saying what happened."""
+    program = Path(eflomal.__file__).parent / "bin" / "eflomal"
+    first, second, third = eflomal_iterations(aligner, pairs)
+    command = [str(program), "-q", "-m", str(aligner.model), "-n", str(aligner.n_samplers)]
+    command += ["-N", str(aligner.null_prior), "-1", str(first)]
+    command += ["-2", str(second)] if aligner.model >= 2 else []
+    command += ["-3", str(third)] if aligner.model >= 3 else []
+    command += ["-s", str(inputs[0]), "-t", str(inputs[1]), "-f", str(link_files[0]), "-r", str(link_files[1])]
+    parent = os.getpid()
+    with subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: die_with(parent),
+    ) as process:
+        try:
+            _, messages = process.communicate()
+        except BaseException:
+            process.kill()
+            raise
+    if process.returncode != 0:
+        raise UserError(_failure(process.returncode, messages.decode("utf-8", "replace"), inputs[0].parent))
+
+
+def _failure(status: int, messages: str, folder: Path) -> str:
+    """What to say of an eflomal run that ended with `status` and printed `messages`."""
+    if status < 0:
+        name = signal.Signals(-status).name
+        cause = " (by the kernel's out-of-memory killer?)" if name == "SIGKILL" else ""
+        what = f"eflomal was killed by {name}{cause}"
+    else:
+        said = messages.strip().splitlines()
+        what = f"eflomal failed (exit status {status}{': ' + said[-1].strip() if said else ''})"
+    return what + _disk_note(folder)
+
+
+def _short_write_note(folder: Path) -> str:
+    """Why a file in `folder` came out short: its disk's free space when that is nearly
+    none, else the causes it may have."""
+    return _disk_note(folder) or " (a full disk or a file size limit?)"
+
+
+def _disk_note(folder: Path) -> str:
+    """A note on the space left where eflomal's files are, when it is nearly none."""
+    free = shutil.disk_usage(folder).free
+    return f"; {folder} has {free:,} bytes free: is its disk full?" if free < FULL_DISK_BYTES else ""
 
 
 def _clear_leftovers(path: Path) -> None:
@@ -237,15 +333,21 @@ def _write(
 
 def _eflomal_links(path: Path, pairs: int) -> Iterator[list[Link]]:
     """The links of an eflomal link file, a line (pair) at a time, (source, target) word
-    pairs; a file that is missing or ends early means eflomal failed."""
+    pairs. eflomal does not check its writes, so a file that is missing or ends early
+    after a run that reported no error was cut short by the disk."""
     if not path.exists():
-        raise UserError("eflomal wrote no links (it failed: its messages are above)")
+        raise UserError(f"{path}: eflomal wrote no links, though it reported no error{_disk_note(path.parent)}")
     with path.open(encoding="ascii") as lines:
         for line in lines:
+            if not line.endswith("\n"):
+                break  # a last line cut short
             yield [_link(text) for text in line.split()]
             pairs -= 1
     if pairs > 0:
-        raise UserError(f"eflomal's links end {pairs:,} pairs early (it failed: its messages are above)")
+        raise UserError(
+            f"{path}: eflomal's links end {pairs:,} pairs early: it could not write them all, though it reported "
+            f"no error{_short_write_note(path.parent)}"
+        )
 
 
 def _link(text: str) -> Link:

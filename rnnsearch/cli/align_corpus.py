@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from rnnsearch.children import terminating_as_interrupt
 from rnnsearch.cli.options import add_config, positive
 from rnnsearch.corpus_alignment import DEFAULT_EFLOMAL_MODEL, EFLOMAL_MODELS, align_training_corpora
 from rnnsearch.symmetrisation import DEFAULT_METHOD
@@ -50,11 +51,12 @@ def run(args: argparse.Namespace) -> None:
     from rnnsearch.config import load_config
 
     config = load_config(args.config, args.set)
-    for written in align_training_corpora(
-        config,
-        origin=args.config,
-        symmetrisation=args.symmetrize,
-        model=args.eflomal_model,
-        iterations=args.iterations,
-    ):
-        print(written)
+    with terminating_as_interrupt():
+        for written in align_training_corpora(
+            config,
+            origin=args.config,
+            symmetrisation=args.symmetrize,
+            model=args.eflomal_model,
+            iterations=args.iterations,
+        ):
+            print(written)

@@ -47,7 +47,7 @@ from rnnsearch.prepared.preparing import ensure_prepared, prepare
 from rnnsearch.prepared.reading import CHECK_BLOCK, PreparedPairs
 from rnnsearch.prepared.sampling import SAMPLE_SEED, train_vocabularies
 from rnnsearch.prepared.streaming import CHUNK_LINES
-from rnnsearch.prepared.workers import PR_SET_PDEATHSIG, SMALL_CORPUS_BYTES
+from rnnsearch.prepared.workers import SMALL_CORPUS_BYTES
 from rnnsearch.prepared.writing import IN_FLIGHT_PER_WORKER, FilterReport
 
 __all__ = [
@@ -58,7 +58,6 @@ __all__ = [
     "IN_FLIGHT_PER_WORKER",
     "LINK_ARRAYS",
     "MANIFEST",
-    "PR_SET_PDEATHSIG",
     "SAMPLE_SEED",
     "SIDES",
     "SMALL_CORPUS_BYTES",

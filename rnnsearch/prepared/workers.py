@@ -8,10 +8,7 @@ a killed prepare leaves none behind.
 
 from __future__ import annotations
 
-import ctypes
 import os
-import signal
-import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import ExitStack
@@ -21,6 +18,7 @@ from multiprocessing import get_context
 
 import numpy as np
 
+from rnnsearch.children import die_with
 from rnnsearch.config import ParallelFiles
 from rnnsearch.prepared.links import EncodedLinks, encode_links
 from rnnsearch.prepared.streaming import total_bytes
@@ -28,7 +26,6 @@ from rnnsearch.text.corpus import PairCounts, RawChunk
 from rnnsearch.text.subwords import Subwords
 
 SMALL_CORPUS_BYTES = 64 << 20  # below this (~250,000 pairs), starting workers costs more than they save
-PR_SET_PDEATHSIG = 1  # prctl's option: the signal a process gets when its parent dies (linux/prctl.h)
 
 
 @dataclass
@@ -99,20 +96,7 @@ def _start_worker(encoder: Encoder, parent: int) -> None:
     caller's standard streams (or the pipe multiprocessing's resource tracker waits on)."""
     global _WORKER_ENCODER
     _WORKER_ENCODER = encoder
-    _die_with(parent)
-
-
-def _die_with(parent: int) -> None:
-    """Have the kernel kill this process when `parent` dies (Linux's PR_SET_PDEATHSIG);
-    if it died already, before the request was made, exit now. Elsewhere a worker
-    outlives its parent only until it next waits for work from it."""
-    if sys.platform != "linux":
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-        return
-    if os.getppid() != parent:
-        os._exit(1)
+    die_with(parent)
 
 
 def _encode_in_worker(raw: RawChunk) -> Encoded:

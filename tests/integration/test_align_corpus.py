@@ -8,6 +8,7 @@ import gzip
 import importlib.util
 import io
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -17,8 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import DATA, write_config, write_lines
 
-from rnnsearch import alignment_error_rate, read_gold
+from rnnsearch import alignment_error_rate, corpus_alignment, read_gold
 from rnnsearch.cli import main
+from rnnsearch.errors import UserError
 from rnnsearch.files import TEMPORARY_SUFFIX
 from rnnsearch.text.corpus import read_lines
 
@@ -159,6 +161,7 @@ BLOCKED = """
 import sys
 sys.modules["eflomal"] = None  # `import eflomal` fails, as where it is not installed
 from rnnsearch.cli import main
+from rnnsearch.errors import UserError
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -177,3 +180,115 @@ def test_without_eflomal_the_command_says_how_to_install_it(tmp_path):
     assert done.stderr.startswith("rnnsearch: error: aligning a corpus needs eflomal, which cannot be imported")
     assert done.stderr.endswith(": pip install 'rnnsearch[align]'\n")
     assert not (tmp_path / "a.align").exists()
+
+
+def eflomal_processes(folder: Path) -> list[int]:
+    """The eflomal programs running over files in `folder`, by process id."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            arguments = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if arguments[0].endswith(b"/eflomal") and any(str(folder).encode() in argument for argument in arguments):
+            found.append(int(entry.name))
+    return found
+
+
+def start_align_corpus(folder: Path, path: Path, **limits) -> subprocess.Popen:
+    """align-corpus in a process of its own, its temporary folder an empty one of `folder`."""
+    (folder / "tmp").mkdir()
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(folder / "tmp")}
+    return subprocess.Popen(
+        [sys.executable, "-m", "rnnsearch", "align-corpus", str(path)],  # eflomal's full iterations: seconds
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        **limits,
+    )
+
+
+def wait_for(condition, *, seconds: float = 60.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return condition()
+
+
+@needs_eflomal
+@pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGTERM])
+def test_killing_align_corpus_kills_eflomal_and_leaves_no_temporary_file(tmp_path, signal_number):
+    """Only the command is killed, not its process group: eflomal must die with it, and
+    nothing lands in the system's temporary folder. A SIGTERM removes the command's own
+    temporary folder on the way out; after a SIGKILL the next run removes it (the test above)."""
+    alignments = tmp_path / "hansards.align"
+    alignments.write_text("the old links\n", encoding="utf-8")
+    run = start_align_corpus(tmp_path, config(tmp_path, corpus(*hansards(tmp_path), alignments)))
+    try:
+        assert wait_for(lambda: eflomal_processes(tmp_path) or run.poll() is not None)
+        assert run.poll() is None, run.stderr.read()
+        os.kill(run.pid, signal_number)
+    finally:
+        run.wait(timeout=60)
+    assert wait_for(lambda: not eflomal_processes(tmp_path), seconds=10), "eflomal outlived the command"
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert alignments.read_text(encoding="utf-8") == "the old links\n"
+    left = list(tmp_path.glob(f".hansards.align.*{TEMPORARY_SUFFIX}"))
+    assert len(left) == (1 if signal_number == signal.SIGKILL else 0)
+    if signal_number == signal.SIGTERM:
+        assert run.returncode == 130 and run.stderr.read().endswith("\nrnnsearch: interrupted\n")
+
+
+@needs_eflomal
+def test_an_eflomal_killed_under_the_command_is_one_line(tmp_path):
+    """As the kernel's out-of-memory killer would: the command says so in one line."""
+    alignments = tmp_path / "hansards.align"
+    run = start_align_corpus(tmp_path, config(tmp_path, corpus(*hansards(tmp_path), alignments)))
+    try:
+        assert wait_for(lambda: eflomal_processes(tmp_path) or run.poll() is not None)
+        for pid in eflomal_processes(tmp_path):
+            os.kill(pid, signal.SIGKILL)
+    finally:
+        run.wait(timeout=60)
+    assert run.returncode == 1
+    assert run.stderr.read().splitlines()[-1] == (
+        "rnnsearch: error: eflomal was killed by SIGKILL (by the kernel's out-of-memory killer?)"
+    )
+    assert not alignments.exists() and list(tmp_path.glob(f".hansards.align.*{TEMPORARY_SUFFIX}")) == []
+
+
+def limit_file_size(limit: int):
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    return limited
+
+
+@needs_eflomal
+def test_an_input_eflomal_cannot_write_whole_is_one_line_naming_it(tmp_path):
+    """Files may grow to 8,000 bytes, as on a disk that fills: eflomal's writer checks none
+    of its writes, so the command checks what it wrote and names the file that came out short."""
+    alignments = tmp_path / "hansards.align"
+    path = config(tmp_path, corpus(*hansards(tmp_path), alignments))
+    run = start_align_corpus(tmp_path, path, preexec_fn=limit_file_size(8_000))
+    run.wait(timeout=120)
+    last = run.stderr.read().splitlines()[-1]
+    assert run.returncode == 1 and last.startswith("rnnsearch: error: "), last
+    assert "/source.ids: eflomal's input was cut short after 8,000 bytes" in last
+    assert last.endswith("it could not be written whole (a full disk or a file size limit?)")
+    assert not alignments.exists() and list(tmp_path.glob(f".hansards.align.*{TEMPORARY_SUFFIX}")) == []
+
+
+@pytest.mark.parametrize("text", ["0-0\n1-1\n", "0-0\n1-1\n2-", ""])
+def test_links_that_end_early_are_one_line_naming_the_file(tmp_path, text):
+    """eflomal reports no error when its link file cannot be written whole (it checks no
+    write): a file with fewer whole lines than pairs is named, with the likely causes."""
+    path = tmp_path / "forward.links"
+    path.write_text(text, encoding="ascii")
+    with pytest.raises(UserError) as raised:
+        list(corpus_alignment._eflomal_links(path, 5))
+    message = str(raised.value)
+    assert message.startswith(f"{path}: eflomal's links end {5 - text.count(chr(10))} pairs early")
+    assert message.endswith("though it reported no error (a full disk or a file size limit?)")
