@@ -79,7 +79,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.processor import describe_cpu  # noqa: E402
 from rnnsearch import kernels  # noqa: E402
 from rnnsearch.config import load_config  # noqa: E402
-from rnnsearch.prepared import SMALL_CORPUS_BYTES, SRC_SUBWORDS, TGT_SUBWORDS  # noqa: E402
+from rnnsearch.prepared.manifest import SRC_SUBWORDS, TGT_SUBWORDS  # noqa: E402
+from rnnsearch.prepared.workers import SMALL_CORPUS_BYTES  # noqa: E402
 from rnnsearch.text.subwords import Subwords  # noqa: E402
 
 MULTI30K = (Path("data/multi30k/train.de.gz"), Path("data/multi30k/train.en.gz"))

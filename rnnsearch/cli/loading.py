@@ -19,9 +19,9 @@ def models(model_dirs: list[str]) -> str | list[str]:
 
 def load(args: argparse.Namespace) -> Translator:
     """The translator a searching command asks for: its model directory, device and search options."""
-    import rnnsearch
+    from rnnsearch.translator import load as load_translator
 
-    return rnnsearch.load(
+    return load_translator(
         models(args.model_dir),
         device=args.device,
         precision=args.precision,
@@ -35,10 +35,10 @@ def load_for_pairs(args: argparse.Namespace, model_dir: str | None = None) -> Tr
     """The translator `score` and `align` use: a text model (--model_dir's, or `model_dir`),
     on the device and precision asked for, on PyTorch (an exported package holds its
     weights too; its graphs only search)."""
-    import rnnsearch
+    from rnnsearch.translator import load as load_translator
 
     model_dirs = args.model_dir if model_dir is None else [model_dir]
-    translator = rnnsearch.load(models(model_dirs), device=args.device, precision=args.precision, runtime="torch")
+    translator = load_translator(models(model_dirs), device=args.device, precision=args.precision, runtime="torch")
     if translator.speech:
         raise UserError(f"{model_dirs[0]}: a speech model; {args.command} takes text sources and targets")
     return translator

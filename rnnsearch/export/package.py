@@ -31,8 +31,8 @@ from rnnsearch.export.runtime import OnnxModel, session
 from rnnsearch.files import atomic_write, replacing
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.reserved import BOS, EOS
-from rnnsearch.search import max_output_lengths
 from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.rules import max_output_lengths
 from rnnsearch.text.batches import source_tensors
 
 CHECK_SENTENCES = 16  # sample sentences the graphs are checked on

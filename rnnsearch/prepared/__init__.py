@@ -27,50 +27,14 @@ One module per step, in the order the data flows:
     writing.py     the encoded chunks appended to the arrays, in order
     preparing.py   prepare and ensure_prepared: the steps above, manifest last
     reading.py     PreparedPairs: a dataset checked and memory-mapped for training
+
+The package's public API is what the rest of rnnsearch uses (below); everything else is
+imported from the module it lives in.
 """
 
-from rnnsearch.prepared.manifest import (
-    ARRAYS,
-    FORMAT,
-    LINK_ARRAYS,
-    MANIFEST,
-    SIDES,
-    SRC_SUBWORDS,
-    TGT_SUBWORDS,
-    Manifest,
-    manifest_problem,
-    prepared_dir,
-    read_manifest,
-    stale_reason,
-)
+from rnnsearch.prepared.manifest import prepared_dir, stale_reason
 from rnnsearch.prepared.preparing import ensure_prepared, prepare
-from rnnsearch.prepared.reading import CHECK_BLOCK, PreparedPairs
-from rnnsearch.prepared.sampling import SAMPLE_SEED, train_vocabularies
-from rnnsearch.prepared.streaming import CHUNK_LINES
-from rnnsearch.prepared.workers import SMALL_CORPUS_BYTES
-from rnnsearch.prepared.writing import IN_FLIGHT_PER_WORKER, FilterReport
+from rnnsearch.prepared.reading import PreparedPairs
+from rnnsearch.prepared.writing import FilterReport
 
-__all__ = [
-    "ARRAYS",
-    "CHECK_BLOCK",
-    "CHUNK_LINES",
-    "FORMAT",
-    "IN_FLIGHT_PER_WORKER",
-    "LINK_ARRAYS",
-    "MANIFEST",
-    "SAMPLE_SEED",
-    "SIDES",
-    "SMALL_CORPUS_BYTES",
-    "SRC_SUBWORDS",
-    "TGT_SUBWORDS",
-    "FilterReport",
-    "Manifest",
-    "PreparedPairs",
-    "ensure_prepared",
-    "manifest_problem",
-    "prepare",
-    "prepared_dir",
-    "read_manifest",
-    "stale_reason",
-    "train_vocabularies",
-]
+__all__ = ["FilterReport", "PreparedPairs", "ensure_prepared", "prepare", "prepared_dir", "stale_reason"]

@@ -8,7 +8,8 @@ import random
 from collections.abc import Iterator, Sequence
 
 from rnnsearch.config import ParallelFiles, SubwordConfig
-from rnnsearch.prepared.streaming import CHUNK_LINES, Progress, total_bytes
+from rnnsearch.prepared import streaming
+from rnnsearch.prepared.streaming import Progress, total_bytes
 from rnnsearch.text.corpus import PairCounts, require_usable, stream_parallel
 from rnnsearch.text.subwords import Subwords, train_subwords
 
@@ -18,7 +19,7 @@ SAMPLE_SEED = 0  # the subword sample is the same for the same corpus, whatever 
 def _usable_chunks(corpus: ParallelFiles, counts: PairCounts) -> Iterator[tuple[list[str], list[str], int, int]]:
     """The pairs of `corpus` with words on both sides, a chunk at a time, with the lines
     read and the bytes read so far; `counts` counts the blank ones."""
-    for chunk in stream_parallel(corpus.src, corpus.tgt, chunk_lines=CHUNK_LINES):
+    for chunk in stream_parallel(corpus.src, corpus.tgt, chunk_lines=streaming.CHUNK_LINES):
         usable = counts.add(chunk.sources, chunk.targets)
         sources = [s for s, keep in zip(chunk.sources, usable) if keep]
         targets = [t for t, keep in zip(chunk.targets, usable) if keep]

@@ -12,7 +12,9 @@ from tqdm import tqdm
 
 from rnnsearch.config import ParallelFiles
 
-CHUNK_LINES = 10_000  # pairs read, encoded and written together
+CHUNK_LINES = 10_000
+"""Pairs read, encoded and written together; sampling.py and writing.py read it here when
+they run (`streaming.CHUNK_LINES`), so that a test may set it."""
 
 
 def say(message: str) -> None:

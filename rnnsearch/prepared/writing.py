@@ -20,8 +20,9 @@ import numpy as np
 from rnnsearch import files
 from rnnsearch.config import TrainingFiles
 from rnnsearch.errors import UserError
+from rnnsearch.prepared import streaming
 from rnnsearch.prepared.manifest import ARRAYS, LINK_ARRAYS, SIDES
-from rnnsearch.prepared.streaming import CHUNK_LINES, Progress, say, total_bytes
+from rnnsearch.prepared.streaming import Progress, say, total_bytes
 from rnnsearch.prepared.workers import Encoded, Encoder, encoding
 from rnnsearch.text.corpus import PairCounts, RawChunk, require_usable, stream_raw_parallel
 
@@ -141,7 +142,10 @@ def _encode_corpus(
 
     kept_before = writer.pairs
     try:
-        for raw in stream_raw_parallel(corpus.src, corpus.tgt, chunk_lines=CHUNK_LINES, alignments=corpus.alignments):
+        chunks = stream_raw_parallel(
+            corpus.src, corpus.tgt, chunk_lines=streaming.CHUNK_LINES, alignments=corpus.alignments
+        )
+        for raw in chunks:
             pending.append(encode(raw))
             if len(pending) >= in_flight:
                 write_oldest()

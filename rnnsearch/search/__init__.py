@@ -10,43 +10,6 @@ rules.py and beam.py: `restrict` forbids tokens, `beam.accept` decides which of 
 beam's extensions finish and which stay live, and `finished` builds each result and
 its score; the fixed-shape searches call them in the form that reads nothing back.
 `choice.choose_search` picks the search a call runs; arrivals.py lets sentences join
-a batch in flight.
+a batch in flight. Each name is imported from the module it lives in; the package itself
+exports nothing.
 """
-
-from rnnsearch.search.rules import (
-    CHUNK,
-    GREEDY,
-    NOT_FORCED,
-    Cancelled,
-    Hypothesis,
-    SearchCancelled,
-    SearchOptions,
-    check,
-    chunk_maxima,
-    finished,
-    forced_tokens,
-    max_output_lengths,
-    normalised,
-    prefix_tensor,
-    restrict,
-    with_search_kernels,
-)
-
-__all__ = [
-    "CHUNK",
-    "GREEDY",
-    "NOT_FORCED",
-    "Cancelled",
-    "Hypothesis",
-    "SearchCancelled",
-    "SearchOptions",
-    "check",
-    "chunk_maxima",
-    "finished",
-    "forced_tokens",
-    "max_output_lengths",
-    "normalised",
-    "prefix_tensor",
-    "restrict",
-    "with_search_kernels",
-]

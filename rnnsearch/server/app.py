@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rnnsearch import __version__
 from rnnsearch.errors import UserError
-from rnnsearch.search import Cancelled
+from rnnsearch.search.rules import Cancelled
 from rnnsearch.server import schemas
 from rnnsearch.server.batcher import Batcher, TranslateFn
 from rnnsearch.server.info import describe_model, max_audio_seconds

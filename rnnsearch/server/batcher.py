@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rnnsearch.search import Cancelled, SearchCancelled
+from rnnsearch.search.rules import Cancelled, SearchCancelled
 from rnnsearch.translator import Translation
 
 Item = tuple[str, str] | np.ndarray

@@ -12,10 +12,10 @@ import torch
 import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.kernels.cuda_graphs import GraphedLoss
-from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.rules import SearchOptions, max_output_lengths
 from rnnsearch.text.batches import make_batch, source_tensors
 from rnnsearch.training.loss import sequence_loss
 from rnnsearch.training.trainer import training_step

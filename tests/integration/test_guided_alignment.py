@@ -16,7 +16,8 @@ from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict
 from rnnsearch.errors import UserError
 from rnnsearch.guide import piece_links
-from rnnsearch.prepared import LINK_ARRAYS, PreparedPairs, prepare, stale_reason
+from rnnsearch.prepared import PreparedPairs, prepare, stale_reason
+from rnnsearch.prepared.manifest import LINK_ARRAYS
 from rnnsearch.text.corpus import read_lines
 
 

@@ -25,8 +25,8 @@ from rnnsearch.evaluation.alignment_error import GoldLinks, alignment_error_rate
 from rnnsearch.forced import teacher_forced
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.model.settings import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
-from rnnsearch.search import max_output_lengths
 from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.rules import max_output_lengths
 from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch, source_tensors
 from rnnsearch.text.synthetic import make_pairs
 from rnnsearch.training.trainer import training_step

@@ -19,12 +19,13 @@ import numpy as np
 import pytest
 from conftest import DATA, tiny_config, write_config, write_lines
 
-from rnnsearch import files, prepared
+from rnnsearch import files
 from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict
 from rnnsearch.errors import UserError
-from rnnsearch.prepared import FilterReport, PreparedPairs, ensure_prepared, prepare, stale_reason
-from rnnsearch.prepared.sampling import sample
+from rnnsearch.prepared import FilterReport, PreparedPairs, ensure_prepared, prepare, stale_reason, streaming, writing
+from rnnsearch.prepared.manifest import FORMAT, MANIFEST, SIDES, SRC_SUBWORDS, TGT_SUBWORDS
+from rnnsearch.prepared.sampling import sample, train_vocabularies
 from rnnsearch.prepared.writing import Writer
 from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch
 from rnnsearch.text.corpus import is_blank, read_lines
@@ -61,9 +62,7 @@ def in_memory_pairs(config) -> tuple[Subwords, Subwords, list, FilterReport]:
     corpus = config.data.train_corpora[0]
     sources, targets = read_lines(corpus.src), read_lines(corpus.tgt)
     usable = [(s, t) for s, t in zip(sources, targets) if not is_blank(s) and not is_blank(t)]
-    src_subwords, tgt_subwords = prepared.train_vocabularies(
-        config.subwords, [s for s, _ in usable], [t for _, t in usable]
-    )
+    src_subwords, tgt_subwords = train_vocabularies(config.subwords, [s for s, _ in usable], [t for _, t in usable])
     encoded = zip(src_subwords.encode([s for s, _ in usable]), tgt_subwords.encode([t for _, t in usable]))
     limit = config.data.max_length
     pairs = [(s, t) for s, t in encoded if len(s) <= limit and len(t) <= limit]
@@ -71,12 +70,29 @@ def in_memory_pairs(config) -> tuple[Subwords, Subwords, list, FilterReport]:
     return src_subwords, tgt_subwords, pairs, report
 
 
+def counting_chunks(monkeypatch, chunk_lines: int) -> list[int]:
+    """Set the chunk size where preparing reads it, and count the chunks it writes: a list
+    of each chunk's lines, which a test checks, so that it fails if the size is ignored."""
+    monkeypatch.setattr(streaming, "CHUNK_LINES", chunk_lines)
+    seen: list[int] = []
+    reading = writing.stream_raw_parallel
+
+    def counted(*args, **kwargs):
+        for chunk in reading(*args, **kwargs):
+            seen.append(len(chunk.raw_sources))
+            yield chunk
+
+    monkeypatch.setattr(writing, "stream_raw_parallel", counted)
+    return seen
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_prepared_data_holds_exactly_the_pairs_training_held_in_memory(subset, tmp_path, monkeypatch, workers):
-    monkeypatch.setattr(prepared, "CHUNK_LINES", 250)  # several chunks, several in flight
+    chunks = counting_chunks(monkeypatch, 250)  # several chunks, several in flight
     config = config_for(subset, tmp_path / "run", workers=workers)
     src_subwords, tgt_subwords, pairs, report = in_memory_pairs(config)
     subwords = prepare(config, tmp_path / "prepared")
+    assert chunks == [250] * 4 + [len(read_lines(subset / "train.de")) - 1000]
     assert [s.model_bytes for s in subwords] == [src_subwords.model_bytes, tgt_subwords.model_bytes]
     data = PreparedPairs(tmp_path / "prepared")
     assert len(data) == len(pairs) == report.kept
@@ -195,7 +211,7 @@ def test_bad_lines_deep_in_the_corpus_are_one_line_errors(subset, tmp_path, caps
     assert main(["prepare", str(config)]) == 1
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert line.startswith(f"rnnsearch: error: {truncated}: ") and "truncated" in line, line
-    assert not (tmp_path / "run" / "prepared" / prepared.MANIFEST).exists()
+    assert not (tmp_path / "run" / "prepared" / MANIFEST).exists()
 
 
 def test_a_full_disk_while_preparing_leaves_no_dataset_and_no_temporaries(subset, tmp_path, monkeypatch):
@@ -232,7 +248,7 @@ def test_a_prepare_killed_midway_leaves_nothing_a_training_run_accepts(subset, t
     killed = 0
     for delay in (0.0, 0.8, 2.0):
         child = subprocess.Popen([sys.executable, "-m", "rnnsearch", "prepare", str(config)], stderr=subprocess.DEVNULL)
-        while (directory / prepared.MANIFEST).exists() and child.poll() is None:
+        while (directory / MANIFEST).exists() and child.poll() is None:
             time.sleep(0.005)  # until it has begun to replace the old dataset
         time.sleep(delay)
         child.send_signal(signal.SIGKILL)
@@ -311,16 +327,16 @@ def intact(subset, tmp_path_factory) -> Path:
 
 
 def edit_manifest(directory: Path, **changes) -> None:
-    manifest = json.loads((directory / prepared.MANIFEST).read_text())
+    manifest = json.loads((directory / MANIFEST).read_text())
     for key, value in changes.items():
         manifest[key] = value
-    (directory / prepared.MANIFEST).write_text(json.dumps(manifest))
+    (directory / MANIFEST).write_text(json.dumps(manifest))
 
 
 def rewrite_array(directory: Path, name: str, change) -> None:
     """Replace an array by `change(array)`, with the manifest's size and digest made to
     match, as a careful vandal would: what is left to tell is the arrays' own sense."""
-    manifest = json.loads((directory / prepared.MANIFEST).read_text())
+    manifest = json.loads((directory / MANIFEST).read_text())
     types = {"tokens": manifest["token_type"], "offsets": "int64", "lengths": manifest["length_type"]}
     dtype = np.dtype(types[name.split(".")[1]]).newbyteorder("<")
     array = change(np.fromfile(directory / name, dtype=dtype)).astype(dtype)
@@ -335,7 +351,7 @@ def rewrite_array(directory: Path, name: str, change) -> None:
 
 def other_target_subwords(directory: Path) -> None:
     texts = ["a dog runs", "two men sit on a bench", "the girl in red"] * 20
-    (directory / prepared.TGT_SUBWORDS).write_bytes(train_subwords(texts, "unigram", 300).model_bytes)
+    (directory / TGT_SUBWORDS).write_bytes(train_subwords(texts, "unigram", 300).model_bytes)
 
 
 DAMAGES = {
@@ -429,18 +445,18 @@ def write_synthetic_dataset(directory: Path, pairs: int, subwords: Subwords) -> 
     rng = np.random.default_rng(0)
     directory.mkdir()
     sizes = {}
-    for side in prepared.SIDES:
+    for side in SIDES:
         lengths = rng.integers(1, 60, pairs).astype("<u2")
         offsets = np.concatenate([[0], np.cumsum(lengths, dtype="<i8")])
         tokens = rng.integers(4, len(subwords), int(offsets[-1])).astype("<u2")
         for kind, array in (("tokens", tokens), ("offsets", offsets), ("lengths", lengths)):
             (directory / f"{side}.{kind}").write_bytes(array.tobytes())
             sizes[f"{side}.{kind}"] = array.nbytes
-    for name in (prepared.SRC_SUBWORDS, prepared.TGT_SUBWORDS):
+    for name in (SRC_SUBWORDS, TGT_SUBWORDS):
         (directory / name).write_bytes(subwords.model_bytes)
     identity = {"path": str(directory / "corpus"), "size": 0, "mtime_ns": 0}
     manifest = {
-        "format": prepared.FORMAT,
+        "format": FORMAT,
         "inputs": [{"src": identity, "tgt": identity}],
         "settings": {"data.max_length": 60},
         "subwords": [subwords.digest, subwords.digest],
@@ -450,7 +466,7 @@ def write_synthetic_dataset(directory: Path, pairs: int, subwords: Subwords) -> 
         "file_sizes": sizes,
         "filtered": [],
     }
-    (directory / prepared.MANIFEST).write_text(json.dumps(manifest))
+    (directory / MANIFEST).write_text(json.dumps(manifest))
 
 
 @pytest.fixture(scope="module")
@@ -473,7 +489,7 @@ def prepare_lines(folder: Path, sources: list[str], targets: list[str], subwords
 
 @pytest.mark.parametrize("chunk", [3, 10_000])  # pairs encoded three at a time, or all at once
 def test_preparing_skips_and_counts_blank_and_over_long_pairs(word_subwords, tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(prepared, "CHUNK_LINES", chunk)
+    chunks = counting_chunks(monkeypatch, chunk)
     sources = ["the cat sat", "", "the dog", "   \t ", "the cat sat on the mat", "cat", "the dog ran", ""]
     targets = [
         "a dog ran",
@@ -492,6 +508,7 @@ def test_preparing_skips_and_counts_blank_and_over_long_pairs(word_subwords, tmp
     kept = [("the cat sat", "a dog ran"), ("the dog ran", "the cat")]
     expected = [(word_subwords.encode([s])[0], word_subwords.encode([t])[0]) for s, t in kept]
     assert [(list(data[k][0]), list(data[k][1])) for k in range(len(data))] == expected
+    assert chunks == ([3, 3, 2] if chunk == 3 else [8])
 
 
 def test_the_length_limit_is_inclusive(word_subwords, tmp_path):
@@ -502,7 +519,7 @@ def test_the_length_limit_is_inclusive(word_subwords, tmp_path):
 def test_a_corpus_whose_every_pair_is_skipped_is_refused(word_subwords, tmp_path):
     with pytest.raises(UserError, match=r"train\.src: no usable training pairs \(each is over data\.max_length = 3"):
         prepare_lines(tmp_path / "data", ["", "the cat sat on the mat"], ["x", "y"], word_subwords, max_length=3)
-    assert not (tmp_path / "data" / "prepared" / prepared.MANIFEST).exists()
+    assert not (tmp_path / "data" / "prepared" / MANIFEST).exists()
 
 
 def test_training_reuses_a_prepared_dataset_with_the_losses_of_a_run_that_prepared_its_own(corpus, tmp_path, capsys):
@@ -542,7 +559,7 @@ def test_validation_translates_the_first_sentences_and_the_whole_set_at_the_end(
 def test_a_bad_line_met_by_an_encoding_worker_is_reported_before_a_later_error(subset, tmp_path, monkeypatch, workers):
     """A resumed run encodes with its own subword models, with no sampling pass before:
     the worker that decodes a bad line reports it, ahead of the shorter file met later."""
-    monkeypatch.setattr(prepared, "CHUNK_LINES", 250)
+    chunks = counting_chunks(monkeypatch, 250)
     lines = read_lines(subset / "train.de")
     source = "".join(f"{s}\n" for s in lines[:600]).encode() + b"Ein \xff Hund.\n"
     (tmp_path / "train.de").write_bytes(source + "".join(f"{s}\n" for s in lines[601:1200]).encode())
@@ -553,6 +570,7 @@ def test_a_bad_line_met_by_an_encoding_worker_is_reported_before_a_later_error(s
     with pytest.raises(UserError) as error:
         prepare(config_from_dict(tree), tmp_path / "prepared", subwords)
     assert str(error.value) == f"{tmp_path / 'train.de'}:601: not valid UTF-8 (byte 5)"
+    assert chunks[:3] == [250, 250, 250]  # the bad line is in the third chunk, the shorter file in the fifth
 
 
 def prepare_subset(subset: Path, tmp_path: Path) -> Path:

@@ -28,7 +28,7 @@ import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict, load_config
 from rnnsearch.model.seq2seq import build_model
-from rnnsearch.search import SearchCancelled
+from rnnsearch.search.rules import SearchCancelled
 from rnnsearch.server import Limits, create_app
 from rnnsearch.server.batcher import Batcher
 from rnnsearch.server.run import listen

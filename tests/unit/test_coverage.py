@@ -13,9 +13,9 @@ from rnnsearch.export.graphs import export_encoder, export_step
 from rnnsearch.export.runtime import check_graph, fixed_sizes, session, step_inputs
 from rnnsearch.model.settings import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
 from rnnsearch.model_directory import load_weights, model_tensors, write_tensors
-from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.rules import SearchOptions, max_output_lengths
 from rnnsearch.text.batches import source_tensors
 from rnnsearch.text.subwords import BOS, PAD
 from tests.conftest import random_sources, tiny_model

@@ -4,9 +4,9 @@ import torch
 from rnnsearch.model.scores import SCORES
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.model.settings import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
-from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.rules import SearchOptions, max_output_lengths
 from rnnsearch.text.batches import make_batch, source_tensors
 from rnnsearch.text.subwords import BOS
 from tests.conftest import random_sources, tiny_model

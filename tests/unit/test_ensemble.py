@@ -4,9 +4,9 @@ import pytest
 import torch
 
 from rnnsearch.model.ensemble import Ensemble, side_numbers
-from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.rules import SearchOptions, max_output_lengths
 from rnnsearch.text.batches import side_tensors, source_tensors
 from rnnsearch.text.subwords import BOS
 from tests.conftest import assert_same_hypotheses, random_sources, tiny_model

@@ -7,9 +7,9 @@ import torch
 
 from rnnsearch.export.graphs import export_encoder, export_step
 from rnnsearch.export.runtime import OnnxModel, session
-from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.rules import SearchOptions, max_output_lengths
 from rnnsearch.text.batches import source_tensors
 from tests.conftest import assert_same_hypotheses, random_sources, tiny_model
 

@@ -6,9 +6,9 @@ import torch
 from rnnsearch.config import SearchConfig
 from rnnsearch.decoding import Decoding
 from rnnsearch.errors import UserError
-from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.rules import SearchOptions, max_output_lengths
 from rnnsearch.text.batches import source_tensors
 from tests.conftest import random_sources, tiny_model
 

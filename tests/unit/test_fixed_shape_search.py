@@ -6,10 +6,10 @@ from dataclasses import replace
 import pytest
 import torch
 
-from rnnsearch.search import SearchCancelled, SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import CHECK_EVERY, fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.rules import SearchCancelled, SearchOptions, max_output_lengths
 from rnnsearch.text.batches import source_tensors
 from rnnsearch.text.subwords import BOS, EOS, PAD
 from tests.conftest import assert_same_hypotheses, random_sources, tiny_model

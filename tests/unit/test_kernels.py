@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from rnnsearch import kernels
-from rnnsearch.search import max_output_lengths
 from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.rules import max_output_lengths
 from rnnsearch.text.batches import make_batch, source_tensors
 from rnnsearch.training.loss import sequence_loss
 from tests.conftest import random_sources, tiny_model

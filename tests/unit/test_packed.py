@@ -6,9 +6,9 @@ from rnnsearch import kernels
 from rnnsearch.kernels import packed as packing
 from rnnsearch.kernels.packed import linear, packed_weights
 from rnnsearch.model.linear import Linear
-from rnnsearch.search import SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.rules import SearchOptions, max_output_lengths
 from rnnsearch.text.batches import source_tensors
 from tests.conftest import random_sources, tiny_model
 

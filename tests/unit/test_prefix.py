@@ -5,9 +5,9 @@ import torch
 
 from rnnsearch.forced import teacher_forced
 from rnnsearch.model.ensemble import Ensemble
-from rnnsearch.search import SearchOptions, max_output_lengths, prefix_tensor
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.rules import SearchOptions, max_output_lengths, prefix_tensor
 from rnnsearch.text.batches import source_tensors
 from rnnsearch.text.subwords import BOS, EOS
 from tests.conftest import assert_same_hypotheses, random_sources, tiny_model

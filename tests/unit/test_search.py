@@ -4,10 +4,9 @@ import math
 import pytest
 import torch
 
-from rnnsearch.search import CHUNK, SearchCancelled, SearchOptions, max_output_lengths
 from rnnsearch.search.beam import beam_search, top_extensions
 from rnnsearch.search.greedy import greedy_search, row_maxima
-from rnnsearch.search.rules import coverage_log, score
+from rnnsearch.search.rules import CHUNK, SearchCancelled, SearchOptions, coverage_log, max_output_lengths, score
 from rnnsearch.text.batches import source_tensors
 from rnnsearch.text.subwords import BOS, EOS, PAD
 from tests.conftest import assert_same_hypotheses, random_sources, tiny_model
