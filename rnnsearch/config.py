@@ -283,7 +283,7 @@ def checked_search_setting(key: str, value: object) -> Any:
 class Config(Section):
     data: Annotated[DataConfig | SpokenDigitsConfig, Field(discriminator="kind")]
     subwords: SubwordConfig = SubwordConfig()
-    model: ModelConfig = ModelConfig()
+    model: ModelConfig = Field(default_factory=ModelConfig)  # made when needed: its check reads the model's registries
     train: TrainConfig = TrainConfig()
     search: SearchConfig = SearchConfig()
 

@@ -1,16 +1,35 @@
 """The model section of the config: the architecture, checked against the model's own
 registries of scores (scores.py) and wirings (wirings.py), which are the one list of
-each. rnnsearch.config holds it as `Config.model`."""
+each. rnnsearch.config holds it as `Config.model`.
+
+The registries hold the model's modules, which need torch; they are read when a model
+section is checked, not when this module is imported, so that importing the config
+(as every command does before it parses its arguments) does not import torch."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from rnnsearch.model.scores import SCORES
-from rnnsearch.model.wirings import WIRINGS
 from rnnsearch.sections import Section, registered_name
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from rnnsearch.model.wirings import BahdanauWiring, LuongWiring
+
+
+def _scores() -> dict[str, type[nn.Module]]:
+    from rnnsearch.model.scores import SCORES
+
+    return SCORES
+
+
+def _wirings() -> dict[str, type[BahdanauWiring] | type[LuongWiring]]:
+    from rnnsearch.model.wirings import WIRINGS
+
+    return WIRINGS
 
 
 class EncoderConfig(Section):
@@ -37,7 +56,7 @@ class AttentionConfig(Section):
     @field_validator("score")
     @classmethod
     def _registered(cls, score: str) -> str:
-        return registered_name(score, SCORES, "score")
+        return registered_name(score, _scores(), "score")
 
 
 class DecoderConfig(Section):
@@ -61,19 +80,19 @@ class DecoderConfig(Section):
     @field_validator("wiring")
     @classmethod
     def _registered_wiring(cls, wiring: str) -> str:
-        return registered_name(wiring, WIRINGS, "wiring")
+        return registered_name(wiring, _wirings(), "wiring")
 
     @model_validator(mode="before")
     @classmethod
     def _readout_of_the_wiring(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("readout") is None:
-            wiring = WIRINGS.get(data.get("wiring", "bahdanau"))
+            wiring = _wirings().get(data.get("wiring", "bahdanau"))
             return {**data, "readout": wiring.default_readout if wiring else "maxout"}
         return data
 
     @model_validator(mode="after")
     def _input_feeding_where_the_wiring_has_it(self) -> DecoderConfig:
-        WIRINGS[self.wiring](self.input_feeding)  # a wiring without input feeding refuses it, saying so
+        _wirings()[self.wiring](self.input_feeding)  # a wiring without input feeding refuses it, saying so
         return self
 
 
@@ -81,9 +100,9 @@ class ModelConfig(Section):
     embedding_size: int = Field(256, gt=0)
     encoder: EncoderConfig = EncoderConfig()
     attention: AttentionConfig | Literal["none"] = Field(
-        AttentionConfig(), description="an alignment model, or none: the fixed-context baseline"
+        default_factory=AttentionConfig, description="an alignment model, or none: the fixed-context baseline"
     )
-    decoder: DecoderConfig = DecoderConfig()
+    decoder: DecoderConfig = Field(default_factory=DecoderConfig)  # its check reads the wirings' registry
     dropout: float = Field(0.2, ge=0.0, lt=1.0)
 
     @model_validator(mode="after")
@@ -98,6 +117,6 @@ class ModelConfig(Section):
     @model_validator(mode="after")
     def _coverage_where_the_score_reads_it(self) -> ModelConfig:
         score = None if self.attention == "none" else self.attention.score
-        if score is not None and self.attention.coverage and not SCORES[score].reads_coverage:
+        if score is not None and self.attention.coverage and not _scores()[score].reads_coverage:
             raise ValueError(f"model.attention.coverage needs the additive score; the {score} score has no use for it")
         return self

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -325,3 +327,17 @@ def test_guided_alignment_of_spoken_digits_is_refused_in_one_line() -> None:
     with pytest.raises(UserError) as excinfo:
         config_from_dict(tree)
     assert "spoken digits" in user_error_message(excinfo)
+
+
+def test_the_config_and_the_command_import_without_torch():
+    """Settings are data: reading the schema, and the command before it parses its
+    arguments (`rnnsearch --help`), need no torch; checking a model section reads the
+    model's registries, which do."""
+    code = (
+        "import sys, rnnsearch.config, rnnsearch.cli\n"
+        "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))[:3]\n"
+        "rnnsearch.config.ModelConfig()\n"
+        "assert 'torch' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
