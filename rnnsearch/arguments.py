@@ -5,9 +5,12 @@ argument or item, instead of a failure deep inside a search or a silent misreadi
 from __future__ import annotations
 
 import numbers
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sized
+from typing import TypeVar
 
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
+
+Checked = TypeVar("Checked")
 
 
 def checked_iterable(values: object, name: str, *, example: str = "a list") -> Iterable:
@@ -72,3 +75,16 @@ def checked_real(value: object, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ArgumentTypeError(f"{name}: expected a number, got {type(value).__name__}")
     return float(value)
+
+
+def numbered_chunks(
+    chunks: Iterable[object], check: Callable[[object, int], Checked], lines: Callable[[Checked], Sized]
+) -> Iterator[tuple[int, int, Checked]]:
+    """Each chunk of inputs that arrive a chunk at a time, checked by `check(chunk, index)`,
+    as (index, the number of its first line, the checked chunk): lines are numbered
+    across the chunks as in one list, counting `lines(checked)` of each chunk."""
+    first_line = 1
+    for index, chunk in enumerate(chunks):
+        checked = check(chunk, index)
+        yield index, first_line, checked
+        first_line += len(lines(checked))

@@ -22,6 +22,7 @@ from rnnsearch.config import MAX_BEAM_SIZE, SearchConfig
 from rnnsearch.errors import ArgumentValueError, UserError
 from rnnsearch.inputs import END, InputKind
 from rnnsearch.model.ensemble import Ensemble
+from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.results import Translation
 from rnnsearch.search.choice import choose_search
@@ -131,17 +132,13 @@ class Decoding:
         results = {
             i: _empty(originals[i], self.source.word_counts(originals[i])) for i in range(len(sources)) if blank[i]
         }
-        was_training = self.model.training
-        self.model.eval()
-        try:
+        with evaluating(self.model):
             for start in range(0, len(todo), SENTENCES_PER_SEARCH):
                 chunk = todo[start : start + SENTENCES_PER_SEARCH]
                 chunk_prefixes = None if prefixes is None else [prefixes[i] for i in chunk]
                 hypotheses = self._search([sources[i] for i in chunk], options, chunk_prefixes)
                 for i, nbest in zip(chunk, hypotheses):
                     results[i] = self._translation(originals[i], self.source.labels(sources[i]), nbest)
-        finally:
-            self.model.train(was_training)
         return [results[i] for i in range(len(sources))]
 
     def _search(

@@ -8,13 +8,14 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 
 from rnnsearch.alignment import READINGS, WordAlignment, align_translation, combine
-from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings
+from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.config import DataConfig
 from rnnsearch.decoding import Decoding
 from rnnsearch.errors import ArgumentValueError, UserError
 from rnnsearch.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.inputs import END
 from rnnsearch.model.ensemble import Ensemble
+from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.results import PairScore
 from rnnsearch.symmetrisation import METHODS
@@ -46,6 +47,16 @@ def _swapped_corpora(forward: DataConfig, backward: DataConfig) -> bool:
         return False
     swapped = [(corpus.tgt, corpus.src) for corpus in backward.train_corpora]
     return swapped == [(corpus.src, corpus.tgt) for corpus in forward.train_corpora]
+
+
+def _checked_pairs(chunk: object, index: int) -> tuple[list[str], list[str]]:
+    """A chunk of (sources, targets), each a list of str, as many targets as sources."""
+    sources, targets = chunk
+    sources = checked_strings(sources, f"chunks[{index}] sources", example='a list such as ["Ein Hund."]')
+    targets = checked_strings(targets, f"chunks[{index}] targets", example='a list such as ["A dog."]')
+    if len(sources) != len(targets):
+        raise ArgumentValueError(f"chunks[{index}]: {len(targets)} targets for {len(sources)} sources")
+    return sources, targets
 
 
 class GivenPairs:
@@ -111,14 +122,8 @@ class GivenPairs:
         self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None
     ) -> Iterator[list[PairScore]]:
         """Each chunk's pairs checked and scored, numbered from the first chunk's first line."""
-        first_line = 1
-        for index, (sources, targets) in enumerate(chunks):
-            sources = checked_strings(sources, f"chunks[{index}] sources", example='a list such as ["Ein Hund."]')
-            targets = checked_strings(targets, f"chunks[{index}] targets", example='a list such as ["A dog."]')
-            if len(sources) != len(targets):
-                raise ArgumentValueError(f"chunks[{index}]: {len(targets)} targets for {len(sources)} sources")
+        for _, first_line, (sources, targets) in numbered_chunks(chunks, _checked_pairs, lambda pairs: pairs[0]):
             yield self._score(sources, targets, origin, first_line=first_line)
-            first_line += len(sources)
 
     def _score(self, sources: list[str], targets: list[str], origin: str | None, *, first_line: int) -> list[PairScore]:
         """Score checked pairs; `first_line` is the number of sources[0] in error messages."""
@@ -143,17 +148,13 @@ class GivenPairs:
             )
         member_sides = model.sides if isinstance(model, Ensemble) else [0]
         bf16 = self.decoding.search.precision == "bf16"
-        was_training = model.training
-        model.eval()
-        try:
+        with evaluating(model):
             passes = [
                 teacher_forced(
                     member, list(zip(sides[side], target_ids)), self.batch_tokens, self.max_sentences, bf16=bf16
                 )
                 for member, side in zip(members, member_sides)
             ]
-        finally:
-            model.train(was_training)
         return passes[0] if len(passes) == 1 else mean_forced(passes, model.aligned)
 
     def _pair_score(

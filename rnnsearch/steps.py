@@ -33,6 +33,7 @@ from rnnsearch import kernels
 from rnnsearch.arguments import checked_strings
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.inputs import END
+from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.model.wirings import step_by_step
 from rnnsearch.text.batches import Batch, make_batch
@@ -122,22 +123,19 @@ def attention_steps(translator: Translator, sources: list[str], targets: list[st
 def decoder_steps(model: RNNSearch, batch: Batch) -> dict[str, torch.Tensor | None]:
     """The tensors of AttentionSteps for a batch, from the model in eval mode (dropout
     off) with the search's kernels; the model's mode is restored after."""
-    was_training = model.training
-    model.eval()
     energies: list[torch.Tensor] = []
     attention = model.decoder.attention
     hook = None
     if model.has_alignment:
         hook = attention.score.register_forward_hook(lambda module, inputs, output: energies.append(output))
     try:
-        with kernels.use(kernels.choose(batch.src.device, purpose="search")):
+        with evaluating(model), kernels.use(kernels.choose(batch.src.device, purpose="search")):
             state = model.encode(batch.src, batch.src_lengths)
             embedded = model.decoder.embedding(batch.tgt_in)
             states, contexts, weights, _ = step_by_step(model.decoder.wiring, model.decoder, embedded, state)
     finally:
         if hook is not None:
             hook.remove()
-        model.train(was_training)
     return {
         "annotations": state.annotations.float().cpu(),
         "energies": torch.cat(energies, dim=1).float().cpu() if energies else None,

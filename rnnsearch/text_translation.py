@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from rnnsearch.arguments import checked_iterable, checked_strings
+from rnnsearch.arguments import checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.decoding import Decoding
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.results import Translation
@@ -61,10 +61,8 @@ class TextTranslation:
         prefix_chunks: Iterable[Iterable[str]] | None,
     ) -> Iterator[list[Translation]]:
         """Each chunk checked and translated, numbered from the first chunk's first line."""
-        first_line = 1
         prefix_chunks = iter(prefix_chunks) if prefix_chunks is not None else None
-        for index, chunk in enumerate(chunks):
-            texts = checked_strings(chunk, f"chunks[{index}]", example='a list such as ["Ein Hund."]')
+        for index, first_line, texts in numbered_chunks(chunks, _checked_texts, lambda texts: texts):
             prefixes = None
             if prefix_chunks is not None:
                 name = f"prefix_chunks[{index}]"
@@ -72,7 +70,6 @@ class TextTranslation:
                 if prefixes is None:
                     raise ArgumentValueError(f"{name}: missing; prefix_chunks ended before chunks")
             yield self._translate(texts, options, first_line=first_line, prefixes=prefixes)
-            first_line += len(texts)
         if prefix_chunks is not None and next(prefix_chunks, None) is not None:
             raise ArgumentValueError("prefix_chunks: more chunks than chunks of texts")
 
@@ -82,6 +79,10 @@ class TextTranslation:
         """Translate checked texts; `first_line` is the number of texts[0] in error messages."""
         prefix_ids = None if prefixes is None else self.decoding.tgt_subwords.encode(prefixes)
         return self.decoding.decode(texts, texts, options, first_line=first_line, prefixes=prefix_ids)
+
+
+def _checked_texts(chunk: object, index: int) -> list[str]:
+    return checked_strings(chunk, f"chunks[{index}]", example='a list such as ["Ein Hund."]')
 
 
 def _prefixes(prefixes: object, count: int, name: str) -> list[str] | None:

@@ -11,6 +11,7 @@ the settings that produced them.
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -34,6 +35,16 @@ class Score:
 
     def __str__(self) -> str:
         return f"{self.name} = {self.value:.2f} ({self.signature})"
+
+
+PERPLEXITY_CAP = 50.0
+"""The per-token loss above which perplexity is reported as exp(50): an untrained model's
+loss can be far higher, and its perplexity would overflow a float."""
+
+
+def perplexity(loss: float) -> float:
+    """exp(per-token loss in nats), the loss capped at PERPLEXITY_CAP."""
+    return math.exp(min(loss, PERPLEXITY_CAP))
 
 
 def _check_counts(hypotheses: list[str], references: list[str]) -> None:

@@ -13,11 +13,11 @@ checkpoint, which the resumed run trains again, are shown once, the resumed run'
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 
 from rnnsearch.errors import UserError
+from rnnsearch.evaluation.metrics import perplexity
 
 FOLDER = "tensorboard"
 TAGS = {
@@ -79,7 +79,7 @@ class EventLog:
             if name is not None and self._add(name, step):
                 self.writer.add_scalar(name, value, step)
         if "train_loss" in row and self._add("train/perplexity", step):
-            self.writer.add_scalar("train/perplexity", math.exp(min(row["train_loss"], 50.0)), step)
+            self.writer.add_scalar("train/perplexity", perplexity(row["train_loss"]), step)
 
     def heatmaps(self, step: int, alignments: Path) -> None:
         """The heatmaps validation drew at `step` (alignments/step{N}-{k}.png), as images

@@ -8,7 +8,6 @@ trusted input, already checked when the run started."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,8 +16,9 @@ import torch
 from rnnsearch import kernels
 from rnnsearch.config import Config
 from rnnsearch.decoding import Decoding
-from rnnsearch.evaluation.metrics import bleu
+from rnnsearch.evaluation.metrics import bleu, perplexity
 from rnnsearch.evaluation.plots import alignment_heatmap
+from rnnsearch.model.modes import evaluating
 from rnnsearch.results import Translation
 from rnnsearch.text.batches import epoch_batches, make_batch
 from rnnsearch.training.loss import sequence_loss
@@ -45,17 +45,16 @@ class Validator:
         stay the ones compared across validations.
         """
         model = self.decoding.model
-        model.eval()
-        loss = self._loss(model)
         sources, references = self.corpus.valid_sources, self.corpus.valid_references
         scored = self.config.train.valid_bleu_sentences or len(sources)
         translated = len(sources) if everything else min(scored, len(sources))
         names = [f"validation {k}" for k in range(1, translated + 1)]
-        translations = self.decoding.decode(names, sources[:translated], self.decoding.options(1, 1))
-        model.train()
+        with evaluating(model):
+            loss = self._loss(model)
+            translations = self.decoding.decode(names, sources[:translated], self.decoding.options(1, 1))
         self._draw_alignments(translations[: self.config.train.valid_heatmaps], step)
         hypotheses = [t.text for t in translations]
-        row = {"valid_loss": loss, "valid_ppl": math.exp(min(loss, 50.0))}
+        row = {"valid_loss": loss, "valid_ppl": perplexity(loss)}
         row.update(self._scores(hypotheses[:scored], references[:scored]))
         if translated > scored:
             row.update({f"{key}_all": value for key, value in self._scores(hypotheses, references).items()})

@@ -1,0 +1,21 @@
+"""The one rule for running a model in eval mode: dropout off for the block, and the mode
+it was in restored after, however the block ends (searching, scoring given pairs,
+reading attention step by step, validating in the middle of training)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from torch import nn
+
+
+@contextmanager
+def evaluating(model: nn.Module) -> Iterator[nn.Module]:
+    """`model` in eval mode for the block; its train or eval mode before it, after it."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
