@@ -10,13 +10,14 @@ and wrong types are rejected with a one-line message naming the key.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
-from rnnsearch.errors import UserError
+from rnnsearch.errors import ArgumentValueError, UserError
 from rnnsearch.model.settings import ModelConfig
 from rnnsearch.sections import Section
 
@@ -268,6 +269,23 @@ class SearchConfig(Section):
         description="bf16: search under bfloat16 autocast, faster on CPUs with AVX-512 BF16 or AMX and, by less, "
         "on an H100 (BENCHMARKS.md); scores and attention weights stay fp32, but rounding can change a few outputs",
     )
+
+    def overridden(self, overrides: Mapping[str, object]) -> SearchConfig:
+        """This section with `overrides` (search keys → values: what a command's flags, the
+        Python API's `load` and the server ask for) applied, the whole section checked
+        again by its own rules: the one check every override goes through. A key the
+        section lacks, or a value its rule refuses, is an ArgumentValueError naming it."""
+        unknown = sorted(key for key in overrides if key not in SearchConfig.model_fields)
+        if unknown:
+            raise ArgumentValueError(
+                f"search: {unknown[0]!r} is not a search setting; choose from {', '.join(SearchConfig.model_fields)}"
+            )
+        try:
+            return SearchConfig.model_validate({**self.model_dump(), **overrides})
+        except ValidationError as error:
+            problem = error.errors()[0]
+            key = str(problem["loc"][0])
+            raise ArgumentValueError(f"{key}: {overrides.get(key)!r}: {problem['msg']}") from None
 
 
 def checked_search_setting(key: str, value: object) -> Any:

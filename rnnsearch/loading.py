@@ -10,7 +10,7 @@ members of an ensemble together, refusing members that cannot decode together.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +18,7 @@ import torch
 
 from rnnsearch import model_directory
 from rnnsearch.arguments import checked_count, checked_real
-from rnnsearch.config import RUNTIMES, SEARCH_PRECISIONS, Config, checked_search_setting
+from rnnsearch.config import RUNTIMES, SEARCH_PRECISIONS, Config, SearchConfig
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.model.ensemble import Ensemble, side_numbers
@@ -52,10 +52,12 @@ def assemble(
     *,
     runtime: str | None = None,
     coverage_penalty: float | None = None,
+    search: Mapping[str, object] | None = None,
 ) -> Assembled:
     """The model in `model_dir`, or the ensemble of the models in a list of directories,
     as `rnnsearch.translator.load` documents its arguments."""
-    search = _search_overrides(precision, batch_sentences, runtime, coverage_penalty)
+    search = _search_overrides(precision, batch_sentences, runtime, coverage_penalty, search)
+    SearchConfig().overridden(search)  # refused before any model loads
     directories = [model_dir] if isinstance(model_dir, (str, os.PathLike)) else _model_dirs(model_dir)
     on_onnx = [_runs_on_onnx(directory, runtime, precision) for directory in directories]
     target = torch.device("cpu") if all(on_onnx) and device == "auto" else resolve_device(device)
@@ -63,6 +65,8 @@ def assemble(
         raise UserError(f"device {device!r}: an exported package runs on the CPU; pass --runtime torch for a GPU")
     if any(on_onnx):
         search["precision"] = "fp32"  # the graphs' own precision is chosen as they load
+    elif precision is not None:
+        search["precision"] = precision
     files = [load_model_files(directory) for directory in directories]
     _require_compatible(directories, files)
     graph_precision = precision if precision == "int8" else "fp32"
@@ -71,7 +75,7 @@ def assemble(
         for directory, member, onnx in zip(directories, files, on_onnx)
     ]
     config, src_subwords, tgt_subwords = files[0]
-    config = config.model_copy(update={"search": config.search.model_copy(update=search)})
+    config = config.model_copy(update={"search": config.search.overridden(search)})
     if isinstance(model_dir, (str, os.PathLike)):
         return Assembled(models[0], config, [src_subwords], tgt_subwords)
     ensemble, source_sides = _ensemble(models, [src_subwords for _, src_subwords, _ in files])
@@ -79,22 +83,25 @@ def assemble(
 
 
 def _search_overrides(
-    precision: str | None, batch_sentences: int | None, runtime: str | None, coverage_penalty: float | None
+    precision: str | None,
+    batch_sentences: int | None,
+    runtime: str | None,
+    coverage_penalty: float | None,
+    settings: Mapping[str, object] | None,
 ) -> dict[str, object]:
-    """The search settings a load overrides, checked, with the runtime asked for."""
-    search: dict[str, object] = {}
-    if precision is not None:
-        if precision not in SEARCH_PRECISIONS:
-            raise UserError(f"precision {precision!r}: choose from {', '.join(SEARCH_PRECISIONS)}")
-        search["precision"] = precision
+    """The search settings a load overrides, `settings` and the keywords of their own but
+    precision (which an exported package decides), the keywords' types checked here and
+    their values with the rest by `SearchConfig.overridden`; and the precision and the
+    runtime asked for, checked."""
+    if settings is not None and not (isinstance(settings, Mapping) and all(isinstance(k, str) for k in settings)):
+        raise ArgumentTypeError(f"search: expected a mapping of search keys to values, got {type(settings).__name__}")
+    search: dict[str, object] = dict(settings or {})
+    if precision is not None and precision not in SEARCH_PRECISIONS:
+        raise UserError(f"precision {precision!r}: choose from {', '.join(SEARCH_PRECISIONS)}")
     if batch_sentences is not None:
         search["batch_sentences"] = checked_count(batch_sentences, "batch_sentences")
     if coverage_penalty is not None:
-        value = checked_real(coverage_penalty, "coverage_penalty")
-        try:
-            search["coverage_penalty"] = checked_search_setting("coverage_penalty", value)
-        except ValueError as error:
-            raise ArgumentValueError(f"coverage_penalty: {value!r}: {error}") from None
+        search["coverage_penalty"] = checked_real(coverage_penalty, "coverage_penalty")
     if runtime is not None and runtime not in RUNTIMES:
         raise UserError(f"runtime {runtime!r}: choose from {', '.join(RUNTIMES)}")
     return search

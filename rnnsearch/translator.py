@@ -10,7 +10,7 @@ or an ensemble is rnnsearch.loading's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -195,6 +195,7 @@ def load(
     *,
     runtime: str | None = None,
     coverage_penalty: float | None = None,
+    search: Mapping[str, object] | None = None,
 ) -> Translator:
     """A Translator for the trained model in `model_dir` (best weights if there are any), or
     for an ensemble of the models in a list of directories (see rnnsearch.model.ensemble);
@@ -204,13 +205,16 @@ def load(
     A package that `rnnsearch export` wrote runs on ONNX Runtime, on the CPU, unless
     `runtime` is "torch"; `runtime` "onnx" requires one. `coverage_penalty` overrides
     search.coverage_penalty (β of the coverage penalty that ranks beam search's finished
-    hypotheses; 0: none).
+    hypotheses; 0: none). `search` overrides any key of the search section, as
+    {"coverage_penalty": 0.5, "max_length_ratio": 1.5}; every override is checked by the
+    section's own rules, as the config's values are, and one that breaks them is a
+    ValueError naming the key.
 
     The members of an ensemble must share the target subword model and read the same kind
     of input; each keeps its own source subword model.
     """
     assembled = assemble(
-        model_dir, device, precision, batch_sentences, runtime=runtime, coverage_penalty=coverage_penalty
+        model_dir, device, precision, batch_sentences, runtime=runtime, coverage_penalty=coverage_penalty, search=search
     )
     sides = assembled.source_sides
     return Translator(assembled.model, sides[0], assembled.tgt_subwords, assembled.config, source_sides=sides)

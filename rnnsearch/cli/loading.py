@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from rnnsearch.cli.options import search_overrides
 from rnnsearch.errors import UserError
 
 if TYPE_CHECKING:
@@ -25,9 +26,8 @@ def load(args: argparse.Namespace) -> Translator:
         models(args.model_dir),
         device=args.device,
         precision=args.precision,
-        batch_sentences=args.batch_sentences,
         runtime=args.runtime,
-        coverage_penalty=args.coverage_penalty,
+        search=search_overrides(args),
     )
 
 

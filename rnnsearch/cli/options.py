@@ -77,10 +77,27 @@ def search_setting(key: str) -> Callable[[str], float]:
     return parse
 
 
+SEARCH_DEST = "search."
+"""What starts the argparse destination of a flag that overrides a key of the search
+section: `search_overrides` hands every such flag given to the model's loading, so a new
+search flag is declared here and read nowhere else."""
+
+
+def search_overrides(args: argparse.Namespace) -> dict[str, object]:
+    """The search keys the command's flags override: each flag declared with a destination
+    "search.KEY" and given a value."""
+    return {
+        name.removeprefix(SEARCH_DEST): value
+        for name, value in vars(args).items()
+        if name.startswith(SEARCH_DEST) and value is not None
+    }
+
+
 def add_coverage_penalty(command: argparse.ArgumentParser) -> None:
     """--coverage-penalty, the β of the coverage penalty that ranks beam search's finished hypotheses."""
     command.add_argument(
         "--coverage-penalty",
+        dest=SEARCH_DEST + "coverage_penalty",
         type=search_setting("coverage_penalty"),
         metavar="BETA",
         help="rank finished hypotheses by score + BETA * sum_j log(min(attention on source word j, 1)) "
@@ -112,6 +129,8 @@ def add_search(command: argparse.ArgumentParser) -> None:
     add_search_precision(command)
     command.add_argument(
         "--batch-sentences",
+        dest=SEARCH_DEST + "batch_sentences",
+        metavar="BATCH_SENTENCES",
         type=positive(int),
         help="sentences decoded together (default: the config's search.batch_sentences); a GPU gains from more",
     )

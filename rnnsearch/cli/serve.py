@@ -6,7 +6,14 @@ from __future__ import annotations
 import argparse
 
 from rnnsearch.cli.loading import models
-from rnnsearch.cli.options import add_coverage_penalty, add_device, add_model_dirs, add_search_precision, positive
+from rnnsearch.cli.options import (
+    add_coverage_penalty,
+    add_device,
+    add_model_dirs,
+    add_search_precision,
+    positive,
+    search_overrides,
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -61,5 +68,5 @@ def run(args: argparse.Namespace) -> None:
         limits,
         args.precision,
         runtime=args.runtime,
-        coverage_penalty=args.coverage_penalty,
+        search=search_overrides(args),
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rnnsearch.errors import UserError
@@ -36,18 +36,18 @@ def serve(
     precision: str | None = None,
     *,
     runtime: str | None = None,
-    coverage_penalty: float | None = None,
+    search: Mapping[str, object] | None = None,
 ) -> None:
     """Serve the model in `model_dir`, or the ensemble of a list of them, on host:port until
     interrupted (Ctrl+C or SIGTERM); `precision` overrides the search precision of the model's
-    config, `runtime` chooses ONNX Runtime or PyTorch for an exported package and
-    `coverage_penalty` the search's coverage penalty (see `load`)."""
+    config, `runtime` chooses ONNX Runtime or PyTorch for an exported package and `search`
+    overrides keys of the search section (see `load`)."""
     import uvicorn
 
     from rnnsearch.server.app import create_app
     from rnnsearch.translator import load
 
-    translator = load(model_dir, device=device, precision=precision, runtime=runtime, coverage_penalty=coverage_penalty)
+    translator = load(model_dir, device=device, precision=precision, runtime=runtime, search=search)
     app = create_app(translator, model_dir, limits)
     sock = listen(host, port)
     bound = sock.getsockname()[1]

@@ -420,3 +420,21 @@ def test_translations_are_written_as_lines_arrive_in_input_order(model_dir, tmp_
         rest, err = process.communicate(("\n".join(lines[2:]) + "\n").encode(), timeout=120)
     assert process.returncode == 0, err
     assert "".join(answers) + rest.decode() == expected
+
+
+def test_any_search_setting_can_be_overridden_from_python_and_is_checked_by_the_configs_rules(model_dir):
+    """load(search=...) overrides any key of the search section through the one check the
+    config's values go through: a value the rule refuses, a key the section lacks or
+    something other than a mapping is one error naming it, before the model loads."""
+    translator = rnnsearch.load(model_dir, search={"max_length_ratio": 0.5, "length_penalty": 0})
+    assert (translator.search.max_length_ratio, translator.search.length_penalty) == (0.5, 0.0)
+    with pytest.raises(ValueError, match=re.escape("max_length_ratio: 0: Input should be greater than 0")):
+        rnnsearch.load(model_dir, search={"max_length_ratio": 0})
+    with pytest.raises(ValueError, match="search: 'beam' is not a search setting; choose from beam_size, "):
+        rnnsearch.load(model_dir, search={"beam": 3})
+    with pytest.raises(ValueError, match=re.escape("batch_sentences: True: Input should be a valid integer")):
+        rnnsearch.load(model_dir, search={"batch_sentences": True})
+    with pytest.raises(TypeError, match="search: expected a mapping of search keys to values, got list"):
+        rnnsearch.load(model_dir, search=["coverage_penalty"])
+    with pytest.raises(ValueError, match="search: 'beam' is not a search setting"):
+        rnnsearch.load("no/such/model", search={"beam": 3})  # checked before any file is read
