@@ -1,0 +1,162 @@
+"""Markup through translation: parsing a tagged line, and putting its tags back around the
+words aligned to the ones they enclosed (rnnsearch/markup.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rnnsearch.markup import MarkupError, parse, transfer
+
+LINES = [
+    "Ein Hund läuft.",
+    "Ein <b>kleiner</b> Hund läuft.",
+    '<a href="https://example.org/?a=1&amp;b=2"  title=\'x "y"\'>Ein Hund</a> &amp; &#38; &#x26; &lt;eine&gt; Katze',
+    "fahr<b>e</b>n <I>und</I> <SPAN class=x>gehen</SPAN>",
+    "Zeile<br/>zwei <img src=\"a.png\" alt=''/> <!-- ein Kommentar --> Ende",
+    "  Leerzeichen   <i> vor </i>  und nach  ",
+    "<p><b><i>ganz</i></b> innen</p>",
+    "",
+    "<br/>",
+]
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_parsing_and_writing_back_gives_the_line_byte_for_byte(line):
+    marked = parse(line, "xml")
+    assert marked.line == line and "".join(marked.segments) == line
+
+
+def test_the_text_to_translate_has_references_decoded_tags_left_out_and_standalone_tags_as_breaks():
+    marked = parse(LINES[2], "xml")
+    assert marked.text == "Ein Hund & & & <eine> Katze"
+    assert parse("Zeile<br/>zwei", "xml").words == ["Zeile", "zwei"]
+    assert parse("fahr<b>e</b>n", "xml").words == ["fahren"]
+    assert parse("a&nbsp;b", "html").words == ["a", "b"]
+
+
+def test_elements_cover_whole_words_and_know_their_parents():
+    marked = parse("<p>fahr<b>e</b>n <i>schnell</i></p> heim", "xml")
+    spans = [(e.start_tag, e.first, e.stop, e.parent) for e in marked.elements]
+    assert spans == [("<p>", 0, 2, None), ("<b>", 0, 1, 0), ("<i>", 1, 2, 0)]
+    boundaries = [(e.start_tag, e.first, e.stop) for e in parse("<br/>a <x></x>b c<br/>", "xml").elements]
+    assert boundaries == [("<br/>", 0, 0), ("<x>", 1, 1), ("<br/>", 3, 3)]
+
+
+@pytest.mark.parametrize(
+    ("line", "markup", "problem"),
+    [
+        ("ein <b>Hund", "xml", "<b> is never closed"),
+        ("<b>ein <i>Hund</b></i>", "xml", "</b> closes <i>, which needs its own end tag first"),
+        ("ein</b> Hund", "xml", "</b> closes nothing"),
+        ("<B>ein</b>", "xml", "</b> closes <B>"),
+        ("Tom & Jerry", "xml", "a bare '&'"),
+        ("3 < 4", "xml", "a bare '<'"),
+        ("a&nbsp;b", "xml", "'&nbsp;' is not one of XML's entities"),
+        ("AT&T rocks", "xml", "'&T' is not one of XML's entities"),
+        ("ein<br>Hund", "xml", "<br> is never closed"),
+        ("ein\nHund", "xml", "no line break"),
+    ],
+)
+def test_bad_markup_is_one_error_saying_what(line, markup, problem):
+    with pytest.raises(MarkupError, match=problem) as raised:
+        parse(line, markup)
+    assert "\n" not in str(raised.value)
+
+
+def test_html_knows_its_void_elements_case_and_named_references():
+    marked = parse("ein<br>Hund <B>läuft</b> &nbsp;heim", "html")
+    assert [(e.start_tag, e.end_tag) for e in marked.elements] == [("<br>", None), ("<B>", "</b>")]
+    assert marked.words == ["ein", "Hund", "läuft", "heim"]
+
+
+IDENTITY = [(k, k) for k in range(10)]
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "links", "expected"),
+    [
+        # each tag around the target words aligned to its own
+        ("Ein <b>kleiner</b> Hund", "A small dog", IDENTITY, "A <b>small</b> dog"),
+        # nested, and following a reordering
+        ("Ein <b>Hund <i>läuft</i></b> schnell", "A dog runs fast", IDENTITY, "A <b>dog <i>runs</i></b> fast"),
+        ("<b>Hund</b> <i>läuft</i>", "runs dog", [(0, 1), (1, 0)], "<i>runs</i> <b>dog</b>"),
+        # adjacent elements stay adjacent
+        ("<b>a</b> <i>b</i> c", "A B C", IDENTITY, "<b>A</b> <i>B</i> C"),
+        # two elements in one word: the later one yields
+        ("<b>a</b><i>b</i> c", "AB C", IDENTITY, "<b>AB</b> <i></i>C"),
+        # a span spreads over the words between its first and last aligned word
+        ("<b>rot und</b> blau", "red x and blue", [(0, 0), (1, 2), (2, 3)], "<b>red x and</b> blue"),
+        # a tag inside a word, and subwords of one word: the whole word
+        ("fahr<b>e</b>n wir", "we drive", [(0, 1), (1, 0)], "we <b>drive</b>"),
+        # around the whole sentence: around the whole translation, unaligned ends included
+        ("<p>Ein Hund</p>", "Well , a dog", [(0, 2), (1, 3)], "<p>Well , a dog</p>"),
+        # words aligned to nothing: the tag at the boundary after the previous aligned word
+        ("Ein <b>ganz</b> Hund", "A dog", [(0, 0), (2, 1)], "A <b></b>dog"),
+        # standalone tags after the word before them, and at the edges
+        ("<br/>Ein<br/>Hund<br/>", "A dog", IDENTITY, "<br/>A<br/> dog<br/>"),
+        ("Ein <!-- c --> Hund", "A dog", IDENTITY, "A<!-- c --> dog"),
+        # crossing siblings: the later one keeps the part after the earlier one
+        ("<b>a b</b> <i>c</i>", "A C B", [(0, 0), (1, 2), (2, 1)], "<b>A C B</b><i></i>"),
+        ("<b>a</b> b <i>c d</i>", "A D B C", [(0, 0), (1, 2), (2, 3), (3, 1)], "<b>A</b> <i>D B C</i>"),
+        ("<b>a c</b> <i>b</i>", "A B C", [(0, 0), (1, 2), (2, 1)], "<b>A B C</b><i></i>"),
+        # a child cut to its parent's span
+        ("<b>a <i>b</i></b> c", "A C B", [(0, 0), (1, 2), (2, 1)], "<b>A C <i>B</i></b>"),
+        ("<b>a</b> <i>b</i>", "A B", [(0, 1), (1, 0)], "<i>A</i> <b>B</b>"),
+        # no links at all: at the same relative position
+        ("a <br/>b c d", "w x y z", [], "w<br/> x y z"),
+        ("a b <br/>c", "t u v w x y", [], "t u v w<br/> x y"),
+        # an empty translation keeps every tag
+        ("<b>a</b><br/>", "", IDENTITY, "<b></b><br/>"),
+        # text is escaped, attributes kept as written
+        ('<a href="?a=1&amp;b=2">x</a>', "<&>", IDENTITY, '<a href="?a=1&amp;b=2">&lt;&amp;&gt;</a>'),
+    ],
+)
+def test_tags_go_where_the_rules_say(source, target, links, expected):
+    assert transfer(parse(source, "xml"), target.split(), links) == expected
+
+
+def tag_counts(line: str) -> Counter:
+    return Counter((element.start_tag, element.end_tag) for element in parse(line, "xml").elements)
+
+
+@st.composite
+def tagged_lines(draw) -> tuple[str, int]:
+    """A well-formed line of words with nested, adjacent, empty and standalone tags."""
+    words = draw(st.lists(st.sampled_from(["a", "b&c", "d<e", "fg", "hé"]), min_size=0, max_size=8))
+    names = ["b", "i", "span", "a"]
+    parts: list[str] = []
+    open_tags: list[str] = []
+    for word in words:
+        for _ in range(draw(st.integers(0, 2))):
+            choice = draw(st.integers(0, 3))
+            if choice == 0 and open_tags:
+                parts.append(f"</{open_tags.pop()}>")
+            elif choice == 1:
+                parts.append(draw(st.sampled_from(["<br/>", "<img src=\"x.png\" alt='&quot;'/>", "<!-- c -->"])))
+            else:
+                name = draw(st.sampled_from(names))
+                attribute = draw(st.sampled_from(["", ' class="x"', " href='y?a=1&amp;b=2'"]))
+                parts.append(f"<{name}{attribute}>")
+                open_tags.append(name)
+        parts.append(word.replace("&", "&amp;").replace("<", "&lt;") + draw(st.sampled_from(["", " ", "  "])))
+    parts.extend(f"</{name}>" for name in reversed(open_tags))
+    return "".join(parts), len(words)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_any_alignment_gives_well_formed_output_with_the_same_tags(data):
+    line, _ = data.draw(tagged_lines())
+    marked = parse(line, "xml")
+    sources = len(marked.words)
+    target = data.draw(st.lists(st.sampled_from(["x", "y&z", "<w>", "v"]), min_size=0, max_size=9))
+    pairs = st.tuples(st.integers(0, max(sources - 1, 0)), st.integers(0, max(len(target) - 1, 0)))
+    links = data.draw(st.lists(pairs, max_size=12)) if sources and target else []
+    output = transfer(marked, target, links)
+    placed = parse(output, "xml")  # well-formed, or this raises
+    assert placed.words == target
+    assert tag_counts(output) == tag_counts(line)
