@@ -138,6 +138,9 @@ class WordAlignment:
     pairs:   hard alignment as sorted (source word, target word) index pairs
     placed:  False when the model's pieces could not be placed on the texts' words (see
              the module docstring): weights are then zero and there are no pairs
+    marked_up: with `align(…, markup=…)`, the target with the marked-up source's markup
+             put back by these links (rnnsearch.markup); None otherwise, and for a
+             source whose markup was not well-formed, with lenient markup
     """
 
     source_words: list[str]
@@ -145,6 +148,7 @@ class WordAlignment:
     weights: np.ndarray
     pairs: list[tuple[int, int]]
     placed: bool = True
+    marked_up: str | None = None
 
     def pharaoh(self) -> str:
         """The hard alignment as one Pharaoh line: "i-j" pairs, source index first."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 
 from rnnsearch.alignment import READINGS, WordAlignment, align_translation, combine
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
@@ -14,10 +15,11 @@ from rnnsearch.decoding import Decoding
 from rnnsearch.errors import ArgumentValueError, UserError
 from rnnsearch.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.inputs import END
+from rnnsearch.markup import Reading, transfer
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
-from rnnsearch.results import PairScore
+from rnnsearch.results import PairScore, Translation
 from rnnsearch.symmetrisation import METHODS
 
 NOT_TEXT = "scoring and alignment take text sources"
@@ -47,6 +49,17 @@ def _swapped_corpora(forward: DataConfig, backward: DataConfig) -> bool:
         return False
     swapped = [(corpus.tgt, corpus.src) for corpus in backward.train_corpora]
     return swapped == [(corpus.src, corpus.tgt) for corpus in forward.train_corpora]
+
+
+@dataclass(frozen=True)
+class AlignedPair:
+    """A given pair scored and aligned: `pair`, its texts, pieces and α as a Translation
+    (a marked-up source as it was scored, without its markup), and `words`, its word
+    alignment, both directions' links combined when a reverse model is given, and its
+    target with the source's markup put back when the source was read as marked up."""
+
+    pair: Translation
+    words: WordAlignment
 
 
 def _checked_pairs(chunk: object, index: int) -> tuple[list[str], list[str]]:
@@ -93,30 +106,78 @@ class GivenPairs:
         reverse: GivenPairs | None,
         symmetrize: str,
         reading: str,
+        markup: Reading | None,
     ) -> list[WordAlignment]:
         """Each pair's word alignment, in order, with `reverse` both directions combined
         (see `Translator.align`)."""
+        self._require_alignment(reverse, symmetrize, reading)
+        sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
+        targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
+        if len(targets) != len(sources):
+            raise ArgumentValueError(f"targets: {len(targets)} targets for {len(sources)} sources")
+        aligned = self._aligned(sources, targets, reverse, (symmetrize, reading, markup), None, first_line=1)
+        return [pair.words for pair in aligned]
+
+    def align_chunks(
+        self,
+        chunks: Iterable[tuple[Sequence[str], Sequence[str]]],
+        origin: str | None,
+        *,
+        reverse: GivenPairs | None,
+        symmetrize: str,
+        reading: str,
+        markup: Reading | None,
+    ) -> Iterator[list[AlignedPair]]:
+        """Each chunk's pairs scored and aligned as it is done (see `Translator.align_chunks`)."""
+        self._require_alignment(reverse, symmetrize, reading)
+        chunks = checked_iterable(chunks, "chunks")
+        settings = (symmetrize, reading, markup)
+        return (
+            self._aligned(sources, targets, reverse, settings, origin, first_line=first_line)
+            for _, first_line, (sources, targets) in numbered_chunks(chunks, _checked_pairs, lambda pairs: pairs[0])
+        )
+
+    def _require_alignment(self, reverse: GivenPairs | None, symmetrize: object, reading: object) -> None:
+        """Checked alignment settings, and models that can align: text models with an
+        alignment, the reverse one, if any, of the other direction."""
         checked_choice(reading, "reading", READINGS)
         checked_choice(symmetrize, "symmetrize", METHODS)
         if reverse is not None:
             check_reverse(self.data, reverse.data)
-        self.decoding.require_alignment()
-        sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
-        targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
-        forward = [align_translation(pair.as_translation(), reading=reading) for pair in self.score(sources, targets)]
-        if reverse is None:
-            return forward
-        reverse.decoding.require_alignment()
-        backward = [
-            align_translation(pair.as_translation(), reading=reading) for pair in reverse.score(targets, sources)
-        ]
-        combined = []
-        for number, (there, back) in enumerate(zip(forward, backward, strict=True), start=1):
-            try:
-                combined.append(combine(there, back, method=symmetrize))
-            except ValueError as error:
-                raise ArgumentValueError(f"pair {number}: {error}") from None
-        return combined
+        for given in (self, reverse) if reverse is not None else (self,):
+            given.decoding.source.require_text(NOT_TEXT)
+            given.decoding.require_alignment()
+
+    def _aligned(
+        self,
+        sources: list[str],
+        targets: list[str],
+        reverse: GivenPairs | None,
+        settings: tuple[str, str, Reading | None],
+        origin: str | None,
+        *,
+        first_line: int,
+    ) -> list[AlignedPair]:
+        """Checked pairs scored and aligned, both ways with `reverse`: marked-up sources
+        without their markup, which then goes back into each target by its word links."""
+        symmetrize, reading, markup = settings
+        marked = (
+            [None] * len(sources) if markup is None else markup.lines(sources, origin=origin, first_line=first_line)
+        )
+        sources = [source if parsed is None else parsed.text for source, parsed in zip(sources, marked, strict=True)]
+        forward = [pair.as_translation() for pair in self._score(sources, targets, origin, first_line=first_line)]
+        backward = None
+        if reverse is not None:
+            backward = [pair.as_translation() for pair in reverse._score(targets, sources, None, first_line=first_line)]
+        aligned = []
+        for k, (pair, parsed) in enumerate(zip(forward, marked, strict=True)):
+            words = align_translation(pair, reading=reading)
+            if backward is not None:
+                words = combine(words, align_translation(backward[k], reading=reading), method=symmetrize)
+            if parsed is not None:
+                words = replace(words, marked_up=transfer(parsed, words.target_words, words.pairs))
+            aligned.append(AlignedPair(pair, words))
+        return aligned
 
     def _scored_chunks(
         self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None

@@ -55,7 +55,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-from rnnsearch.errors import UserError
+from rnnsearch.arguments import checked_choice
+from rnnsearch.errors import ArgumentTypeError, UserError
 
 MARKUPS = ("xml", "html")
 """The kinds of markup a line can be read as."""
@@ -271,6 +272,39 @@ class _Builder:
         if self.open:
             raise MarkupError(f"{self.elements[self.open[-1][0]].start_tag} is never closed")
         return MarkedUp(self.segments, "".join(self.text), self.elements)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How the inputs of a call are read: as `markup` (MARKUPS), and with `lenient`, an
+    input whose markup is not well-formed is taken as plain text instead of refused."""
+
+    markup: str
+    lenient: bool = False
+
+    @classmethod
+    def of(cls, markup: object, lenient: object) -> Reading | None:
+        """The Python API's `markup` and `lenient_markup` arguments, checked; None for no markup."""
+        if not isinstance(lenient, bool):
+            raise ArgumentTypeError(f"lenient_markup: expected a bool, got {type(lenient).__name__}")
+        if markup is None:
+            return None
+        return cls(checked_choice(markup, "markup", MARKUPS), lenient)
+
+    def lines(self, lines: Sequence[str], *, origin: str | None = None, first_line: int = 1) -> list[MarkedUp | None]:
+        """Each line parsed; one that is not well-formed is None when lenient (the caller
+        takes it as plain text), else a MarkupError naming its line, `first_line` being
+        the number of lines[0] and `origin` the file."""
+        parsed: list[MarkedUp | None] = []
+        for number, line in enumerate(lines, start=first_line):
+            try:
+                parsed.append(parse(line, self.markup))
+            except MarkupError as error:
+                if not self.lenient:
+                    where = f"{origin}:{number}" if origin else f"input line {number}"
+                    raise MarkupError(f"{where}: {error}") from None
+                parsed.append(None)
+        return parsed
 
 
 def _shown(text: str, limit: int = 40) -> str:

@@ -21,6 +21,9 @@ class Translation:
     source_word_counts, target_word_counts: for each whitespace-separated word of `source`
     and of `text`, how many of the model's words it is (`Subwords.word_counts`), so that
     word alignments count the texts' words (rnnsearch.alignment); None for audio.
+    marked_up: with `translate(…, markup=…)`, `text` with the markup of the marked-up
+    input put back (rnnsearch.markup), where `source` is that input's text; None
+    otherwise, and for an input whose markup was not well-formed, with lenient markup.
     """
 
     source: str
@@ -32,6 +35,7 @@ class Translation:
     alternatives: list[Translation] = field(default_factory=list)
     source_word_counts: list[int] | None = field(default=None, repr=False)
     target_word_counts: list[int] | None = field(default=None, repr=False)
+    marked_up: str | None = None
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the text and the alignment heatmap (display.py)."""

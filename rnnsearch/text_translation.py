@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from rnnsearch.alignment import align_translation
 from rnnsearch.arguments import checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.decoding import Decoding
 from rnnsearch.errors import ArgumentValueError
+from rnnsearch.markup import MarkedUp, Reading, transfer
 from rnnsearch.results import Translation
 from rnnsearch.search.rules import Cancelled, SearchOptions
 
@@ -29,13 +31,20 @@ class TextTranslation:
         cancelled: Cancelled | None,
         *,
         prefixes: Iterable[str] | None,
+        markup: Reading | None,
     ) -> list[Translation]:
         """Every text translated, in order (see `Translator.translate`)."""
-        self.decoding.source.require_text(NOT_TEXT)
+        self._require(markup)
         texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
         checked_prefixes = _prefixes(prefixes, len(texts), "prefixes")
         options = self.decoding.options(beam_size, n_best, cancelled)
-        return self._translate(texts, options, first_line=1, prefixes=checked_prefixes)
+        return self._translate(texts, options, first_line=1, prefixes=checked_prefixes, markup=markup)
+
+    def _require(self, markup: Reading | None) -> None:
+        """A model that reads text, and, to put markup back, one with an alignment."""
+        self.decoding.source.require_text(NOT_TEXT)
+        if markup is not None:
+            self.decoding.require_alignment()
 
     def translate_chunks(
         self,
@@ -44,21 +53,23 @@ class TextTranslation:
         n_best: int,
         *,
         prefix_chunks: Iterable[Iterable[str]] | None,
+        markup: Reading | None,
     ) -> Iterator[list[Translation]]:
         """Each chunk's translations as it is done (see `Translator.translate_chunks`);
         the model and the options are checked at the call, the texts as their chunks come."""
-        self.decoding.source.require_text(NOT_TEXT)
+        self._require(markup)
         options = self.decoding.options(beam_size, n_best)
         chunks = checked_iterable(chunks, "chunks")
         if prefix_chunks is not None:
             prefix_chunks = checked_iterable(prefix_chunks, "prefix_chunks")
-        return self._translated_chunks(chunks, options, prefix_chunks)
+        return self._translated_chunks(chunks, options, prefix_chunks, markup)
 
     def _translated_chunks(
         self,
         chunks: Iterable[Iterable[str]],
         options: SearchOptions,
         prefix_chunks: Iterable[Iterable[str]] | None,
+        markup: Reading | None,
     ) -> Iterator[list[Translation]]:
         """Each chunk checked and translated, numbered from the first chunk's first line."""
         prefix_chunks = iter(prefix_chunks) if prefix_chunks is not None else None
@@ -69,16 +80,40 @@ class TextTranslation:
                 prefixes = _prefixes(next(prefix_chunks, None), len(texts), name)
                 if prefixes is None:
                     raise ArgumentValueError(f"{name}: missing; prefix_chunks ended before chunks")
-            yield self._translate(texts, options, first_line=first_line, prefixes=prefixes)
+            yield self._translate(texts, options, first_line=first_line, prefixes=prefixes, markup=markup)
         if prefix_chunks is not None and next(prefix_chunks, None) is not None:
             raise ArgumentValueError("prefix_chunks: more chunks than chunks of texts")
 
     def _translate(
-        self, texts: list[str], options: SearchOptions, *, first_line: int, prefixes: list[str] | None
+        self,
+        texts: list[str],
+        options: SearchOptions,
+        *,
+        first_line: int,
+        prefixes: list[str] | None,
+        markup: Reading | None,
     ) -> list[Translation]:
-        """Translate checked texts; `first_line` is the number of texts[0] in error messages."""
+        """Translate checked texts; `first_line` is the number of texts[0] in error messages.
+        Marked-up texts are translated without their markup, which then goes back into
+        every hypothesis by its word alignment."""
         prefix_ids = None if prefixes is None else self.decoding.tgt_subwords.encode(prefixes)
-        return self.decoding.decode(texts, texts, options, first_line=first_line, prefixes=prefix_ids)
+        marked = None if markup is None else markup.lines(texts, first_line=first_line)
+        if marked is not None:
+            texts = [text if parsed is None else parsed.text for text, parsed in zip(texts, marked, strict=True)]
+        translations = self.decoding.decode(texts, texts, options, first_line=first_line, prefixes=prefix_ids)
+        for parsed, translation in zip(marked or [], translations):
+            _mark_up(parsed, translation)
+        return translations
+
+
+def _mark_up(parsed: MarkedUp | None, translation: Translation) -> None:
+    """Every hypothesis of a marked-up input's translation given the input's markup, placed
+    by the hypothesis's own word alignment; an input read as plain text gets none."""
+    if parsed is None:
+        return
+    for hypothesis in [translation, *translation.alternatives]:
+        links = align_translation(hypothesis).pairs
+        hypothesis.marked_up = transfer(parsed, hypothesis.text.split(), links)
 
 
 def _checked_texts(chunk: object, index: int) -> list[str]:

@@ -20,9 +20,10 @@ from rnnsearch.config import MAX_BEAM_SIZE, Config
 from rnnsearch.decoding import SENTENCES_PER_SEARCH, Decoding
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import ArgumentTypeError
-from rnnsearch.given_pairs import GivenPairs
+from rnnsearch.given_pairs import AlignedPair, GivenPairs
 from rnnsearch.inputs import check_source_lengths, input_kind
 from rnnsearch.loading import ModelDirs, assemble
+from rnnsearch.markup import Reading
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.results import PairScore, Translation
@@ -81,6 +82,8 @@ class Translator(Decoding):
         cancelled: Cancelled | None = None,
         *,
         prefixes: Iterable[str] | None = None,
+        markup: str | None = None,
+        lenient_markup: bool = False,
     ) -> list[Translation]:
         """Translate every text, in order; an empty or blank text gives an empty translation.
 
@@ -93,8 +96,16 @@ class Translator(Decoding):
         the prefix's pieces are the first output pieces, whatever the model would choose,
         and search goes on from there. The score and the alignment cover the prefix too.
         A text with a prefix is translated even when blank.
+
+        `markup` ("xml" or "html") reads each text as a line with inline markup: its text is
+        translated, and each hypothesis's `marked_up` is its text with the markup put back
+        around the words aligned to those it enclosed (rnnsearch.markup has the rules). A
+        text whose markup is not well-formed is a MarkupError (a ValueError) naming its
+        line, or with `lenient_markup` it is translated as plain text and its
+        `marked_up` stays None. It needs a model with an alignment.
         """
-        return self._text.translate(texts, beam_size, n_best, cancelled, prefixes=prefixes)
+        reading = Reading.of(markup, lenient_markup)
+        return self._text.translate(texts, beam_size, n_best, cancelled, prefixes=prefixes, markup=reading)
 
     def translate_chunks(
         self,
@@ -103,13 +114,17 @@ class Translator(Decoding):
         n_best: int = 1,
         *,
         prefix_chunks: Iterable[Iterable[str]] | None = None,
+        markup: str | None = None,
+        lenient_markup: bool = False,
     ) -> Iterator[list[Translation]]:
         """Translate texts that arrive a chunk at a time, such as lines from a pipe: yield each
         chunk's translations, in order, as soon as the chunk is done, before the next chunk
         is read. Errors number the lines across chunks, as one list would. The model and the
         options are checked at the call, the texts as their chunks come. `prefix_chunks`
-        gives the chunks' prefixes (as `translate`'s `prefixes`), chunk for chunk."""
-        return self._text.translate_chunks(chunks, beam_size, n_best, prefix_chunks=prefix_chunks)
+        gives the chunks' prefixes (as `translate`'s `prefixes`), chunk for chunk, and
+        `markup` and `lenient_markup` read the texts as `translate` reads them."""
+        reading = Reading.of(markup, lenient_markup)
+        return self._text.translate_chunks(chunks, beam_size, n_best, prefix_chunks=prefix_chunks, markup=reading)
 
     def source_pieces(self, texts: Sequence[str]) -> list[int]:
         """How many source pieces each text is, in the side that cuts it into the most:
@@ -135,6 +150,8 @@ class Translator(Decoding):
         reverse: Translator | None = None,
         symmetrize: str = DEFAULT_METHOD,
         reading: str = DEFAULT_READING,
+        markup: str | None = None,
+        lenient_markup: bool = False,
     ) -> list[WordAlignment]:
         """The word alignment of each given translation, in order: `targets[k]` to
         `sources[k]`, read off the teacher-forced α as `reading` says
@@ -142,11 +159,44 @@ class Translator(Decoding):
         most. With `reverse`, a model that translates targets into sources, both
         directions' links combined by `symmetrize` (`rnnsearch.symmetrisation.METHODS`).
         Words are the texts' whitespace-separated words; `pairs` of each result holds
-        the (source word, target word) links, 0-based."""
+        the (source word, target word) links, 0-based.
+
+        With `markup` ("xml" or "html"), the sources are lines with inline markup: the
+        words are those of their text, and each result's `marked_up` is its target with
+        the source's markup put back by the links, as `translate` puts it back into a
+        translation (`lenient_markup` as there)."""
+        backward = self._reverse_pairs(reverse)
+        reading_markup = Reading.of(markup, lenient_markup)
+        return self._pairs.align(
+            sources, targets, reverse=backward, symmetrize=symmetrize, reading=reading, markup=reading_markup
+        )
+
+    def align_chunks(
+        self,
+        chunks: Iterable[tuple[Sequence[str], Sequence[str]]],
+        origin: str | None = None,
+        *,
+        reverse: Translator | None = None,
+        symmetrize: str = DEFAULT_METHOD,
+        reading: str = DEFAULT_READING,
+        markup: str | None = None,
+        lenient_markup: bool = False,
+    ) -> Iterator[list[AlignedPair]]:
+        """`align` for pairs that arrive a chunk at a time, (sources, targets) of the same
+        length each, such as the lines of two large files: yield each chunk's pairs as soon
+        as they are done, each an AlignedPair of the scored pair (`pair`, as a Translation,
+        with its α) and its word alignment (`words`). Errors number the lines across chunks
+        and name `origin`, the source file, when given."""
+        backward = self._reverse_pairs(reverse)
+        reading_markup = Reading.of(markup, lenient_markup)
+        return self._pairs.align_chunks(
+            chunks, origin, reverse=backward, symmetrize=symmetrize, reading=reading, markup=reading_markup
+        )
+
+    def _reverse_pairs(self, reverse: object) -> GivenPairs | None:
         if reverse is not None and not isinstance(reverse, Translator):
             raise ArgumentTypeError(f"reverse: expected a Translator (rnnsearch.load), got {type(reverse).__name__}")
-        backward = None if reverse is None else reverse._pairs
-        return self._pairs.align(sources, targets, reverse=backward, symmetrize=symmetrize, reading=reading)
+        return None if reverse is None else reverse._pairs
 
     def score_chunks(
         self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None = None

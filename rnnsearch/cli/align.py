@@ -10,18 +10,18 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from rnnsearch.cli.alignments import report_unplaced, write_alignments
+from rnnsearch.cli.alignments import report_plain, report_unplaced, write_alignments
 from rnnsearch.cli.loading import load_for_pairs
-from rnnsearch.cli.options import add_alignment_files, add_pairs, add_reading
+from rnnsearch.cli.options import add_alignment_files, add_markup, add_pairs, add_reading
 from rnnsearch.cli.streams import opened
 from rnnsearch.errors import UserError
+from rnnsearch.markup import escape
 from rnnsearch.symmetrisation import DEFAULT_METHOD
 from rnnsearch.symmetrisation import METHODS as SYMMETRISATIONS
 
 if TYPE_CHECKING:
-    from rnnsearch.alignment import WordAlignment
     from rnnsearch.evaluation.alignment_error import GoldLinks
-    from rnnsearch.translator import Translation, Translator
+    from rnnsearch.translator import Translation
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -52,6 +52,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="how --reverse's links and the model's combine (Koehn et al. 2003; default grow-diag-final-and)",
     )
     add_reading(align)
+    add_markup(align, reads="--src", writes="each --tgt line with its --src line's markup, placed by the word links")
     align.add_argument("--json", action="store_true", help="print the scores against GOLD as JSON")
     align.set_defaults(run=run)
 
@@ -59,45 +60,53 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     """Write the teacher-forced word alignment of every pair of --src and --tgt in the
     formats of `translate --alignments` and `--hard-alignments`, one row or line per pair,
-    in order; with neither and no --gold, the Pharaoh lines go to standard output. With
-    --reverse, the word links are both directions' combined by --symmetrize (the JSON rows
-    stay the forward model's α). With --gold, print the links' AER, precision and recall
-    against those human links, read a line at a time beside the pairs."""
-    from rnnsearch.alignment import align_translation
+    in order; with neither, no --gold and no --markup, the Pharaoh lines go to standard
+    output. With --reverse, the word links are both directions' combined by --symmetrize
+    (the JSON rows stay the forward model's α). With --gold, print the links' AER,
+    precision and recall against those human links, read a line at a time beside the
+    pairs. With --markup, --src is marked up, and each target is printed with its markup."""
     from rnnsearch.evaluation.alignment_error import AlignmentCounts
     from rnnsearch.given_pairs import check_reverse
-    from rnnsearch.text.corpus import stream_lines
+    from rnnsearch.text.corpus import stream_lines, stream_parallel
 
     _check_flags(args)
     gold = stream_lines(args.gold) if args.gold else None
     translator = load_for_pairs(args)
-    forward = _aligned_chunks(translator, args.src, args.tgt)
-    backward = None
-    if args.reverse:
-        reverse = load_for_pairs(args, args.reverse)
+    reverse = load_for_pairs(args, args.reverse) if args.reverse else None
+    if reverse is not None:
         check_reverse(translator.data, reverse.data, name=f"--reverse {args.reverse}")
-        backward = _aligned_chunks(reverse, args.tgt, args.src)
-    counts, unplaced = AlignmentCounts(), 0
+    chunks = ((chunk.sources, chunk.targets) for chunk in stream_parallel(args.src, args.tgt))
+    aligned = translator.align_chunks(
+        chunks,
+        origin=args.src,
+        reverse=reverse,
+        symmetrize=args.symmetrize or DEFAULT_METHOD,
+        reading=args.reading,
+        markup=args.markup,
+        lenient_markup=args.lenient_markup,
+    )
+    counts, unplaced, plain = AlignmentCounts(), 0, 0
     with contextlib.ExitStack() as files:
         jsonl = opened(files, args.alignments)
         hard = opened(files, args.hard_alignments)
-        if not (jsonl or hard or gold):
+        if not (jsonl or hard or gold or args.markup):
             hard = sys.stdout
         number = 0
-        for chunk in forward:
-            reverse_chunk = next(backward) if backward is not None else [None] * len(chunk)
-            for translation, reversed_pair in zip(chunk, reverse_chunk, strict=True):
-                words = align_translation(translation, reading=args.reading)
-                unplaced += not words.placed
-                links = _word_links(words, reversed_pair, number, args)
+        for chunk in aligned:
+            for pair in chunk:
+                unplaced += not pair.words.placed
                 if gold is not None:
-                    counts.add(links, _gold_line(gold, translation, number, args))
-                write_alignments(translation, number, jsonl, hard, reading=args.reading, links=links)
+                    counts.add(pair.words.pairs, _gold_line(gold, pair.pair, number, args))
+                write_alignments(pair.pair, number, jsonl, hard, reading=args.reading, links=pair.words.pairs)
+                if args.markup:
+                    plain += pair.words.marked_up is None
+                    print(pair.words.marked_up or escape(pair.pair.text))
                 number += 1
-            for written in (jsonl, hard):
+            for written in (jsonl, hard, sys.stdout):
                 if written:
                     written.flush()
     report_unplaced(unplaced, "pairs")
+    report_plain(plain, "pairs")
     if gold is not None:
         if next(gold, None) is not None:
             raise UserError(f"{args.gold}: more lines than the {number:,} pairs of --src and --tgt")
@@ -111,36 +120,10 @@ def _check_flags(args: argparse.Namespace) -> None:
         ("json", "gold", "--json prints the scores against --gold; give --gold GOLD too"),
         ("gold_one_based", "gold", "--gold-one-based says how --gold counts words; give --gold GOLD too"),
         ("symmetrize", "reverse", "--symmetrize combines two directions; give --reverse REVERSE_MODEL_DIR too"),
+        ("lenient_markup", "markup", "--lenient-markup says how --markup reads bad lines; give --markup too"),
     ):
         if getattr(args, flag) and not getattr(args, needs):
             raise UserError(f"align: {what}")
-
-
-def _aligned_chunks(translator: Translator, source: str, target: str) -> Iterator[list[Translation]]:
-    """The pairs of two files as translations with their teacher-forced alignments, a
-    chunk of lines at a time, in order; a model without an alignment model is refused at
-    once, before any output is opened."""
-    from rnnsearch.text.corpus import stream_parallel
-
-    translator.require_alignment()
-    chunks = ((chunk.sources, chunk.targets) for chunk in stream_parallel(source, target))
-    return ([pair.as_translation() for pair in scores] for scores in translator.score_chunks(chunks, origin=source))
-
-
-def _word_links(
-    words: WordAlignment, reverse: Translation | None, number: int, args: argparse.Namespace
-) -> list[tuple[int, int]]:
-    """Pair `number`'s word links: the forward model's `words`, or with a reverse model's
-    reading of the same pair, both combined by --symmetrize."""
-    from rnnsearch.alignment import align_translation, combine
-
-    if reverse is None:
-        return words.pairs
-    backward = align_translation(reverse, reading=args.reading)
-    try:
-        return combine(words, backward, method=args.symmetrize or DEFAULT_METHOD).pairs
-    except ValueError as error:
-        raise UserError(f"{args.src}: line {number + 1}: {error}") from None
 
 
 def _gold_line(gold: Iterator[str], translation: Translation, number: int, args: argparse.Namespace) -> GoldLinks:

@@ -65,3 +65,10 @@ def report_unplaced(count: int, what: str) -> None:
             "(consecutive unknown words joined into one <unk>, say)",
             file=sys.stderr,
         )
+
+
+def report_plain(count: int, what: str) -> None:
+    """Say on standard error how many of the `what` had markup that was not well-formed
+    and were read as plain text (--lenient-markup)."""
+    if count:
+        print(f"{count:,} {what} with markup that is not well-formed read as plain text", file=sys.stderr)

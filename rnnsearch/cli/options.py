@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from rnnsearch.alignment import DEFAULT_READING, READINGS
 from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS, RUNTIMES, SEARCH_PRECISIONS, checked_search_setting
+from rnnsearch.markup import MARKUPS
 
 MODEL_DIRS = (
     "directory written by `rnnsearch train`; several decode together as an ensemble, "
@@ -171,4 +172,22 @@ def add_reading(command: argparse.ArgumentParser) -> None:
         help="which row of α stands for a target word in the word alignments: 'output', the step that "
         f"outputs it, 'input', the next step, which takes it as input, or 'both', their mean (default "
         f"{DEFAULT_READING}; BENCHMARKS.md compares them)",
+    )
+
+
+def add_markup(command: argparse.ArgumentParser, *, reads: str, writes: str) -> None:
+    """--markup and --lenient-markup: the input `reads` read as lines with inline markup,
+    and what is written with it put back."""
+    command.add_argument(
+        "--markup",
+        choices=MARKUPS,
+        help=f"read {reads} as lines with inline markup (<b>…</b>, <a href=…>, <br/>, &amp;): translate their text "
+        f"and write {writes} (rnnsearch/markup.py has the rules); a line whose markup is not well-formed stops "
+        "the command",
+    )
+    command.add_argument(
+        "--lenient-markup",
+        action="store_true",
+        help="with --markup, a line whose markup is not well-formed is read as plain text instead, its output "
+        "escaped, and their count goes to standard error",
     )

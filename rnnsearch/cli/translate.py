@@ -8,15 +8,23 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from rnnsearch.cli.alignments import report_unplaced, write_alignments
+from rnnsearch.cli.alignments import report_plain, report_unplaced, write_alignments
 from rnnsearch.cli.loading import load
-from rnnsearch.cli.options import add_alignment_files, add_output_file, add_reading, add_search, beam_width
+from rnnsearch.cli.options import (
+    add_alignment_files,
+    add_markup,
+    add_output_file,
+    add_reading,
+    add_search,
+    beam_width,
+)
 from rnnsearch.cli.streams import opened, read_input
 from rnnsearch.config import MAX_BEAM_SIZE
 from rnnsearch.errors import UserError
+from rnnsearch.markup import escape
 
 if TYPE_CHECKING:
-    from rnnsearch.translator import Translator
+    from rnnsearch.translator import Translation, Translator
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -40,6 +48,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="target prefixes, one per input line (empty: none): each translation starts with its prefix",
     )
     add_reading(translate)
+    add_markup(translate, reads="the input", writes="each translation with its line's markup, placed by its alignment")
     translate.set_defaults(run=run)
 
 
@@ -54,20 +63,30 @@ def run(args: argparse.Namespace) -> None:
         out = opened(files, args.output) or sys.stdout
         jsonl = opened(files, args.alignments)
         hard = opened(files, args.hard_alignments)
-        number = unplaced = 0
+        number = unplaced = plain = 0
         for translations in _translated_chunks(translator, args):
             for translation in translations:
+                plain += bool(args.markup) and translation.marked_up is None
                 if args.n_best == 1:
-                    out.write(translation.text + "\n")
+                    out.write(_output(translation, args) + "\n")
                 else:
                     for entry in [translation, *translation.alternatives]:
-                        out.write(f"{number} ||| {entry.text} ||| {entry.score:.4f}\n")
+                        out.write(f"{number} ||| {_output(entry, args)} ||| {entry.score:.4f}\n")
                 unplaced += not write_alignments(translation, number, jsonl, hard, reading=args.reading)
                 number += 1
             for written in (out, jsonl, hard):
                 if written:
                     written.flush()
     report_unplaced(unplaced, "lines")
+    report_plain(plain, "lines")
+
+
+def _output(translation: Translation, args: argparse.Namespace) -> str:
+    """What is written of a hypothesis: its text, or with --markup its marked-up text (a
+    line read as plain text, its text escaped as markup)."""
+    if not args.markup:
+        return translation.text
+    return translation.marked_up if translation.marked_up is not None else escape(translation.text)
 
 
 def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iterator[list]:
@@ -78,11 +97,18 @@ def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iter
         if args.prefix:
             chunks, prefix_chunks = _with_prefixes(chunks, args.prefix, args.input or "<stdin>")
         yield from translator.translate_chunks(
-            chunks, beam_size=args.beam_size, n_best=args.n_best, prefix_chunks=prefix_chunks
+            chunks,
+            beam_size=args.beam_size,
+            n_best=args.n_best,
+            prefix_chunks=prefix_chunks,
+            markup=args.markup,
+            lenient_markup=args.lenient_markup,
         )
         return
     if args.prefix:
         raise UserError("--prefix: a speech model's output cannot be given a prefix")
+    if args.markup:
+        raise UserError("--markup: a speech model reads recordings, which have no markup")
     for paths in chunks:
         yield translator.transcribe_files(paths, beam_size=args.beam_size, n_best=args.n_best)
 

@@ -1,0 +1,119 @@
+"""Marked-up text through `translate --markup`, `align --markup` and the Python API: the
+text translated as without markup, and the markup put back, well-formed, every tag kept."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import rnnsearch
+from rnnsearch.cli import main
+from rnnsearch.markup import MarkupError, parse
+from tests.integration.conftest import write_lines
+
+TAGGED = [
+    'Ein <b>kleines</b> Mädchen klettert in ein <a href="spiel.html?a=1&amp;b=2">Spielhaus</a> aus Holz.',
+    "<p>Zwei Männer<br/>stehen &amp; lachen.</p>",
+    "<i>Ein <b>Hund</b></i> läuft <span class='x'>durch den Schnee</span>.",
+    "Ohne Markup.",
+    "",
+]
+
+
+def tags(line: str, markup: str = "xml") -> Counter:
+    return Counter((e.start_tag, e.end_tag) for e in parse(line, markup).elements)
+
+
+@pytest.fixture(scope="module")
+def translator(model_dir):
+    return rnnsearch.load(model_dir, device="cpu")
+
+
+def test_marked_up_text_is_translated_as_its_text_and_keeps_every_tag(translator):
+    plain = [parse(line, "xml").text for line in TAGGED]
+    expected = translator.translate(plain, beam_size=3, n_best=2)
+    marked = translator.translate(TAGGED, beam_size=3, n_best=2, markup="xml")
+    for line, ours, reference in zip(TAGGED, marked, expected, strict=True):
+        for hypothesis, plain_hypothesis in zip(
+            [ours, *ours.alternatives], [reference, *reference.alternatives], strict=True
+        ):
+            assert (hypothesis.text, hypothesis.score) == (plain_hypothesis.text, plain_hypothesis.score)
+            assert parse(hypothesis.marked_up, "xml").words == hypothesis.text.split()
+            assert tags(hypothesis.marked_up) == tags(line)
+    assert marked[3].marked_up == marked[3].text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def test_markup_works_with_prefixes_and_ensembles(translator, model_dir):
+    prefixes = ["A", "", "", "", ""]
+    with_prefix = translator.translate(TAGGED, prefixes=prefixes, markup="xml")
+    assert with_prefix[0].text.startswith("A") and tags(with_prefix[0].marked_up) == tags(TAGGED[0])
+    ensemble = rnnsearch.load([model_dir, model_dir], device="cpu")
+    for result, line in zip(ensemble.translate(TAGGED, markup="html"), TAGGED, strict=True):
+        assert tags(result.marked_up, "html") == tags(line, "html")
+
+
+def test_bad_markup_names_its_line_or_is_read_as_plain_text_when_lenient(translator):
+    bad = ["Ein <b>Hund", "Ein Hund</i>."]
+    with pytest.raises(MarkupError, match="input line 1: <b> is never closed"):
+        translator.translate(bad, markup="xml")
+    with pytest.raises(ValueError, match="input line 2: </i> closes nothing"):
+        translator.translate(["Ein Hund.", bad[1]], markup="html")
+    lenient = translator.translate(bad, markup="xml", lenient_markup=True)
+    assert [t.marked_up for t in lenient] == [None, None]
+    assert [t.text for t in lenient] == [t.text for t in translator.translate(bad)]
+    with pytest.raises(ValueError, match="markup: 'markdown' is not one of xml, html"):
+        translator.translate(TAGGED, markup="markdown")
+    with pytest.raises(TypeError, match="lenient_markup: expected a bool"):
+        translator.translate(TAGGED, markup="xml", lenient_markup="yes")
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    status = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_translate_markup_writes_the_api_s_marked_up_lines(translator, model_dir, tmp_path, capsys):
+    source = write_lines(tmp_path / "in.de", TAGGED)
+    status, out, err = run_cli(capsys, "translate", model_dir, "-i", source, "--markup", "xml", "--beam-size", 3)
+    assert status == 0, err
+    assert out.splitlines() == [t.marked_up for t in translator.translate(TAGGED, beam_size=3, markup="xml")]
+
+
+def test_translate_markup_stops_at_a_bad_line_or_counts_it_when_lenient(translator, model_dir, tmp_path, capsys):
+    lines = [TAGGED[0], "Ein <b>Hund", "Zwei &amp; <i>drei</i>."]
+    source = write_lines(tmp_path / "in.de", lines)
+    status, out, err = run_cli(capsys, "translate", model_dir, "-i", source, "--markup", "xml")
+    assert status == 1 and err.splitlines()[-1] == "rnnsearch: error: input line 2: <b> is never closed"
+    status, out, err = run_cli(capsys, "translate", model_dir, "-i", source, "--markup", "xml", "--lenient-markup")
+    assert status == 0, err
+    assert "1 lines with markup that is not well-formed read as plain text" in err
+    written = out.splitlines()
+    assert len(written) == 3 and tags(written[1]) == Counter() and tags(written[2]) == tags(lines[2])
+
+
+def test_align_markup_puts_the_sources_markup_into_the_given_targets(translator, model_dir, tmp_path, capsys):
+    sources = TAGGED[:3]
+    targets = [
+        "A little girl climbs into a wooden playhouse.",
+        "Two men stand and laugh.",
+        "A dog runs through the snow.",
+    ]
+    source, target = write_lines(tmp_path / "in.de", sources), write_lines(tmp_path / "in.en", targets)
+    status, out, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target, "--markup", "xml")
+    assert status == 0, err
+    aligned = translator.align(sources, targets, markup="xml")
+    assert out.splitlines() == [a.marked_up for a in aligned]
+    for line, given, result in zip(sources, targets, aligned, strict=True):
+        assert parse(result.marked_up, "xml").words == given.split() and tags(result.marked_up) == tags(line)
+        assert result.source_words == parse(line, "xml").words
+    plain = translator.align([parse(line, "xml").text for line in sources], targets)
+    assert [a.pairs for a in aligned] == [a.pairs for a in plain]
+
+
+def test_align_markup_flags_need_their_partner(model_dir, tmp_path: Path, capsys):
+    source, target = write_lines(tmp_path / "s", ["Ein Hund."]), write_lines(tmp_path / "t", ["A dog."])
+    status, _, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target, "--lenient-markup")
+    assert status == 1 and "--lenient-markup says how --markup reads bad lines" in err
