@@ -102,13 +102,14 @@ class TextTranslation:
             texts = [text if parsed is None else parsed.text for text, parsed in zip(texts, marked, strict=True)]
         translations = self.decoding.decode(texts, texts, options, first_line=first_line, prefixes=prefix_ids)
         for parsed, translation in zip(marked or [], translations):
-            _mark_up(parsed, translation)
+            put_markup_back(parsed, translation)
         return translations
 
 
-def _mark_up(parsed: MarkedUp | None, translation: Translation) -> None:
-    """Every hypothesis of a marked-up input's translation given the input's markup, placed
-    by the hypothesis's own word alignment; an input read as plain text gets none."""
+def put_markup_back(parsed: MarkedUp | None, translation: Translation) -> None:
+    """Every hypothesis of a marked-up input's translation given the input's markup
+    (`marked_up`), placed by the hypothesis's own word alignment; an input read as plain
+    text (None) gets none. The server puts markup back with it too."""
     if parsed is None:
         return
     for hypothesis in [translation, *translation.alternatives]:

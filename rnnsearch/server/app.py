@@ -31,6 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rnnsearch import __version__
 from rnnsearch.errors import UserError
+from rnnsearch.markup import MarkedUp, MarkupError, parse
 from rnnsearch.search.rules import Cancelled
 from rnnsearch.server import schemas
 from rnnsearch.server.batcher import Batcher, TranslateFn
@@ -38,6 +39,7 @@ from rnnsearch.server.info import describe_model, max_audio_seconds
 from rnnsearch.server.limits import Limits
 from rnnsearch.speech.audio import read_wav_bytes
 from rnnsearch.speech.digits import SAMPLE_RATE
+from rnnsearch.text_translation import put_markup_back
 from rnnsearch.translator import Translation, Translator
 
 T = TypeVar("T")
@@ -123,16 +125,22 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
         beam_size = translator.search.beam_size if request.beam_size is None else request.beam_size
         if request.n_best > beam_size:
             raise UserError(f"n_best: {request.n_best} is more than the beam size {beam_size}")
+        marked = None
         if translator.speech:
             items = await asyncio.to_thread(_read_audio, request.audio, max_seconds)
         else:
-            _check_source_lengths(translator, request.texts)
-            items = list(zip(request.texts, _prefixes(request.texts, request.prefixes)))
+            marked = _marked_up(translator, request.texts, request.markup)
+            texts = request.texts if marked is None else [parsed.text for parsed in marked]
+            _check_source_lengths(translator, texts)
+            items = list(zip(texts, _prefixes(texts, request.prefixes)))
         try:
             work = asyncio.wait_for(batcher.translate(items, beam_size, request.n_best), limits.timeout)
             results = await _while_connected(connection, work)
         except TimeoutError:
             raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
+        if marked is not None:
+            for parsed, result in zip(marked, results, strict=True):
+                put_markup_back(parsed, result)
         alignments = request.alignments and translator.model.has_alignment
         return schemas.TranslateResponse(translations=[_translation(t, alignments) for t in results])
 
@@ -220,6 +228,21 @@ def _check_source_lengths(translator: Translator, texts: list[str]) -> None:
             raise HTTPException(413, f"texts.{index}: {pieces} subword pieces, more than the model's {limit}")
 
 
+def _marked_up(translator: Translator, texts: list[str], markup: str | None) -> list[MarkedUp] | None:
+    """The texts read as `markup` (None: no markup), each one that is not well-formed a
+    422 naming it; markup is put back by the alignment, which the model must have."""
+    if markup is None:
+        return None
+    translator.require_alignment()
+    marked = []
+    for index, text in enumerate(texts):
+        try:
+            marked.append(parse(text, markup))
+        except MarkupError as error:
+            raise UserError(f"texts.{index}: {error}") from None
+    return marked
+
+
 def _prefixes(texts: list[str], prefixes: list[str] | None) -> list[str]:
     """One prefix per text ("" for none), or a one-line error when they are not as many."""
     if prefixes is None:
@@ -255,7 +278,13 @@ def _hypothesis(result: Translation, alignments: bool) -> dict:
     alignment = None
     if alignments and result.alignment is not None:
         alignment = result.alignment.astype(np.float64).round(5).tolist()
-    return {"text": result.text, "score": result.score, "target_tokens": result.target_tokens, "alignment": alignment}
+    return {
+        "text": result.text,
+        "score": result.score,
+        "target_tokens": result.target_tokens,
+        "alignment": alignment,
+        "marked_up": result.marked_up,
+    }
 
 
 def _translation(result: Translation, alignments: bool) -> schemas.Translation:

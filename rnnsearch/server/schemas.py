@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
 from rnnsearch.config import MAX_BEAM_SIZE, SearchConfig, SubwordConfig
+from rnnsearch.markup import MARKUPS
 from rnnsearch.model.settings import ModelConfig
 from rnnsearch.server.limits import Limits
 from rnnsearch.speech.digits import SAMPLE_RATE
@@ -84,7 +85,24 @@ def translate_request_model(limits: Limits, audio_chars: int | None = None) -> t
             examples=[["A dog"]],
         ),
     ]
-    return create_model("TranslateRequest", __base__=_TranslateOptions, texts=(texts, ...), prefixes=(prefixes, None))
+    markup = Annotated[
+        Literal[MARKUPS] | None,
+        Field(
+            description=(
+                "read each text as a line with inline markup (<b>…</b>, <a href=…>, <br/>, &amp;): its text is "
+                "translated, and each hypothesis's `marked_up` is its translation with the markup put back around "
+                "the words aligned to those it enclosed; a text whose markup is not well-formed is a 422"
+            ),
+            examples=["html"],
+        ),
+    ]
+    return create_model(
+        "TranslateRequest",
+        __base__=_TranslateOptions,
+        texts=(texts, ...),
+        prefixes=(prefixes, None),
+        markup=(markup, None),
+    )
 
 
 WAV_HEADER_ROOM = 4096
@@ -111,6 +129,11 @@ class Hypothesis(BaseModel):
             "weights α_ij: one row per target piece, one column per source piece, each row summing to 1; "
             "null when alignments were not asked for or the model has no alignment model"
         ),
+    )
+    marked_up: str | None = Field(
+        None,
+        description="with `markup` in the request, the translation with the text's markup put back (escaped "
+        "text and the text's own tags: show it as text, or sanitise it before rendering it); null otherwise",
     )
 
 

@@ -198,6 +198,38 @@ def test_ctrl_enter_translates_every_line_and_a_line_can_be_selected(server_url,
         assert sources == answer["source_tokens"]
 
 
+HOSTILE = (
+    '<img src=x onerror="window.pwned = 1"><script>window.pwned = 2</script> '
+    'Ein <b onclick="window.pwned = 3">Hund</b> <a href="javascript:window.pwned = 4">läuft</a> '
+    '<svg onload="window.pwned = 5"></svg>.'
+)
+
+
+def test_marked_up_translations_are_shown_as_text_and_nothing_in_them_runs(server_url, tmp_path):
+    """A translation with markup carries the input's own tags, hostile ones included: the
+    page shows them as text, so no element of theirs exists and no handler of theirs runs."""
+    with chromium_page(tmp_path / "profile") as page:
+        open_page(page, server_url)
+        page.select_option("#markup", "html")
+        page.locator("#source").fill(HOSTILE)
+        page.locator("#translate-button").click()
+        expect(page.locator("ol#results > li.result")).to_have_count(1)
+        expect(page.locator("#status")).not_to_have_class(ERROR)
+        body = json.dumps({"texts": [HOSTILE], "beam_size": int(page.input_value("#beam-size")), "markup": "html"})
+        request = urllib.request.Request(
+            server_url + "v1/translate", body.encode(), {"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=60) as response:
+            [answer] = json.load(response)["translations"]
+        assert "onerror" in answer["marked_up"] and "<script>" in answer["marked_up"]
+        expect(page.locator("li.result .translation")).to_have_text(answer["marked_up"])
+        expect(page.locator("ol#nbest .text").first).to_have_text(answer["marked_up"])
+        for selector in ("img", "script", "svg", "a", "b"):
+            expect(page.locator(f"#results {selector}, #nbest {selector}")).to_have_count(0)
+        page.locator("li.result .translation").click()
+        assert page.evaluate("window.pwned") is None
+
+
 @pytest.fixture(scope="module")
 def speech_server_url(speech_model, tmp_path_factory) -> Iterator[str]:
     """`rnnsearch serve` for the tiny speech model, as `server_url` is for the text model."""

@@ -446,3 +446,27 @@ def test_serve_refuses_limits_that_are_not_positive(model_dir, capsys):
         main(["serve", str(model_dir), "--max-texts", "0"])
     assert exit_status.value.code == 2
     assert "--max-texts: must be greater than 0" in capsys.readouterr().err
+
+
+MARKED = ['Ein <b>Hund</b> läuft durch <a href="schnee.html">den Schnee</a>.', "Zwei &amp; <i>drei</i>"]
+
+
+def test_a_marked_up_request_gets_the_api_s_marked_up_translations(client, translator):
+    answers = translate(client, MARKED, markup="xml", beam_size=3, n_best=2)
+    expected = translator.translate(MARKED, beam_size=3, n_best=2, markup="xml")
+    for answer, result in zip(answers, expected, strict=True):
+        assert answer["marked_up"] == result.marked_up and answer["text"] == result.text
+        assert [a["marked_up"] for a in answer["alternatives"]] == [a.marked_up for a in result.alternatives]
+    plain = translate(client, MARKED[:1])
+    assert plain[0]["marked_up"] is None
+
+
+@pytest.mark.parametrize(
+    "body, fragment",
+    [
+        ({"texts": ["Ein Hund.", "Ein <b>Hund"], "markup": "xml"}, "texts.1: <b> is never closed"),
+        ({"texts": ["Ein Hund."], "markup": "markdown"}, "markup: Input should be 'xml' or 'html'"),
+    ],
+)
+def test_bad_markup_is_a_422_naming_the_text(client, body, fragment):
+    assert_json_error(client.post("/v1/translate", json=body), 422, fragment)

@@ -67,6 +67,7 @@ async function loadModel() {
     element("beam-size").value = model.search.beam_size;
     if (model.input === "audio") {
       element("text-input").hidden = true;
+      element("markup-choice").hidden = true;
       element("audio-input").hidden = false;
       element("submit-hint").textContent = `at most ${model.limits.max_audio_seconds} s per file`;
     }
@@ -160,7 +161,8 @@ async function readInput() {
     if (texts.every((text) => text.trim() === "")) {
       throw new Error("Type or paste a sentence first.");
     }
-    return { items: { texts }, names: texts, recordings: [] };
+    const markup = element("markup").value;
+    return { items: markup ? { texts, markup } : { texts }, names: texts, recordings: [] };
   }
   const files = [...element("audio-files").files];
   if (files.length === 0) {
@@ -213,7 +215,7 @@ function showResults() {
     item.tabIndex = 0;
     const text = document.createElement("span");
     text.className = translation.text ? "translation" : "translation empty";
-    text.textContent = translation.text || "(empty line)";
+    text.textContent = shown(translation) || "(empty line)";
     const source = document.createElement("span");
     source.className = "source";
     source.textContent = page.sources[index];
@@ -221,6 +223,12 @@ function showResults() {
     list.append(item);
   });
   element("output").hidden = false;
+}
+
+// What a hypothesis shows: its marked-up text when markup was asked for, always as text
+// (textContent), so that its tags are read, never run: the markup comes from the input.
+function shown(hypothesis) {
+  return hypothesis.marked_up ?? hypothesis.text;
 }
 
 function hypotheses(translation) {
@@ -249,7 +257,7 @@ function showNbest(translation, index, rank) {
     item.tabIndex = 0;
     const text = document.createElement("span");
     text.className = hypothesis.text ? "text" : "text empty";
-    text.textContent = hypothesis.text || "(empty)";
+    text.textContent = shown(hypothesis) || "(empty)";
     const score = document.createElement("span");
     score.className = "score";
     score.textContent = hypothesis.score.toFixed(3);
