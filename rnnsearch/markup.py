@@ -319,12 +319,18 @@ def escape(text: str) -> str:
 def transfer(marked: MarkedUp, target_words: Sequence[str], links: Iterable[Link]) -> str:
     """The target words with `marked`'s markup put back by the word `links` between its
     words and them (the rules in the module docstring)."""
+    spans = place(marked, len(target_words), links)
+    return _Output(target_words, marked.elements, spans).text()
+
+
+def place(marked: MarkedUp, targets: int, links: Iterable[Link]) -> list[tuple[int, int]]:
+    """Where each of `marked`'s elements goes among `targets` target words, by the word
+    `links`: (start, stop) target boundaries, the words start to stop − 1 inside it
+    (start == stop: at that boundary, with no words)."""
     by_source: dict[int, list[int]] = {}
     for source, target in links:
         by_source.setdefault(source, []).append(target)
-    placing = _Placing(len(marked.words), len(target_words), by_source)
-    spans = placing.spans(marked.elements)
-    return _Output(target_words, marked.elements, spans).text()
+    return _Placing(len(marked.words), targets, by_source).spans(marked.elements)
 
 
 class _Placing:

@@ -1,0 +1,223 @@
+"""How well markup survives translation: tags placed by each alignment against the places
+human alignments give them, and what `translate --markup` costs.
+
+    python bench/markup.py [--work runs/bench-alignment] [--steps 1200] [--threads 1]
+                           [--variants NAME ...] [--seed 1] [--json out.json]
+
+1. Models and links as bench/alignment.py makes them (and reuses, in the same `--work`):
+   English→French and French→English trained on Multi30k plus the Hansards' text,
+   `--steps` steps each, the guided variants of `--variants` (default guided-1, λ = 1),
+   and eflomal's links of the same text.
+2. Placement on the 447 Hansards pairs of `data/alignment/`: each English sentence gets
+   synthetic markup, drawn with `--seed`: 1 to 3 elements over spans of 1 to 4 words, a
+   quarter of them nested in another, and a `<br/>` at a word boundary in a third of the
+   sentences. The reference places every tag on the French reference translation by the
+   human sure links (rnnsearch.markup's rules); each system places them on the same
+   translation by its own links, as `rnnsearch align --markup` does: the attention of the
+   English→French model (and both directions combined by grow-diag-final-and), guided
+   attention, and eflomal's grow-diag-final-and links. Reported: the share of tags placed
+   exactly where the reference places them (the same target words, or for a tag without
+   words the same boundary), and the word-level F1 of the elements' spans, summed over
+   every element the reference gives words.
+3. On Multi30k test_2016_flickr, English→French with beam 5: the same synthetic markup on
+   each English sentence, `translate(…, markup="xml")` against plain translation. The
+   translations must be the same (so BLEU is), every output well-formed, and every tag
+   kept; 20 examples are printed. Then the speed of both, alternating, the best of
+   `--rounds` each, in sentences per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import alignment as setup  # noqa: E402  (bench/alignment.py: the corpus, the models and eflomal's links)
+
+ROOT = setup.ROOT
+
+from rnnsearch.markup import MarkedUp, escape, parse, place  # noqa: E402
+
+Links = list[list[tuple[int, int]]]
+
+
+def tagged(words: list[str], rng: random.Random) -> str:
+    """`words` with synthetic markup: 1–3 elements over 1–4 words, some nested, sometimes a <br/>."""
+    count = len(words)
+    opens: dict[int, list[str]] = {}
+    closes: dict[int, list[str]] = {}
+    used: list[tuple[int, int]] = []
+    for k in range(rng.randint(1, 3)):
+        length = rng.randint(1, min(4, count))
+        start = rng.randrange(count - length + 1)
+        span = (start, start + length)
+        if span in used or any(_crosses(span, other) for other in used):
+            continue
+        used.append(span)
+        name, attribute = rng.choice([("b", ""), ("i", ""), ("a", f' href="#{k}"'), ("span", ' class="x"')])
+        opens.setdefault(span[0], []).append((span[1], f"<{name}{attribute}>"))
+        closes.setdefault(span[1], []).append((span[0], f"</{name}>"))
+        if rng.random() < 0.25 and length >= 2:  # a child over its words but the first
+            inner = (span[0] + 1, span[1])
+            if inner not in used and all(not _crosses(inner, other) for other in used):
+                used.append(inner)
+                opens.setdefault(inner[0], []).append((inner[1], "<em>"))
+                closes.setdefault(inner[1], []).append((inner[0], "</em>"))
+    line_break = rng.randrange(1, count) if count > 1 and rng.random() < 1 / 3 else None
+    parts = []
+    for position in range(count + 1):
+        # closing innermost first (latest start), opening outermost first (furthest end)
+        parts.extend(tag for _, tag in sorted(closes.get(position, []), reverse=True))
+        if position == line_break:
+            parts.append("<br/>")
+        if position < count:
+            parts.append(" " if position else "")
+            parts.extend(tag for _, tag in sorted(opens.get(position, []), reverse=True))
+            parts.append(escape(words[position]))
+    return "".join(parts)
+
+
+def _crosses(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two spans overlap without one holding the other (markup cannot express it)."""
+    return a[0] < b[0] < a[1] < b[1] or b[0] < a[0] < b[1] < a[1]
+
+
+def hansards_markup(seed: int) -> list[tuple[MarkedUp, list[str]]]:
+    """Each Hansards pair's English side with synthetic markup, parsed, and its French words."""
+    rng = random.Random(seed)
+    return [(parse(tagged(english.split(), rng), "xml"), french.split()) for english, french in setup.hansards_pairs()]
+
+
+def placement(pairs: list[tuple[MarkedUp, list[str]]], links: Links, reference: Links) -> dict:
+    """The share of elements placed where the reference places them, and the word-level F1
+    of the spans of those the reference gives words."""
+    exact = total = overlap = predicted = expected = 0
+    for (marked, target), ours, theirs in zip(pairs, links, reference, strict=True):
+        mine, right = place(marked, len(target), ours), place(marked, len(target), theirs)
+        for (start, stop), (good_start, good_stop) in zip(mine, right, strict=True):
+            total += 1
+            exact += (start, stop) == (good_start, good_stop)
+            if good_stop > good_start:
+                words, good = set(range(start, stop)), set(range(good_start, good_stop))
+                overlap, predicted, expected = overlap + len(words & good), predicted + len(words), expected + len(good)
+    precision, recall = overlap / max(predicted, 1), overlap / max(expected, 1)
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"exact": 100 * exact / total, "span_f1": 100 * f1, "elements": total}
+
+
+def model_links(model: Path, pairs: list[tuple[MarkedUp, list[str]]], reverse: Path | None = None) -> Links:
+    """The links `align --markup` places tags by: the model's, with `reverse` both directions'."""
+    import rnnsearch
+
+    translator = rnnsearch.load(model, device="cpu")
+    backward = None if reverse is None else rnnsearch.load(reverse, device="cpu")
+    sources = [marked.line for marked, _ in pairs]
+    targets = [" ".join(target) for _, target in pairs]
+    return [words.pairs for words in translator.align(sources, targets, reverse=backward, markup="xml")]
+
+
+def flickr(model: Path, seed: int, rounds: int) -> dict:
+    """Synthetic markup on test_2016_flickr's English side, translated with and without it."""
+    import rnnsearch
+
+    translator = rnnsearch.load(model, device="cpu")
+    sources, _ = setup.test_set("en", "fr")
+    rng = random.Random(seed)
+    lines = [tagged(source.split(), rng) if source.split() else source for source in sources]
+    plain_texts = [parse(line, "xml").text for line in lines]
+    marked = translator.translate(lines, beam_size=5, markup="xml")
+    plain = translator.translate(plain_texts, beam_size=5)
+    same = sum(m.text == p.text for m, p in zip(marked, plain, strict=True))
+    well_formed = kept = 0
+    for line, result in zip(lines, marked, strict=True):
+        try:
+            output = parse(result.marked_up, "xml")
+        except ValueError:
+            continue
+        well_formed += 1
+        kept += _tags(output) == _tags(parse(line, "xml"))
+    speeds = {"plain": 0.0, "markup": 0.0}
+    for _ in range(rounds):
+        for name, texts, markup in (("plain", plain_texts, None), ("markup", lines, "xml")):
+            start = time.perf_counter()
+            translator.translate(texts, beam_size=5, markup=markup)
+            speeds[name] = max(speeds[name], len(texts) / (time.perf_counter() - start))
+    examples = [(line, result.marked_up) for line, result in zip(lines[:20], marked[:20], strict=True)]
+    count = len(lines)
+    return {
+        "sentences": count,
+        "same_translation": 100 * same / count,
+        "well_formed": 100 * well_formed / count,
+        "tags_kept": 100 * kept / count,
+        "sentences_per_s": {name: round(value, 1) for name, value in speeds.items()},
+        "markup_speed_ratio": round(speeds["markup"] / speeds["plain"], 3),
+        "examples": examples,
+    }
+
+
+def _tags(marked: MarkedUp) -> Counter:
+    return Counter((element.start_tag, element.end_tag) for element in marked.elements)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=ROOT / "runs" / "bench-alignment")
+    parser.add_argument("--steps", type=int, default=1200, help="training steps of each model")
+    parser.add_argument("--threads", type=int, default=max(len(os.sched_getaffinity(0)) // 2, 1))
+    parser.add_argument(
+        "--variants", nargs="*", choices=[v for v in setup.VARIANTS if v != "baseline"], default=["guided-1"],
+        help="guided or coverage variants whose attention places tags too (default guided-1)",
+    )  # fmt: skip
+    parser.add_argument("--seed", type=int, default=1, help="the synthetic markup's seed")
+    parser.add_argument("--rounds", type=int, default=3, help="timed runs of each way of translating")
+    parser.add_argument("--json", type=Path, help="write every figure here")
+    args = parser.parse_args()
+    setup.write_corpus(args.work)
+    from rnnsearch.evaluation.alignment_error import read_gold
+
+    eflomal = setup.eflomal_links(args.work)
+    chosen = [setup.VARIANTS["baseline"], *(setup.VARIANTS[name] for name in args.variants)]
+    if any(variant.guide for variant in chosen):
+        setup.write_guides(args.work, args.work / "eflomal.hansards.fwd", args.work / "eflomal.hansards.rev")
+    trained = setup.train_models(args.work, steps=args.steps, threads=args.threads, variants=chosen)
+    pairs = hansards_markup(args.seed)
+    gold = read_gold(setup.HANSARDS / "enfr.gold", one_based=True)
+    reference = [sorted(links.sure) for links in gold]
+    systems = {
+        "attention en→fr": model_links(trained["baseline"]["en-fr"], pairs),
+        "attention, both directions (grow-diag-final-and)": model_links(
+            trained["baseline"]["en-fr"], pairs, reverse=trained["baseline"]["fr-en"]
+        ),
+    }
+    for variant in args.variants:
+        directions = trained[variant]
+        systems[f"{variant} attention en→fr"] = model_links(directions["en-fr"], pairs)
+    if eflomal:
+        systems["eflomal grow-diag-final-and"] = eflomal["eflomal grow-diag-final-and"]
+    rows = {name: placement(pairs, links, reference) for name, links in systems.items()}
+    print("| placed by | tags placed exactly (%) | span word F1 (%) |\n|---|---|---|")
+    for name, row in rows.items():
+        print(f"| {name} | {row['exact']:.1f} | {row['span_f1']:.1f} |")
+    print(f"\n{next(iter(rows.values()))['elements']:,} elements on {len(pairs)} Hansards pairs (seed {args.seed})")
+    figures = flickr(trained["baseline"]["en-fr"], args.seed, args.rounds)
+    print(json.dumps({key: value for key, value in figures.items() if key != "examples"}, indent=1))
+    print("\n| source | translation with its markup |\n|---|---|")
+    for source, output in figures["examples"]:
+        print(f"| {_cell(source)} | {_cell(output)} |")
+    if args.json:
+        args.json.write_text(json.dumps({"placement": rows, "flickr": figures}, ensure_ascii=False, indent=1))
+
+
+def _cell(text: str) -> str:
+    """Markup shown as text in a Markdown table cell."""
+    return "`" + text.replace("|", "\\|").replace("`", "'") + "`"
+
+
+if __name__ == "__main__":
+    main()
