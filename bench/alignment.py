@@ -631,11 +631,17 @@ def variant_table(rows: list[Row], eflomal: dict[str, Links], gold: list) -> str
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """--work, --steps and --threads: where the models are kept and how they train
+    (bench/markup.py takes them too, to use the same models)."""
     parser.add_argument("--work", type=Path, default=ROOT / "runs" / "bench-alignment")
     parser.add_argument("--steps", type=int, default=1200, help="training steps of each model")
     parser.add_argument("--threads", type=int, default=max(len(os.sched_getaffinity(0)) // 2, 1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_model_options(parser)
     parser.add_argument(
         "--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
         help="which variants to train and compare (the baseline always; default all)",

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import time
@@ -167,9 +166,7 @@ def _tags(marked: MarkedUp) -> Counter:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", type=Path, default=ROOT / "runs" / "bench-alignment")
-    parser.add_argument("--steps", type=int, default=1200, help="training steps of each model")
-    parser.add_argument("--threads", type=int, default=max(len(os.sched_getaffinity(0)) // 2, 1))
+    setup.add_model_options(parser)
     parser.add_argument(
         "--variants", nargs="*", choices=[v for v in setup.VARIANTS if v != "baseline"], default=["guided-1"],
         help="guided or coverage variants whose attention places tags too (default guided-1)",
