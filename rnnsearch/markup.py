@@ -132,9 +132,9 @@ class _Reader(HTMLParser):
 
     def __init__(self, line: str, markup: str):
         super().__init__(convert_charrefs=False)
-        if "\n" in line or "\r" in line:
-            raise MarkupError("a marked-up line holds no line break")
         self.line, self.markup = line, markup
+        # where each of the text's lines starts: the parser reports (line, column) positions
+        self.line_starts = [0] + [k + 1 for k, character in enumerate(line) if character == "\n"]
         self.events: list[tuple[int, str, tuple]] = []  # (offset, kind, details)
 
     # html.parser's callbacks: only record each event and where it starts
@@ -169,7 +169,8 @@ class _Reader(HTMLParser):
         self._record("other")
 
     def _record(self, kind: str, *details: str) -> None:
-        self.events.append((self.getpos()[1], kind, details))
+        line, column = self.getpos()
+        self.events.append((self.line_starts[line - 1] + column, kind, details))
 
     def result(self) -> MarkedUp:
         """The segments, text and elements of the line, checked."""

@@ -23,6 +23,7 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.schemas import APIOperation, BaseSchema
 
 import rnnsearch
+from rnnsearch.markup import MarkupError, parse
 from rnnsearch.server import Limits, create_app
 from rnnsearch.translator import Translator
 
@@ -115,8 +116,9 @@ def test_generated_requests_get_documented_answers(api_schema, translator, label
 
 def check_translation_answer(request: dict, status: int, body: dict, default_beam_size: int) -> None:
     """A schema-valid translation request gets one translation per text, each with an alignment
-    of the shape its tokens give; or, if n_best exceeds the beam size or the prefixes are not
-    one per text (rules the schema cannot state), a 422 that says so."""
+    of the shape its tokens give; or, if n_best exceeds the beam size, the prefixes are not
+    one per text or a text's markup is not well-formed (rules the schema cannot state), a
+    422 that says so."""
     beam_size = request.get("beam_size") or default_beam_size
     n_best = request.get("n_best", 1)
     if n_best > beam_size:
@@ -126,6 +128,13 @@ def check_translation_answer(request: dict, status: int, body: dict, default_bea
     if prefixes is not None and len(prefixes) != len(request["texts"]):
         assert status == 422 and body["error"].startswith(f"prefixes: {len(prefixes)} prefixes for"), body
         return
+    markup = request.get("markup")
+    badly_marked = next(
+        (k for k, text in enumerate(request["texts"]) if markup and not well_formed(text, markup)), None
+    )
+    if badly_marked is not None:
+        assert status == 422 and body["error"].startswith(f"texts.{badly_marked}: "), body
+        return
     assert status == 200, body
     translations = body["translations"]
     assert len(translations) == len(request["texts"])
@@ -133,6 +142,15 @@ def check_translation_answer(request: dict, status: int, body: dict, default_bea
         hypotheses = [translation, *translation["alternatives"]]
         assert 1 <= len(hypotheses) <= n_best
         for hypothesis in hypotheses:
+            assert (hypothesis["marked_up"] is None) == (markup is None), hypothesis
             if request.get("alignments", True) and translation["source_tokens"]:
                 shape = (len(hypothesis["alignment"]), len(hypothesis["alignment"][0]))
                 assert shape == (len(hypothesis["target_tokens"]), len(translation["source_tokens"]))
+
+
+def well_formed(text: str, markup: str) -> bool:
+    try:
+        parse(text, markup)
+    except MarkupError:
+        return False
+    return True
