@@ -292,3 +292,27 @@ def test_links_that_end_early_are_one_line_naming_the_file(tmp_path, text):
     message = str(raised.value)
     assert message.startswith(f"{path}: eflomal's links end {5 - text.count(chr(10))} pairs early")
     assert message.endswith("though it reported no error (a full disk or a file size limit?)")
+
+
+@needs_eflomal
+def test_the_corpora_are_aligned_together_in_one_eflomal_run(tmp_path, capsys):
+    """One run over every corpus, so the small one borrows the large one's statistics, and
+    each corpus's links written back to its own file, line for line."""
+    hansards_files, multi30k_files = hansards(tmp_path), multi30k_gz(tmp_path)
+    path = config(
+        tmp_path,
+        corpus(*hansards_files, tmp_path / "h.align"),
+        corpus(*multi30k_files, tmp_path / "m.align"),
+    )
+    assert main(["align-corpus", str(path), *FAST]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("eflomal aligning 747 pairs, 2 corpora together") == 1
+    for (source, target), alignments in ((hansards_files, "h.align"), (multi30k_files, "m.align")):
+        lines = links(tmp_path / alignments)
+        assert len(lines) == len(read_lines(source))
+        for pair, (src, tgt) in zip(lines, zip(read_lines(source), read_lines(target), strict=True), strict=True):
+            assert all(i < len(src.split()) and j < len(tgt.split()) for i, j in pair)
+    assert [line.split(":")[0] for line in captured.out.splitlines()] == [
+        str(tmp_path / "h.align"),
+        str(tmp_path / "m.align"),
+    ]
