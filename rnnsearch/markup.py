@@ -173,7 +173,11 @@ class _Reader(HTMLParser):
         self.events.append((self.line_starts[line - 1] + column, kind, details))
 
     def result(self) -> MarkedUp:
-        """The segments, text and elements of the line, checked."""
+        """The segments, text and elements of the line, checked. What the parser passes
+        over without an event (a lone "</>") is read as text, as it is between events."""
+        if self.line and (not self.events or self.events[0][0] > 0):
+            first = self.events[0][0] if self.events else len(self.line)
+            self.events.insert(0, (0, "data", (self.line[:first],)))
         builder = _Builder(self.markup)
         offsets = [offset for offset, _, _ in self.events] + [len(self.line)]
         for (offset, kind, details), end in zip(self.events, offsets[1:], strict=True):

@@ -22,7 +22,15 @@ LINES = [
     "",
     "<br/>",
     "zwei\nZeilen <b>über\nzwei</b>\r\n <!-- und\nmehr -->",
+    "<![CDATA[x]]> <?pi x?> <!DOCTYPE x>",
 ]
+
+
+@pytest.mark.parametrize("line", ["</>", "</> a", "a </> b", "<!", "a </", "<>", "x &#xZZ; y"])
+def test_what_html_parser_passes_over_is_kept_as_text_in_html_and_refused_in_xml(line):
+    assert parse(line, "html").line == line and parse(line, "html").text == line
+    with pytest.raises(MarkupError, match="is not XML"):
+        parse(line, "xml")
 
 
 @pytest.mark.parametrize("line", LINES)
