@@ -82,6 +82,7 @@ from rnnsearch.config import load_config  # noqa: E402
 from rnnsearch.prepared.manifest import SRC_SUBWORDS, TGT_SUBWORDS  # noqa: E402
 from rnnsearch.prepared.workers import SMALL_CORPUS_BYTES  # noqa: E402
 from rnnsearch.text.subwords import Subwords  # noqa: E402
+from rnnsearch.training.loss import Objective  # noqa: E402
 
 MULTI30K = (Path("data/multi30k/train.de.gz"), Path("data/multi30k/train.en.gz"))
 MULTI30K_VALID = (Path("data/multi30k/val.de.gz"), Path("data/multi30k/val.en.gz"))
@@ -483,7 +484,7 @@ def training_speed_check(args: argparse.Namespace) -> dict:
         tokens, started = 0, time.perf_counter()
         for indices in batches:
             batch = make_batch([pairs[i] for i in indices]).to(device)
-            tokens += training_step(model, optimizer, batch, train.label_smoothing, train.clip_norm)[1]
+            tokens += training_step(model, optimizer, batch, Objective.of(train), train.clip_norm)[1]
         return tokens, time.perf_counter() - started
 
     blocks = []

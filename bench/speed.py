@@ -59,7 +59,7 @@ from rnnsearch.prepared import PreparedPairs, ensure_prepared  # noqa: E402
 from rnnsearch.text.batches import Batch, epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines  # noqa: E402
 from rnnsearch.text.subwords import PAD  # noqa: E402
-from rnnsearch.training.loss import output_layer_loss, sequence_loss  # noqa: E402
+from rnnsearch.training.loss import Objective, output_layer_loss, sequence_loss  # noqa: E402
 from rnnsearch.training.process import configure_cpu, flushing_denormals  # noqa: E402
 from rnnsearch.training.trainer import training_step  # noqa: E402
 from rnnsearch.translator import resolve_device  # noqa: E402
@@ -92,18 +92,18 @@ def _training_speed(config, steps: int, warmup: int, device: torch.device, prepa
     epoch = epoch_batches(pairs, train.batch_tokens, train.max_batch_sentences, train.seed, 0)
     order = list(islice(epoch, warmup + steps))  # the batches of the warm-up and the timed steps
     model.train()
-    guidance = train.guided_alignment_weight  # with λ > 0, batches carry their word links, as in training
+    objective = Objective.of(train)  # with guided alignment, batches carry their word links, as in training
 
     def batch_of(indices) -> Batch:
-        links = [pairs.links(i) for i in indices] if guidance else None
+        links = [pairs.links(i) for i in indices] if objective.guided else None
         return make_batch([pairs[i] for i in indices], links=links).to(device)
 
     graphed, capture_seconds = None, 0.0
-    if kernels.active().cuda_graphs and not guidance:
+    if kernels.active().cuda_graphs and not objective.guided:
         graphed = GraphedLoss(model, train.label_smoothing, config.data.max_length + 1)
         started = clock(device)
         for indices in order:  # every shape of the timed batches captured before timing
-            training_step(model, optimizer, batch_of(indices), train.label_smoothing, train.clip_norm, graphed=graphed)
+            training_step(model, optimizer, batch_of(indices), objective, train.clip_norm, graphed=graphed)
         capture_seconds = clock(device) - started
     tokens, started = 0, None
     for step, indices in enumerate(order):
@@ -113,11 +113,10 @@ def _training_speed(config, steps: int, warmup: int, device: torch.device, prepa
             model,
             optimizer,
             batch_of(indices),
-            train.label_smoothing,
+            objective,
             train.clip_norm,
             precision=train.precision,
             graphed=graphed,
-            guided_alignment_weight=guidance,
         )
         tokens += n
     seconds = clock(device) - started
@@ -143,7 +142,7 @@ def training_flops(model, batches, label_smoothing: float) -> float:
     counter = FlopCounterMode(display=False)
     with counter:
         for batch in batches:
-            loss, tokens = sequence_loss(model, batch, label_smoothing)
+            loss, tokens = sequence_loss(model, batch, Objective(label_smoothing))
             (loss / tokens).backward()
     model.zero_grad(set_to_none=True)
     return counter.get_total_flops()

@@ -4,11 +4,14 @@ word links (docs/model.md, "Guided alignment")."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
+from rnnsearch.config import TrainConfig
 from rnnsearch.model.seq2seq import CHUNK_ELEMENTS, RNNSearch
 from rnnsearch.reserved import PAD
 from rnnsearch.text.batches import Batch, Guide, GuidedBatch
@@ -89,26 +92,51 @@ def guided_alignment_loss(weights: torch.Tensor, guide: Guide) -> torch.Tensor:
     return -(guide.weights * attended.clamp_min(torch.finfo(torch.float32).tiny).log()).sum()
 
 
+@dataclass(frozen=True)
+class Objective:
+    """The loss terms a run trains, declared once (docs/model.md): the output layer's
+    cross-entropy, label-smoothed by ε (`label_smoothing`), plus λ
+    (`guided_alignment_weight`) times the guided alignment loss of a batch that carries
+    word links. `sequence_loss` computes them all; a new term is a field here and its
+    term there."""
+
+    label_smoothing: float = 0.0
+    guided_alignment_weight: float = 0.0
+
+    @classmethod
+    def of(cls, train: TrainConfig) -> Objective:
+        """The objective the train section of a config asks for."""
+        return cls(train.label_smoothing, train.guided_alignment_weight)
+
+    @property
+    def guided(self) -> bool:
+        """Whether batches must carry their word links (for guided alignment)."""
+        return self.guided_alignment_weight > 0
+
+
+LIKELIHOOD = Objective()
+"""The cross-entropy alone, unsmoothed: the loss validation and scoring report."""
+
+
 def sequence_loss(
     model: RNNSearch,
     batch: Batch,
-    label_smoothing: float,
+    objective: Objective = LIKELIHOOD,
     *,
     ddp: DistributedDataParallel | None = None,
-    guided_alignment_weight: float = 0.0,
 ) -> tuple[torch.Tensor, int]:
-    """Summed loss over the batch's target tokens, and how many there are.
+    """The `objective`'s summed loss over the batch's target tokens, and how many there are.
 
     The vocabulary projection, the costliest layer, is applied to real (unpadded)
     positions only; padding therefore contributes neither loss nor work. `ddp`, in a
     run of several processes, is `model`'s DistributedDataParallel wrapper: it runs the
-    forward pass, so that the backward pass averages the gradients across ranks. With
-    `guided_alignment_weight` λ > 0 and a batch that carries links, λ × the guided
-    alignment loss is added (a `GuidedBatch`'s).
+    forward pass, so that the backward pass averages the gradients across ranks. The
+    guided alignment term counts where the batch carries links (a `GuidedBatch`'s).
     """
     readout, weights = (model if ddp is None else ddp)(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, l)
     real = batch.tgt_out != PAD
-    loss = output_layer_loss(readout[real], model.decoder.output_layer, batch.tgt_out[real], label_smoothing)
-    if guided_alignment_weight and isinstance(batch, GuidedBatch) and len(batch.guide.weights):
-        loss = loss + guided_alignment_weight * guided_alignment_loss(weights, batch.guide)
+    targets = batch.tgt_out[real]
+    loss = output_layer_loss(readout[real], model.decoder.output_layer, targets, objective.label_smoothing)
+    if objective.guided and isinstance(batch, GuidedBatch) and len(batch.guide.weights):
+        loss = loss + objective.guided_alignment_weight * guided_alignment_loss(weights, batch.guide)
     return loss, int(real.sum())

@@ -25,6 +25,7 @@ from rnnsearch.training import checkpoint
 from rnnsearch.training.console import say
 from rnnsearch.training.corpus import Corpus, prepare_corpus
 from rnnsearch.training.distributed import World
+from rnnsearch.training.loss import Objective
 from rnnsearch.training.process import configure_cpu, seed_generators
 from rnnsearch.training.schedule import Progress
 from rnnsearch.training.validation import Validator
@@ -74,12 +75,13 @@ def set_up(
         _start_from(model, Path(options.init_from), world)
     seed_generators(options.seed, world.rank, progress.step)
     record = model_directory.files_record(model_dir, src_subwords, tgt_subwords)
-    # the graphed loss is the cross-entropy alone: guided alignment trains eagerly
-    cuda_graphs = options.cuda_graphs and not world.distributed and not options.guided_alignment_weight
+    # the graphed loss is the cross-entropy alone: an objective with another term trains eagerly
+    objective = Objective.of(options)
+    cuda_graphs = options.cuda_graphs and not world.distributed and not objective.guided
     chosen = kernels.choose(device, purpose="train", precision=options.precision, cuda_graphs=cuda_graphs)
     graphed = None
     if chosen.cuda_graphs:
-        graphed = GraphedLoss(model, options.label_smoothing, config.data.max_length + 1)
+        graphed = GraphedLoss(model, objective.label_smoothing, config.data.max_length + 1)
     if world.is_main:
         say(
             f"model: {sum(p.numel() for p in model.parameters()):,} parameters on {device}"

@@ -38,7 +38,7 @@ from rnnsearch.text.batches import Batch, EpochBatches, epoch_batches, make_batc
 from rnnsearch.training import checkpoint, schedule
 from rnnsearch.training.console import say
 from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
-from rnnsearch.training.loss import sequence_loss
+from rnnsearch.training.loss import Objective, sequence_loss
 from rnnsearch.training.process import flushing_denormals, seed_generators
 from rnnsearch.training.reporting import Reporter
 from rnnsearch.training.schedule import Progress
@@ -49,31 +49,28 @@ def training_step(
     model: RNNSearch,
     optimizer: torch.optim.Optimizer,
     batch: Batch,
-    label_smoothing: float,
+    objective: Objective,
     clip_norm: float,
     world: World = SINGLE_PROCESS,
     precision: str = "fp32",
     graphed: GraphedLoss | None = None,
     *,
     ddp: DistributedDataParallel | None = None,
-    guided_alignment_weight: float = 0.0,
 ) -> tuple[float, int]:
-    """One update on the per-token mean loss, gradients clipped to `clip_norm`.
+    """One update on the per-token mean of the `objective`'s loss, gradients clipped to `clip_norm`.
 
     Under DDP (`model` wrapped in `ddp`, `world` of N ranks) the mean is over the tokens
     of all ranks' batches: DDP averages the N gradients, hence the factor N. With
     precision bf16 the forward pass runs under bfloat16 autocast. `graphed`, on a GPU,
-    computes the loss with CUDA graphs instead (never with guided alignment, whose λ is
-    `guided_alignment_weight`). Returns this rank's summed loss and its number of target
+    computes the loss with CUDA graphs instead: the cross-entropy alone, so never for an
+    objective with other terms. Returns this rank's summed loss and its number of target
     tokens.
     """
     if graphed is not None:
         loss, tokens = graphed(batch)
     else:
         with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
-            loss, tokens = sequence_loss(
-                model, batch, label_smoothing, ddp=ddp, guided_alignment_weight=guided_alignment_weight
-            )
+            loss, tokens = sequence_loss(model, batch, objective, ddp=ddp)
     optimizer.zero_grad(set_to_none=True)
     (loss / world.total(tokens) * world.size).backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
@@ -130,6 +127,7 @@ class TrainingLoop:
         self.model, self.optimizer, self.ddp, self.graphed = setup.model, setup.optimizer, setup.ddp, setup.graphed
         self.validator, self.record, self.progress = setup.validator, setup.record, setup.progress
         self.report = Reporter(config, model_dir, self.progress, main=self.world.is_main)
+        self.objective = Objective.of(config.train)
         self._last_tick = time.monotonic()
 
     def _say(self, message: str) -> None:
@@ -173,7 +171,7 @@ class TrainingLoop:
         while not stop and not self.world.any(self._budget_spent()):
             tick = time.perf_counter()
             order, indices = self._next_batch(order)
-            links = [self.corpus.train.links(i) for i in indices] if options.guided_alignment_weight else None
+            links = [self.corpus.train.links(i) for i in indices] if self.objective.guided else None
             batch = make_batch([self.corpus.train[i] for i in indices], links=links).to(self.device)
             for group in self.optimizer.param_groups:
                 group["lr"] = schedule.learning_rate(options, progress)
@@ -181,13 +179,12 @@ class TrainingLoop:
                 self.model,
                 self.optimizer,
                 batch,
-                options.label_smoothing,
+                self.objective,
                 options.clip_norm,
                 self.world,
                 options.precision,
                 self.graphed,
                 ddp=self.ddp,
-                guided_alignment_weight=options.guided_alignment_weight,
             )
             progress.step += 1
             if self.world.any(not math.isfinite(loss)):

@@ -70,7 +70,7 @@ class Validator:
         with kernels.use(kernels.choose(device, purpose="search")):
             for indices in batches:
                 batch = make_batch([self.corpus.valid[i] for i in indices]).to(device)
-                loss, n_tokens = sequence_loss(model, batch, 0.0)
+                loss, n_tokens = sequence_loss(model, batch)
                 loss_sum, tokens = loss_sum + float(loss), tokens + n_tokens
         return loss_sum / tokens
 

@@ -17,7 +17,7 @@ from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_gr
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.search.rules import SearchOptions, max_output_lengths
 from rnnsearch.text.batches import make_batch, source_tensors
-from rnnsearch.training.loss import sequence_loss
+from rnnsearch.training.loss import Objective, sequence_loss
 from rnnsearch.training.trainer import training_step
 from tests.conftest import random_sources, tiny_model
 from tests.integration.conftest import tiny_config, write_config
@@ -52,8 +52,8 @@ def test_loss_and_gradients_on_cuda_equal_the_cpu(score):
     cpu_model = tiny_model(vocab=20, seed=3, score=score).train()
     cuda_model = copy.deepcopy(cpu_model).to(CUDA)
     batch = _batch(seed=7)
-    cpu_loss, tokens = sequence_loss(cpu_model, batch, 0.1)
-    cuda_loss, cuda_tokens = sequence_loss(cuda_model, batch.to(CUDA), 0.1)
+    cpu_loss, tokens = sequence_loss(cpu_model, batch, Objective(0.1))
+    cuda_loss, cuda_tokens = sequence_loss(cuda_model, batch.to(CUDA), Objective(0.1))
     cpu_loss.backward()
     cuda_loss.backward()
     assert cuda_tokens == tokens
@@ -115,8 +115,10 @@ def test_training_steps_replayed_as_cuda_graphs_equal_eager_steps(decoder):
     graphed = GraphedLoss(graphed_model, 0.1, longest_source=64)
     for batch in (_batch(seed=7), _batch(seed=9), _batch(seed=11, count=40)):
         batch = batch.to(CUDA)
-        eager_loss, tokens = training_step(eager_model, eager_optimizer, batch, 0.1, 1.0)
-        graphed_loss, graphed_tokens = training_step(graphed_model, graphed_optimizer, batch, 0.1, 1.0, graphed=graphed)
+        eager_loss, tokens = training_step(eager_model, eager_optimizer, batch, Objective(0.1), 1.0)
+        graphed_loss, graphed_tokens = training_step(
+            graphed_model, graphed_optimizer, batch, Objective(0.1), 1.0, graphed=graphed
+        )
         assert graphed_tokens == tokens
         assert graphed_loss == pytest.approx(eager_loss, rel=1e-5)
     assert len(graphed.graphed) == 2
@@ -136,7 +138,7 @@ def test_graph_replays_draw_new_dropout_masks_and_learn():
     with torch.no_grad():
         twice = [graphed(batch)[0].item() for _ in range(2)]
     assert twice[0] != twice[1]
-    losses = [training_step(model, optimizer, batch, 0.1, 1.0, graphed=graphed)[0] for _ in range(30)]
+    losses = [training_step(model, optimizer, batch, Objective(0.1), 1.0, graphed=graphed)[0] for _ in range(30)]
     assert losses[-1] < 0.7 * losses[0]
 
 
@@ -144,13 +146,15 @@ def test_a_bf16_step_on_cuda_keeps_fp32_weights_alignments_and_loss():
     reference = tiny_model(vocab=20, seed=5).train().to(CUDA)
     mixed = copy.deepcopy(reference)
     batch = _batch(seed=3).to(CUDA)
-    fp32_loss, _ = training_step(reference, torch.optim.SGD(reference.parameters(), lr=0.1), batch, 0.1, 1.0)
-    bf16_loss, _ = training_step(mixed, torch.optim.SGD(mixed.parameters(), lr=0.1), batch, 0.1, 1.0, precision="bf16")
+    fp32_loss, _ = training_step(reference, torch.optim.SGD(reference.parameters(), lr=0.1), batch, Objective(0.1), 1.0)
+    bf16_loss, _ = training_step(
+        mixed, torch.optim.SGD(mixed.parameters(), lr=0.1), batch, Objective(0.1), 1.0, precision="bf16"
+    )
     assert bf16_loss != fp32_loss and bf16_loss == pytest.approx(fp32_loss, rel=0.03)
     assert all(p.dtype == torch.float32 for p in mixed.parameters())
     with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
         _, weights = mixed(batch.src, batch.src_lengths, batch.tgt_in)
-        loss, _ = sequence_loss(mixed, batch, 0.1)
+        loss, _ = sequence_loss(mixed, batch, Objective(0.1))
     assert weights.dtype == torch.float32 and loss.dtype == torch.float32
     assert torch.allclose(weights.sum(-1), torch.ones(weights.shape[:2], device=CUDA), atol=1e-6)
     padded = torch.arange(batch.src.size(1), device=CUDA) >= batch.src_lengths.unsqueeze(1)

@@ -61,7 +61,7 @@ def test_fine_tuning_starts_from_the_weights_and_subwords_of_the_model(general, 
     tuned = model_directory.load_model_files(tmp_path / "tuned")[0].train
     first = epoch_batches(data, tuned.batch_tokens, tuned.max_batch_sentences, seed=tuned.seed, epoch=0)[0]
     with torch.no_grad():
-        loss, tokens = sequence_loss(model.train(), make_batch([data[i] for i in first]), 0.0)
+        loss, tokens = sequence_loss(model.train(), make_batch([data[i] for i in first]))
     rows = [json.loads(line) for line in (tmp_path / "tuned" / "metrics.jsonl").read_text().splitlines()]
     assert rows[0]["step"] == 1 and rows[0]["train_loss"] == pytest.approx(float(loss) / tokens, rel=1e-5)
     assert rows[0]["lr"] < tree["train"]["learning_rate"]  # a fresh warm-up, not the general run's schedule

@@ -29,6 +29,7 @@ from rnnsearch.search.greedy import greedy_search
 from rnnsearch.search.rules import max_output_lengths
 from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch, source_tensors
 from rnnsearch.text.synthetic import make_pairs
+from rnnsearch.training.loss import Objective
 from rnnsearch.training.trainer import training_step
 
 pytestmark = pytest.mark.learning
@@ -118,9 +119,7 @@ def train(
                     group["lr"] = learning_rate(step, steps=steps, peak=peak)
                 batch = [pairs[i] for i in indices]
                 links = [mirror_links(pair) for pair in batch] if guidance else None
-                training_step(
-                    model, optimizer, make_batch(batch, links=links), 0.0, 1.0, guided_alignment_weight=guidance
-                )
+                training_step(model, optimizer, make_batch(batch, links=links), Objective(0.0, guidance), 1.0)
                 step += 1
                 if after_step is not None:
                     after_step(step, model)

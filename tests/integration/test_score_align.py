@@ -116,10 +116,10 @@ def test_scores_are_the_training_loss_without_smoothing_pair_by_pair(translator,
     source_ids, target_ids = translator.src_subwords.encode(sources), translator.tgt_subwords.encode(targets)
     with torch.no_grad():
         for pair, ids in zip(scores, zip(source_ids, target_ids), strict=True):
-            loss, tokens = sequence_loss(translator.model, make_batch([ids]), 0.0)
+            loss, tokens = sequence_loss(translator.model, make_batch([ids]))
             assert pair.tokens == tokens == len(ids[1]) + 1
             assert pair.log_prob == pytest.approx(-float(loss), rel=1e-5, abs=1e-4)
-        total, tokens = sequence_loss(translator.model, make_batch(list(zip(source_ids, target_ids))), 0.0)
+        total, tokens = sequence_loss(translator.model, make_batch(list(zip(source_ids, target_ids))))
     assert sum(pair.log_prob for pair in scores) == pytest.approx(-float(total), rel=1e-5)
     assert sum(pair.tokens for pair in scores) == tokens
 

@@ -6,7 +6,7 @@ import torch
 
 from rnnsearch.kernels.cuda_graphs import POSITION_MULTIPLE, ROW_MULTIPLE, DecoderLoss, fixed_shape_inputs
 from rnnsearch.text.batches import make_batch
-from rnnsearch.training.loss import sequence_loss
+from rnnsearch.training.loss import Objective, sequence_loss
 from tests.conftest import random_sources, tiny_model
 
 DECODERS = {
@@ -34,7 +34,7 @@ def test_the_decoder_loss_on_padded_shapes_equals_the_sequence_loss(decoder, att
     targets = random_sources(13, 20, seed=8, min_len=2, max_len=12)
     batch = make_batch(list(zip(sources, targets)))
     parameters = list(model.parameters())
-    expected, tokens = sequence_loss(model, batch, 0.1)
+    expected, tokens = sequence_loss(model, batch, Objective(0.1))
     expected_grads = torch.autograd.grad(expected, parameters, allow_unused=True)
 
     annotations, summary = model.encoder(batch.src, batch.src_lengths)

@@ -10,7 +10,7 @@ from rnnsearch import kernels
 from rnnsearch.kernels import fused_decoder
 from rnnsearch.model.wirings import fusable
 from rnnsearch.text.batches import make_batch
-from rnnsearch.training.loss import sequence_loss
+from rnnsearch.training.loss import Objective, sequence_loss
 from tests.conftest import random_sources, tiny_model
 
 
@@ -33,7 +33,7 @@ def loss_alignments_and_gradients(model, batch, fused: bool):
     chosen = replace(kernels.CPU_TRAINING, attentive_gru=counted if fused else None)
     with kernels.use(chosen):
         readout, alignments = model(batch.src, batch.src_lengths, batch.tgt_in)
-        loss, _ = sequence_loss(model, batch, 0.1)
+        loss, _ = sequence_loss(model, batch, Objective(0.1))
     weighting = torch.rand(alignments.shape, generator=torch.Generator().manual_seed(5))
     total = loss + (alignments * weighting).sum() + readout.square().sum()
     parameters = list(model.parameters())

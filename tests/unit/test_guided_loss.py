@@ -11,7 +11,7 @@ import torch
 from rnnsearch import kernels
 from rnnsearch.kernels import fused_decoder
 from rnnsearch.text.batches import Batch, GuidedBatch, make_batch
-from rnnsearch.training.loss import sequence_loss
+from rnnsearch.training.loss import Objective, sequence_loss
 from tests.conftest import random_sources, tiny_model
 
 WEIGHT = 0.7
@@ -45,9 +45,9 @@ def test_the_guided_loss_is_the_cross_entropy_plus_lambda_times_the_attentions_c
     pairs, links = pairs_and_links(7, 23, seed=3)
     batch = make_batch(pairs, links=links)
     torch.manual_seed(0)
-    guided, tokens = sequence_loss(model, batch, 0.1, guided_alignment_weight=WEIGHT)
+    guided, tokens = sequence_loss(model, batch, Objective(0.1, WEIGHT))
     torch.manual_seed(0)
-    plain, same_tokens = sequence_loss(model, make_batch(pairs), 0.1)
+    plain, same_tokens = sequence_loss(model, make_batch(pairs), Objective(0.1))
     torch.manual_seed(0)
     _, alignments = model(batch.src, batch.src_lengths, batch.tgt_in)
     assert tokens == same_tokens
@@ -66,7 +66,7 @@ def loss_and_gradients(model, batch, *, fused: bool, weight: float):
         return fused_decoder.attentive_gru(*args, **kwargs)
 
     with kernels.use(replace(kernels.CPU_TRAINING, attentive_gru=counted if fused else None)):
-        loss, _ = sequence_loss(model, batch, 0.1, guided_alignment_weight=weight)
+        loss, _ = sequence_loss(model, batch, Objective(0.1, weight))
     assert bool(ran) == fused
     return loss, torch.autograd.grad(loss, list(model.parameters()))
 
@@ -114,3 +114,11 @@ def test_a_batch_carries_its_guide_only_when_asked_and_moves_it_with_itself():
     for (pair, target, _), weight in zip(guide.entries.tolist(), guide.weights.tolist()):
         sums[pair, target] = sums.get((pair, target), 0.0) + weight
     assert sums and all(total == pytest.approx(1.0) for total in sums.values())
+
+
+def test_the_objective_is_the_train_sections_loss_terms_declared_once():
+    from rnnsearch.config import TrainConfig
+
+    objective = Objective.of(TrainConfig(label_smoothing=0.2, guided_alignment_weight=0.5))
+    assert (objective.label_smoothing, objective.guided_alignment_weight, objective.guided) == (0.2, 0.5, True)
+    assert not Objective.of(TrainConfig()).guided and Objective.of(TrainConfig()).label_smoothing == 0.1

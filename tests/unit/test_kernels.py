@@ -10,7 +10,7 @@ from rnnsearch import kernels
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.search.rules import max_output_lengths
 from rnnsearch.text.batches import make_batch, source_tensors
-from rnnsearch.training.loss import sequence_loss
+from rnnsearch.training.loss import Objective, sequence_loss
 from tests.conftest import random_sources, tiny_model
 
 CPU_SETS = [
@@ -30,7 +30,7 @@ MODELS = {
 
 def loss_and_gradients(model, batch, chosen: kernels.Kernels):
     with kernels.use(chosen):
-        loss, _ = sequence_loss(model, batch, 0.1)
+        loss, _ = sequence_loss(model, batch, Objective(0.1))
     return loss, torch.autograd.grad(loss, list(model.parameters()))
 
 

@@ -4,7 +4,7 @@ import torch.nn.functional as F
 
 from rnnsearch.text.batches import make_batch
 from rnnsearch.training import loss as loss_module
-from rnnsearch.training.loss import output_layer_loss, sequence_loss
+from rnnsearch.training.loss import Objective, output_layer_loss, sequence_loss
 from tests.conftest import tiny_model
 
 
@@ -30,8 +30,8 @@ def test_fused_loss_matches_the_output_layer_and_torch_cross_entropy(smoothing, 
 def test_padding_adds_neither_loss_nor_tokens():
     model = tiny_model(seed=2)
     short, long = ([4, 5], [6, 7]), ([4, 5, 6, 7, 8], [6, 7, 8, 9, 10, 11])
-    alone, alone_tokens = sequence_loss(model, make_batch([short]), 0.1)
-    both, both_tokens = sequence_loss(model, make_batch([short, long]), 0.1)
-    other, other_tokens = sequence_loss(model, make_batch([long]), 0.1)
+    alone, alone_tokens = sequence_loss(model, make_batch([short]), Objective(0.1))
+    both, both_tokens = sequence_loss(model, make_batch([short, long]), Objective(0.1))
+    other, other_tokens = sequence_loss(model, make_batch([long]), Objective(0.1))
     assert alone_tokens == 3 and both_tokens == alone_tokens + other_tokens
     assert both.item() == pytest.approx(alone.item() + other.item(), rel=1e-5)
