@@ -60,9 +60,9 @@ from typing import Protocol
 import numpy as np
 
 from rnnsearch import display
+from rnnsearch.reserved import WORD_START
 from rnnsearch.symmetrisation import symmetrise
 
-WORD_START = "▁"
 UNKNOWN = "<unk>"
 NOT_WORDS = frozenset({"<pad>", "<s>", "</s>"})
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")

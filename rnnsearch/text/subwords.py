@@ -19,11 +19,10 @@ from pathlib import Path
 import sentencepiece as spm
 
 from rnnsearch.errors import UserError
-from rnnsearch.reserved import BOS, EOS, PAD, SPECIAL_PIECES, UNK
+from rnnsearch.reserved import BOS, EOS, PAD, SPECIAL_PIECES, UNK, WORD_START
 
 __all__ = ["BOS", "EOS", "PAD", "RESERVED_PIECES", "SPECIAL_PIECES", "UNK", "Subwords", "train_subwords"]
 
-WORD_START = "▁"  # what starts a word's first piece; normalisation turns white space into it
 RESERVED_PIECES = len(SPECIAL_PIECES) + 256  # unigram and bpe: the special pieces and a byte piece per byte value
 # SentencePiece's refusal of a vocabulary without room for every character: "... <asked> vs <needed>"
 _TOO_FEW_PIECES = re.compile(r"Vocabulary size is smaller than required_chars\. \d+ vs (\d+)")
