@@ -18,13 +18,15 @@ piece) is dropped as well.
 Text words. Outputs count the whitespace-separated words of the texts, `text.split()`,
 and the subword model's normalisation can make its words differ from these: it removes a
 lone zero-width space or byte-order mark, and splits a word at a zero-width space inside
-it. A Translation therefore carries, for each text word of each side, how many of the
-model's words it became (`Subwords.word_counts`): 0 for a removed word, which is then
-aligned to nothing, 2 or more for a split one, whose parts count as that one word. Where
-the counts do not add up to the words the pieces spell (consecutive unknown words that
-the `word` subword kind joins into one "<unk>"), the pieces cannot be placed on the
-text's words: the pair's WordAlignment is marked `placed=False` and has no links, never
-links shifted onto other words.
+it. A text the model encoded (a source, a given target) therefore comes with, for each
+of its words, how many of the model's words it became (`Subwords.word_counts`): 0 for a
+removed word, which is then aligned to nothing, 2 or more for a split one, whose parts
+count as that one word. A text the model wrote (its translation) is its pieces decoded,
+so it needs no counts: its words must be the ones its pieces spell. Where the counts do
+not add up to the words the pieces spell (consecutive unknown words that the `word`
+subword kind joins into one "<unk>"), or a decoded text's words are not its pieces'
+words, the pieces cannot be placed on the text's words: the pair's WordAlignment is
+marked `placed=False` and has no links, never links shifted onto other words.
 
 Merging. weight(t, s) = the mean, over the pieces of target word t, of the summed
 weight on the pieces of source word s. Summing over source pieces keeps the attention
@@ -246,11 +248,13 @@ def pharaoh(pairs: Sequence[tuple[int, int]]) -> str:
     return " ".join(f"{source}-{target}" for source, target in sorted(pairs))
 
 
-def on_text_words(words: Words, text: str, counts: Sequence[int]) -> Words | None:
+def on_text_words(words: Words, text: str, counts: Sequence[int] | None) -> Words | None:
     """`words`, the model's words of one side, renumbered as the whitespace-separated words
     of `text`, given how many model words each text word became (`counts`, see the module
-    docstring); None when the counts do not add up to the model's words."""
+    docstring; None: one each, the words being the text's own); None when they cannot be."""
     texts = text.split()
+    if counts is None:
+        return words if words.texts == texts else None
     if len(counts) != len(texts) or sum(counts) != len(words.texts):
         return None
     text_word = [k for k, count in enumerate(counts) for _ in range(count)]
@@ -273,13 +277,11 @@ def _aligned(source: Words, target: Words, alignment: np.ndarray, reading: str) 
 
 def align_translation(translation: Attended, *, reading: str = DEFAULT_READING) -> WordAlignment:
     """The word-level alignment of a Translation (its chosen hypothesis, not the
-    alternatives), over the words of its texts where it carries their word counts, else
-    over the words its pieces spell."""
+    alternatives), over the whitespace-separated words of its texts (see the module
+    docstring)."""
     if translation.alignment is None:
         raise ValueError("this translation has no alignment (model without an alignment model)")
     source, target = source_words(translation.source_tokens), target_words(translation.target_tokens)
-    if translation.source_word_counts is None or translation.target_word_counts is None:
-        return _aligned(source, target, translation.alignment, reading)
     on_source = on_text_words(source, translation.source, translation.source_word_counts)
     on_target = on_text_words(target, translation.text, translation.target_word_counts)
     if on_source is None or on_target is None:

@@ -129,9 +129,7 @@ class Decoding:
         sources = self.source.sources(inputs, limit=self.search.max_source_length, first_line=first_line)
         blank = [empty and not (prefixes and prefixes[i]) for i, empty in enumerate(self.source.blank(inputs))]
         todo = sorted((i for i in range(len(sources)) if not blank[i]), key=lambda i: -self.source.length(sources[i]))
-        results = {
-            i: _empty(originals[i], self.source.word_counts(originals[i])) for i in range(len(sources)) if blank[i]
-        }
+        results = {i: _empty(originals[i]) for i in range(len(sources)) if blank[i]}
         with evaluating(self.model):
             for start in range(0, len(todo), SENTENCES_PER_SEARCH):
                 chunk = todo[start : start + SENTENCES_PER_SEARCH]
@@ -159,37 +157,23 @@ class Decoding:
     def _translation(self, source: str, source_tokens: list[str], nbest: list[Hypothesis]) -> Translation:
         """A source's n-best list as its best Translation, the others its alternatives."""
         source_counts = self.source.word_counts(source)
-        translations = []
-        for hypothesis in nbest:
-            text = self.tgt_subwords.decode(hypothesis.tokens)
-            alignment = hypothesis.alignment
-            translations.append(
-                Translation(
-                    source=source,
-                    text=text,
-                    score=hypothesis.score,
-                    source_tokens=source_tokens,
-                    target_tokens=self.tgt_subwords.pieces(hypothesis.tokens) + [END],
-                    alignment=None if alignment is None else alignment[:, : len(source_tokens)].numpy(),
-                    source_word_counts=source_counts,
-                    target_word_counts=self.tgt_subwords.word_counts(text),
-                )
+        translations = [
+            Translation(
+                source=source,
+                text=self.tgt_subwords.decode(h.tokens),
+                score=h.score,
+                source_tokens=source_tokens,
+                target_tokens=self.tgt_subwords.pieces(h.tokens) + [END],
+                alignment=None if h.alignment is None else h.alignment[:, : len(source_tokens)].numpy(),
+                source_word_counts=source_counts,
             )
+            for h in nbest
+        ]
         best = translations[0]
         best.alternatives = translations[1:]
         return best
 
 
-def _empty(source: str, source_counts: list[int] | None) -> Translation:
+def _empty(source: str) -> Translation:
     """The translation of a blank source: no text, no pieces, an empty alignment."""
-    target_counts = None if source_counts is None else []
-    return Translation(
-        source,
-        "",
-        0.0,
-        [],
-        [],
-        np.zeros((0, 0), dtype=np.float32),
-        source_word_counts=source_counts,
-        target_word_counts=target_counts,
-    )
+    return Translation(source, "", 0.0, [], [], np.zeros((0, 0), dtype=np.float32))

@@ -18,9 +18,11 @@ class Translation:
     attention of target piece i over the source pieces, and sums to 1. None for the
     fixed-context baseline, which has no alignment model.
     alternatives: the rest of the n-best list, best first.
-    source_word_counts, target_word_counts: for each whitespace-separated word of `source`
-    and of `text`, how many of the model's words it is (`Subwords.word_counts`), so that
-    word alignments count the texts' words (rnnsearch.alignment); None for audio.
+    source_word_counts: for each whitespace-separated word of `source`, how many of the
+    model's words it is (`Subwords.word_counts`), so that word alignments count the
+    text's words (rnnsearch.alignment); None for audio. target_word_counts: the same for
+    a text the model did not write (a given pair's target), None for its own translation,
+    whose words are those its pieces spell.
     marked_up: with `translate(…, markup=…)`, `text` with the markup of the marked-up
     input put back (rnnsearch.markup), where `source` is that input's text; None
     otherwise, and for an input whose markup was not well-formed, with lenient markup.
