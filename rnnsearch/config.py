@@ -285,17 +285,22 @@ class SearchConfig(Section):
         except ValidationError as error:
             problem = error.errors()[0]
             key = str(problem["loc"][0])
-            raise ArgumentValueError(f"{key}: {overrides.get(key)!r}: {problem['msg']}") from None
+            raise SearchSettingError(key, overrides.get(key), problem["msg"]) from None
+
+
+class SearchSettingError(ArgumentValueError):
+    """A search setting's override that the search section's rule refuses: `reason` says
+    why, in the config's words."""
+
+    def __init__(self, key: str, value: object, reason: str):
+        super().__init__(f"{key}: {value!r}: {reason}")
+        self.reason = reason
 
 
 def checked_search_setting(key: str, value: object) -> Any:
-    """`value` for search.`key`, checked by the search section's own rule for that key: what
-    the command line and the Python API override a model's search setting with. A value
-    the rule refuses is a ValueError saying why, in the config's words."""
-    try:
-        return getattr(SearchConfig.model_validate({key: value}), key)
-    except ValidationError as error:
-        raise ValueError(error.errors()[0]["msg"]) from None
+    """`value` for search.`key`, checked by `SearchConfig.overridden`, as a command's flag
+    is; a value the rule refuses is a SearchSettingError."""
+    return getattr(SearchConfig().overridden({key: value}), key)
 
 
 class Config(Section):

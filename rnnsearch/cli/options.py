@@ -8,7 +8,14 @@ import math
 from collections.abc import Callable
 
 from rnnsearch.alignment import DEFAULT_READING, READINGS
-from rnnsearch.config import MAX_BEAM_SIZE, PRECISIONS, RUNTIMES, SEARCH_PRECISIONS, checked_search_setting
+from rnnsearch.config import (
+    MAX_BEAM_SIZE,
+    PRECISIONS,
+    RUNTIMES,
+    SEARCH_PRECISIONS,
+    SearchSettingError,
+    checked_search_setting,
+)
 from rnnsearch.markup import MARKUPS
 
 MODEL_DIRS = (
@@ -71,8 +78,8 @@ def search_setting(key: str) -> Callable[[str], float]:
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
         try:
             return checked_search_setting(key, value)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(f"{text}: {error}") from None
+        except SearchSettingError as error:
+            raise argparse.ArgumentTypeError(f"{text}: {error.reason}") from None
 
     parse.__name__ = key  # what argparse names in its own messages
     return parse
