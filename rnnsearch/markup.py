@@ -296,20 +296,29 @@ class Reading:
             return None
         return cls(checked_choice(markup, "markup", MARKUPS), lenient)
 
-    def lines(self, lines: Sequence[str], *, origin: str | None = None, first_line: int = 1) -> list[MarkedUp | None]:
+    def lines(
+        self, lines: Sequence[str], *, origin: str | None = None, first_line: int = 1, items: str | None = None
+    ) -> list[MarkedUp | None]:
         """Each line parsed; one that is not well-formed is None when lenient (the caller
-        takes it as plain text), else a MarkupError naming its line, `first_line` being
-        the number of lines[0] and `origin` the file."""
+        takes it as plain text), else a MarkupError naming it: as line `first_line` + k of
+        the file `origin` (or of the input), or with `items` as item `items`.k (0-based),
+        as the server names the texts of a request."""
         parsed: list[MarkedUp | None] = []
-        for number, line in enumerate(lines, start=first_line):
+        for k, line in enumerate(lines):
             try:
                 parsed.append(parse(line, self.markup))
             except MarkupError as error:
                 if not self.lenient:
-                    where = f"{origin}:{number}" if origin else f"input line {number}"
-                    raise MarkupError(f"{where}: {error}") from None
+                    raise MarkupError(f"{_where(k, origin, first_line, items)}: {error}") from None
                 parsed.append(None)
         return parsed
+
+
+def _where(k: int, origin: str | None, first_line: int, items: str | None) -> str:
+    """How an error names the k-th of the lines `Reading.lines` reads."""
+    if items is not None:
+        return f"{items}.{k}"
+    return f"{origin}:{first_line + k}" if origin else f"input line {first_line + k}"
 
 
 def _shown(text: str, limit: int = 40) -> str:
@@ -319,6 +328,12 @@ def _shown(text: str, limit: int = 40) -> str:
 def escape(text: str) -> str:
     """Text as markup: "&", "<" and ">" as character references."""
     return html.escape(text, quote=False)
+
+
+def markup_line(marked_up: str | None, text: str) -> str:
+    """The markup line written for an output: its marked-up text, or, for an input read as
+    plain text (`marked_up` None), its text escaped, so that every line is markup."""
+    return escape(text) if marked_up is None else marked_up
 
 
 def transfer(marked: MarkedUp, target_words: Sequence[str], links: Iterable[Link]) -> str:

@@ -15,7 +15,7 @@ from rnnsearch.cli.loading import load_for_pairs
 from rnnsearch.cli.options import add_alignment_files, add_markup, add_pairs, add_reading
 from rnnsearch.cli.streams import opened
 from rnnsearch.errors import UserError
-from rnnsearch.markup import escape
+from rnnsearch.markup import markup_line
 from rnnsearch.symmetrisation import DEFAULT_METHOD
 from rnnsearch.symmetrisation import METHODS as SYMMETRISATIONS
 
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> None:
                 write_alignments(pair.pair, number, jsonl, hard, reading=args.reading, links=pair.words.pairs)
                 if args.markup:
                     plain += pair.words.marked_up is None
-                    print(pair.words.marked_up or escape(pair.pair.text))
+                    print(markup_line(pair.words.marked_up, pair.pair.text))
                 number += 1
             for written in (jsonl, hard, sys.stdout):
                 if written:

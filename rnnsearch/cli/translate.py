@@ -21,7 +21,7 @@ from rnnsearch.cli.options import (
 from rnnsearch.cli.streams import opened, read_input
 from rnnsearch.config import MAX_BEAM_SIZE
 from rnnsearch.errors import UserError
-from rnnsearch.markup import escape
+from rnnsearch.markup import markup_line
 
 if TYPE_CHECKING:
     from rnnsearch.translator import Translation, Translator
@@ -84,9 +84,7 @@ def run(args: argparse.Namespace) -> None:
 def _output(translation: Translation, args: argparse.Namespace) -> str:
     """What is written of a hypothesis: its text, or with --markup its marked-up text (a
     line read as plain text, its text escaped as markup)."""
-    if not args.markup:
-        return translation.text
-    return translation.marked_up if translation.marked_up is not None else escape(translation.text)
+    return markup_line(translation.marked_up, translation.text) if args.markup else translation.text
 
 
 def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iterator[list]:

@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rnnsearch import __version__
 from rnnsearch.errors import UserError
-from rnnsearch.markup import MarkedUp, MarkupError, parse
+from rnnsearch.markup import MarkedUp, Reading
 from rnnsearch.search.rules import Cancelled
 from rnnsearch.server import schemas
 from rnnsearch.server.batcher import Batcher, TranslateFn
@@ -130,7 +130,7 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
             items = await asyncio.to_thread(_read_audio, request.audio, max_seconds)
         else:
             marked = _marked_up(translator, request.texts, request.markup)
-            texts = request.texts if marked is None else [parsed.text for parsed in marked]
+            texts = request.texts if marked is None else [parsed.text for parsed in marked]  # not lenient: all parsed
             _check_source_lengths(translator, texts)
             items = list(zip(texts, _prefixes(texts, request.prefixes)))
         try:
@@ -228,19 +228,13 @@ def _check_source_lengths(translator: Translator, texts: list[str]) -> None:
             raise HTTPException(413, f"texts.{index}: {pieces} subword pieces, more than the model's {limit}")
 
 
-def _marked_up(translator: Translator, texts: list[str], markup: str | None) -> list[MarkedUp] | None:
+def _marked_up(translator: Translator, texts: list[str], markup: str | None) -> list[MarkedUp | None] | None:
     """The texts read as `markup` (None: no markup), each one that is not well-formed a
     422 naming it; markup is put back by the alignment, which the model must have."""
     if markup is None:
         return None
     translator.require_alignment()
-    marked = []
-    for index, text in enumerate(texts):
-        try:
-            marked.append(parse(text, markup))
-        except MarkupError as error:
-            raise UserError(f"texts.{index}: {error}") from None
-    return marked
+    return Reading(markup).lines(texts, items="texts")
 
 
 def _prefixes(texts: list[str], prefixes: list[str] | None) -> list[str]:
