@@ -45,6 +45,15 @@ from rnnsearch.training.schedule import Progress
 from rnnsearch.training.setup import TrainingSetup, set_up
 
 
+class NonFiniteUpdate(Exception):
+    """A training step whose gradients were not finite, so that its update has made the
+    weights NaN or infinite; `loss` is this rank's loss of the step."""
+
+    def __init__(self, loss: float):
+        super().__init__(f"the gradients of a step are not finite (its loss: {loss})")
+        self.loss = loss
+
+
 def training_step(
     model: RNNSearch,
     optimizer: torch.optim.Optimizer,
@@ -64,7 +73,9 @@ def training_step(
     precision bf16 the forward pass runs under bfloat16 autocast. `graphed`, on a GPU,
     computes the loss with CUDA graphs instead: the cross-entropy alone, so never for an
     objective with other terms. Returns this rank's summed loss and its number of target
-    tokens.
+    tokens. Gradients whose norm is not finite (from a loss that is not, or overflowing in
+    the backward pass) are a NonFiniteUpdate: DDP has averaged the gradients, so every
+    rank sees the same norm and stops at the same step, with no exchange of its own.
     """
     if graphed is not None:
         loss, tokens = graphed(batch)
@@ -73,9 +84,12 @@ def training_step(
             loss, tokens = sequence_loss(model, batch, objective, ddp=ddp)
     optimizer.zero_grad(set_to_none=True)
     (loss / world.total(tokens) * world.size).backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
     optimizer.step()
-    return loss.item(), tokens
+    value, norm_value = torch.stack([loss.detach().float(), norm.float()]).tolist()  # one copy to the host
+    if not math.isfinite(norm_value):
+        raise NonFiniteUpdate(value)
+    return value, tokens
 
 
 class Trainer:
@@ -175,21 +189,23 @@ class TrainingLoop:
             batch = make_batch([self.corpus.train[i] for i in indices], links=links).to(self.device)
             for group in self.optimizer.param_groups:
                 group["lr"] = schedule.learning_rate(options, progress)
-            loss, n_tokens = training_step(
-                self.model,
-                self.optimizer,
-                batch,
-                self.objective,
-                options.clip_norm,
-                self.world,
-                options.precision,
-                self.graphed,
-                ddp=self.ddp,
-            )
-            progress.step += 1
-            if self.world.any(not math.isfinite(loss)):
+            try:
+                loss, n_tokens = training_step(
+                    self.model,
+                    self.optimizer,
+                    batch,
+                    self.objective,
+                    options.clip_norm,
+                    self.world,
+                    options.precision,
+                    self.graphed,
+                    ddp=self.ddp,
+                )
+            except NonFiniteUpdate as failure:
+                progress.step += 1
                 self.report.close()
-                self._refuse_non_finite(loss, last_validated)
+                self._refuse_non_finite(failure.loss, last_validated)
+            progress.step += 1
             loss_sum += loss
             tokens += n_tokens
             compute_seconds += time.perf_counter() - tick
@@ -205,11 +221,11 @@ class TrainingLoop:
         self.report.close()
 
     def _refuse_non_finite(self, loss: float, saved: int) -> None:
-        """Stop the run on a loss that is not finite: the step's update has made the weights
-        NaN or infinite, so nothing of it is saved, and the model directory keeps the
-        checkpoint of step `saved` (0: the run has none yet) to resume from or to use."""
+        """Stop the run at a step whose gradients are not finite: its update has made the
+        weights NaN or infinite, so nothing of it is saved, and the model directory keeps
+        the checkpoint of step `saved` (0: the run has none yet) to resume from or to use."""
         kept = f"{self.model_dir} keeps the checkpoint of step {saved}" if saved else "no checkpoint was written"
-        value = f"{loss}" if not math.isfinite(loss) else "not finite on another rank"
+        value = f"{loss}" if not math.isfinite(loss) else f"{loss:.4g} but its gradients are not finite"
         raise UserError(
             f"train: step {self.progress.step}: the training loss is {value}, so training stopped without saving "
             f"the step; {kept}. Too large a learning rate or guided alignment weight does this: lower "
