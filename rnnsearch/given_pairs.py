@@ -15,7 +15,7 @@ from rnnsearch.decoding import Decoding
 from rnnsearch.errors import ArgumentValueError, UserError
 from rnnsearch.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.inputs import END
-from rnnsearch.markup import Reading, transfer
+from rnnsearch.markup import MarkedUp, Reading, transfer
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
@@ -60,6 +60,17 @@ class AlignedPair:
 
     pair: Translation
     words: WordAlignment
+
+
+@dataclass(frozen=True)
+class _AlignSettings:
+    """How given pairs are aligned: with a reverse model (or None) whose links combine by
+    `symmetrize`, α read as `reading`, the sources read as `markup` (or None)."""
+
+    reverse: GivenPairs | None
+    symmetrize: str
+    reading: str
+    markup: Reading | None
 
 
 def _checked_pairs(chunk: object, index: int) -> tuple[list[str], list[str]]:
@@ -115,8 +126,8 @@ class GivenPairs:
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
         if len(targets) != len(sources):
             raise ArgumentValueError(f"targets: {len(targets)} targets for {len(sources)} sources")
-        aligned = self._aligned(sources, targets, reverse, (symmetrize, reading, markup), None, first_line=1)
-        return [pair.words for pair in aligned]
+        settings = _AlignSettings(reverse, symmetrize, reading, markup)
+        return [pair.words for pair in self._aligned(sources, targets, settings, None, first_line=1)]
 
     def align_chunks(
         self,
@@ -131,9 +142,9 @@ class GivenPairs:
         """Each chunk's pairs scored and aligned as it is done (see `Translator.align_chunks`)."""
         self._require_alignment(reverse, symmetrize, reading)
         chunks = checked_iterable(chunks, "chunks")
-        settings = (symmetrize, reading, markup)
+        settings = _AlignSettings(reverse, symmetrize, reading, markup)
         return (
-            self._aligned(sources, targets, reverse, settings, origin, first_line=first_line)
+            self._aligned(sources, targets, settings, origin, first_line=first_line)
             for _, first_line, (sources, targets) in numbered_chunks(chunks, _checked_pairs, lambda pairs: pairs[0])
         )
 
@@ -152,18 +163,17 @@ class GivenPairs:
         self,
         sources: list[str],
         targets: list[str],
-        reverse: GivenPairs | None,
-        settings: tuple[str, str, Reading | None],
+        settings: _AlignSettings,
         origin: str | None,
         *,
         first_line: int,
     ) -> list[AlignedPair]:
-        """Checked pairs scored and aligned, both ways with `reverse`: marked-up sources
-        without their markup, which then goes back into each target by its word links."""
-        symmetrize, reading, markup = settings
-        marked = (
-            [None] * len(sources) if markup is None else markup.lines(sources, origin=origin, first_line=first_line)
-        )
+        """Checked pairs scored and aligned, both ways with a reverse model: marked-up
+        sources without their markup, which then goes back into each target by its links."""
+        reverse, reading = settings.reverse, settings.reading
+        marked: list[MarkedUp | None] = [None] * len(sources)
+        if settings.markup is not None:
+            marked = settings.markup.lines(sources, origin=origin, first_line=first_line)
         sources = [source if parsed is None else parsed.text for source, parsed in zip(sources, marked, strict=True)]
         forward = [pair.as_translation() for pair in self._score(sources, targets, origin, first_line=first_line)]
         backward = None
@@ -173,7 +183,7 @@ class GivenPairs:
         for k, (pair, parsed) in enumerate(zip(forward, marked, strict=True)):
             words = align_translation(pair, reading=reading)
             if backward is not None:
-                words = combine(words, align_translation(backward[k], reading=reading), method=symmetrize)
+                words = combine(words, align_translation(backward[k], reading=reading), method=settings.symmetrize)
             if parsed is not None:
                 words = replace(words, marked_up=transfer(parsed, words.target_words, words.pairs))
             aligned.append(AlignedPair(pair, words))
