@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> None:
     translator = load(args)
     if args.alignments or args.hard_alignments:
         translator.require_alignment()
+    if args.hard_alignments and translator.speech:
+        raise UserError("--hard-alignments: a recording has no words to link; --alignments writes α over time steps")
     with contextlib.ExitStack() as files:
         out = opened(files, args.output) or sys.stdout
         jsonl = opened(files, args.alignments)

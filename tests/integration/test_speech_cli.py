@@ -46,6 +46,16 @@ def test_translate_reads_wav_paths_and_writes_digits_and_time_aligned_alignments
         assert matrix.shape == (len(row["hypotheses"][0]["target_tokens"]), len(times))
 
 
+def test_word_links_of_a_recording_are_refused_in_one_line(speech_model, tmp_path, capsys):
+    """A recording has time steps, not words: --hard-alignments has nothing to link."""
+    utterance = make_utterances("customary", "test", 1, seed=5, max_digits=3)[0]
+    listing = write_lines(tmp_path / "wavs.txt", [str(write_wav(tmp_path / "u.wav", utterance.samples))])
+    arguments = ["translate", str(speech_model), "-i", str(listing), "--hard-alignments", str(tmp_path / "h.txt")]
+    assert main(arguments) == 1
+    assert capsys.readouterr().err.splitlines()[-1].startswith("rnnsearch: error: --hard-alignments: a recording")
+    assert not (tmp_path / "h.txt").exists()
+
+
 def test_attention_draws_a_heatmap_for_a_wav(speech_model, tmp_path, capsys):
     utterance = make_utterances("customary", "test", 1, seed=6, max_digits=3)[0]
     wav = write_wav(tmp_path / "one.wav", utterance.samples)
