@@ -161,6 +161,12 @@ class TrainConfig(Section):
         description="lambda of guided alignment: adds lambda times the cross-entropy between each row of the "
         "attention and the word links of data.train[].alignments, spread over the pieces (docs/model.md); 0: off",
     )
+    aligner_objective: Literal["prediction", "links", "both"] = Field(
+        "both",
+        description="what trains the alignment module (model.aligner, `rnnsearch train-aligner`): prediction (predict "
+        "each y_i through the module's own alignment, no links needed), links (the word links of "
+        "data.train[].alignments), or both (their sum); docs/model.md",
+    )
     lr_schedule: Literal["plateau", "anneal"] = Field(
         "plateau",
         description="plateau: multiply the rate by lr_decay_factor after lr_patience validations without gain; "
@@ -350,6 +356,21 @@ class Config(Section):
             raise ValueError("train.guided_alignment_weight guides text pairs; spoken digits have no word alignments")
         if not any(corpus.alignments for corpus in self.data.train_corpora):
             raise ValueError("train.guided_alignment_weight needs word alignments: no data.train corpus names any")
+        return self
+
+    @model_validator(mode="after")
+    def _aligner_on_text_with_its_links(self) -> Config:
+        if not self.model.aligner:
+            return self
+        if self.speech:
+            raise ValueError("model.aligner aligns words; spoken digits have no source words to align")
+        if self.train.aligner_objective != "prediction" and not any(
+            corpus.alignments for corpus in self.data.train_corpora
+        ):
+            raise ValueError(
+                f"train.aligner_objective {self.train.aligner_objective} needs word links: no data.train corpus names "
+                "alignments (make them with `rnnsearch align-corpus`, or train the module by prediction alone)"
+            )
         return self
 
     def to_yaml(self) -> str:

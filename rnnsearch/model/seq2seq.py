@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from rnnsearch.model.aligner import Aligner, AlignerRows
 from rnnsearch.model.attention import Attention, FixedContext
 from rnnsearch.model.decoder import Decoder, DecoderState
 from rnnsearch.model.encoder import Encoder
@@ -21,10 +22,11 @@ CHUNK_ELEMENTS = 1 << 22
 class RNNSearch(nn.Module):
     """p(y | x) with a distinct context vector per target word (Bahdanau et al. 2015)."""
 
-    def __init__(self, encoder: Encoder, decoder: Decoder):
+    def __init__(self, encoder: Encoder, decoder: Decoder, aligner: Aligner | None = None):
         super().__init__()
         self.encoder = encoder
         self.decoder = decoder
+        self.aligner = aligner  # the alignment module (aligner.py), or None
 
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> DecoderState:
         """src (B, S) ids or (B, S, F) vectors, src_lengths (B,) → the decoder's initial state over the annotations."""
@@ -40,7 +42,35 @@ class RNNSearch(nn.Module):
         The vocabulary projection is left to the caller (`logits`, or the training loss,
         which fuses it with the cross-entropy), so it runs on real target positions only.
         """
-        return self.decoder(tgt_in, self.encode(src, src_lengths))
+        readout, weights, _ = self.teacher_forced(src, src_lengths, tgt_in)
+        return readout, weights
+
+    def teacher_forced(
+        self, src: torch.Tensor, src_lengths: torch.Tensor, tgt_in: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor | None, DecoderState]:
+        """`forward`'s readout and α, and the decoder's initial state, which holds the
+        annotations the alignment module reads."""
+        state = self.encode(src, src_lengths)
+        readout, weights = self.decoder(tgt_in, state)
+        return readout, weights, state
+
+    def aligner_rows(
+        self,
+        src: torch.Tensor,
+        state: DecoderState,
+        readout: torch.Tensor,
+        weights: torch.Tensor,
+        targets: torch.Tensor,
+        *,
+        vocabulary: torch.Tensor | None = None,
+    ) -> AlignerRows:
+        """The alignment module's rows for target pieces `targets` (B, T), from a teacher-forced
+        pass (`teacher_forced`'s readout, α and state); see Aligner.forward for `vocabulary`."""
+        if self.aligner is None:
+            raise ValueError("this model has no alignment module")
+        embedded = self.encoder.embedding(src)  # E_x x_j, without dropout: the module reads the words themselves
+        source = self.aligner.source_side(src, state.annotations, embedded, state.padding)
+        return self.aligner(readout, targets, weights, source, vocabulary=vocabulary)
 
     def logits(self, readout: torch.Tensor) -> torch.Tensor:
         """(…, l) → unnormalised scores over the target vocabulary (…, V)."""
@@ -105,4 +135,22 @@ def build_model(config: ModelConfig, source_size: int, tgt_vocab_size: int, vect
         dropout=config.dropout,
         tied_embeddings=dec.tied_embeddings,
     )
-    return RNNSearch(encoder, decoder)
+    model = RNNSearch(encoder, decoder)
+    if config.aligner:
+        with torch.random.fork_rng(devices=[]):  # the generator goes on as without the module: same dropout masks
+            model.aligner = build_aligner(model, size=config.aligner_size)
+    return model
+
+
+def build_aligner(model: RNNSearch, *, size: int) -> Aligner:
+    """An alignment module of size d = `size` for `model` (fresh weights): with model.aligner,
+    or added to a trained model by `rnnsearch train-aligner`."""
+    decoder = model.decoder
+    return Aligner(
+        model.encoder.embedding.num_embeddings,
+        decoder.embedding.num_embeddings,
+        annotation_size=model.encoder.annotation_size,
+        embedding_size=model.encoder.embedding.weight.size(1),
+        readout_size=decoder.output_layer.in_features,
+        size=size,
+    ).to(decoder.output_layer.weight.device)

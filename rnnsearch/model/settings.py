@@ -104,6 +104,21 @@ class ModelConfig(Section):
     )
     decoder: DecoderConfig = Field(default_factory=DecoderConfig)  # its check reads the wirings' registry
     dropout: float = Field(0.2, ge=0.0, lt=1.0)
+    aligner: bool = Field(
+        False,
+        description="add the alignment module (docs/model.md): for each target word y_i, a word alignment that "
+        "sees y_i, trained beside the translation without changing it; `rnnsearch train-aligner` adds one to a "
+        "trained model",
+    )
+    aligner_size: int = Field(256, gt=0, description="the alignment module's size d (its keys, queries and words)")
+
+    @model_validator(mode="after")
+    def _aligner_reads_an_attention(self) -> ModelConfig:
+        if self.aligner and self.attention == "none":
+            raise ValueError(
+                "model.aligner needs an attention model: the fixed-context baseline has no alignment to improve on"
+            )
+        return self
 
     @model_validator(mode="after")
     def _tied_sizes_match(self) -> ModelConfig:

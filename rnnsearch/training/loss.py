@@ -1,9 +1,11 @@
 """Label-smoothed cross-entropy over real target positions only, fused with the output
-layer; and, for guided alignment, the cross-entropy between the attention and the given
-word links (docs/model.md, "Guided alignment")."""
+layer; for guided alignment, the cross-entropy between the attention and the given
+word links (docs/model.md, "Guided alignment"); and the alignment module's terms
+(docs/model.md, "The alignment module")."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import torch
@@ -11,7 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from rnnsearch.config import TrainConfig
+from rnnsearch.config import Config
 from rnnsearch.model.seq2seq import CHUNK_ELEMENTS, RNNSearch
 from rnnsearch.reserved import PAD
 from rnnsearch.text.batches import Batch, Guide, GuidedBatch
@@ -92,26 +94,52 @@ def guided_alignment_loss(weights: torch.Tensor, guide: Guide) -> torch.Tensor:
     return -(guide.weights * attended.clamp_min(torch.finfo(torch.float32).tiny).log()).sum()
 
 
+def aligner_loss(model: RNNSearch, batch: Batch, forced: tuple, objective: Objective) -> torch.Tensor:
+    """The alignment module's summed loss over the batch's target pieces: −log p'(y_i | x)
+    (prediction), −Σ_j A_ij log β_ij over the linked pieces (links), or both, from the
+    teacher-forced pass `forced` (`RNNSearch.teacher_forced`'s readout, α and state). Its
+    inputs are detached, so it trains the module alone."""
+    readout, weights, state = forced
+    real = batch.tgt_out != PAD
+    vocabulary = batch.tgt_out[real].unique()
+    rows = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out, vocabulary=vocabulary)
+    loss = readout.new_zeros((), dtype=torch.float32)
+    if objective.aligner in ("prediction", "both"):
+        loss = loss - rows.log_likelihood()[real].sum()
+    if objective.aligner in ("links", "both") and isinstance(batch, GuidedBatch) and len(batch.guide.weights):
+        pair, target, source = batch.guide.entries.unbind(1)
+        log_alignment = rows.log_joint.log_softmax(dim=-1)  # log β
+        loss = loss - (batch.guide.weights * log_alignment[pair, target, source]).sum()
+    return loss
+
+
 @dataclass(frozen=True)
 class Objective:
     """The loss terms a run trains, declared once (docs/model.md): the output layer's
     cross-entropy, label-smoothed by ε (`label_smoothing`), plus λ
     (`guided_alignment_weight`) times the guided alignment loss of a batch that carries
-    word links. `sequence_loss` computes them all; a new term is a field here and its
-    term there."""
+    word links, unless `translation` is False; plus the alignment module's terms, those
+    its objective `aligner` names (None: no module to train). `sequence_loss` computes
+    them all; a new term is a field here and its term there."""
 
     label_smoothing: float = 0.0
     guided_alignment_weight: float = 0.0
+    aligner: str | None = None
+    translation: bool = True
 
     @classmethod
-    def of(cls, train: TrainConfig) -> Objective:
-        """The objective the train section of a config asks for."""
-        return cls(train.label_smoothing, train.guided_alignment_weight)
+    def of(cls, config: Config, *, translation: bool = True) -> Objective:
+        """The objective a config asks for: the translation's terms, unless `translation` is
+        False (its weights frozen, as `rnnsearch train-aligner` trains), and the alignment
+        module's `train.aligner_objective` where the model has one (model.aligner)."""
+        train = config.train
+        aligner = train.aligner_objective if config.model.aligner else None
+        return cls(train.label_smoothing, train.guided_alignment_weight, aligner, translation)
 
     @property
     def guided(self) -> bool:
-        """Whether batches must carry their word links (for guided alignment)."""
-        return self.guided_alignment_weight > 0
+        """Whether batches must carry their word links (for guided alignment or the module's links term)."""
+        return (self.translation and self.guided_alignment_weight > 0) or self.aligner in ("links", "both")
 
 
 LIKELIHOOD = Objective()
@@ -131,12 +159,22 @@ def sequence_loss(
     positions only; padding therefore contributes neither loss nor work. `ddp`, in a
     run of several processes, is `model`'s DistributedDataParallel wrapper: it runs the
     forward pass, so that the backward pass averages the gradients across ranks. The
-    guided alignment term counts where the batch carries links (a `GuidedBatch`'s).
+    guided alignment term counts where the batch carries links (a `GuidedBatch`'s). With
+    the translation frozen, its pass runs without gradients.
     """
-    readout, weights = (model if ddp is None else ddp)(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, l)
+    state = None
+    if objective.aligner is None:
+        readout, weights = (model if ddp is None else ddp)(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, l)
+    else:
+        with nullcontext() if objective.translation else torch.no_grad():
+            readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
     real = batch.tgt_out != PAD
-    targets = batch.tgt_out[real]
-    loss = output_layer_loss(readout[real], model.decoder.output_layer, targets, objective.label_smoothing)
-    if objective.guided and isinstance(batch, GuidedBatch) and len(batch.guide.weights):
-        loss = loss + objective.guided_alignment_weight * guided_alignment_loss(weights, batch.guide)
-    return loss, int(real.sum())
+    terms = []
+    if objective.translation:
+        targets = batch.tgt_out[real]
+        terms.append(output_layer_loss(readout[real], model.decoder.output_layer, targets, objective.label_smoothing))
+        if objective.guided_alignment_weight and isinstance(batch, GuidedBatch) and len(batch.guide.weights):
+            terms.append(objective.guided_alignment_weight * guided_alignment_loss(weights, batch.guide))
+    if state is not None:
+        terms.append(aligner_loss(model, batch, (readout, weights, state), objective))
+    return sum(terms[1:], terms[0]), int(real.sum())

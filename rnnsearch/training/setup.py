@@ -16,6 +16,7 @@ from torch.nn.parallel import DistributedDataParallel
 from rnnsearch import files, kernels, model_directory
 from rnnsearch.config import Config
 from rnnsearch.decoding import Decoding
+from rnnsearch.errors import UserError
 from rnnsearch.inputs import input_kind
 from rnnsearch.kernels.cuda_graphs import GraphedLoss
 from rnnsearch.model.seq2seq import RNNSearch, build_model
@@ -54,6 +55,12 @@ def set_up(
     """This process's part of a run: `resume` from the model directory's last checkpoint,
     or start afresh (`restart`: a resumed run that found no checkpoint to resume from)."""
     options = config.train
+    if world.distributed and config.model.aligner:
+        raise UserError(
+            "model.aligner trains in one process: the alignment module reads the model's pass outside the "
+            "DistributedDataParallel wrapper, whose ranks would not share its gradients; train it with "
+            "`rnnsearch train-aligner` after the run, or in one process"
+        )
     if restart and world.is_main:
         say(f"{model_dir}: no checkpoint to resume from (stopped before its first one); starting again")
     device = world.device(device)
@@ -76,8 +83,8 @@ def set_up(
     seed_generators(options.seed, world.rank, progress.step)
     record = model_directory.files_record(model_dir, src_subwords, tgt_subwords)
     # the graphed loss is the cross-entropy alone: an objective with another term trains eagerly
-    objective = Objective.of(options)
-    cuda_graphs = options.cuda_graphs and not world.distributed and not objective.guided
+    objective = Objective.of(config)
+    cuda_graphs = options.cuda_graphs and not world.distributed and not objective.guided and not objective.aligner
     chosen = kernels.choose(device, purpose="train", precision=options.precision, cuda_graphs=cuda_graphs)
     graphed = None
     if chosen.cuda_graphs:

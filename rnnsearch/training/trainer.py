@@ -84,12 +84,24 @@ def training_step(
             loss, tokens = sequence_loss(model, batch, objective, ddp=ddp)
     optimizer.zero_grad(set_to_none=True)
     (loss / world.total(tokens) * world.size).backward()
-    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+    norm = _clipped(model, clip_norm)
     optimizer.step()
     value, norm_value = torch.stack([loss.detach().float(), norm.float()]).tolist()  # one copy to the host
     if not math.isfinite(norm_value):
         raise NonFiniteUpdate(value)
     return value, tokens
+
+
+def _clipped(model: RNNSearch, clip_norm: float) -> torch.Tensor:
+    """Clip the gradients to `clip_norm`: the alignment module's apart from the translation's,
+    which are then clipped exactly as without the module; the largest norm (the same on
+    every rank under DDP)."""
+    if model.aligner is None:
+        return torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+    module = set(model.aligner.parameters())
+    translation = [p for p in model.parameters() if p not in module]
+    norms = [torch.nn.utils.clip_grad_norm_(group, clip_norm) for group in (translation, list(module))]
+    return torch.maximum(*norms)
 
 
 class Trainer:
@@ -141,7 +153,7 @@ class TrainingLoop:
         self.model, self.optimizer, self.ddp, self.graphed = setup.model, setup.optimizer, setup.ddp, setup.graphed
         self.validator, self.record, self.progress = setup.validator, setup.record, setup.progress
         self.report = Reporter(config, model_dir, self.progress, main=self.world.is_main)
-        self.objective = Objective.of(config.train)
+        self.objective = Objective.of(config)
         self._last_tick = time.monotonic()
 
     def _say(self, message: str) -> None:

@@ -116,9 +116,20 @@ def test_a_batch_carries_its_guide_only_when_asked_and_moves_it_with_itself():
     assert sums and all(total == pytest.approx(1.0) for total in sums.values())
 
 
-def test_the_objective_is_the_train_sections_loss_terms_declared_once():
-    from rnnsearch.config import TrainConfig
+def test_the_objective_is_the_configs_loss_terms_declared_once():
+    from rnnsearch.config import config_from_dict
 
-    objective = Objective.of(TrainConfig(label_smoothing=0.2, guided_alignment_weight=0.5))
+    data = {"train": {"src": "a", "tgt": "b", "alignments": "links"}, "valid": {"src": "c", "tgt": "d"}}
+    config = config_from_dict({"data": data, "train": {"label_smoothing": 0.2, "guided_alignment_weight": 0.5}})
+    objective = Objective.of(config)
     assert (objective.label_smoothing, objective.guided_alignment_weight, objective.guided) == (0.2, 0.5, True)
-    assert not Objective.of(TrainConfig()).guided and Objective.of(TrainConfig()).label_smoothing == 0.1
+    assert objective.aligner is None and objective.translation
+    plain = Objective.of(config_from_dict({"data": data}))
+    assert not plain.guided and plain.label_smoothing == 0.1
+    module = config_from_dict({"data": data, "model": {"aligner": True}, "train": {"aligner_objective": "links"}})
+    frozen = Objective.of(module, translation=False)
+    assert (frozen.aligner, frozen.translation, frozen.guided) == ("links", False, True)
+    by_prediction = config_from_dict(
+        {"data": data, "model": {"aligner": True}, "train": {"aligner_objective": "prediction"}}
+    )
+    assert not Objective.of(by_prediction, translation=False).guided

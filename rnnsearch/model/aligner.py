@@ -1,0 +1,172 @@
+"""The alignment module: for each target piece y_i, where it comes from, with y_i in view.
+
+RNNsearch's α_i is computed from s_{i-1} (Bahdanau's wiring), before y_i is chosen: it is
+where the decoder looks to *predict* the next word, not where that word comes from. The
+module aligns a known word instead (docs/model.md, "The alignment module"). It reads what
+the translation model computed, detached, so training it never changes the translation:
+
+    k_j   = W_k [h_j ; E_x x_j]                      keys: annotation and source embedding
+    g_j   = tanh(W_g E_x x_j) + G_{x_j}              the source piece itself, as the lexicon reads it
+    e_ij  = W_q t_i · k_j / √d + Σ_{δ=-1,0,1} w_δ log α_{i,j+δ}
+    π_ij  = softmax_j(e_ij)                          prior: where y_i comes from, y_i not yet known
+    τ_ij  = log t(y_i | x_j) = F_{y_i} · g_j + b_{y_i} − log Σ_v exp(F_v · g_j + b_v)
+    β_ij  = softmax_j(log π_ij + τ_ij)               the alignment of y_i: the posterior, y_i in view
+    p'(y_i | x) = Σ_j π_ij t(y_i | x_j)              the module's own model of y_i
+
+t_i is the readout p(y_i) is computed from, α_i the attention of the step that outputs
+y_i: the prior starts as that attention (w = (0, 1, 0), W_q = 0) and learns where, beside
+it, the word it predicts comes from. The lexicon t(y | x) reads the source piece alone,
+not its annotation, which also carries its neighbours: a lexicon that could predict y_i
+from any position next to its source would leave the posterior free to drift (on
+reversal it drifts one position, where the attention looks). It starts uniform (F = 0,
+G = 0), as EM for IBM Model 1 starts from a uniform table.
+
+β is a softmax over the source of an energy whose query holds y_i's own vector F_{y_i}
+and the decoder's context t_i. The prior alone cannot see y_i, so p' is a proper
+distribution over target pieces and predicting y_i through it (a mixture of lexical
+translations weighed by the prior) cannot be won by copying y_i. The normaliser over the
+vocabulary is taken, in training, over the pieces of the batch's targets only (Jean et
+al. 2015), which keeps its cost a fraction of the output layer's; aligning takes it over
+the whole vocabulary, once for each distinct source piece of a batch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from rnnsearch.model.linear import Linear
+
+CHUNK_ELEMENTS = 1 << 22  # normaliser logits computed at once over the whole vocabulary: 16 MiB of fp32
+FLOOR = 1e-6  # α floored before its log: the prior reads a weight that underflowed as small, not as −∞
+
+
+@dataclass(frozen=True)
+class AlignerSource:
+    """A batch's source side as the module reads it, computed once per batch.
+
+    keys     k_j (B, S, d)
+    pieces   x_j (B, S), the source piece ids
+    lexical  g_j (B, S, d)
+    padding  (B, S) True at padded positions
+    """
+
+    keys: torch.Tensor
+    pieces: torch.Tensor
+    lexical: torch.Tensor
+    padding: torch.Tensor
+
+
+@dataclass(frozen=True)
+class AlignerRows:
+    """The module's rows for a batch's target pieces: log π_ij and τ_ij, each (B, T, S),
+    −inf at padded source positions."""
+
+    log_prior: torch.Tensor
+    log_lexical: torch.Tensor
+
+    @property
+    def log_joint(self) -> torch.Tensor:
+        """log π_ij + τ_ij = log p'(y_i, a_i = j | x)."""
+        return self.log_prior + self.log_lexical
+
+    def alignment(self) -> torch.Tensor:
+        """β_ij, each row a distribution over the source (B, T, S)."""
+        return self.log_joint.softmax(dim=-1)
+
+    def log_likelihood(self) -> torch.Tensor:
+        """log p'(y_i | x) = log Σ_j π_ij t(y_i | x_j), (B, T)."""
+        return self.log_joint.logsumexp(dim=-1)
+
+
+class Aligner(nn.Module):
+    """W_k, W_q, w, the lexicon's W_g and G over the source pieces, and its F and b over the target pieces."""
+
+    def __init__(
+        self,
+        source_vocab_size: int,
+        target_vocab_size: int,
+        *,
+        annotation_size: int,
+        embedding_size: int,
+        readout_size: int,
+        size: int,
+    ):
+        super().__init__()
+        self.key_layer = Linear(annotation_size + embedding_size, size, bias=False)  # W_k
+        self.query_layer = Linear(readout_size, size, bias=False)  # W_q
+        self.attention_weights = nn.Parameter(torch.tensor([0.0, 1.0, 0.0]))  # w_{-1}, w_0, w_{+1}
+        self.lexical_layer = Linear(embedding_size, size)  # W_g
+        self.source_words = nn.Embedding(source_vocab_size, size)  # G
+        self.words = nn.Embedding(target_vocab_size, size)  # F
+        self.word_bias = nn.Parameter(torch.zeros(target_vocab_size))  # b
+        for uniform in (self.query_layer.weight, self.source_words.weight, self.words.weight):
+            nn.init.zeros_(uniform)
+        self.size = size
+
+    def source_side(
+        self, pieces: torch.Tensor, annotations: torch.Tensor, embedded: torch.Tensor, padding: torch.Tensor
+    ) -> AlignerSource:
+        """k_j and g_j of source pieces x_j (B, S), from h_j (B, S, A) and E_x x_j (B, S, E), both detached."""
+        embedded = embedded.detach().float()
+        keys = self.key_layer(torch.cat([annotations.detach().float(), embedded], dim=-1))
+        return AlignerSource(keys, pieces, self._lexical(pieces, embedded), padding)
+
+    def _lexical(self, pieces: torch.Tensor, embedded: torch.Tensor) -> torch.Tensor:
+        """g = tanh(W_g E_x x) + G_x."""
+        return torch.tanh(self.lexical_layer(embedded)) + self.source_words(pieces)
+
+    def forward(
+        self,
+        readout: torch.Tensor,
+        targets: torch.Tensor,
+        attention: torch.Tensor,
+        source: AlignerSource,
+        *,
+        vocabulary: torch.Tensor | None = None,
+    ) -> AlignerRows:
+        """The rows of target pieces `targets` (B, T) whose readouts t_i are `readout` (B, T, l)
+        and whose attention rows α_i are `attention` (B, T, S).
+
+        `vocabulary`: the pieces the lexicon normalises over (training: the batch's
+        target pieces, which must include every piece of `targets`); None: all of them.
+        """
+        blocked = source.padding.unsqueeze(1)  # (B, 1, S)
+        queries = self.query_layer(readout.detach().float())  # q_i: (B, T, d)
+        energies = torch.bmm(queries, source.keys.transpose(1, 2)) / math.sqrt(self.size)
+        energies = energies + _neighbours(attention.detach().float().clamp_min(FLOOR).log()) @ self.attention_weights
+        log_prior = energies.masked_fill(blocked, -math.inf).log_softmax(dim=-1)
+        word_scores = torch.bmm(self.words(targets), source.lexical.transpose(1, 2))  # F_{y_i} · g_j
+        word_scores = word_scores + self.word_bias[targets].unsqueeze(-1)
+        normaliser = self._log_normaliser(source, vocabulary)
+        log_lexical = (word_scores - normaliser.unsqueeze(1)).masked_fill(blocked, -math.inf)
+        return AlignerRows(log_prior, log_lexical)
+
+    def _log_normaliser(self, source: AlignerSource, vocabulary: torch.Tensor | None) -> torch.Tensor:
+        """log Σ_v exp(F_v · g_j + b_v) over `vocabulary` (all pieces if None), (B, S). Over
+        all pieces it is computed once for each distinct source piece: g_j is the piece's own."""
+        if vocabulary is not None:
+            return (source.lexical @ self.words(vocabulary).t() + self.word_bias[vocabulary]).logsumexp(dim=-1)
+        pieces, where = source.pieces.unique(return_inverse=True)
+        first = torch.full(pieces.shape, source.pieces.numel(), dtype=torch.long, device=pieces.device)
+        first.scatter_reduce_(0, where.flatten(), torch.arange(where.numel(), device=pieces.device), reduce="amin")
+        rows = source.lexical.flatten(0, 1)[first]  # g of each distinct piece
+        step = max(1, CHUNK_ELEMENTS // self.words.num_embeddings)
+        parts = [
+            (rows[start : start + step] @ self.words.weight.t() + self.word_bias).logsumexp(dim=-1)
+            for start in range(0, rows.size(0), step)
+        ]
+        return torch.cat(parts)[where]
+
+
+def _neighbours(values: torch.Tensor) -> torch.Tensor:
+    """(…, S) → (…, S, 3): each position's left neighbour's value, its own and its right
+    neighbour's (log FLOOR beyond the ends)."""
+    edge = math.log(FLOOR)
+    left = F.pad(values, (1, 0), value=edge)[..., :-1]
+    right = F.pad(values, (0, 1), value=edge)[..., 1:]
+    return torch.stack([left, values, right], dim=-1)

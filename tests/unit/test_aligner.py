@@ -1,0 +1,173 @@
+"""The alignment module (rnnsearch/model/aligner.py): it sees the word it aligns, its rows
+are distributions over the source, and training it never changes the translation."""
+
+import copy
+import functools
+
+import pytest
+import torch
+
+from rnnsearch.model.ensemble import Ensemble
+from rnnsearch.model.seq2seq import build_aligner
+from rnnsearch.search.beam import beam_search
+from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
+from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.rules import SearchOptions, max_output_lengths
+from rnnsearch.text.batches import make_batch, source_tensors
+from rnnsearch.text.subwords import BOS
+from rnnsearch.training.loss import Objective, sequence_loss
+from tests.conftest import random_sources, tiny_model
+
+VOCAB = 12
+
+
+def with_module(seed: int = 0):
+    """A tiny model with a module whose weights are random: a fresh module starts from a
+    uniform lexicon and the attention as its prior, which would hide what it reads."""
+    model = tiny_model(VOCAB, seed=seed)
+    torch.manual_seed(seed + 1)
+    model.aligner = build_aligner(model, size=8)
+    with torch.no_grad():
+        for parameter in model.aligner.parameters():
+            parameter.normal_(std=0.5)
+    return model
+
+
+def forced_rows(model, src, lengths, targets):
+    tgt_in = torch.cat([torch.full((targets.size(0), 1), BOS), targets[:, :-1]], 1)
+    readout, weights, state = model.teacher_forced(src, lengths, tgt_in)
+    return weights, model.aligner_rows(src, state, readout, weights, targets).alignment()
+
+
+def test_the_modules_row_for_y_i_sees_y_i_and_the_attentions_does_not():
+    """Change y_i alone: row i of α (computed before y_i is known) stays; row i of β moves."""
+    model = with_module()
+    src, lengths = source_tensors(random_sources(4, VOCAB, seed=3, min_len=4))
+    targets = torch.randint(4, VOCAB, (4, 6))
+    changed = targets.clone()
+    i = 3
+    changed[:, i] = 4 + (targets[:, i] - 3) % (VOCAB - 4)
+    with torch.no_grad():
+        alpha, beta = forced_rows(model, src, lengths, targets)
+        alpha_changed, beta_changed = forced_rows(model, src, lengths, changed)
+    torch.testing.assert_close(alpha[:, : i + 1], alpha_changed[:, : i + 1], rtol=0, atol=0)
+    torch.testing.assert_close(beta[:, :i], beta_changed[:, :i], rtol=0, atol=0)
+    moved = (beta[:, i].log() - beta_changed[:, i].log()).nan_to_num().abs().amax(dim=1)
+    assert moved.min() > 1e-2  # every sentence's row moved
+
+
+def test_rows_are_distributions_over_the_real_source_positions():
+    model = with_module()
+    src, lengths = source_tensors(random_sources(5, VOCAB, seed=5))
+    with torch.no_grad():
+        _, beta = forced_rows(model, src, lengths, torch.randint(4, VOCAB, (5, 4)))
+    torch.testing.assert_close(beta.sum(-1), torch.ones(5, 4))
+    padded = torch.arange(src.size(1)).unsqueeze(0) >= lengths.unsqueeze(1)
+    assert (beta.masked_select(padded.unsqueeze(1).expand_as(beta)) == 0).all()
+
+
+def test_the_batch_vocabulary_normalises_as_the_whole_one_does_when_it_is_the_whole_one():
+    model = with_module()
+    src, lengths = source_tensors(random_sources(3, VOCAB, seed=6))
+    targets = torch.randint(4, VOCAB, (3, 5))
+    tgt_in = torch.cat([torch.full((3, 1), BOS), targets[:, :-1]], 1)
+    with torch.no_grad():
+        readout, weights, state = model.teacher_forced(src, lengths, tgt_in)
+        rows = functools.partial(model.aligner_rows, src, state, readout, weights, targets)
+        whole, listed = rows().log_likelihood(), rows(vocabulary=torch.arange(VOCAB)).log_likelihood()
+        batch = rows(vocabulary=targets.unique()).log_likelihood()
+    torch.testing.assert_close(whole, listed)
+    assert (batch >= whole - 1e-6).all()  # fewer pieces to share the mass with
+
+
+def pairs(count: int, seed: int):
+    sources = random_sources(count, VOCAB, seed=seed, min_len=3)
+    generator = torch.Generator().manual_seed(seed + 1)
+    return [(s, torch.randint(4, VOCAB, (len(s),), generator=generator).tolist()) for s in sources]
+
+
+@pytest.mark.parametrize("objective", ["prediction", "links", "both"])
+def test_training_the_module_leaves_every_translation_weight_as_it_was(objective):
+    """The frozen objective, and the module's term beside the translation's (joint training):
+    its gradient never reaches a translation weight."""
+    model = with_module()
+    before = {name: p.detach().clone() for name, p in model.named_parameters() if not name.startswith("aligner.")}
+    links = [torch.tensor([[k, k] for k in range(len(t))]).numpy() for _, t in pairs(6, seed=2)]
+    batch = make_batch(pairs(6, seed=2), links=links)
+    frozen = Objective(aligner=objective, translation=False)
+    model.requires_grad_(False)
+    model.aligner.requires_grad_(True)
+    optimizer = torch.optim.Adam(model.aligner.parameters(), lr=0.01)
+    module_before = [p.detach().clone() for p in model.aligner.parameters()]
+    for _ in range(3):
+        loss, _ = sequence_loss(model, batch, frozen)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    for name, parameter in model.named_parameters():
+        if not name.startswith("aligner."):
+            assert torch.equal(parameter, before[name]), name
+    assert any(not torch.equal(a, b) for a, b in zip(module_before, model.aligner.parameters()))
+    model.requires_grad_(True)
+    joint = Objective(label_smoothing=0.1, aligner=objective)
+    alone = Objective(label_smoothing=0.1)
+    loss, _ = sequence_loss(model, batch, joint)
+    with_term = torch.autograd.grad(loss, [p for n, p in model.named_parameters() if not n.startswith("aligner.")])
+    loss, _ = sequence_loss(model, batch, alone)
+    without = torch.autograd.grad(loss, [p for n, p in model.named_parameters() if not n.startswith("aligner.")])
+    for a, b in zip(with_term, without):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_the_links_term_pulls_the_rows_towards_the_links():
+    model = with_module(seed=4)
+    data = pairs(8, seed=9)
+    links = [torch.tensor([[k, len(s) - 1 - k] for k in range(len(s))]).numpy() for s, _ in data]
+    batch = make_batch(data, links=links)
+    model.requires_grad_(False)
+    model.aligner.requires_grad_(True)
+    optimizer = torch.optim.Adam(model.aligner.parameters(), lr=0.05)
+    for _ in range(150):
+        loss, _ = sequence_loss(model, batch, Objective(aligner="links", translation=False))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    with torch.no_grad():
+        _, beta = forced_rows(model, batch.src, batch.src_lengths, batch.tgt_out)
+    hits = total = 0
+    for b, (source, target) in enumerate(data):
+        for k in range(len(target)):
+            hits += int(beta[b, k].argmax()) == len(source) - 1 - k
+            total += 1
+    assert hits / total > 0.95
+
+
+SEARCHES = {
+    "greedy": (greedy_search, SearchOptions()),
+    "beam": (beam_search, SearchOptions(beam_size=3, n_best=2)),
+    "fixed-shape-greedy": (fixed_shape_greedy_search, SearchOptions()),
+    "fixed-shape-beam": (fixed_shape_beam_search, SearchOptions(beam_size=3, n_best=2)),
+}
+
+
+@pytest.mark.parametrize("ensemble", [False, True], ids=["single", "ensemble"])
+@pytest.mark.parametrize("search", SEARCHES.values(), ids=SEARCHES.keys())
+def test_search_finds_the_same_translations_with_and_without_the_module(search, ensemble):
+    function, options = search
+    if ensemble and function in (fixed_shape_greedy_search, fixed_shape_beam_search):
+        pytest.skip("fixed-shape search runs single models")
+    plain = [tiny_model(VOCAB, seed=seed) for seed in (0, 7)]
+    aligned = [copy.deepcopy(model) for model in plain]
+    for model in aligned:
+        model.aligner = build_aligner(model, size=8)
+    src, lengths = source_tensors(random_sources(6, VOCAB, seed=11))
+    limits = max_output_lengths(lengths, 1.5, 3)
+
+    def found(models):
+        model = Ensemble(models, [0, 0]) if ensemble else models[0]
+        with torch.no_grad():
+            return function(model, src, lengths, max_lengths=limits, options=options)
+
+    for expected, got in zip(found(plain), found(aligned), strict=True):
+        for a, b in zip(expected, got, strict=True):
+            assert a.tokens == b.tokens and a.score == b.score and torch.equal(a.alignment, b.alignment)
