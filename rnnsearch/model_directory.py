@@ -12,6 +12,9 @@
                                      validations (N: the step, 7 digits), for `rnnsearch average`
     prepared/                        the encoded training data (rnnsearch.prepared), unless
                                      data.prepared puts it elsewhere
+    aligner/                         an alignment module added by `rnnsearch train-aligner`
+                                     (rnnsearch.training.aligner_training); its weights.safetensors
+                                     is attached on loading, while it matches the translation weights
 
 Everything is safetensors, YAML or JSON: no pickle. Every file is written to a
 temporary and renamed into place (rnnsearch.files), so a kill at any moment leaves the
@@ -41,7 +44,7 @@ from rnnsearch import files
 from rnnsearch.config import Config, load_config
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic_write, replacing
-from rnnsearch.model.seq2seq import RNNSearch, build_model
+from rnnsearch.model.seq2seq import RNNSearch, build_aligner, build_model
 from rnnsearch.text.subwords import Subwords
 
 CONFIG = "config.yaml"
@@ -53,6 +56,8 @@ METRICS = "metrics.jsonl"
 LEARNING_CURVE = "learning_curve.png"
 ALIGNMENTS = "alignments"
 KEPT = "checkpoints"
+ALIGNER_DIR = "aligner"
+ALIGNER_WEIGHTS = "weights.safetensors"
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +106,15 @@ def read_tensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     return tensors, info
 
 
+def stored_digest(path: Path) -> str | None:
+    """The digest written with the tensors of `path` (None for files written before it was kept)."""
+    try:
+        with safe_open(path, framework="pt") as checkpoint:
+            return (checkpoint.metadata() or {}).get("digest")
+    except (SafetensorError, OSError):
+        raise UserError(f"{path}: corrupt checkpoint (not a readable safetensors file)") from None
+
+
 def read_info(path: Path) -> dict[str, Any]:
     """The info stored with the tensors of `path`, without reading the tensors."""
     if not path.is_file():
@@ -143,6 +157,15 @@ def assign_weights(model: torch.nn.Module, tensors: dict[str, torch.Tensor], pat
     if set(weights) != set(expected) or any(weights[n].shape != expected[n].shape for n in expected):
         raise UserError(f"{path}: weights do not match the model described by config.yaml")
     model.load_state_dict(weights, strict=False)  # the names left out are aliases of names given
+
+
+def assign_module(module: torch.nn.Module, tensors: dict[str, torch.Tensor], prefix: str, path: Path) -> None:
+    """Copy the `prefix`* tensors into `module`; they must match its parameters exactly."""
+    weights = {name[len(prefix) :]: t for name, t in tensors.items() if name.startswith(prefix)}
+    expected = module.state_dict()
+    if set(weights) != set(expected) or any(weights[n].shape != expected[n].shape for n in expected):
+        raise UserError(f"{path}: weights do not match the alignment module they are for")
+    module.load_state_dict(weights)
 
 
 def load_weights(model: torch.nn.Module, path: Path) -> dict[str, Any]:
@@ -234,19 +257,51 @@ def require_finite(
 
 
 def load_model(
-    directory: str | Path, config: Config, src_subwords: Subwords | None, tgt_subwords: Subwords
+    directory: str | Path,
+    config: Config,
+    src_subwords: Subwords | None,
+    tgt_subwords: Subwords,
+    *,
+    aligner: bool = True,
 ) -> RNNSearch:
     """The model a model directory translates with (its best weights, else its last, with
     a warning on the `rnnsearch.model_directory` logger, which Python prints as one line on
     standard error unless logging is configured), its weights checked to be finite, on
-    the CPU, in eval mode; its files are already loaded."""
+    the CPU, in eval mode; its files are already loaded. With `aligner`, the alignment
+    module `train-aligner` added is attached (`attach_aligner`)."""
     model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords))
     path = weights_path(directory)
     if path.name == LAST and path.exists():
         log.warning(f"{directory}: no {BEST}; translating with {LAST}, the weights of the last checkpoint")
     check_files(load_weights(model, path), path, src_subwords, tgt_subwords)
     require_finite({f"model.{name}": tensor for name, tensor in model.state_dict().items()}, path)
+    if aligner:
+        attach_aligner(model, Path(directory), path)
     return model.eval()
+
+
+def attach_aligner(model: RNNSearch, directory: Path, translation: Path) -> None:
+    """The alignment module of `directory`'s aligner/ (trained by `rnnsearch train-aligner`
+    on the weights of `translation`), in place of any the model was trained with. A module
+    trained on other weights (the model trained on after it) reads annotations it never
+    saw: it is left out, with a warning, and the model aligns as it would without it."""
+    path = directory / ALIGNER_DIR / ALIGNER_WEIGHTS
+    if not path.is_file():
+        return
+    tensors, info = read_tensors(path)
+    if info.get("translation") != stored_digest(translation):
+        log.warning(
+            f"{path}: trained on other weights than {translation.name}, so left out; train it again with "
+            f"`rnnsearch train-aligner {directory}` after deleting {path.parent}"
+        )
+        return
+    require_finite(tensors, path)
+    size = info.get("size")
+    if not isinstance(size, int) or size <= 0:
+        raise UserError(f"{path}: corrupt alignment module (its info has no size)")
+    module = build_aligner(model, size=size)
+    assign_module(module, tensors, "aligner.", path)
+    model.aligner = module
 
 
 def require_new_output(source: Path, out_dir: Path, *, made_by: str, product: str) -> None:

@@ -21,13 +21,26 @@ from rnnsearch.cli import (
     score,
     serve,
     train,
+    train_aligner,
     translate,
 )
 from rnnsearch.cli.streams import NamedOutput
 from rnnsearch.errors import UserError
 
 # The command modules, in the order `rnnsearch --help` lists their commands.
-COMMANDS = (train, align_corpus, translate, evaluate, score, align, directories, experiments, attention, serve)
+COMMANDS = (
+    train,
+    train_aligner,
+    align_corpus,
+    translate,
+    evaluate,
+    score,
+    align,
+    directories,
+    experiments,
+    attention,
+    serve,
+)
 
 
 def _parser() -> argparse.ArgumentParser:

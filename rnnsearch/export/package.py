@@ -58,7 +58,8 @@ def export_package(model_dir: str | Path, out_dir: str | Path, *, int8: bool = F
     config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
     if src_subwords is None:
         raise UserError(f"{model_dir}: reads audio; export takes models that read text")
-    model = model_directory.load_model(model_dir, config, src_subwords, tgt_subwords)
+    # the graphs carry no alignment module, so neither does the package's copy of the weights
+    model = model_directory.load_model(model_dir, config, src_subwords, tgt_subwords, aligner=False)
     with files.new_directory(out_dir, last=model_directory.BEST) as building:
         report = _write_package(model, building, model_dir=model_dir, vocabulary=len(src_subwords), int8=int8)
         model_directory.save_model_files(building, config, src_subwords, tgt_subwords)

@@ -12,6 +12,7 @@ from rnnsearch.cli import main
 COMMANDS = (
     "train",
     "prepare",
+    "train-aligner",
     "align-corpus",
     "translate",
     "evaluate",

@@ -1,0 +1,35 @@
+"""`rnnsearch train-aligner`: add the alignment module to a trained model and train it alone."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add `train-aligner` to the `rnnsearch` command."""
+    parser = commands.add_parser(
+        "train-aligner",
+        help="add the alignment module to a trained model and train it alone, the translation frozen",
+        description="Train the alignment module (docs/model.md) of the model in MODEL_DIR on the model's own "
+        "training data, every translation weight frozen; the run and the module live in MODEL_DIR/aligner/. "
+        "train.max_steps, train.learning_rate, train.aligner_objective and model.aligner_size may be set.",
+    )
+    parser.add_argument("model_dir", metavar="MODEL_DIR", help="a trained model directory")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override a value of the model's config for this run (repeatable)",
+    )
+    parser.add_argument("--resume", action="store_true", help="continue the module's run from its last checkpoint")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Train the module and say where it went."""
+    from rnnsearch.training.aligner_training import train_aligner
+
+    progress = train_aligner(args.model_dir, args.set, resume=args.resume)
+    minutes = progress.seconds / 60
+    print(f"trained the alignment module {progress.step} steps in {minutes:.1f} min; in {args.model_dir}/aligner")

@@ -1,0 +1,190 @@
+"""`rnnsearch train-aligner`: the alignment module added to a trained model and trained
+alone, every translation weight frozen, on the model's own training data.
+
+The run lives in the model directory's `aligner/` (model_directory.ALIGNER_DIR):
+
+    config.yaml          the model's config with the run's overrides and model.aligner: true
+    weights.safetensors  the module's weights, with its size and the digest of the
+                         translation weights it was trained on: what loading attaches
+    last.safetensors     the module's weights, Adam's state and the run's progress: the resume point
+    metrics.jsonl        training-loss rows
+    prepared/            the training data, when the run's data section is not the model's
+                         (word links added for the links objective, say)
+
+The translation weights are never written, so the model translates exactly as before;
+each file is written atomically, and a run killed at any moment resumes from its last
+checkpoint (`--resume`), drawing the same batches.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from rnnsearch import files, kernels, model_directory
+from rnnsearch.config import Config, load_config
+from rnnsearch.devices import resolve_device
+from rnnsearch.errors import UserError
+from rnnsearch.model.seq2seq import RNNSearch, build_aligner
+from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
+from rnnsearch.text.batches import epoch_batches, make_batch
+from rnnsearch.training import checkpoint, schedule
+from rnnsearch.training.console import say
+from rnnsearch.training.loss import Objective
+from rnnsearch.training.process import configure_cpu, flushing_denormals
+from rnnsearch.training.schedule import Progress
+from rnnsearch.training.trainer import training_step
+
+MODULE_KEYS = ("aligner", "aligner_size")
+"""The model keys a train-aligner run may set: the module's own; every other one is the frozen model's."""
+
+
+def run_config(model_dir: Path, overrides: list[str]) -> Config:
+    """The model's config with `overrides` and model.aligner: true, refusing an override of
+    the frozen model's architecture."""
+    model_config = load_config(model_dir / model_directory.CONFIG)
+    config = load_config(model_dir / model_directory.CONFIG, [*overrides, "model.aligner=true"])
+    frozen, asked = model_config.model.model_dump(), config.model.model_dump()
+    for key in MODULE_KEYS:
+        del frozen[key], asked[key]
+    if frozen != asked:
+        raise UserError(
+            "train-aligner: --set may change the module's model keys only (model.aligner_size); the "
+            f"translation model of {model_dir} is frozen"
+        )
+    return config
+
+
+def train_aligner(model_dir: str | Path, overrides: list[str], *, resume: bool) -> Progress:
+    """Train the alignment module of the model in `model_dir` (see the module docstring)."""
+    model_dir = Path(model_dir)
+    model_config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
+    if model_config.speech:
+        raise UserError(f"train-aligner: {model_dir} transcribes speech; the alignment module aligns words")
+    config = run_config(model_dir, overrides)
+    run_dir = model_dir / model_directory.ALIGNER_DIR
+    started = (run_dir / model_directory.LAST).exists()
+    if started and not resume:
+        raise UserError(f"{run_dir}: already holds an alignment module's run; use --resume to continue it")
+    device = resolve_device(config.train.device, "train.device")
+    configure_cpu(config.train.threads)
+    run_dir.mkdir(exist_ok=True)
+    checkpoint.remove_temporaries(run_dir)
+    files.atomic_write(run_dir / model_directory.CONFIG, config.to_yaml().encode("utf-8"))
+    model = model_directory.load_model(model_dir, model_config, src_subwords, tgt_subwords, aligner=False)
+    translation_digest = model_directory.stored_digest(model_directory.weights_path(model_dir))
+    torch.manual_seed(config.train.seed)
+    model.aligner = build_aligner(model, size=config.model.aligner_size)
+    model.requires_grad_(False)
+    model.aligner.requires_grad_(True)
+    model.to(device)
+    optimizer = torch.optim.Adam(model.aligner.parameters(), lr=config.train.learning_rate)
+    progress = _restored(model, optimizer, run_dir, translation_digest) if started and resume else Progress()
+    if not started:
+        (run_dir / model_directory.METRICS).unlink(missing_ok=True)
+    data_dir = prepared_dir(config, run_dir if config.data != model_config.data else model_dir)
+    ensure_prepared(config, data_dir, (src_subwords, tgt_subwords))
+    train = PreparedPairs(data_dir)
+    say(
+        f"alignment module: {sum(p.numel() for p in model.aligner.parameters()):,} parameters on {device}, "
+        f"objective {config.train.aligner_objective}; the translation's weights frozen"
+    )
+    with flushing_denormals(), kernels.use(kernels.choose(device, purpose="train")):
+        _loop(model, optimizer, config, train, progress=progress, run_dir=run_dir, digest=translation_digest)
+    return progress
+
+
+def _loop(
+    model: RNNSearch,
+    optimizer: torch.optim.Optimizer,
+    config: Config,
+    train: PreparedPairs,
+    *,
+    progress: Progress,
+    run_dir: Path,
+    digest: str | None,
+) -> None:
+    """Steps until the budget is spent, a checkpoint every train.valid_every steps and at
+    the end; `digest` is the translation weights' (`_save`)."""
+    options = config.train
+    device = model.aligner.word_bias.device
+    objective = Objective.of(config, translation=False)
+    model.eval()  # the frozen translation runs without dropout; the module has none
+    order = epoch_batches(train, options.batch_tokens, options.max_batch_sentences, options.seed, progress.epoch)
+    loss_sum, tokens, tick, saved, computing = 0.0, 0, time.monotonic(), progress.step, 0.0
+    while not schedule.budget_spent(options, progress):
+        if progress.batch_in_epoch >= len(order):
+            progress.epoch, progress.batch_in_epoch = progress.epoch + 1, 0
+            order = epoch_batches(
+                train, options.batch_tokens, options.max_batch_sentences, options.seed, progress.epoch
+            )
+        indices = order[progress.batch_in_epoch]
+        progress.batch_in_epoch += 1
+        links = [train.links(i) for i in indices] if objective.guided else None
+        batch = make_batch([train[i] for i in indices], links=links).to(device)
+        for group in optimizer.param_groups:
+            group["lr"] = schedule.learning_rate(options, progress)
+        started = time.perf_counter()
+        loss, n_tokens = training_step(model, optimizer, batch, objective, options.clip_norm)
+        computing += time.perf_counter() - started
+        progress.step += 1
+        loss_sum, tokens = loss_sum + loss, tokens + n_tokens
+        now = time.monotonic()
+        progress.seconds += now - tick
+        tick = now
+        if progress.step % options.log_every == 0:
+            row = {"step": progress.step, "aligner_loss": loss_sum / tokens, "tokens_per_second": tokens / computing}
+            _log(run_dir, row | {"epoch": progress.epoch})
+            say(f"step {progress.step}: alignment module loss {loss_sum / tokens:.3f}")
+            loss_sum, tokens, computing = 0.0, 0, 0.0
+        if progress.step % options.valid_every == 0:
+            _save(model, optimizer, progress, run_dir, digest)
+            saved = progress.step
+    if saved != progress.step:
+        _save(model, optimizer, progress, run_dir, digest)
+
+
+def _log(run_dir: Path, row: dict) -> None:
+    files.append_line(run_dir / model_directory.METRICS, json.dumps(row))
+
+
+def _save(
+    model: RNNSearch,
+    optimizer: torch.optim.Optimizer,
+    progress: Progress,
+    run_dir: Path,
+    translation_digest: str | None,
+) -> None:
+    """The module's weights (what loading attaches), recording the digest of the translation
+    weights it was trained on, then the resume point."""
+    weights = {f"aligner.{name}": tensor for name, tensor in model.aligner.state_dict().items()}
+    info = {"size": model.aligner.size, "translation": translation_digest, "step": progress.step}
+    model_directory.write_tensors(run_dir / model_directory.ALIGNER_WEIGHTS, weights, info)
+    optimizer_tensors, optimizer_info = checkpoint.optimizer_tensors(optimizer)
+    resume_info = {**info, "progress": asdict(progress), **optimizer_info}
+    model_directory.write_tensors(run_dir / model_directory.LAST, weights | optimizer_tensors, resume_info)
+
+
+def _restored(
+    model: RNNSearch, optimizer: torch.optim.Optimizer, run_dir: Path, translation_digest: str | None
+) -> Progress:
+    """The module, Adam's state and the progress of the run's last checkpoint."""
+    path = run_dir / model_directory.LAST
+    tensors, info = model_directory.read_tensors(path)
+    if info.get("translation") != translation_digest:
+        raise UserError(
+            f"{path}: the module was trained on other translation weights than the model's now; "
+            f"delete {run_dir} to train it afresh"
+        )
+    if info.get("size") != model.aligner.size:
+        raise UserError(f"{path}: a module of size {info.get('size')}, not model.aligner_size {model.aligner.size}")
+    model_directory.require_finite(tensors, path, refusal="a run cannot resume from it")
+    model_directory.assign_module(model.aligner, tensors, "aligner.", path)
+    checkpoint.restore_optimizer(optimizer, tensors, info["param_groups"])
+    progress = Progress(**info["progress"])
+    say(f"resuming {run_dir} at step {progress.step}")
+    return progress
