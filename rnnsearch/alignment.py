@@ -56,12 +56,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
 
 from rnnsearch import display
+from rnnsearch.errors import ArgumentValueError
 from rnnsearch.reserved import WORD_START
 from rnnsearch.symmetrisation import symmetrise
 
@@ -97,6 +98,19 @@ READINGS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 DEFAULT_READING = "output"
 
+ALIGNMENT_SOURCES = ("attention", "aligner")
+"""What a model's alignment is read from: its attention α (row i of which `READINGS` may
+shift), or its alignment module's β (rnnsearch.model.aligner), whose row i aligns y_i itself."""
+
+
+def check_reading(reading: str, alignment_from: str) -> None:
+    """Refuse a shifted reading of the alignment module's rows: they need none."""
+    if alignment_from == "aligner" and reading != DEFAULT_READING:
+        raise ArgumentValueError(
+            f"reading: {reading!r} reads the attention's rows; the alignment module's row i aligns y_i itself and "
+            f"is read as {DEFAULT_READING!r} (or take alignment_from 'attention')"
+        )
+
 
 def reading_rows(alignment: np.ndarray, reading: str) -> np.ndarray:
     """The (target pieces × source pieces) weights of `alignment` as `reading` reads them."""
@@ -116,6 +130,7 @@ class Attended(Protocol):
     source_tokens: list[str]
     target_tokens: list[str]
     alignment: np.ndarray | None
+    alignment_from: str
     source_word_counts: list[int] | None
     target_word_counts: list[int] | None
 
@@ -143,6 +158,7 @@ class WordAlignment:
     marked_up: with `align(…, markup=…)`, the target with the marked-up source's markup
              put back by these links (rnnsearch.markup); None otherwise, and for a
              source whose markup was not well-formed, with lenient markup
+    alignment_from: "attention" or "aligner": what the weights were read from
     """
 
     source_words: list[str]
@@ -151,6 +167,7 @@ class WordAlignment:
     pairs: list[tuple[int, int]]
     placed: bool = True
     marked_up: str | None = None
+    alignment_from: str = "attention"
 
     def pharaoh(self) -> str:
         """The hard alignment as one Pharaoh line: "i-j" pairs, source index first."""
@@ -281,12 +298,15 @@ def align_translation(translation: Attended, *, reading: str = DEFAULT_READING) 
     docstring)."""
     if translation.alignment is None:
         raise ValueError("this translation has no alignment (model without an alignment model)")
+    alignment_from = translation.alignment_from
+    check_reading(reading, alignment_from)
     source, target = source_words(translation.source_tokens), target_words(translation.target_tokens)
     on_source = on_text_words(source, translation.source, translation.source_word_counts)
     on_target = on_text_words(target, translation.text, translation.target_word_counts)
     if on_source is None or on_target is None:
-        return _unplaced(translation.source.split(), translation.text.split())
-    return _aligned(on_source, on_target, translation.alignment, reading)
+        unplaced = _unplaced(translation.source.split(), translation.text.split())
+        return replace(unplaced, alignment_from=alignment_from)
+    return replace(_aligned(on_source, on_target, translation.alignment, reading), alignment_from=alignment_from)
 
 
 def _unplaced(source: list[str], target: list[str]) -> WordAlignment:
@@ -312,4 +332,4 @@ def combine(forward: WordAlignment, backward: WordAlignment, *, method: str) -> 
         target_length=len(forward.target_words),
         method=method,
     )
-    return WordAlignment(forward.source_words, forward.target_words, forward.weights, links)
+    return replace(forward, pairs=links)

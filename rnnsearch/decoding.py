@@ -12,14 +12,17 @@ order. Text translation, speech transcription and the scoring of given pairs
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 
-from rnnsearch.arguments import checked_count
+from rnnsearch.alignment import ALIGNMENT_SOURCES
+from rnnsearch.arguments import checked_choice, checked_count
 from rnnsearch.config import MAX_BEAM_SIZE, SearchConfig
 from rnnsearch.errors import ArgumentValueError, UserError
+from rnnsearch.forced import teacher_forced
 from rnnsearch.inputs import END, InputKind
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
@@ -84,6 +87,32 @@ class Decoding:
                 "this model has no alignment model (model.attention: none), so there is no alignment to show"
             )
 
+    def alignment_source(self, asked: object) -> str:
+        """What alignments are read from (`alignment.ALIGNMENT_SOURCES`): `asked`, checked, or
+        for None the alignment module where the model has one, else the attention."""
+        modules = any(getattr(member, "aligner", None) is not None for member in self.aligned_members)
+        if asked is None:
+            return "aligner" if modules else "attention"
+        checked_choice(asked, "alignment_from", ALIGNMENT_SOURCES)
+        if asked == "aligner" and self.runtime != "torch":
+            raise ArgumentValueError(
+                "alignment_from: 'aligner': an exported package's graphs carry no alignment module; load the model "
+                "directory itself to align with its module"
+            )
+        if asked == "aligner" and not modules:
+            raise ArgumentValueError(
+                "alignment_from: 'aligner': this model has no alignment module (add one with "
+                "`rnnsearch train-aligner MODEL_DIR`, or take 'attention')"
+            )
+        return asked
+
+    @property
+    def aligned_members(self) -> list[torch.nn.Module]:
+        """The members whose alignments an ensemble reports (`Ensemble.aligned`), or the model alone."""
+        if isinstance(self.model, Ensemble):
+            return [self.model.members[m] for m in self.model.aligned]
+        return [self.model]
+
     def widths(self, beam_size: object, n_best: object) -> tuple[int, int]:
         """The beam size (the config's for None) and n-best count asked for, checked."""
         if beam_size is None:
@@ -121,11 +150,14 @@ class Decoding:
         *,
         first_line: int = 1,
         prefixes: list[list[int]] | None = None,
+        alignment_from: str = "attention",
     ) -> list[Translation]:
         """Search for every input (checked texts, or feature vectors) named by `originals`,
         and return the results in input order; a blank input without a prefix gives an
         empty translation. `first_line` numbers inputs[0] in error messages; `prefixes`
-        (target piece ids, one list per input) force the start of each output."""
+        (target piece ids, one list per input) force the start of each output. With
+        `alignment_from` "aligner", every hypothesis's alignment is its alignment module's,
+        computed once search has chosen its pieces (search itself is unchanged)."""
         sources = self.source.sources(inputs, limit=self.search.max_source_length, first_line=first_line)
         blank = [empty and not (prefixes and prefixes[i]) for i, empty in enumerate(self.source.blank(inputs))]
         todo = sorted((i for i in range(len(sources)) if not blank[i]), key=lambda i: -self.source.length(sources[i]))
@@ -137,7 +169,40 @@ class Decoding:
                 hypotheses = self._search([sources[i] for i in chunk], options, chunk_prefixes)
                 for i, nbest in zip(chunk, hypotheses):
                     results[i] = self._translation(originals[i], self.source.labels(sources[i]), nbest)
+                if alignment_from == "aligner":
+                    self._align_with_modules([sources[i] for i in chunk], hypotheses, [results[i] for i in chunk])
         return [results[i] for i in range(len(sources))]
+
+    def _align_with_modules(
+        self, sources: list[Source], hypotheses: list[list[Hypothesis]], translations: list[Translation]
+    ) -> None:
+        """Each hypothesis's alignment replaced by the alignment module's β over its pieces:
+        a teacher-forced pass of the (aligned) members that have a module, their mean for
+        an ensemble, batched as search batches its sentences."""
+        sides = self.model.sides if isinstance(self.model, Ensemble) else [0]
+        members = self.members
+        with_module = [m for m, member in enumerate(members) if member in self.aligned_members and member.aligner]
+        rows = []
+        for m in with_module:
+            pairs = [
+                (source if len(self.source.sides) == 1 else source[sides[m]], h.tokens)
+                for source, nbest in zip(sources, hypotheses)
+                for h in nbest
+            ]
+            forced = teacher_forced(
+                members[m],
+                pairs,
+                batch_tokens=sys.maxsize,
+                max_sentences=self.search.batch_sentences,
+                bf16=self.search.precision == "bf16",
+                alignment_from="aligner",
+            )
+            rows.append([pair.alignment for pair in forced])
+        combined = iter(np.mean(alignments, axis=0, dtype=np.float32) for alignments in zip(*rows))
+        for translation in translations:
+            for hypothesis in [translation, *translation.alternatives]:
+                hypothesis.alignment = next(combined)[:, : len(hypothesis.source_tokens)]
+                hypothesis.alignment_from = "aligner"
 
     def _search(
         self, sources: list[Source], options: SearchOptions, prefixes: list[list[int]] | None

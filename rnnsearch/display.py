@@ -32,6 +32,7 @@ class Shown(Protocol):
     source_tokens: list[str]
     target_tokens: list[str]
     alignment: np.ndarray | None
+    alignment_from: str
     alternatives: Sequence[Shown]
 
 
@@ -44,6 +45,7 @@ class Scored(Protocol):
     source_tokens: list[str]
     target_tokens: list[str]
     alignment: np.ndarray | None
+    alignment_from: str
 
 
 class Linked(Protocol):
@@ -53,6 +55,7 @@ class Linked(Protocol):
     target_words: list[str]
     weights: np.ndarray
     pairs: list[tuple[int, int]]
+    alignment_from: str
 
 
 def translation_html(translation: Shown) -> str:
@@ -60,6 +63,7 @@ def translation_html(translation: Shown) -> str:
     rows = [_line("source", translation.source), _line("translation", translation.text)]
     rows.append(f"<div>score {translation.score:.3f}</div>")
     figure = _figure(translation.alignment, translation.source_tokens, translation.target_tokens)
+    figure += _read_from(translation.alignment_from) if translation.alignment is not None else ""
     alternatives = "".join(
         f"<li>{html.escape(other.text)} <small>({other.score:.3f})</small></li>" for other in translation.alternatives
     )
@@ -71,12 +75,25 @@ def pair_html(pair: Scored) -> str:
     """A scored pair's texts, its log-probability and the alignment of its target."""
     rows = [_line("source", pair.source), _line("target", pair.target)]
     rows.append(f"<div>log p(target | source) = {pair.log_prob:.3f}</div>")
-    return _box("".join(rows) + _figure(pair.alignment, pair.source_tokens, pair.target_tokens))
+    figure = _figure(pair.alignment, pair.source_tokens, pair.target_tokens)
+    return _box("".join(rows) + figure + (_read_from(pair.alignment_from) if pair.alignment is not None else ""))
 
 
 def word_alignment_html(alignment: Linked) -> str:
     """A word alignment's merged weights, its links outlined in red."""
-    return _box(_figure(alignment.weights, alignment.source_words, alignment.target_words, links=alignment.pairs))
+    figure = _figure(alignment.weights, alignment.source_words, alignment.target_words, links=alignment.pairs)
+    return _box(figure + _read_from(alignment.alignment_from))
+
+
+READ_FROM = {
+    "attention": "alignment read from the attention α",
+    "aligner": "alignment read from the model's alignment module β, which sees each target word it aligns",
+}
+
+
+def _read_from(alignment_from: str) -> str:
+    """A line saying what an alignment was read from."""
+    return f"<div><small>{html.escape(READ_FROM.get(alignment_from, alignment_from))}</small></div>"
 
 
 def heatmap_svg(

@@ -44,8 +44,13 @@ def teacher_forced(
     batch_tokens: int,
     max_sentences: int | None = None,
     bf16: bool = False,
+    *,
+    alignment_from: str = "attention",
 ) -> list[ForcedPair]:
     """The teacher-forced pass over every (source ids, target ids) pair, in the order given.
+
+    `alignment_from` "aligner" takes each pair's alignment from the model's alignment
+    module (β, the rows of target pieces it aligns) instead of its attention (α).
 
     Batches hold at most `batch_tokens` padded tokens (a longer pair is a batch of its
     own) and `max_sentences` pairs. The model runs as it is (call it in eval mode, or
@@ -60,7 +65,7 @@ def teacher_forced(
         for indices in epoch_batches(InMemoryPairs(pairs), batch_tokens, max_sentences, seed=0, epoch=0):
             batch = make_batch([pairs[i] for i in indices]).to(device)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-                log_probs, weights = _batch_log_probs(model, batch)
+                log_probs, weights = _batch_log_probs(model, batch, alignment_from)
             for row, index in enumerate(indices.tolist()):
                 results[index] = _unpadded(log_probs, weights, batch, row)
     return results
@@ -78,13 +83,16 @@ def mean_forced(passes: Sequence[Sequence[ForcedPair]], aligned: Sequence[int]) 
     return combined
 
 
-def _batch_log_probs(model: RNNSearch, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """log p of every decoder output (B, T), 0 at padding, and the weights α (B, T, S) or None.
+def _batch_log_probs(model: RNNSearch, batch: Batch, alignment_from: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """log p of every decoder output (B, T), 0 at padding, and the weights α or β (B, T, S),
+    or None.
 
     The vocabulary projection runs on real target positions only, a chunk of rows at a
     time, so no (B · T, V) tensor of logits is ever held whole.
     """
-    readout, weights = model(batch.src, batch.src_lengths, batch.tgt_in)
+    readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
+    if alignment_from == "aligner":
+        weights = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out).alignment()
     real = batch.tgt_out != PAD
     rows, targets = readout[real], batch.tgt_out[real]
     chosen = torch.empty(len(targets), dtype=torch.float32, device=rows.device)

@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from rnnsearch.alignment import READINGS, WordAlignment, align_translation, combine
+from rnnsearch.alignment import READINGS, WordAlignment, align_translation, check_reading, combine
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.config import DataConfig
 from rnnsearch.decoding import Decoding
@@ -65,12 +65,14 @@ class AlignedPair:
 @dataclass(frozen=True)
 class _AlignSettings:
     """How given pairs are aligned: with a reverse model (or None) whose links combine by
-    `symmetrize`, α read as `reading`, the sources read as `markup` (or None)."""
+    `symmetrize`, α read as `reading`, the sources read as `markup` (or None), the
+    alignments taken from `alignment_from` (None: the alignment module where a model has one)."""
 
     reverse: GivenPairs | None
     symmetrize: str
     reading: str
     markup: Reading | None
+    alignment_from: str | None = None
 
 
 def _checked_pairs(chunk: object, index: int) -> tuple[list[str], list[str]]:
@@ -118,15 +120,16 @@ class GivenPairs:
         symmetrize: str,
         reading: str,
         markup: Reading | None,
+        alignment_from: str | None = None,
     ) -> list[WordAlignment]:
         """Each pair's word alignment, in order, with `reverse` both directions combined
         (see `Translator.align`)."""
-        self._require_alignment(reverse, symmetrize, reading)
+        self._require_alignment(reverse, symmetrize, reading, alignment_from)
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
         if len(targets) != len(sources):
             raise ArgumentValueError(f"targets: {len(targets)} targets for {len(sources)} sources")
-        settings = _AlignSettings(reverse, symmetrize, reading, markup)
+        settings = _AlignSettings(reverse, symmetrize, reading, markup, alignment_from)
         return [pair.words for pair in self._aligned(sources, targets, settings, None, first_line=1)]
 
     def align_chunks(
@@ -138,19 +141,23 @@ class GivenPairs:
         symmetrize: str,
         reading: str,
         markup: Reading | None,
+        alignment_from: str | None = None,
     ) -> Iterator[list[AlignedPair]]:
         """Each chunk's pairs scored and aligned as it is done (see `Translator.align_chunks`)."""
-        self._require_alignment(reverse, symmetrize, reading)
+        self._require_alignment(reverse, symmetrize, reading, alignment_from)
         chunks = checked_iterable(chunks, "chunks")
-        settings = _AlignSettings(reverse, symmetrize, reading, markup)
+        settings = _AlignSettings(reverse, symmetrize, reading, markup, alignment_from)
         return (
             self._aligned(sources, targets, settings, origin, first_line=first_line)
             for _, first_line, (sources, targets) in numbered_chunks(chunks, _checked_pairs, lambda pairs: pairs[0])
         )
 
-    def _require_alignment(self, reverse: GivenPairs | None, symmetrize: object, reading: object) -> None:
+    def _require_alignment(
+        self, reverse: GivenPairs | None, symmetrize: object, reading: object, alignment_from: object
+    ) -> None:
         """Checked alignment settings, and models that can align: text models with an
-        alignment, the reverse one, if any, of the other direction."""
+        alignment (and an alignment module, where asked to align with it), the reverse
+        one, if any, of the other direction."""
         checked_choice(reading, "reading", READINGS)
         checked_choice(symmetrize, "symmetrize", METHODS)
         if reverse is not None:
@@ -158,6 +165,7 @@ class GivenPairs:
         for given in (self, reverse) if reverse is not None else (self,):
             given.decoding.source.require_text(NOT_TEXT)
             given.decoding.require_alignment()
+            check_reading(reading, given.decoding.alignment_source(alignment_from))
 
     def _aligned(
         self,
@@ -175,10 +183,13 @@ class GivenPairs:
         if settings.markup is not None:
             marked = settings.markup.lines(sources, origin=origin, first_line=first_line)
         sources = [source if parsed is None else parsed.text for source, parsed in zip(sources, marked, strict=True)]
-        forward = [pair.as_translation() for pair in self._score(sources, targets, origin, first_line=first_line)]
+        asked = settings.alignment_from
+        scored = self._score(sources, targets, origin, first_line=first_line, alignment_from=asked)
+        forward = [pair.as_translation() for pair in scored]
         backward = None
         if reverse is not None:
-            backward = [pair.as_translation() for pair in reverse._score(targets, sources, None, first_line=first_line)]
+            scored = reverse._score(targets, sources, None, first_line=first_line, alignment_from=asked)
+            backward = [pair.as_translation() for pair in scored]
         aligned = []
         for k, (pair, parsed) in enumerate(zip(forward, marked, strict=True)):
             words = align_translation(pair, reading=reading)
@@ -196,21 +207,32 @@ class GivenPairs:
         for _, first_line, (sources, targets) in numbered_chunks(chunks, _checked_pairs, lambda pairs: pairs[0]):
             yield self._score(sources, targets, origin, first_line=first_line)
 
-    def _score(self, sources: list[str], targets: list[str], origin: str | None, *, first_line: int) -> list[PairScore]:
-        """Score checked pairs; `first_line` is the number of sources[0] in error messages."""
+    def _score(
+        self,
+        sources: list[str],
+        targets: list[str],
+        origin: str | None,
+        *,
+        first_line: int,
+        alignment_from: str | None = None,
+    ) -> list[PairScore]:
+        """Score checked pairs; `first_line` is the number of sources[0] in error messages,
+        and their alignments come from `alignment_from` (see `_AlignSettings`)."""
         decoding = self.decoding
         encoded = decoding.source.sources(
             sources, limit=decoding.search.max_source_length, origin=origin, first_line=first_line
         )
         sides = [encoded] if len(decoding.source.sides) == 1 else [list(side) for side in zip(*encoded)]
         target_ids = decoding.tgt_subwords.encode(targets)
-        forced = self._forced(sides, target_ids)
+        source = decoding.alignment_source(alignment_from) if decoding.model.has_alignment else "attention"
+        forced = self._forced(sides, target_ids, source)
         pairs = zip(sources, targets, sides[0], target_ids, forced, strict=True)
-        return [self._pair_score(*pair) for pair in pairs]
+        return [replace(self._pair_score(*pair), alignment_from=source) for pair in pairs]
 
-    def _forced(self, sides: list[list[list[int]]], target_ids: list[list[int]]) -> list[ForcedPair]:
+    def _forced(self, sides: list[list[list[int]]], target_ids: list[list[int]], source: str) -> list[ForcedPair]:
         """The teacher-forced pass of every member over its side's sources, an ensemble's
-        combined as its search combines them."""
+        combined as its search combines them; alignments from `source`, an ensemble's
+        from its aligned members that have what `source` names."""
         model, members = self.decoding.model, self.decoding.members
         if not all(isinstance(member, RNNSearch) for member in members):
             raise UserError(
@@ -222,11 +244,19 @@ class GivenPairs:
         with evaluating(model):
             passes = [
                 teacher_forced(
-                    member, list(zip(sides[side], target_ids)), self.batch_tokens, self.max_sentences, bf16=bf16
+                    member,
+                    list(zip(sides[side], target_ids)),
+                    self.batch_tokens,
+                    self.max_sentences,
+                    bf16=bf16,
+                    alignment_from="aligner" if source == "aligner" and member.aligner is not None else "attention",
                 )
                 for member, side in zip(members, member_sides)
             ]
-        return passes[0] if len(passes) == 1 else mean_forced(passes, model.aligned)
+        if len(passes) == 1:
+            return passes[0]
+        aligned = [m for m in model.aligned if source == "attention" or members[m].aligner is not None]
+        return mean_forced(passes, aligned)
 
     def _pair_score(
         self, source: str, target: str, source_ids: list[int], target_ids: list[int], forced: ForcedPair

@@ -26,6 +26,8 @@ class Translation:
     marked_up: with `translate(…, markup=…)`, `text` with the markup of the marked-up
     input put back (rnnsearch.markup), where `source` is that input's text; None
     otherwise, and for an input whose markup was not well-formed, with lenient markup.
+    alignment_from: what `alignment` is: "attention" (α) or "aligner" (β, the rows of the
+    model's alignment module, docs/model.md).
     """
 
     source: str
@@ -38,6 +40,7 @@ class Translation:
     source_word_counts: list[int] | None = field(default=None, repr=False)
     target_word_counts: list[int] | None = field(default=None, repr=False)
     marked_up: str | None = None
+    alignment_from: str = "attention"
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the text and the alignment heatmap (display.py)."""
@@ -54,6 +57,7 @@ class PairScore:
     alignment: (len(target_tokens), len(source_tokens)) weights α_ij, as Translation has
       them for the model's own output; None for the fixed-context baseline.
     source_word_counts, target_word_counts: as a Translation's, for `source` and `target`.
+    alignment_from: "attention" or "aligner", as a Translation's.
     """
 
     source: str
@@ -65,6 +69,7 @@ class PairScore:
     alignment: np.ndarray | None
     source_word_counts: list[int] | None = field(default=None, repr=False)
     target_word_counts: list[int] | None = field(default=None, repr=False)
+    alignment_from: str = "attention"
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the texts, the log-probability and the alignment heatmap (display.py)."""
@@ -85,6 +90,7 @@ class PairScore:
             source_tokens=self.source_tokens,
             target_tokens=self.target_tokens,
             alignment=self.alignment,
+            alignment_from=self.alignment_from,
             source_word_counts=self.source_word_counts,
             target_word_counts=self.target_word_counts,
         )

@@ -32,19 +32,25 @@ class TextTranslation:
         *,
         prefixes: Iterable[str] | None,
         markup: Reading | None,
+        alignment_from: str | None = None,
     ) -> list[Translation]:
         """Every text translated, in order (see `Translator.translate`)."""
-        self._require(markup)
+        source = self._require(markup, alignment_from)
         texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
         checked_prefixes = _prefixes(prefixes, len(texts), "prefixes")
         options = self.decoding.options(beam_size, n_best, cancelled)
-        return self._translate(texts, options, first_line=1, prefixes=checked_prefixes, markup=markup)
+        return self._translate(
+            texts, options, first_line=1, prefixes=checked_prefixes, markup=markup, alignment_from=source
+        )
 
-    def _require(self, markup: Reading | None) -> None:
-        """A model that reads text, and, to put markup back, one with an alignment."""
+    def _require(self, markup: Reading | None, alignment_from: object) -> str:
+        """A model that reads text, and, to put markup back or align with a module, one with
+        an alignment; the alignments' source checked (`Decoding.alignment_source`):
+        "attention" for a model without an alignment."""
         self.decoding.source.require_text(NOT_TEXT)
-        if markup is not None:
+        if markup is not None or alignment_from == "aligner":
             self.decoding.require_alignment()
+        return self.decoding.alignment_source(alignment_from) if self.decoding.model.has_alignment else "attention"
 
     def translate_chunks(
         self,
@@ -54,15 +60,16 @@ class TextTranslation:
         *,
         prefix_chunks: Iterable[Iterable[str]] | None,
         markup: Reading | None,
+        alignment_from: str | None = None,
     ) -> Iterator[list[Translation]]:
         """Each chunk's translations as it is done (see `Translator.translate_chunks`);
         the model and the options are checked at the call, the texts as their chunks come."""
-        self._require(markup)
+        source = self._require(markup, alignment_from)
         options = self.decoding.options(beam_size, n_best)
         chunks = checked_iterable(chunks, "chunks")
         if prefix_chunks is not None:
             prefix_chunks = checked_iterable(prefix_chunks, "prefix_chunks")
-        return self._translated_chunks(chunks, options, prefix_chunks, markup)
+        return self._translated_chunks(chunks, options, prefix_chunks, markup, source)
 
     def _translated_chunks(
         self,
@@ -70,6 +77,7 @@ class TextTranslation:
         options: SearchOptions,
         prefix_chunks: Iterable[Iterable[str]] | None,
         markup: Reading | None,
+        alignment_from: str,
     ) -> Iterator[list[Translation]]:
         """Each chunk checked and translated, numbered from the first chunk's first line."""
         prefix_chunks = iter(prefix_chunks) if prefix_chunks is not None else None
@@ -80,7 +88,9 @@ class TextTranslation:
                 prefixes = _prefixes(next(prefix_chunks, None), len(texts), name)
                 if prefixes is None:
                     raise ArgumentValueError(f"{name}: missing; prefix_chunks ended before chunks")
-            yield self._translate(texts, options, first_line=first_line, prefixes=prefixes, markup=markup)
+            yield self._translate(
+                texts, options, first_line=first_line, prefixes=prefixes, markup=markup, alignment_from=alignment_from
+            )
         if prefix_chunks is not None and next(prefix_chunks, None) is not None:
             raise ArgumentValueError("prefix_chunks: more chunks than chunks of texts")
 
@@ -92,15 +102,18 @@ class TextTranslation:
         first_line: int,
         prefixes: list[str] | None,
         markup: Reading | None,
+        alignment_from: str,
     ) -> list[Translation]:
         """Translate checked texts; `first_line` is the number of texts[0] in error messages.
         Marked-up texts are translated without their markup, which then goes back into
-        every hypothesis by its word alignment."""
+        every hypothesis by its word alignment (from `alignment_from`)."""
         prefix_ids = None if prefixes is None else self.decoding.tgt_subwords.encode(prefixes)
         marked = None if markup is None else markup.lines(texts, first_line=first_line)
         if marked is not None:
             texts = [text if parsed is None else parsed.text for text, parsed in zip(texts, marked, strict=True)]
-        translations = self.decoding.decode(texts, texts, options, first_line=first_line, prefixes=prefix_ids)
+        translations = self.decoding.decode(
+            texts, texts, options, first_line=first_line, prefixes=prefix_ids, alignment_from=alignment_from
+        )
         for parsed, translation in zip(marked or [], translations):
             put_markup_back(parsed, translation)
         return translations

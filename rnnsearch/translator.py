@@ -84,6 +84,7 @@ class Translator(Decoding):
         prefixes: Iterable[str] | None = None,
         markup: str | None = None,
         lenient_markup: bool = False,
+        alignment_from: str | None = None,
     ) -> list[Translation]:
         """Translate every text, in order; an empty or blank text gives an empty translation.
 
@@ -103,9 +104,16 @@ class Translator(Decoding):
         text whose markup is not well-formed is a MarkupError (a ValueError) naming its
         line, or with `lenient_markup` it is translated as plain text and its
         `marked_up` stays None. It needs a model with an alignment.
+
+        `alignment_from` ("attention" or "aligner") says what each hypothesis's `alignment`
+        is: the attention α of its search, or the alignment module's β (docs/model.md),
+        computed once search has chosen the pieces, which it does not change; None takes
+        the module where the model has one. Each result's `alignment_from` says which.
         """
         reading = Reading.of(markup, lenient_markup)
-        return self._text.translate(texts, beam_size, n_best, cancelled, prefixes=prefixes, markup=reading)
+        return self._text.translate(
+            texts, beam_size, n_best, cancelled, prefixes=prefixes, markup=reading, alignment_from=alignment_from
+        )
 
     def translate_chunks(
         self,
@@ -116,15 +124,18 @@ class Translator(Decoding):
         prefix_chunks: Iterable[Iterable[str]] | None = None,
         markup: str | None = None,
         lenient_markup: bool = False,
+        alignment_from: str | None = None,
     ) -> Iterator[list[Translation]]:
         """Translate texts that arrive a chunk at a time, such as lines from a pipe: yield each
         chunk's translations, in order, as soon as the chunk is done, before the next chunk
         is read. Errors number the lines across chunks, as one list would. The model and the
         options are checked at the call, the texts as their chunks come. `prefix_chunks`
         gives the chunks' prefixes (as `translate`'s `prefixes`), chunk for chunk, and
-        `markup` and `lenient_markup` read the texts as `translate` reads them."""
+        `markup`, `lenient_markup` and `alignment_from` are as in `translate`."""
         reading = Reading.of(markup, lenient_markup)
-        return self._text.translate_chunks(chunks, beam_size, n_best, prefix_chunks=prefix_chunks, markup=reading)
+        return self._text.translate_chunks(
+            chunks, beam_size, n_best, prefix_chunks=prefix_chunks, markup=reading, alignment_from=alignment_from
+        )
 
     def source_pieces(self, texts: Sequence[str]) -> list[int]:
         """How many source pieces each text is, in the side that cuts it into the most:
@@ -152,6 +163,7 @@ class Translator(Decoding):
         reading: str = DEFAULT_READING,
         markup: str | None = None,
         lenient_markup: bool = False,
+        alignment_from: str | None = None,
     ) -> list[WordAlignment]:
         """The word alignment of each given translation, in order: `targets[k]` to
         `sources[k]`, read off the teacher-forced α as `reading` says
@@ -164,11 +176,22 @@ class Translator(Decoding):
         With `markup` ("xml" or "html"), the sources are lines with inline markup: the
         words are those of their text, and each result's `marked_up` is its target with
         the source's markup put back by the links, as `translate` puts it back into a
-        translation (`lenient_markup` as there)."""
+        translation (`lenient_markup` as there).
+
+        `alignment_from` ("attention" or "aligner") says what the links are read from: the
+        attention α, or the alignment module's β (docs/model.md), which sees each target
+        word it aligns; None takes the module where the model has one. Each result's
+        `alignment_from` says which it is."""
         backward = self._reverse_pairs(reverse)
         reading_markup = Reading.of(markup, lenient_markup)
         return self._pairs.align(
-            sources, targets, reverse=backward, symmetrize=symmetrize, reading=reading, markup=reading_markup
+            sources,
+            targets,
+            reverse=backward,
+            symmetrize=symmetrize,
+            reading=reading,
+            markup=reading_markup,
+            alignment_from=alignment_from,
         )
 
     def align_chunks(
@@ -181,16 +204,23 @@ class Translator(Decoding):
         reading: str = DEFAULT_READING,
         markup: str | None = None,
         lenient_markup: bool = False,
+        alignment_from: str | None = None,
     ) -> Iterator[list[AlignedPair]]:
         """`align` for pairs that arrive a chunk at a time, (sources, targets) of the same
         length each, such as the lines of two large files: yield each chunk's pairs as soon
         as they are done, each an AlignedPair of the scored pair (`pair`, as a Translation,
         with its α) and its word alignment (`words`). Errors number the lines across chunks
-        and name `origin`, the source file, when given."""
+        and name `origin`, the source file, when given; `alignment_from` as in `align`."""
         backward = self._reverse_pairs(reverse)
         reading_markup = Reading.of(markup, lenient_markup)
         return self._pairs.align_chunks(
-            chunks, origin, reverse=backward, symmetrize=symmetrize, reading=reading, markup=reading_markup
+            chunks,
+            origin,
+            reverse=backward,
+            symmetrize=symmetrize,
+            reading=reading,
+            markup=reading_markup,
+            alignment_from=alignment_from,
         )
 
     def _reverse_pairs(self, reverse: object) -> GivenPairs | None:

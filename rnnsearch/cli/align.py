@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from rnnsearch.cli.alignments import report_plain, report_unplaced, write_alignments
 from rnnsearch.cli.loading import load_for_pairs
-from rnnsearch.cli.options import add_alignment_files, add_markup, add_pairs, add_reading
+from rnnsearch.cli.options import add_alignment_files, add_alignment_from, add_markup, add_pairs, add_reading
 from rnnsearch.cli.streams import opened
 from rnnsearch.errors import UserError
 from rnnsearch.markup import markup_line
@@ -52,6 +52,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="how --reverse's links and the model's combine (Koehn et al. 2003; default grow-diag-final-and)",
     )
     add_reading(align)
+    add_alignment_from(align)
     add_markup(align, reads="--src", writes="each --tgt line with its --src line's markup, placed by the word links")
     align.add_argument("--json", action="store_true", help="print the scores against GOLD as JSON")
     align.set_defaults(run=run)
@@ -84,6 +85,7 @@ def run(args: argparse.Namespace) -> None:
         reading=args.reading,
         markup=args.markup,
         lenient_markup=args.lenient_markup,
+        alignment_from=args.alignment_from,
     )
     counts, unplaced, plain = AlignmentCounts(), 0, 0
     with contextlib.ExitStack() as files:

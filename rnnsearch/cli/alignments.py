@@ -15,6 +15,7 @@ def alignment_row(translation: Translation) -> dict:
     """The translation's tokens and each hypothesis's text, score, tokens and α, rounded."""
     entries = [translation, *translation.alternatives]
     return {
+        "alignment_from": translation.alignment_from,
         "source_tokens": translation.source_tokens,
         "hypotheses": [
             {

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from rnnsearch.cli.loading import load
-from rnnsearch.cli.options import add_search
+from rnnsearch.cli.options import add_alignment_from, add_search
 from rnnsearch.errors import UserError
 
 
@@ -16,6 +16,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_search(attention)
     attention.add_argument("sentence", help="source sentence, or a WAV file for a speech model")
     attention.add_argument("-o", "--output", required=True, help="heatmap file: .png, .svg or .pdf")
+    add_alignment_from(attention)
     attention.set_defaults(run=run)
 
 
@@ -31,7 +32,9 @@ def run(args: argparse.Namespace) -> None:
     if translator.speech:
         translation = translator.transcribe_files([args.sentence], beam_size=args.beam_size)[0]
     else:
-        translation = translator.translate([args.sentence], beam_size=args.beam_size)[0]
+        translation = translator.translate(
+            [args.sentence], beam_size=args.beam_size, alignment_from=args.alignment_from
+        )[0]
     if not translation.source_tokens:
         raise UserError("the sentence is empty: nothing to align")
     alignment_heatmap(

@@ -7,7 +7,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-from rnnsearch.alignment import DEFAULT_READING, READINGS
+from rnnsearch.alignment import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS
 from rnnsearch.config import (
     MAX_BEAM_SIZE,
     PRECISIONS,
@@ -179,6 +179,16 @@ def add_reading(command: argparse.ArgumentParser) -> None:
         help="which row of α stands for a target word in the word alignments: 'output', the step that "
         f"outputs it, 'input', the next step, which takes it as input, or 'both', their mean (default "
         f"{DEFAULT_READING}; BENCHMARKS.md compares them)",
+    )
+
+
+def add_alignment_from(command: argparse.ArgumentParser) -> None:
+    """--alignment-from, for the commands that show alignments."""
+    command.add_argument(
+        "--alignment-from",
+        choices=ALIGNMENT_SOURCES,
+        help="what alignments are read from: 'aligner', the model's alignment module (`rnnsearch train-aligner`), "
+        "which sees each target word it aligns, or 'attention', α (default: the module where the model has one)",
     )
 
 

@@ -12,6 +12,7 @@ from rnnsearch.cli.alignments import report_plain, report_unplaced, write_alignm
 from rnnsearch.cli.loading import load
 from rnnsearch.cli.options import (
     add_alignment_files,
+    add_alignment_from,
     add_markup,
     add_output_file,
     add_reading,
@@ -48,6 +49,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="target prefixes, one per input line (empty: none): each translation starts with its prefix",
     )
     add_reading(translate)
+    add_alignment_from(translate)
     add_markup(translate, reads="the input", writes="each translation with its line's markup, placed by its alignment")
     translate.set_defaults(run=run)
 
@@ -61,6 +63,7 @@ def run(args: argparse.Namespace) -> None:
         translator.require_alignment()
     if args.hard_alignments and translator.speech:
         raise UserError("--hard-alignments: a recording has no words to link; --alignments writes α over time steps")
+    args.alignment_from = _alignment_from(translator, args)
     with contextlib.ExitStack() as files:
         out = opened(files, args.output) or sys.stdout
         jsonl = opened(files, args.alignments)
@@ -83,6 +86,21 @@ def run(args: argparse.Namespace) -> None:
     report_plain(plain, "lines")
 
 
+def _alignment_from(translator: Translator, args: argparse.Namespace) -> str:
+    """What the alignments come from (--alignment-from, or the best the model has where
+    alignments are written or placing markup), the reading checked against it; a plain
+    translation keeps search's own α, which costs nothing more."""
+    from rnnsearch.alignment import check_reading
+
+    shown = args.alignments or args.hard_alignments or args.markup or args.alignment_from
+    if not shown:
+        return "attention"
+    translator.require_alignment()
+    source = translator.alignment_source(args.alignment_from)
+    check_reading(args.reading, source)
+    return source
+
+
 def _output(translation: Translation, args: argparse.Namespace) -> str:
     """What is written of a hypothesis: its text, or with --markup its marked-up text (a
     line read as plain text, its text escaped as markup)."""
@@ -103,6 +121,7 @@ def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iter
             prefix_chunks=prefix_chunks,
             markup=args.markup,
             lenient_markup=args.lenient_markup,
+            alignment_from=args.alignment_from,
         )
         return
     if args.prefix:

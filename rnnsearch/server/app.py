@@ -96,17 +96,35 @@ def _decoder(translator: Translator) -> TranslateFn:
     """The batcher's model call: translate texts, or transcribe a speech model's recordings."""
     if not translator.speech:
 
-        def translate(items: list[tuple[str, str]], beam_size: int, n_best: int, cancelled: Cancelled):
+        def translate(
+            items: list[tuple[str, str]], beam_size: int, n_best: int, alignment_from: str, cancelled: Cancelled
+        ):
             texts, prefixes = [text for text, _ in items], [prefix for _, prefix in items]
             given = prefixes if any(prefixes) else None
-            return translator.translate(texts, beam_size, n_best, cancelled, prefixes=given)
+            return translator.translate(
+                texts, beam_size, n_best, cancelled, prefixes=given, alignment_from=alignment_from
+            )
 
         return translate
 
-    def transcribe(audio: list[np.ndarray], beam_size: int, n_best: int, cancelled: Cancelled) -> list[Translation]:
+    def transcribe(
+        audio: list[np.ndarray], beam_size: int, n_best: int, alignment_from: str, cancelled: Cancelled
+    ) -> list[Translation]:
         return translator.transcribe(audio, [f"audio.{k}" for k in range(len(audio))], beam_size, n_best, cancelled)
 
     return transcribe
+
+
+def _alignment_from(translator: Translator, request: schemas.TranslateOptions) -> str:
+    """What a request's alignments come from: its `alignment_from`, checked, or the model's
+    alignment module where it has one and the alignments are shown (as matrices, or to put
+    markup back); search's own α otherwise, which costs nothing more."""
+    shown = request.alignments or getattr(request, "markup", None) or request.alignment_from
+    if not (shown and translator.model.has_alignment) or translator.speech:
+        if request.alignment_from == "aligner":
+            translator.alignment_source("aligner")  # refused: no module to align with
+        return "attention"
+    return translator.alignment_source(request.alignment_from)
 
 
 def _audio_chars(translator: Translator, limits: Limits) -> int | None:
@@ -133,8 +151,9 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
             texts = request.texts if marked is None else [parsed.text for parsed in marked]  # not lenient: all parsed
             _check_source_lengths(translator, texts)
             items = list(zip(texts, _prefixes(texts, request.prefixes)))
+        alignment_from = _alignment_from(translator, request)
         try:
-            work = asyncio.wait_for(batcher.translate(items, beam_size, request.n_best), limits.timeout)
+            work = asyncio.wait_for(batcher.translate(items, beam_size, request.n_best, alignment_from), limits.timeout)
             results = await _while_connected(connection, work)
         except TimeoutError:
             raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
@@ -277,6 +296,7 @@ def _hypothesis(result: Translation, alignments: bool) -> dict:
         "score": result.score,
         "target_tokens": result.target_tokens,
         "alignment": alignment,
+        "alignment_from": result.alignment_from if alignment is not None else None,
         "marked_up": result.marked_up,
     }
 

@@ -1,8 +1,8 @@
 """Merging concurrent translation requests into few model calls.
 
 Sentences (or recordings) decode faster in a batch than one request at a time, so
-requests that wait at the same moment with the same search settings (beam size, n-best)
-are merged into one model call: `Translator.translate` for texts, `Translator.transcribe`
+requests that wait at the same moment with the same settings (beam size, n-best, and
+what the alignments come from) are merged into one model call: `Translator.translate` for texts, `Translator.transcribe`
 for audio. The model runs in one worker thread:
 off the event loop, so the server keeps accepting requests while it decodes, and
 never concurrently with itself, as torch modules are not meant to be.
@@ -18,15 +18,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rnnsearch.search.rules import Cancelled, SearchCancelled
+from rnnsearch.search.rules import SearchCancelled
 from rnnsearch.translator import Translation
 
 Item = tuple[str, str] | np.ndarray
 """What one request item is: a text and its target prefix ("" for none), or a recording's samples."""
 
-TranslateFn = Callable[[list[Item], int, int, Cancelled], list[Translation]]
-"""(items, beam_size, n_best, cancelled) → one Translation per item, in order; `cancelled()`
-turns True when no request of the call still waits, and the call may then stop early by raising."""
+TranslateFn = Callable[..., list[Translation]]
+"""(items, *settings, cancelled) → one Translation per item, in order, the settings being
+those the requests were merged by (beam_size, n_best, …); `cancelled()` turns True when no
+request of the call still waits, and the call may then stop early by raising."""
 
 
 @dataclass(eq=False)
@@ -34,7 +35,7 @@ class _Job:
     """One request's items, waiting for its share of a model call."""
 
     items: list[Item]
-    key: tuple[int, int]
+    key: tuple
     future: asyncio.Future[list[Translation]]
     arrived: float
 
@@ -82,13 +83,14 @@ class Batcher:
             self._worker.shutdown(wait=False, cancel_futures=True)
         self._task = self._worker = None
 
-    async def translate(self, items: list[Item], beam_size: int, n_best: int) -> list[Translation]:
-        """Translate `items` (texts or recordings) as part of whatever batch they join; cancelling
-        withdraws the request."""
+    async def translate(self, items: list[Item], *settings: object) -> list[Translation]:
+        """Translate `items` (texts or recordings) as part of whatever batch they join, with
+        `settings` (beam_size, n_best, …: only requests with the same ones are merged);
+        cancelling withdraws the request."""
         if self._task is None:
             raise RuntimeError("Batcher.start() must be awaited before translating")
         loop = asyncio.get_running_loop()
-        job = _Job(list(items), (beam_size, n_best), loop.create_future(), loop.time())
+        job = _Job(list(items), settings, loop.create_future(), loop.time())
         self._pending.append(job)
         self.requests += 1
         self._arrival.set()
@@ -143,7 +145,7 @@ class Batcher:
         call is told so, and the model thread is free for the requests that still wait.
         """
         items = [item for job in batch for item in job.items]
-        beam_size, n_best = batch[0].key
+        settings = batch[0].key
         self.calls += 1
         loop = asyncio.get_running_loop()
 
@@ -151,7 +153,7 @@ class Batcher:
             return all(job.future.done() for job in batch)
 
         try:
-            results = await loop.run_in_executor(self._worker, self._translate, items, beam_size, n_best, cancelled)
+            results = await loop.run_in_executor(self._worker, self._translate, items, *settings, cancelled)
         except SearchCancelled:  # raised only once cancelled() is True: no request is left to answer
             self.cancelled_calls += 1
             return

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
+from rnnsearch.alignment import ALIGNMENT_SOURCES
 from rnnsearch.config import MAX_BEAM_SIZE, SearchConfig, SubwordConfig
 from rnnsearch.markup import MARKUPS
 from rnnsearch.model.settings import ModelConfig
@@ -36,15 +37,20 @@ BeamWidth = Annotated[int, Field(ge=1, le=MAX_BEAM_SIZE), BeforeValidator(_integ
 minimum and maximum."""
 
 
-class _TranslateOptions(BaseModel):
+class TranslateOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     beam_size: BeamWidth | None = Field(None, description="1 is greedy search; default: the model's search.beam_size")
     n_best: BeamWidth = Field(1, description="hypotheses per text, at most the beam size")
     alignments: bool = Field(True, description="include each hypothesis's alignment matrix")
+    alignment_from: Literal[ALIGNMENT_SOURCES] | None = Field(
+        None,
+        description="what the alignments are read from: aligner, the model's alignment module, which sees each "
+        "target word it aligns, or attention (α); default: the module where the model has one",
+    )
 
 
-def translate_request_model(limits: Limits, audio_chars: int | None = None) -> type[_TranslateOptions]:
+def translate_request_model(limits: Limits, audio_chars: int | None = None) -> type[TranslateOptions]:
     """The request body of POST /v1/translate, with this server's size limits in its schema.
 
     A text model takes `texts`; a speech model (audio_chars: the longest base64 WAV it
@@ -64,7 +70,7 @@ def translate_request_model(limits: Limits, audio_chars: int | None = None) -> t
                 examples=[["UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="]],
             ),
         ]
-        return create_model("TranslateRequest", __base__=_TranslateOptions, audio=(audio, ...))
+        return create_model("TranslateRequest", __base__=TranslateOptions, audio=(audio, ...))
     text = Annotated[str, Field(max_length=limits.max_chars)]
     texts = Annotated[
         list[text],
@@ -98,7 +104,7 @@ def translate_request_model(limits: Limits, audio_chars: int | None = None) -> t
     ]
     return create_model(
         "TranslateRequest",
-        __base__=_TranslateOptions,
+        __base__=TranslateOptions,
         texts=(texts, ...),
         prefixes=(prefixes, None),
         markup=(markup, None),
@@ -129,6 +135,9 @@ class Hypothesis(BaseModel):
             "weights α_ij: one row per target piece, one column per source piece, each row summing to 1; "
             "null when alignments were not asked for or the model has no alignment model"
         ),
+    )
+    alignment_from: Literal[ALIGNMENT_SOURCES] | None = Field(
+        None, description="what `alignment` is: attention (α) or aligner (the alignment module's β); null without one"
     )
     marked_up: str | None = Field(
         None,

@@ -11,6 +11,13 @@ const CHAR_WIDTH = 7.5; // width of one 12px monospace character, for the label 
 const STRONG = 0.5; // a link i–j is shown when α_ij is at least this fraction of row i's largest weight
 const WAVE_HEIGHT = 80; // height of a recording's waveform above the heatmap, in pixels
 const WAVE_BAR = 2; // pixels per vertical bar of the waveform
+// What the server says each alignment was read from, as the page explains it.
+const ALIGNMENT_SOURCES = {
+  attention: "Read from the attention α: where the decoder looked to predict each piece.",
+  aligner:
+    "Read from the model's alignment module β, which sees each target piece it aligns " +
+    "(the attention's α is asked for with alignment_from: attention).",
+};
 
 const page = {
   model: null, // the answer of GET /v1/model
@@ -244,7 +251,9 @@ function select(index, rank) {
   const chosen = hypotheses(translation)[rank];
   const recording = page.recordings[index] || null;
   drawHeatmap(element("heatmap"), translation.source_tokens, chosen.target_tokens, chosen.alignment, recording);
+  element("alignment-from").textContent = ALIGNMENT_SOURCES[chosen.alignment_from] || "";
 }
+
 
 function showNbest(translation, index, rank) {
   const list = element("nbest");

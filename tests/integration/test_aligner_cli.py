@@ -1,0 +1,149 @@
+"""The alignment module through the CLI: `rnnsearch train-aligner` adds it to a trained
+model, resumes its run exactly, leaves the translations as they were, and every command
+that shows alignments uses it, saying so."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+import rnnsearch
+from rnnsearch.cli import main
+from rnnsearch.model_directory import ALIGNER_DIR, ALIGNER_WEIGHTS, LAST, read_tensors
+from tests.integration.conftest import tiny_config, write_config, write_lines
+from tests.integration.test_score_align import assert_one_line_error, read_jsonl, run_cli
+
+MODULE = ["--set", "train.aligner_objective=prediction", "--set", "train.valid_every=2", "--set", "train.log_every=1"]
+
+
+def copied(model_dir: Path, folder: Path) -> Path:
+    target = folder / "model"
+    shutil.copytree(model_dir, target, ignore=shutil.ignore_patterns(ALIGNER_DIR))
+    return target
+
+
+@pytest.fixture(scope="module")
+def with_module(model_dir, tmp_path_factory) -> Path:
+    """The shared tiny model with a module trained 6 steps by prediction."""
+    target = copied(model_dir, tmp_path_factory.mktemp("aligner"))
+    assert main(["train-aligner", str(target), *MODULE, "--set", "train.max_steps=6"]) == 0
+    return target
+
+
+def module_weights(model: Path) -> dict[str, torch.Tensor]:
+    return read_tensors(model / ALIGNER_DIR / ALIGNER_WEIGHTS)[0]
+
+
+def test_a_resumed_module_run_ends_where_the_whole_run_ends(model_dir, with_module, tmp_path, capsys):
+    split = copied(model_dir, tmp_path)
+    assert main(["train-aligner", str(split), *MODULE, "--set", "train.max_steps=4"]) == 0
+    status, _, err = run_cli(capsys, "train-aligner", split, *MODULE, "--set", "train.max_steps=6")
+    assert_one_line_error(status, err, "already holds", "--resume")
+    assert main(["train-aligner", str(split), *MODULE, "--set", "train.max_steps=6", "--resume"]) == 0
+    whole, resumed = module_weights(with_module), module_weights(split)
+    assert whole.keys() == resumed.keys()
+    for name in whole:
+        torch.testing.assert_close(resumed[name], whole[name], rtol=0, atol=0)
+    rows = [json.loads(line) for line in (split / ALIGNER_DIR / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows] == [1, 2, 3, 4, 5, 6]
+
+
+def test_translations_are_the_same_and_alignments_come_from_the_module(model_dir, with_module, corpus, tmp_path):
+    sources = (corpus / "val.de").read_text(encoding="utf-8").splitlines()[:12]
+    before, after = rnnsearch.load(model_dir, device="cpu"), rnnsearch.load(with_module, device="cpu")
+    for beam_size in (1, 3):
+        plain = before.translate(sources, beam_size=beam_size)
+        aligned = after.translate(sources, beam_size=beam_size)
+        assert [(t.text, t.score) for t in plain] == [(t.text, t.score) for t in aligned]
+        assert {t.alignment_from for t in plain} == {"attention"} and {t.alignment_from for t in aligned} == {"aligner"}
+        attention = after.translate(sources, beam_size=beam_size, alignment_from="attention")
+        for a, b in zip(plain, attention):
+            assert (a.alignment == b.alignment).all()
+    src = write_lines(tmp_path / "in.de", sources)
+    for model, name in ((model_dir, "before"), (with_module, "after")):
+        out, rows = tmp_path / f"{name}.txt", tmp_path / f"{name}.jsonl"
+        assert main(["translate", str(model), "-i", str(src), "-o", str(out), "--alignments", str(rows)]) == 0
+    assert (tmp_path / "before.txt").read_bytes() == (tmp_path / "after.txt").read_bytes()
+    assert {row["alignment_from"] for row in read_jsonl(tmp_path / "before.jsonl")} == {"attention"}
+    assert {row["alignment_from"] for row in read_jsonl(tmp_path / "after.jsonl")} == {"aligner"}
+
+
+def test_align_and_score_read_the_module_unless_told_otherwise(with_module, corpus, tmp_path, capsys):
+    src = write_lines(tmp_path / "s.de", (corpus / "val.de").read_text(encoding="utf-8").splitlines()[:8])
+    tgt = write_lines(tmp_path / "t.en", (corpus / "val.en").read_text(encoding="utf-8").splitlines()[:8])
+    translator = rnnsearch.load(with_module, device="cpu")
+    module = translator.align(src.read_text().splitlines(), tgt.read_text().splitlines())
+    attention = translator.align(src.read_text().splitlines(), tgt.read_text().splitlines(), alignment_from="attention")
+    assert {a.alignment_from for a in module} == {"aligner"} and {a.alignment_from for a in attention} == {"attention"}
+    assert [a.pairs for a in module] != [a.pairs for a in attention]
+    assert translator.score(["Ein Hund."], ["A dog."])[0].alignment_from == "aligner"
+    for source, expected in ((None, module), ("attention", attention)):
+        flags = [] if source is None else ["--alignment-from", source]
+        status, out, _ = run_cli(capsys, "align", with_module, "--src", src, "--tgt", tgt, *flags)
+        assert status == 0
+        assert out.splitlines() == [a.pharaoh() for a in expected]
+    status, _, err = run_cli(capsys, "align", with_module, "--src", src, "--tgt", tgt, "--reading", "input")
+    assert_one_line_error(status, err, "reading", "alignment module")
+
+
+def test_a_model_without_a_module_refuses_to_align_with_one(model_dir, corpus, capsys):
+    status, _, err = run_cli(
+        capsys,
+        "align",
+        model_dir,
+        "--src",
+        corpus / "val.de",
+        "--tgt",
+        corpus / "val.en",
+        "--alignment-from",
+        "aligner",
+    )
+    assert_one_line_error(status, err, "alignment_from", "no alignment module", "train-aligner")
+
+
+def test_a_module_trained_on_other_weights_is_left_out(with_module, tmp_path, caplog):
+    stale = copied(with_module, tmp_path)
+    shutil.copytree(with_module / ALIGNER_DIR, stale / ALIGNER_DIR)
+    assert rnnsearch.load(stale, device="cpu").translate(["Ein Hund."])[0].alignment_from == "aligner"
+    best = stale / "best.safetensors"
+    shutil.copy(stale / LAST, best)  # the translation trained on: other weights than the module read
+    translation = rnnsearch.load(stale, device="cpu").translate(["Ein Hund."])[0]
+    assert translation.alignment_from == "attention"
+    assert "trained on other weights" in caplog.text
+
+
+def test_bad_module_settings_are_one_line_errors(model_dir, speech_model, corpus, tmp_path, capsys):
+    model = copied(model_dir, tmp_path)
+    status, _, err = run_cli(capsys, "train-aligner", model, *MODULE, "--set", "model.embedding_size=32")
+    assert_one_line_error(status, err, "train-aligner", "frozen")
+    status, _, err = run_cli(capsys, "train-aligner", model)  # the default objective learns from links
+    assert_one_line_error(status, err, "train.aligner_objective both", "needs word links", "align-corpus")
+    status, _, err = run_cli(capsys, "train-aligner", speech_model)
+    assert_one_line_error(status, err, "speech")
+    fixed = tiny_config(corpus, tmp_path / "fixed")
+    fixed["model"]["attention"] = "none"
+    fixed["model"]["aligner"] = True
+    status, _, err = run_cli(capsys, "train", write_config(tmp_path / "fixed.yaml", fixed))
+    assert_one_line_error(status, err, "model.aligner", "fixed-context")
+
+
+def test_a_module_trained_with_the_model_leaves_its_translation_weights_as_they_were(corpus, tmp_path):
+    """model.aligner: true in a new run: the translation weights are bit for bit those of
+    the same run without the module, and the directory aligns with its module."""
+    weights = {}
+    for name, module in (("plain", False), ("joint", True)):
+        tree = tiny_config(corpus, tmp_path / name, max_steps=4, valid_every=4)
+        tree["model"]["aligner"] = module
+        tree["train"]["aligner_objective"] = "prediction"
+        assert main(["train", str(write_config(tmp_path / f"{name}.yaml", tree))]) == 0
+        weights[name] = read_tensors(tmp_path / name / LAST)[0]
+    translation = {name for name in weights["plain"] if name.startswith("model.")}
+    assert {name for name in weights["joint"] if name.startswith("model.") and "aligner" not in name} == translation
+    for name in translation:
+        assert torch.equal(weights["plain"][name], weights["joint"][name]), name
+    aligned = rnnsearch.load(tmp_path / "joint", device="cpu").align(["Ein Hund läuft."], ["A dog runs."])
+    assert aligned[0].alignment_from == "aligner"
