@@ -484,7 +484,7 @@ def training_speed_check(args: argparse.Namespace) -> dict:
         tokens, started = 0, time.perf_counter()
         for indices in batches:
             batch = make_batch([pairs[i] for i in indices]).to(device)
-            tokens += training_step(model, optimizer, batch, Objective.of(train), train.clip_norm)[1]
+            tokens += training_step(model, optimizer, batch, Objective.of(config), train.clip_norm)[1]
         return tokens, time.perf_counter() - started
 
     blocks = []

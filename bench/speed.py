@@ -9,7 +9,8 @@ warm-up, on the config's real training batches read from its prepared data (as
 `rnnsearch train` reads them), from a freshly initialised model (`--steps 0` skips
 training); with `--set train.guided_alignment_weight=λ` and a corpus that names its
 alignments, the batches carry their word links and the loss adds the guided term, as in
-training (the phases and FLOPs below stay those of the cross-entropy alone).
+training, and with `--set model.aligner=true` the loss adds the alignment module's
+(the phases and FLOPs below stay those of the cross-entropy alone).
 Decoding: greedy and beam-5 sentences per second on a trained model's test set
 (`--model-dir`; data.test of its config), the fastest of `--rounds` runs, with
 detokenised BLEU, in the search precision of `--set search.precision=…` (default fp32).
@@ -92,14 +93,14 @@ def _training_speed(config, steps: int, warmup: int, device: torch.device, prepa
     epoch = epoch_batches(pairs, train.batch_tokens, train.max_batch_sentences, train.seed, 0)
     order = list(islice(epoch, warmup + steps))  # the batches of the warm-up and the timed steps
     model.train()
-    objective = Objective.of(train)  # with guided alignment, batches carry their word links, as in training
+    objective = Objective.of(config)  # with guided alignment or the module's links, batches carry them, as in training
 
     def batch_of(indices) -> Batch:
         links = [pairs.links(i) for i in indices] if objective.guided else None
         return make_batch([pairs[i] for i in indices], links=links).to(device)
 
     graphed, capture_seconds = None, 0.0
-    if kernels.active().cuda_graphs and not objective.guided:
+    if kernels.active().cuda_graphs and not objective.guided and not objective.aligner:
         graphed = GraphedLoss(model, train.label_smoothing, config.data.max_length + 1)
         started = clock(device)
         for indices in order:  # every shape of the timed batches captured before timing

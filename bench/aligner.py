@@ -1,0 +1,194 @@
+"""How well the alignment module aligns: AER against human English–French alignments, and
+agreement with eflomal in the models' own domain, for each objective of the module.
+
+    python bench/aligner.py [--work runs/bench-alignment] [--steps 1200] [--threads 1]
+                            [--objectives prediction links both] [--json out.json]
+
+1. The two baseline models of `bench/alignment.py` (English→French and French→English,
+   trained on Multi30k's training text plus the 447 Hansards pairs, in `--work`; run that
+   script first) are copied, weights and all, into `--work`/aligner-OBJECTIVE/, once per
+   objective of `--objectives`.
+2. Each copy gets an alignment module from `rnnsearch train-aligner`, trained `--steps`
+   steps (default: as many as the translation models trained) on the models' own training
+   text, the translation frozen; `links` and `both` learn from eflomal's grow-diag-final-and
+   links of that text (`guide.en-fr` and `guide.fr-en` in `--work`, as the guided variants
+   of bench/alignment.py use). Both directions train at once, `--threads` threads each.
+3. The Hansards pairs aligned by each module (`Translator.align(alignment_from="aligner")`),
+   each direction and every symmetrisation of the two, scored against
+   `data/alignment/enfr.gold`; beside them the attention of the same models and eflomal,
+   from the files bench/alignment.py left in `--work`.
+4. On Multi30k test_2016_flickr, the English→French module's links against eflomal's
+   grow-diag-final-and links (bench/alignment.py's in-domain reference).
+5. The module's training speed (target tokens/s, from its log) against the translation
+   model's, and the time `align` takes for the Hansards pairs with the module and with α.
+
+Modules already trained in `--work` are reused. Prints Markdown tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import alignment as bench  # noqa: E402  (bench/alignment.py: the corpus, eflomal and the tables)
+
+OBJECTIVES = ("prediction", "links", "both")
+DIRECTIONS = ("en-fr", "fr-en")
+
+
+def copy_model(source: Path, target: Path) -> None:
+    """The trained model directory `source` as `target`, without its prepared data (a
+    module run whose data is the model's links to it)."""
+    if target.exists():
+        return
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("prepared", "checkpoints", "alignments"))
+    (target / "prepared").symlink_to((source / "prepared").resolve())
+
+
+def train_modules(work: Path, objective: str, *, steps: int, threads: int) -> dict[str, Path]:
+    """Both directions' modules of `objective`, trained at once (reused when done)."""
+    models, running = {}, []
+    for direction in DIRECTIONS:
+        model_dir = work / f"aligner-{objective}" / direction
+        copy_model(work / direction, model_dir)
+        models[direction] = model_dir
+        if (model_dir / "aligner" / "trained").exists():
+            continue
+        settings = [
+            f"train.aligner_objective={objective}",
+            f"train.max_steps={steps}",
+            f"train.threads={threads}",
+            f"train.valid_every={max(steps // 4, 1)}",
+            "train.log_every=50",
+        ]
+        if objective != "prediction":
+            settings.append(f"data.train.alignments={(work / f'guide.{direction}').resolve()}")
+        resume = ["--resume"] if (model_dir / "aligner" / "last.safetensors").exists() else []
+        command = [sys.executable, "-m", "rnnsearch", "train-aligner", str(model_dir), *resume]
+        command += [item for setting in settings for item in ("--set", setting)]
+        log = open(model_dir.parent / f"{direction}.log", "a", encoding="utf-8")
+        running.append((model_dir, subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)))
+    for model_dir, process in running:
+        if process.wait() != 0:
+            raise SystemExit(f"train-aligner failed for {model_dir}: see {model_dir.parent}")
+        (model_dir / "aligner" / "trained").touch()
+    return models
+
+
+def module_links(models: dict[str, Path], alignment_from: str) -> dict[str, bench.Links]:
+    """Each direction's links on the Hansards pairs, and every symmetrisation of the two."""
+    import rnnsearch
+    from rnnsearch.alignment import combine
+    from rnnsearch.symmetrisation import METHODS
+
+    pairs = bench.hansards_pairs()
+    english, french = [p[0] for p in pairs], [p[1] for p in pairs]
+    en_fr, fr_en = (rnnsearch.load(models[name], device="cpu") for name in DIRECTIONS)
+    forward = en_fr.align(english, french, alignment_from=alignment_from)
+    backward = fr_en.align(french, english, alignment_from=alignment_from)
+    systems = {
+        f"{alignment_from} en→fr": [a.pairs for a in forward],
+        f"{alignment_from} fr→en": [[(e, f) for f, e in a.pairs] for a in backward],
+    }
+    for method in METHODS:
+        links = [combine(f, b, method=method).pairs for f, b in zip(forward, backward, strict=True)]
+        systems[f"{alignment_from} {method}"] = links
+    return systems
+
+
+def flickr_agreement(model: Path, flickr: bench.Links | None) -> dict[str, float]:
+    """AER of the en→fr module's and attention's links against eflomal's on test_2016_flickr."""
+    import rnnsearch
+    from rnnsearch.evaluation.alignment_error import alignment_error_rate
+
+    if flickr is None:
+        return {}
+    pairs = bench.multi30k_test_pairs()
+    english, french = [p[0] for p in pairs], [p[1] for p in pairs]
+    translator = rnnsearch.load(model, device="cpu")
+    return {
+        source: alignment_error_rate(
+            [a.pairs for a in translator.align(english, french, alignment_from=source)], bench.as_gold(flickr)
+        ).aer
+        for source in ("attention", "aligner")
+    }
+
+
+def training_speed(model_dir: Path) -> dict[str, float]:
+    """The module's and the translation model's training speed, target tokens/s, the mean
+    over their logged steps."""
+    speeds = {}
+    for name, log in (
+        ("module", model_dir / "aligner" / "metrics.jsonl"),
+        ("translation", model_dir / "metrics.jsonl"),
+    ):
+        rows = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+        speed = [row["tokens_per_second"] for row in rows if "tokens_per_second" in row]
+        speeds[f"{name} tokens/s"] = sum(speed) / len(speed)
+    return speeds
+
+
+def align_seconds(model: Path) -> dict[str, float]:
+    """Seconds to align the Hansards pairs by α and by the module, the better of three."""
+    import rnnsearch
+
+    pairs = bench.hansards_pairs()
+    english, french = [p[0] for p in pairs], [p[1] for p in pairs]
+    translator = rnnsearch.load(model, device="cpu")
+    times = {}
+    for source in ("attention", "aligner"):
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            translator.align(english, french, alignment_from=source)
+            best = min(best, time.perf_counter() - start)
+        times[source] = best
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=ROOT / "runs" / "bench-alignment")
+    parser.add_argument("--steps", type=int, default=1200)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES))
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    from rnnsearch.evaluation.alignment_error import read_gold
+
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    gold = read_gold(bench.HANSARDS / "enfr.gold", one_based=True)
+    baseline = {direction: args.work / direction for direction in DIRECTIONS}
+    rows = [bench.scored(name, links, gold) for name, links in module_links(baseline, "attention").items()]
+    eflomal = bench.eflomal_links(args.work)
+    rows += [bench.scored(name, links, gold) for name, links in eflomal.items()]
+    figures: dict = {"baseline": rows}
+    flickr = bench.flickr_links(args.work)
+    for objective in args.objectives:
+        models = train_modules(args.work, objective, steps=args.steps, threads=args.threads)
+        scored = [bench.scored(name, links, gold) for name, links in module_links(models, "aligner").items()]
+        figures[objective] = {
+            "hansards": scored,
+            "flickr": flickr_agreement(models["en-fr"], flickr),
+            "align_seconds": align_seconds(models["en-fr"]),
+            "training_speed": training_speed(models["en-fr"]),
+        }
+        print(f"\n## objective {objective}, {args.steps} steps\n\n{bench.table(scored)}")
+        print(json.dumps({k: v for k, v in figures[objective].items() if k != "hansards"}))
+    print(f"\n## the attention of the same models, and eflomal\n\n{bench.table(rows)}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
