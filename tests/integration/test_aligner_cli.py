@@ -147,3 +147,13 @@ def test_a_module_trained_with_the_model_leaves_its_translation_weights_as_they_
         assert torch.equal(weights["plain"][name], weights["joint"][name]), name
     aligned = rnnsearch.load(tmp_path / "joint", device="cpu").align(["Ein Hund läuft."], ["A dog runs."])
     assert aligned[0].alignment_from == "aligner"
+
+
+def test_an_ensemble_aligns_with_the_modules_of_its_members(model_dir, with_module):
+    sources, targets = ["Ein Hund läuft im Schnee."], ["A dog runs in the snow."]
+    alone = rnnsearch.load(with_module, device="cpu")
+    ensemble = rnnsearch.load([with_module, model_dir], device="cpu")  # the second member has no module
+    assert ensemble.align(sources, targets)[0].pairs == alone.align(sources, targets)[0].pairs
+    translation = ensemble.translate(sources, beam_size=2)[0]
+    assert translation.alignment_from == "aligner"
+    assert translation.text == rnnsearch.load([model_dir, model_dir], device="cpu").translate(sources, beam_size=2)[0].text
