@@ -156,4 +156,6 @@ def test_an_ensemble_aligns_with_the_modules_of_its_members(model_dir, with_modu
     assert ensemble.align(sources, targets)[0].pairs == alone.align(sources, targets)[0].pairs
     translation = ensemble.translate(sources, beam_size=2)[0]
     assert translation.alignment_from == "aligner"
-    assert translation.text == rnnsearch.load([model_dir, model_dir], device="cpu").translate(sources, beam_size=2)[0].text
+    assert (
+        translation.text == rnnsearch.load([model_dir, model_dir], device="cpu").translate(sources, beam_size=2)[0].text
+    )
