@@ -13,6 +13,7 @@ import torch
 
 import rnnsearch
 from rnnsearch.cli import main
+from rnnsearch.errors import ArgumentValueError
 from rnnsearch.model_directory import ALIGNER_DIR, ALIGNER_WEIGHTS, LAST, read_tensors
 from tests.integration.conftest import tiny_config, write_config, write_lines
 from tests.integration.test_score_align import assert_one_line_error, read_jsonl, run_cli
@@ -159,3 +160,13 @@ def test_an_ensemble_aligns_with_the_modules_of_its_members(model_dir, with_modu
     assert (
         translation.text == rnnsearch.load([model_dir, model_dir], device="cpu").translate(sources, beam_size=2)[0].text
     )
+
+
+def test_an_exported_package_carries_no_module_and_says_so(with_module, tmp_path):
+    assert main(["export", str(with_module), "-o", str(tmp_path / "package")]) == 0
+    package = rnnsearch.load(tmp_path / "package", device="cpu")
+    assert package.translate(["Ein Hund."])[0].alignment_from == "attention"
+    with pytest.raises(ArgumentValueError, match="exported package's graphs carry no alignment module"):
+        package.translate(["Ein Hund."], alignment_from="aligner")
+    on_torch = rnnsearch.load(tmp_path / "package", runtime="torch", device="cpu")
+    assert on_torch.align(["Ein Hund."], ["A dog."])[0].alignment_from == "attention"
