@@ -12,7 +12,6 @@ order. Text translation, speech transcription and the scoring of given pairs
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -22,7 +21,7 @@ from rnnsearch.alignment import ALIGNMENT_SOURCES
 from rnnsearch.arguments import checked_choice, checked_count
 from rnnsearch.config import MAX_BEAM_SIZE, SearchConfig
 from rnnsearch.errors import ArgumentValueError, UserError
-from rnnsearch.forced import teacher_forced
+from rnnsearch.forced import module_alignments
 from rnnsearch.inputs import END, InputKind
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
@@ -87,12 +86,14 @@ class Decoding:
                 "this model has no alignment model (model.attention: none), so there is no alignment to show"
             )
 
-    def alignment_source(self, asked: object) -> str:
+    def alignment_source(self, asked: object, *, shown: bool = True) -> str:
         """What alignments are read from (`alignment.ALIGNMENT_SOURCES`): `asked`, checked, or
-        for None the alignment module where the model has one, else the attention."""
+        for None the alignment module where the model has one and the alignments are
+        `shown`, else the attention (search's own α, which costs nothing more; None for a
+        model without an alignment)."""
         modules = any(getattr(member, "aligner", None) is not None for member in self.aligned_members)
         if asked is None:
-            return "aligner" if modules else "attention"
+            return "aligner" if modules and shown else "attention"
         checked_choice(asked, "alignment_from", ALIGNMENT_SOURCES)
         if asked == "aligner" and self.runtime != "torch":
             raise ArgumentValueError(
@@ -189,15 +190,8 @@ class Decoding:
                 for source, nbest in zip(sources, hypotheses)
                 for h in nbest
             ]
-            forced = teacher_forced(
-                members[m],
-                pairs,
-                batch_tokens=sys.maxsize,
-                max_sentences=self.search.batch_sentences,
-                bf16=self.search.precision == "bf16",
-                alignment_from="aligner",
-            )
-            rows.append([pair.alignment for pair in forced])
+            bf16 = self.search.precision == "bf16"
+            rows.append(module_alignments(members[m], pairs, self.search.batch_sentences, bf16=bf16))
         combined = iter(np.mean(alignments, axis=0, dtype=np.float32) for alignments in zip(*rows))
         for translation in translations:
             for hypothesis in [translation, *translation.alternatives]:

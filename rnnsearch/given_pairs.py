@@ -63,10 +63,11 @@ class AlignedPair:
 
 
 @dataclass(frozen=True)
-class _AlignSettings:
-    """How given pairs are aligned: with a reverse model (or None) whose links combine by
-    `symmetrize`, α read as `reading`, the sources read as `markup` (or None), the
-    alignments taken from `alignment_from` (None: the alignment module where a model has one)."""
+class AlignSettings:
+    """How given pairs are aligned (`Translator.align` and `align_chunks` make it once):
+    with a reverse model (or None) whose links combine by `symmetrize`, α read as
+    `reading`, the sources read as `markup` (or None), the alignments taken from
+    `alignment_from` (None: the alignment module where a model has one)."""
 
     reverse: GivenPairs | None
     symmetrize: str
@@ -111,67 +112,46 @@ class GivenPairs:
         self.decoding.source.require_text(NOT_TEXT)
         return self._scored_chunks(checked_iterable(chunks, "chunks"), origin)
 
-    def align(
-        self,
-        sources: Iterable[str],
-        targets: Iterable[str],
-        *,
-        reverse: GivenPairs | None,
-        symmetrize: str,
-        reading: str,
-        markup: Reading | None,
-        alignment_from: str | None = None,
-    ) -> list[WordAlignment]:
-        """Each pair's word alignment, in order, with `reverse` both directions combined
-        (see `Translator.align`)."""
-        self._require_alignment(reverse, symmetrize, reading, alignment_from)
+    def align(self, sources: Iterable[str], targets: Iterable[str], settings: AlignSettings) -> list[WordAlignment]:
+        """Each pair's word alignment, in order, with a reverse model both directions
+        combined (see `Translator.align`)."""
+        self._require_alignment(settings)
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
         if len(targets) != len(sources):
             raise ArgumentValueError(f"targets: {len(targets)} targets for {len(sources)} sources")
-        settings = _AlignSettings(reverse, symmetrize, reading, markup, alignment_from)
         return [pair.words for pair in self._aligned(sources, targets, settings, None, first_line=1)]
 
     def align_chunks(
-        self,
-        chunks: Iterable[tuple[Sequence[str], Sequence[str]]],
-        origin: str | None,
-        *,
-        reverse: GivenPairs | None,
-        symmetrize: str,
-        reading: str,
-        markup: Reading | None,
-        alignment_from: str | None = None,
+        self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None, settings: AlignSettings
     ) -> Iterator[list[AlignedPair]]:
         """Each chunk's pairs scored and aligned as it is done (see `Translator.align_chunks`)."""
-        self._require_alignment(reverse, symmetrize, reading, alignment_from)
+        self._require_alignment(settings)
         chunks = checked_iterable(chunks, "chunks")
-        settings = _AlignSettings(reverse, symmetrize, reading, markup, alignment_from)
         return (
             self._aligned(sources, targets, settings, origin, first_line=first_line)
             for _, first_line, (sources, targets) in numbered_chunks(chunks, _checked_pairs, lambda pairs: pairs[0])
         )
 
-    def _require_alignment(
-        self, reverse: GivenPairs | None, symmetrize: object, reading: object, alignment_from: object
-    ) -> None:
+    def _require_alignment(self, settings: AlignSettings) -> None:
         """Checked alignment settings, and models that can align: text models with an
         alignment (and an alignment module, where asked to align with it), the reverse
         one, if any, of the other direction."""
+        reverse, reading = settings.reverse, settings.reading
         checked_choice(reading, "reading", READINGS)
-        checked_choice(symmetrize, "symmetrize", METHODS)
+        checked_choice(settings.symmetrize, "symmetrize", METHODS)
         if reverse is not None:
             check_reverse(self.data, reverse.data)
         for given in (self, reverse) if reverse is not None else (self,):
             given.decoding.source.require_text(NOT_TEXT)
             given.decoding.require_alignment()
-            check_reading(reading, given.decoding.alignment_source(alignment_from))
+            check_reading(reading, given.decoding.alignment_source(settings.alignment_from))
 
     def _aligned(
         self,
         sources: list[str],
         targets: list[str],
-        settings: _AlignSettings,
+        settings: AlignSettings,
         origin: str | None,
         *,
         first_line: int,
@@ -217,14 +197,14 @@ class GivenPairs:
         alignment_from: str | None = None,
     ) -> list[PairScore]:
         """Score checked pairs; `first_line` is the number of sources[0] in error messages,
-        and their alignments come from `alignment_from` (see `_AlignSettings`)."""
+        and their alignments come from `alignment_from` (see `AlignSettings`)."""
         decoding = self.decoding
         encoded = decoding.source.sources(
             sources, limit=decoding.search.max_source_length, origin=origin, first_line=first_line
         )
         sides = [encoded] if len(decoding.source.sides) == 1 else [list(side) for side in zip(*encoded)]
         target_ids = decoding.tgt_subwords.encode(targets)
-        source = decoding.alignment_source(alignment_from) if decoding.model.has_alignment else "attention"
+        source = decoding.alignment_source(alignment_from)
         forced = self._forced(sides, target_ids, source)
         pairs = zip(sources, targets, sides[0], target_ids, forced, strict=True)
         return [replace(self._pair_score(*pair), alignment_from=source) for pair in pairs]

@@ -50,7 +50,7 @@ class TextTranslation:
         self.decoding.source.require_text(NOT_TEXT)
         if markup is not None or alignment_from == "aligner":
             self.decoding.require_alignment()
-        return self.decoding.alignment_source(alignment_from) if self.decoding.model.has_alignment else "attention"
+        return self.decoding.alignment_source(alignment_from)
 
     def translate_chunks(
         self,

@@ -92,11 +92,8 @@ def _alignment_from(translator: Translator, args: argparse.Namespace) -> str:
     translation keeps search's own α, which costs nothing more."""
     from rnnsearch.alignment import check_reading
 
-    shown = args.alignments or args.hard_alignments or args.markup or args.alignment_from
-    if not shown:
-        return "attention"
-    translator.require_alignment()
-    source = translator.alignment_source(args.alignment_from)
+    shown = bool(args.alignments or args.hard_alignments or args.markup)
+    source = translator.alignment_source(args.alignment_from, shown=shown)
     check_reading(args.reading, source)
     return source
 

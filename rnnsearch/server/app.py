@@ -119,12 +119,8 @@ def _alignment_from(translator: Translator, request: schemas.TranslateOptions) -
     """What a request's alignments come from: its `alignment_from`, checked, or the model's
     alignment module where it has one and the alignments are shown (as matrices, or to put
     markup back); search's own α otherwise, which costs nothing more."""
-    shown = request.alignments or getattr(request, "markup", None) or request.alignment_from
-    if not (shown and translator.model.has_alignment) or translator.speech:
-        if request.alignment_from == "aligner":
-            translator.alignment_source("aligner")  # refused: no module to align with
-        return "attention"
-    return translator.alignment_source(request.alignment_from)
+    shown = bool(request.alignments or getattr(request, "markup", None))
+    return translator.alignment_source(request.alignment_from, shown=shown)
 
 
 def _audio_chars(translator: Translator, limits: Limits) -> int | None:
