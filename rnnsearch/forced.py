@@ -13,7 +13,8 @@ tokens), and the results are returned in the order of the pairs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,18 +58,42 @@ def teacher_forced(
     dropout changes the numbers); `bf16` runs it under bfloat16 autocast, as search does
     with precision bf16, while the log-probabilities are always normalised in fp32.
     """
-    if not pairs:
-        return []
-    device = next(model.parameters()).device
     results: list[ForcedPair | None] = [None] * len(pairs)
+    for batch, indices in _batches(model, pairs, batch_tokens, max_sentences, bf16):
+        log_probs, weights = _batch_log_probs(model, batch, alignment_from)
+        for row, index in enumerate(indices):
+            results[index] = _unpadded(log_probs, weights, batch, row)
+    return results
+
+
+@torch.no_grad()
+def module_alignments(
+    model: RNNSearch, pairs: Sequence[tuple[Pieces, Pieces]], max_sentences: int, bf16: bool = False
+) -> list[np.ndarray]:
+    """The alignment module's rows β of every (source ids, target ids) pair, in the order
+    given, `max_sentences` pairs a batch: for a translation search has already scored,
+    so the output layer, which only the log-probabilities need, is not run."""
+    results: list[np.ndarray | None] = [None] * len(pairs)
+    for batch, indices in _batches(model, pairs, sys.maxsize, max_sentences, bf16):
+        readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
+        rows = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out).alignment()
+        for row, index in enumerate(indices):
+            length, source_length = int((batch.tgt_out[row] != PAD).sum()), int(batch.src_lengths[row])
+            results[index] = rows[row, :length, :source_length].float().cpu().numpy()
+    return results
+
+
+def _batches(
+    model: RNNSearch, pairs: Sequence[tuple[Pieces, Pieces]], batch_tokens: int, max_sentences: int | None, bf16: bool
+) -> Iterator[tuple[Batch, list[int]]]:
+    """The pairs' length-bucketed batches on the model's device and the indices of their
+    pairs, each used under the search kernels (and bfloat16 autocast with `bf16`)."""
+    device = next(model.parameters()).device
     with kernels.use(kernels.choose(device, purpose="search")):
         for indices in epoch_batches(InMemoryPairs(pairs), batch_tokens, max_sentences, seed=0, epoch=0):
             batch = make_batch([pairs[i] for i in indices]).to(device)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-                log_probs, weights = _batch_log_probs(model, batch, alignment_from)
-            for row, index in enumerate(indices.tolist()):
-                results[index] = _unpadded(log_probs, weights, batch, row)
-    return results
+                yield batch, indices.tolist()
 
 
 def mean_forced(passes: Sequence[Sequence[ForcedPair]], aligned: Sequence[int]) -> list[ForcedPair]:
