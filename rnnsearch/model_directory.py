@@ -150,22 +150,20 @@ def _distinct_weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return distinct
 
 
-def assign_weights(model: torch.nn.Module, tensors: dict[str, torch.Tensor], path: Path) -> None:
-    """Copy the `model.*` tensors into `model`; they must match its parameters exactly."""
-    weights = {name[len("model.") :]: t for name, t in tensors.items() if name.startswith("model.")}
+def assign_weights(
+    model: torch.nn.Module,
+    tensors: dict[str, torch.Tensor],
+    path: Path,
+    *,
+    prefix: str = "model.",
+    described: str = "the model described by config.yaml",
+) -> None:
+    """Copy the `prefix`* tensors into `model`; they must match its parameters exactly."""
+    weights = {name[len(prefix) :]: t for name, t in tensors.items() if name.startswith(prefix)}
     expected = _distinct_weights(model)
     if set(weights) != set(expected) or any(weights[n].shape != expected[n].shape for n in expected):
-        raise UserError(f"{path}: weights do not match the model described by config.yaml")
+        raise UserError(f"{path}: weights do not match {described}")
     model.load_state_dict(weights, strict=False)  # the names left out are aliases of names given
-
-
-def assign_module(module: torch.nn.Module, tensors: dict[str, torch.Tensor], prefix: str, path: Path) -> None:
-    """Copy the `prefix`* tensors into `module`; they must match its parameters exactly."""
-    weights = {name[len(prefix) :]: t for name, t in tensors.items() if name.startswith(prefix)}
-    expected = module.state_dict()
-    if set(weights) != set(expected) or any(weights[n].shape != expected[n].shape for n in expected):
-        raise UserError(f"{path}: weights do not match the alignment module they are for")
-    module.load_state_dict(weights)
 
 
 def load_weights(model: torch.nn.Module, path: Path) -> dict[str, Any]:
@@ -300,7 +298,7 @@ def attach_aligner(model: RNNSearch, directory: Path, translation: Path) -> None
     if not isinstance(size, int) or size <= 0:
         raise UserError(f"{path}: corrupt alignment module (its info has no size)")
     module = build_aligner(model, size=size)
-    assign_module(module, tensors, "aligner.", path)
+    assign_weights(module, tensors, path, prefix="aligner.", described="the alignment module they are for")
     model.aligner = module
 
 

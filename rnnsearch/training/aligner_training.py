@@ -183,7 +183,9 @@ def _restored(
     if info.get("size") != model.aligner.size:
         raise UserError(f"{path}: a module of size {info.get('size')}, not model.aligner_size {model.aligner.size}")
     model_directory.require_finite(tensors, path, refusal="a run cannot resume from it")
-    model_directory.assign_module(model.aligner, tensors, "aligner.", path)
+    model_directory.assign_weights(
+        model.aligner, tensors, path, prefix="aligner.", described="the alignment module they are for"
+    )
     checkpoint.restore_optimizer(optimizer, tensors, info["param_groups"])
     progress = Progress(**info["progress"])
     say(f"resuming {run_dir} at step {progress.step}")
