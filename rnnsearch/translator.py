@@ -20,7 +20,7 @@ from rnnsearch.config import MAX_BEAM_SIZE, Config
 from rnnsearch.decoding import SENTENCES_PER_SEARCH, Decoding
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import ArgumentTypeError
-from rnnsearch.given_pairs import AlignedPair, GivenPairs
+from rnnsearch.given_pairs import AlignedPair, AlignSettings, GivenPairs
 from rnnsearch.inputs import check_source_lengths, input_kind
 from rnnsearch.loading import ModelDirs, assemble
 from rnnsearch.markup import Reading
@@ -182,17 +182,8 @@ class Translator(Decoding):
         attention α, or the alignment module's β (docs/model.md), which sees each target
         word it aligns; None takes the module where the model has one. Each result's
         `alignment_from` says which it is."""
-        backward = self._reverse_pairs(reverse)
-        reading_markup = Reading.of(markup, lenient_markup)
-        return self._pairs.align(
-            sources,
-            targets,
-            reverse=backward,
-            symmetrize=symmetrize,
-            reading=reading,
-            markup=reading_markup,
-            alignment_from=alignment_from,
-        )
+        settings = self._align_settings(reverse, symmetrize, reading, markup, lenient_markup, alignment_from)
+        return self._pairs.align(sources, targets, settings)
 
     def align_chunks(
         self,
@@ -211,22 +202,18 @@ class Translator(Decoding):
         as they are done, each an AlignedPair of the scored pair (`pair`, as a Translation,
         with its α) and its word alignment (`words`). Errors number the lines across chunks
         and name `origin`, the source file, when given; `alignment_from` as in `align`."""
-        backward = self._reverse_pairs(reverse)
-        reading_markup = Reading.of(markup, lenient_markup)
-        return self._pairs.align_chunks(
-            chunks,
-            origin,
-            reverse=backward,
-            symmetrize=symmetrize,
-            reading=reading,
-            markup=reading_markup,
-            alignment_from=alignment_from,
-        )
+        settings = self._align_settings(reverse, symmetrize, reading, markup, lenient_markup, alignment_from)
+        return self._pairs.align_chunks(chunks, origin, settings)
 
-    def _reverse_pairs(self, reverse: object) -> GivenPairs | None:
+    @staticmethod
+    def _align_settings(
+        reverse: object, symmetrize: str, reading: str, markup: str | None, lenient_markup: bool, alignment_from: object
+    ) -> AlignSettings:
+        """`align`'s arguments as one record, the reverse model checked to be a Translator."""
         if reverse is not None and not isinstance(reverse, Translator):
             raise ArgumentTypeError(f"reverse: expected a Translator (rnnsearch.load), got {type(reverse).__name__}")
-        return None if reverse is None else reverse._pairs
+        backward = None if reverse is None else reverse._pairs
+        return AlignSettings(backward, symmetrize, reading, Reading.of(markup, lenient_markup), alignment_from)
 
     def score_chunks(
         self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None = None
