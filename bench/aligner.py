@@ -3,6 +3,7 @@ agreement with eflomal in the models' own domain, for each objective of the modu
 
     python bench/aligner.py [--work runs/bench-alignment] [--steps 1200] [--threads 1]
                             [--objectives prediction links both] [--json out.json]
+    python bench/aligner.py --speed MODEL_DIR [--work runs/bench-alignment] [--threads 2]
 
 1. The two baseline models of `bench/alignment.py` (English→French and French→English,
    trained on Multi30k's training text plus the 447 Hansards pairs, in `--work`; run that
@@ -20,7 +21,10 @@ agreement with eflomal in the models' own domain, for each objective of the modu
 4. On Multi30k test_2016_flickr, the English→French module's links against eflomal's
    grow-diag-final-and links (bench/alignment.py's in-domain reference).
 5. The module's training speed (target tokens/s, from its log) against the translation
-   model's, and the time `align` takes for the Hansards pairs with the module and with α.
+   model's, and the time `align` takes for 1,000 test_2016_flickr pairs with the module
+   and with α. Those logs are of runs that share the CPU: `--speed MODEL_DIR` times a
+   model with a module alone, alternating α and the module, and a `train-aligner` step
+   against a translation step on the same batches.
 
 Modules already trained in `--work` are reused. Prints Markdown tables.
 """
@@ -138,22 +142,64 @@ def training_speed(model_dir: Path) -> dict[str, float]:
     return speeds
 
 
-def align_seconds(model: Path) -> dict[str, float]:
-    """Seconds to align the Hansards pairs by α and by the module, the better of three."""
+def align_seconds(model: Path, *, count: int = 1000, rounds: int = 3) -> dict[str, list[float]]:
+    """Seconds to align the first `count` test_2016_flickr pairs by α and by the module,
+    the two alternating, `rounds` times each."""
     import rnnsearch
 
-    pairs = bench.hansards_pairs()
+    pairs = bench.multi30k_test_pairs()[:count]
     english, french = [p[0] for p in pairs], [p[1] for p in pairs]
     translator = rnnsearch.load(model, device="cpu")
-    times = {}
-    for source in ("attention", "aligner"):
-        best = float("inf")
-        for _ in range(3):
+    translator.align(english[:50], french[:50])  # warm-up
+    times: dict[str, list[float]] = {"attention": [], "aligner": []}
+    for _ in range(rounds):
+        for source, seconds in times.items():
             start = time.perf_counter()
             translator.align(english, french, alignment_from=source)
-            best = min(best, time.perf_counter() - start)
-        times[source] = best
+            seconds.append(time.perf_counter() - start)
     return times
+
+
+def step_speed(model: Path, prepared: Path, *, steps: int = 17, rounds: int = 2) -> dict[str, list[float]]:
+    """Target tokens/s of a translation training step and of a `train-aligner` step (the
+    translation frozen), on the same batches of the model's training data, alternating."""
+    import torch
+
+    from rnnsearch import kernels, model_directory
+    from rnnsearch.model.seq2seq import build_aligner
+    from rnnsearch.prepared import PreparedPairs
+    from rnnsearch.text.batches import epoch_batches, make_batch
+    from rnnsearch.training.loss import Objective
+    from rnnsearch.training.trainer import training_step
+
+    config, src_subwords, tgt_subwords = model_directory.load_model_files(model)
+    data = PreparedPairs(prepared)
+    order = epoch_batches(data, config.train.batch_tokens, None, config.train.seed, 0)
+    batches = [make_batch([data[i] for i in order[k]]) for k in range(steps + 3)]
+
+    def prepared_step(frozen: bool):
+        translation = model_directory.load_model(model, config, src_subwords, tgt_subwords, aligner=False)
+        if not frozen:
+            translation.train()
+            return translation, torch.optim.Adam(translation.parameters(), lr=1e-4), Objective(0.1)
+        translation.aligner = build_aligner(translation, size=config.model.aligner_size)
+        translation.requires_grad_(False)
+        translation.aligner.requires_grad_(True)
+        optimizer = torch.optim.Adam(translation.aligner.parameters(), lr=1e-4)
+        return translation, optimizer, Objective(aligner="prediction", translation=False)
+
+    speeds: dict[str, list[float]] = {"translation": [], "train-aligner": []}
+    with kernels.use(kernels.choose(torch.device("cpu"), purpose="train")):
+        for _ in range(rounds):
+            for name, tokens_per_second in speeds.items():
+                net, optimizer, objective = prepared_step(name == "train-aligner")
+                for batch in batches[:3]:  # warm-up
+                    training_step(net, optimizer, batch, objective, 1.0)
+                start, tokens = time.perf_counter(), 0
+                for batch in batches[3:]:
+                    tokens += training_step(net, optimizer, batch, objective, 1.0)[1]
+                tokens_per_second.append(tokens / (time.perf_counter() - start))
+    return speeds
 
 
 def main() -> None:
@@ -163,7 +209,21 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES))
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--speed",
+        type=Path,
+        metavar="MODEL_DIR",
+        help="only time a model with a module: aligning 1,000 pairs by α and by the module, and a train-aligner "
+        "step against a translation step (on WORK/en-fr's prepared data), at --threads threads",
+    )
     args = parser.parse_args()
+    if args.speed:
+        from rnnsearch.training.process import configure_cpu
+
+        configure_cpu(args.threads)
+        print(json.dumps({"align seconds": align_seconds(args.speed)}))
+        print(json.dumps({"target tokens/s": step_speed(args.speed, args.work / "en-fr" / "prepared")}))
+        return
     from rnnsearch.evaluation.alignment_error import read_gold
 
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
