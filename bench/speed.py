@@ -53,13 +53,13 @@ import rnnsearch  # noqa: E402
 from rnnsearch import kernels  # noqa: E402
 from rnnsearch.config import load_config  # noqa: E402
 from rnnsearch.evaluation.metrics import bleu  # noqa: E402
-from rnnsearch.kernels.cuda_graphs import GraphedLoss  # noqa: E402
 from rnnsearch.model.seq2seq import build_model  # noqa: E402
 from rnnsearch.model_directory import load_model_files  # noqa: E402
 from rnnsearch.prepared import PreparedPairs, ensure_prepared  # noqa: E402
 from rnnsearch.text.batches import Batch, epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines  # noqa: E402
 from rnnsearch.text.subwords import PAD  # noqa: E402
+from rnnsearch.training.graphed_loss import GraphedLoss  # noqa: E402
 from rnnsearch.training.loss import Objective, output_layer_loss, sequence_loss  # noqa: E402
 from rnnsearch.training.process import configure_cpu, flushing_denormals  # noqa: E402
 from rnnsearch.training.trainer import training_step  # noqa: E402
@@ -100,8 +100,8 @@ def _training_speed(config, steps: int, warmup: int, device: torch.device, prepa
         return make_batch([pairs[i] for i in indices], links=links).to(device)
 
     graphed, capture_seconds = None, 0.0
-    if kernels.active().cuda_graphs and not objective.guided and not objective.aligner:
-        graphed = GraphedLoss(model, train.label_smoothing, config.data.max_length + 1)
+    if kernels.active().cuda_graphs and not objective.aligner:
+        graphed = GraphedLoss(model, objective, config.data.max_length + 1)
         started = clock(device)
         for indices in order:  # every shape of the timed batches captured before timing
             training_step(model, optimizer, batch_of(indices), objective, train.clip_norm, graphed=graphed)

@@ -83,6 +83,12 @@ class Guide:
     def to(self, device: torch.device) -> Guide:
         return Guide(self.entries.to(device, non_blocking=True), self.weights.to(device, non_blocking=True))
 
+    def matrix(self, shape: tuple[int, int, int]) -> torch.Tensor:
+        """The guide A as a dense (B, T, S) matrix, 0 where there is no link: the shape of α,
+        which a fixed-shape (CUDA graph) loss can read whatever the number of links."""
+        links = self.weights.new_zeros(shape)
+        return links.index_put_(tuple(self.entries.unbind(1)), self.weights, accumulate=True)
+
 
 @dataclass
 class Batch:

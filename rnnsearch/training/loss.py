@@ -16,7 +16,7 @@ from torch.nn.parallel import DistributedDataParallel
 from rnnsearch.config import Config
 from rnnsearch.model.seq2seq import CHUNK_ELEMENTS, RNNSearch
 from rnnsearch.reserved import PAD
-from rnnsearch.text.batches import Batch, Guide, GuidedBatch
+from rnnsearch.text.batches import Batch, GuidedBatch
 
 
 def _chunked_loss(
@@ -27,12 +27,14 @@ def _chunked_loss(
     smoothing: float,
     gradients: bool,
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None]:
-    """The summed loss, and the gradients of readout, weight and bias if asked, a chunk of rows at a time."""
+    """The summed loss, and the gradients of readout, weight and bias if asked, a chunk of
+    rows at a time; rows whose target is <pad> count for nothing (a fixed shape's padding)."""
     rows = max(1, CHUNK_ELEMENTS // weight.size(0))
     total = readout.new_zeros((), dtype=torch.float32)
     grads = (torch.empty_like(readout), torch.zeros_like(weight), torch.zeros_like(bias)) if gradients else None
     for start in range(0, readout.size(0), rows):
         chunk, chunk_targets = readout[start : start + rows], targets[start : start + rows]
+        counts = (chunk_targets != PAD).unsqueeze(1).float()  # (n, 1): 1, or 0 for <pad>
         shifted = F.linear(chunk, weight, bias).float()  # logits (n, V), shifted in place below
         shifted -= shifted.amax(dim=1, keepdim=True)  # a constant per row cancels in every term
         target_logits = shifted.gather(1, chunk_targets.unsqueeze(1)).squeeze(1)
@@ -41,11 +43,14 @@ def _chunked_loss(
         log_normaliser = normaliser.log().squeeze(1)
         nll = log_normaliser - target_logits
         uniform = log_normaliser - mean_logits
-        total += ((1.0 - smoothing) * nll + smoothing * uniform).sum()
+        total += (((1.0 - smoothing) * nll + smoothing * uniform) * counts.squeeze(1)).sum()
         if grads is not None:
             grad_readout, grad_weight, grad_bias = grads
-            grad = shifted.div_(normaliser).sub_(smoothing / shifted.size(1))  # softmax − ε/V
-            grad.scatter_add_(1, chunk_targets.unsqueeze(1), torch.full_like(normaliser, smoothing - 1.0))
+            # softmax − ε/V, and 0 on a <pad> row: dividing its exponentials by ∞ zeroes them
+            grad = shifted.div_(normaliser.masked_fill(counts == 0, torch.inf)).sub_(
+                counts * (smoothing / shifted.size(1))
+            )
+            grad.scatter_add_(1, chunk_targets.unsqueeze(1), counts * (smoothing - 1.0))
             grad_bias += grad.sum(0)
             grad = grad.to(chunk.dtype)
             grad_readout[start : start + rows] = torch.matmul(grad, weight.to(chunk.dtype))
@@ -84,14 +89,47 @@ def output_layer_loss(readout: torch.Tensor, layer: nn.Linear, targets: torch.Te
     return _chunked_loss(readout, layer.weight, layer.bias, targets, smoothing, gradients=False)[0]
 
 
-def guided_alignment_loss(weights: torch.Tensor, guide: Guide) -> torch.Tensor:
-    """Σ over the guide's linked target pieces i of −Σ_j A_ij log α_ij: the summed
-    cross-entropy between each guided row of α (`weights`, (B, T, S)) and its links'
-    distribution A_i. α_ij is floored at the smallest positive float before the log, so
-    that a weight that underflowed to 0 gives a large finite loss, not an infinite one."""
-    pair, target, source = guide.entries.unbind(1)
-    attended = weights[pair, target, source].float()
-    return -(guide.weights * attended.clamp_min(torch.finfo(torch.float32).tiny).log()).sum()
+def guided_alignment_loss(weights: torch.Tensor, links: torch.Tensor) -> torch.Tensor:
+    """−Σ_ij A_ij log α_ij: the summed cross-entropy between each guided row of α (`weights`,
+    (B, T, S)) and its links' distribution A_i (`links`, `Guide.matrix`; rows without links
+    are 0 and count for nothing). α_ij is floored at the smallest positive float before the
+    log, so that a weight that underflowed to 0 gives a large finite loss, not an infinite one."""
+    return -(links * weights.float().clamp_min(torch.finfo(torch.float32).tiny).log()).sum()
+
+
+def translation_loss(
+    model: RNNSearch,
+    objective: Objective,
+    readout: torch.Tensor,
+    weights: torch.Tensor | None,
+    tgt_out: torch.Tensor,
+    links: torch.Tensor | None = None,
+    *,
+    real: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """The translation's terms of `objective` from a teacher-forced pass (readout (B, T, l),
+    α (B, T, S)): the output layer's label-smoothed cross-entropy against `tgt_out` (B, T),
+    plus λ times the guided alignment loss against `links` (`Guide.matrix`; None: no
+    guided term). The one function that eager steps run and the CUDA graphs replay
+    (training.graphed_loss). Eager steps pass `real`, the mask of target positions not
+    holding <pad>, and the output layer runs on those rows alone; a fixed shape passes
+    none, and its <pad> positions count for nothing."""
+    if real is None:
+        rows, targets = readout.flatten(0, 1), tgt_out.flatten()
+    else:
+        rows, targets = readout[real], tgt_out[real]
+    loss = output_layer_loss(rows, model.decoder.output_layer, targets, objective.label_smoothing)
+    if links is not None and objective.guided_alignment_weight:
+        loss = loss + objective.guided_alignment_weight * guided_alignment_loss(weights, links)
+    return loss
+
+
+def guide_links(batch: Batch, objective: Objective, shape: tuple[int, int, int]) -> torch.Tensor | None:
+    """The dense links (`Guide.matrix`) that the objective's guided term reads for `batch`,
+    α's `shape`; None where there is no such term or the batch carries no links."""
+    if not (objective.translation and objective.guided_alignment_weight and isinstance(batch, GuidedBatch)):
+        return None
+    return batch.guide.matrix(shape) if len(batch.guide.weights) else None
 
 
 def aligner_loss(model: RNNSearch, batch: Batch, forced: tuple, objective: Objective) -> torch.Tensor:
@@ -171,10 +209,8 @@ def sequence_loss(
     real = batch.tgt_out != PAD
     terms = []
     if objective.translation:
-        targets = batch.tgt_out[real]
-        terms.append(output_layer_loss(readout[real], model.decoder.output_layer, targets, objective.label_smoothing))
-        if objective.guided_alignment_weight and isinstance(batch, GuidedBatch) and len(batch.guide.weights):
-            terms.append(objective.guided_alignment_weight * guided_alignment_loss(weights, batch.guide))
+        links = None if weights is None else guide_links(batch, objective, weights.shape)
+        terms.append(translation_loss(model, objective, readout, weights, batch.tgt_out, links, real=real))
     if state is not None:
         terms.append(aligner_loss(model, batch, (readout, weights, state), objective))
     return sum(terms[1:], terms[0]), int(real.sum())

@@ -18,7 +18,6 @@ from rnnsearch.config import Config
 from rnnsearch.decoding import Decoding
 from rnnsearch.errors import UserError
 from rnnsearch.inputs import input_kind
-from rnnsearch.kernels.cuda_graphs import GraphedLoss
 from rnnsearch.model.seq2seq import RNNSearch, build_model
 from rnnsearch.model_directory import source_and_target_sizes
 from rnnsearch.text.subwords import Subwords
@@ -26,6 +25,7 @@ from rnnsearch.training import checkpoint
 from rnnsearch.training.console import say
 from rnnsearch.training.corpus import Corpus, prepare_corpus
 from rnnsearch.training.distributed import World
+from rnnsearch.training.graphed_loss import GraphedLoss
 from rnnsearch.training.loss import Objective
 from rnnsearch.training.process import configure_cpu, seed_generators
 from rnnsearch.training.schedule import Progress
@@ -82,13 +82,13 @@ def set_up(
         _start_from(model, Path(options.init_from), world)
     seed_generators(options.seed, world.rank, progress.step)
     record = model_directory.files_record(model_dir, src_subwords, tgt_subwords)
-    # the graphed loss is the cross-entropy alone: an objective with another term trains eagerly
+    # the graphs replay the translation's terms; the alignment module's are computed eagerly
     objective = Objective.of(config)
-    cuda_graphs = options.cuda_graphs and not world.distributed and not objective.guided and not objective.aligner
+    cuda_graphs = options.cuda_graphs and not world.distributed and not objective.aligner
     chosen = kernels.choose(device, purpose="train", precision=options.precision, cuda_graphs=cuda_graphs)
     graphed = None
     if chosen.cuda_graphs:
-        graphed = GraphedLoss(model, objective.label_smoothing, config.data.max_length + 1)
+        graphed = GraphedLoss(model, objective, config.data.max_length + 1)
     if world.is_main:
         say(
             f"model: {sum(p.numel() for p in model.parameters()):,} parameters on {device}"

@@ -32,12 +32,12 @@ from rnnsearch.config import Config
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.plots import learning_curves
-from rnnsearch.kernels.cuda_graphs import GraphedLoss
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.text.batches import Batch, EpochBatches, epoch_batches, make_batch
 from rnnsearch.training import checkpoint, schedule
 from rnnsearch.training.console import say
 from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
+from rnnsearch.training.graphed_loss import GraphedLoss
 from rnnsearch.training.loss import Objective, sequence_loss
 from rnnsearch.training.process import flushing_denormals, seed_generators
 from rnnsearch.training.reporting import Reporter
@@ -71,11 +71,11 @@ def training_step(
     Under DDP (`model` wrapped in `ddp`, `world` of N ranks) the mean is over the tokens
     of all ranks' batches: DDP averages the N gradients, hence the factor N. With
     precision bf16 the forward pass runs under bfloat16 autocast. `graphed`, on a GPU,
-    computes the loss with CUDA graphs instead: the cross-entropy alone, so never for an
-    objective with other terms. Returns this rank's summed loss and its number of target
-    tokens. Gradients whose norm is not finite (from a loss that is not, or overflowing in
-    the backward pass) are a NonFiniteUpdate: DDP has averaged the gradients, so every
-    rank sees the same norm and stops at the same step, with no exchange of its own.
+    computes the loss with CUDA graphs instead, made for the same `objective`. Returns
+    this rank's summed loss and its number of target tokens. Gradients whose norm is not
+    finite (from a loss that is not, or overflowing in the backward pass) are a
+    NonFiniteUpdate: DDP has averaged the gradients, so every rank sees the same norm and
+    stops at the same step, with no exchange of its own.
     """
     if graphed is not None:
         loss, tokens = graphed(batch)

@@ -1,5 +1,6 @@
-"""The CUDA path computes what the CPU path computes: losses, gradients, searches, a whole
-training run, and bf16 autocast with α_ij and the loss in fp32. Run where a GPU is present;
+"""The CUDA path computes what the CPU path computes: losses, gradients, searches, graphed
+training steps (guided ones too), a whole training run, and bf16 autocast with α_ij and
+the loss in fp32. Run where a GPU is present;
 skipped elsewhere."""
 
 from __future__ import annotations
@@ -11,16 +12,17 @@ import torch
 
 import rnnsearch
 from rnnsearch.cli import main
-from rnnsearch.kernels.cuda_graphs import GraphedLoss
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.search.rules import SearchOptions, max_output_lengths
 from rnnsearch.text.batches import make_batch, source_tensors
+from rnnsearch.training.graphed_loss import GraphedLoss
 from rnnsearch.training.loss import Objective, sequence_loss
 from rnnsearch.training.trainer import training_step
 from tests.conftest import random_sources, tiny_model
 from tests.integration.conftest import tiny_config, write_config
+from tests.unit.test_guided_loss import pairs_and_links
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -112,12 +114,42 @@ def test_training_steps_replayed_as_cuda_graphs_equal_eager_steps(decoder):
     graphed_model = copy.deepcopy(eager_model)
     eager_optimizer = torch.optim.Adam(eager_model.parameters(), lr=0.01)
     graphed_optimizer = torch.optim.Adam(graphed_model.parameters(), lr=0.01)
-    graphed = GraphedLoss(graphed_model, 0.1, longest_source=64)
+    graphed = GraphedLoss(graphed_model, Objective(0.1), longest_source=64)
     for batch in (_batch(seed=7), _batch(seed=9), _batch(seed=11, count=40)):
         batch = batch.to(CUDA)
         eager_loss, tokens = training_step(eager_model, eager_optimizer, batch, Objective(0.1), 1.0)
         graphed_loss, graphed_tokens = training_step(
             graphed_model, graphed_optimizer, batch, Objective(0.1), 1.0, graphed=graphed
+        )
+        assert graphed_tokens == tokens
+        assert graphed_loss == pytest.approx(eager_loss, rel=1e-5)
+    assert len(graphed.graphed) == 2
+    for (name, p), q in zip(eager_model.named_parameters(), graphed_model.parameters()):
+        assert torch.allclose(q, p, rtol=1e-4, atol=1e-5), name
+
+
+@pytest.mark.parametrize("coverage", [False, True], ids=["attention", "coverage"])
+def test_guided_training_steps_replayed_as_cuda_graphs_equal_eager_steps(coverage):
+    """Guided alignment (and coverage) keep the graphs: the same losses and parameters as
+    eager steps, for batches with links, a batch without any, and a new shape."""
+    eager_model = tiny_model(vocab=23, seed=4, decoder={"cell": "lstm"}, coverage=coverage).train().to(CUDA)
+    graphed_model = copy.deepcopy(eager_model)
+    eager_optimizer = torch.optim.Adam(eager_model.parameters(), lr=0.01)
+    graphed_optimizer = torch.optim.Adam(graphed_model.parameters(), lr=0.01)
+    objective = Objective(0.1, 0.7)
+    graphed = GraphedLoss(graphed_model, objective, longest_source=64)
+    pairs, links = pairs_and_links(16, 23, seed=6)
+    more_pairs, more_links = pairs_and_links(40, 23, seed=8)
+    batches = (
+        make_batch(pairs, links=links),
+        make_batch(pairs, links=[links[1]] * len(pairs)),
+        make_batch(more_pairs, links=more_links),
+    )
+    for batch in batches:
+        batch = batch.to(CUDA)
+        eager_loss, tokens = training_step(eager_model, eager_optimizer, batch, objective, 1.0)
+        graphed_loss, graphed_tokens = training_step(
+            graphed_model, graphed_optimizer, batch, objective, 1.0, graphed=graphed
         )
         assert graphed_tokens == tokens
         assert graphed_loss == pytest.approx(eager_loss, rel=1e-5)
@@ -132,7 +164,7 @@ def test_graph_replays_draw_new_dropout_masks_and_learn():
         if isinstance(module, torch.nn.Dropout):
             module.p = 0.3
     model.train()
-    graphed = GraphedLoss(model, 0.1, longest_source=64)
+    graphed = GraphedLoss(model, Objective(0.1), longest_source=64)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     batch = _batch(seed=7).to(CUDA)
     with torch.no_grad():
