@@ -60,13 +60,14 @@ def piece_links(
 
 
 def guide_entries(pairs: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """A batch's guide as sparse entries: (L, 3) (pair, target piece, source piece) and
-    their (L,) weights, 1 / the number of links of that target piece, so each linked
-    row of the guide is a distribution over source pieces. `pairs` holds each pair's
-    `piece_links`, in batch order."""
-    if not pairs or not sum(len(links) for links in pairs):
+    """A batch's guide as sparse entries: (L, 3) (pair, target piece, source piece), unique
+    since each pair's `piece_links` are, and their (L,) weights, 1 / the number of links of
+    that target piece, so each linked row of the guide is a distribution over source
+    pieces. `pairs` holds each pair's `piece_links`, in batch order."""
+    counts = np.fromiter((len(links) for links in pairs), dtype=np.int64, count=len(pairs))
+    if not counts.sum():
         return np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.float32)
-    rows = [np.column_stack([np.full(len(links), b), links]) for b, links in enumerate(pairs) if len(links)]
-    entries = np.concatenate(rows).astype(np.int64)
-    _, row_of_entry, counts = np.unique(entries[:, :2], axis=0, return_inverse=True, return_counts=True)
-    return entries, (1.0 / counts[row_of_entry.reshape(-1)]).astype(np.float32)
+    links = np.concatenate([np.asarray(links, dtype=np.int64).reshape(-1, 2) for links in pairs])
+    entries = np.column_stack([np.repeat(np.arange(len(pairs)), counts), links])
+    row = entries[:, 0] * (int(entries[:, 1].max()) + 1) + entries[:, 1]  # (pair, target piece) as one number
+    return entries, (1.0 / np.bincount(row)[row]).astype(np.float32)

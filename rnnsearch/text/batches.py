@@ -86,8 +86,7 @@ class Guide:
     def matrix(self, shape: tuple[int, int, int]) -> torch.Tensor:
         """The guide A as a dense (B, T, S) matrix, 0 where there is no link: the shape of α,
         which a fixed-shape (CUDA graph) loss can read whatever the number of links."""
-        links = self.weights.new_zeros(shape)
-        return links.index_put_(tuple(self.entries.unbind(1)), self.weights, accumulate=True)
+        return self.weights.new_zeros(shape).index_put_(tuple(self.entries.unbind(1)), self.weights)  # entries unique
 
 
 @dataclass
