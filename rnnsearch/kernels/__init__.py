@@ -10,7 +10,6 @@ same arithmetic, each tested against the reference:
     additive.py       the additive energies with fewer passes, or as one product for ONNX
     fused_decoder.py  the paper's training loop with a hand-written backward pass
     packed.py         products with weights packed once for oneDNN while searching
-    cuda_graphs.py    training's decoder and loss replayed as CUDA graphs
     capture.py        what capturing a CUDA graph asks of the process
 
 `choose` picks the set for a device and a purpose (training, search, export) once, and
@@ -21,9 +20,10 @@ reads the active set where a replaceable computation runs (`kernels.tanh(x)`,
 here, and the first use of each set is logged ("kernels: cpu-train — …"). Where a set
 gives no form (None), the model computes its reference.
 
-Whether training and search replay their steps as CUDA graphs (cuda_graphs.py; the
-fixed-shape search, search/fixed_shape.py, which follows the search package's rules)
-is chosen here too, as part of the set.
+Whether training and search replay their steps as CUDA graphs (training/graphed_loss.py,
+which replays the training loss's own function; the fixed-shape search,
+search/fixed_shape.py, which follows the search package's rules) is chosen here too,
+as part of the set.
 """
 
 from __future__ import annotations
