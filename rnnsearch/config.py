@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 import yaml
 from pydantic import Field, ValidationError, model_validator
@@ -46,7 +46,23 @@ class TrainingFiles(ParallelFiles):
 
 
 class DataConfig(Section):
-    """Parallel text: the model reads subword ids."""
+    """Parallel text: the model reads subword ids.
+
+    Each data section declares what its kind of data is, for the checks and files that
+    need to know without running it (what a kind does is its class in rnnsearch.kinds):
+    what the model reads, whether its pairs hold words to align, the validation metric
+    that can select a model, whether its training data is prepared on disk, and whether
+    the source has a subword model."""
+
+    reads: ClassVar[str] = "text"
+    described: ClassVar[str] = "a text model"
+    task: ClassVar[str] = "translates text"
+    aligns_words: ClassVar[bool] = True
+    quality_metric: ClassVar[str] = "bleu"
+    prepared_on_disk: ClassVar[bool] = True
+    source_subwords: ClassVar[bool] = True
+    vector_size: ClassVar[None] = None  # text is read as subword ids, not vectors
+    features: ClassVar[None] = None
 
     kind: Literal["text"] = "text"
     train: TrainingFiles | Annotated[list[TrainingFiles], Field(min_length=1)] = Field(
@@ -101,6 +117,14 @@ class SpokenDigitsConfig(Section):
     """Spoken digit strings built from the bundled FSDD recordings: the model reads
     feature vectors and writes digits (rnnsearch.speech.digits)."""
 
+    reads: ClassVar[str] = "audio"
+    described: ClassVar[str] = "a speech model"
+    task: ClassVar[str] = "transcribes speech"
+    aligns_words: ClassVar[bool] = False
+    quality_metric: ClassVar[str] = "error_rate"
+    prepared_on_disk: ClassVar[bool] = False
+    source_subwords: ClassVar[bool] = False
+
     kind: Literal["spoken_digits"]
     split: Literal["customary", "speaker"] = Field(
         "customary", description="customary: test on recordings 0-4; speaker: test on a held-out speaker"
@@ -118,6 +142,11 @@ class SpokenDigitsConfig(Section):
     )
     src_lang: str = "audio"
     tgt_lang: str = "digits"
+
+    @property
+    def vector_size(self) -> int:
+        """The size of one encoder input vector."""
+        return self.features.size
 
     @model_validator(mode="after")
     def _digit_range(self) -> SpokenDigitsConfig:
@@ -294,6 +323,11 @@ class SearchConfig(Section):
             raise SearchSettingError(key, overrides.get(key), problem["msg"]) from None
 
 
+def _plural(data: DataConfig | SpokenDigitsConfig) -> str:
+    """What the pairs of a kind of data are called in a message: "spoken digits"."""
+    return data.kind.replace("_", " ")
+
+
 class SearchSettingError(ArgumentValueError):
     """A search setting's override that the search section's rule refuses: `reason` says
     why, in the config's words."""
@@ -323,15 +357,10 @@ class Config(Section):
             return {**data, "data": {**data["data"], "kind": "text"}}
         return data
 
-    @property
-    def speech(self) -> bool:
-        """True when the source is audio (feature vectors), not text."""
-        return self.data.kind == "spoken_digits"
-
     @model_validator(mode="after")
     def _metric_fits_the_data(self) -> Config:
         metric = self.train.selection_metric
-        if metric != "loss" and (metric == "error_rate") != self.speech:
+        if metric not in ("loss", self.data.quality_metric):
             raise ValueError(f"train.selection_metric {metric} does not apply to data.kind {self.data.kind}")
         return self
 
@@ -352,8 +381,10 @@ class Config(Section):
             return self
         if self.model.attention == "none":
             raise ValueError("train.guided_alignment_weight needs an attention to guide; model.attention is none")
-        if self.speech:
-            raise ValueError("train.guided_alignment_weight guides text pairs; spoken digits have no word alignments")
+        if not self.data.aligns_words:
+            raise ValueError(
+                f"train.guided_alignment_weight guides text pairs; {_plural(self.data)} have no word alignments"
+            )
         if not any(corpus.alignments for corpus in self.data.train_corpora):
             raise ValueError("train.guided_alignment_weight needs word alignments: no data.train corpus names any")
         return self
@@ -362,8 +393,8 @@ class Config(Section):
     def _aligner_on_text_with_its_links(self) -> Config:
         if not self.model.aligner:
             return self
-        if self.speech:
-            raise ValueError("model.aligner aligns words; spoken digits have no source words to align")
+        if not self.data.aligns_words:
+            raise ValueError(f"model.aligner aligns words; {_plural(self.data)} have no source words to align")
         if self.train.aligner_objective != "prediction" and not any(
             corpus.alignments for corpus in self.data.train_corpora
         ):

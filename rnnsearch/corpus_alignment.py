@@ -98,7 +98,7 @@ def corpora_to_align(config: Config, *, origin: str = "config") -> list[Training
     """The config's training corpora, each of which must name the file its alignments go
     to, no two the same and none one of the corpus's own files; `origin` (the config's
     path) starts the errors."""
-    if config.speech:
+    if not config.data.aligns_words:
         raise UserError(f"{origin}: data.kind {config.data.kind} has no parallel text to align")
     corpora = config.data.train_corpora
     listed = isinstance(config.data.train, list)

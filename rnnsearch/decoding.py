@@ -70,11 +70,6 @@ class Decoding:
         return torch.device("cpu") if weights is None else weights.device
 
     @property
-    def speech(self) -> bool:
-        """True for a model that reads audio."""
-        return self.source.kind == "speech"
-
-    @property
     def seconds_per_vector(self) -> float | None:
         """Audio per encoder input vector for a speech model; None for text."""
         return self.source.seconds_per_column

@@ -33,6 +33,7 @@ from rnnsearch.config import load_config
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation import metrics
 from rnnsearch.evaluation.plots import bleu_by_length_plot
+from rnnsearch.kinds import data_kind
 from rnnsearch.text.corpus import read_lines
 from rnnsearch.training import checkpoint
 from rnnsearch.training.trainer import Trainer
@@ -86,7 +87,7 @@ def run_variant(experiment: Experiment, name: str) -> tuple[dict[str, Any], list
     if config.data.test is None:
         raise UserError(f"{experiment.base}: data.test is needed to compare variants")
     model_dir = Path(config.train.model_dir)
-    progress = Trainer(config, model_dir).run(resume=(model_dir / model_directory.LAST).exists())
+    progress = Trainer(config, model_dir, data_kind(config)).run(resume=(model_dir / model_directory.LAST).exists())
     translator = load(model_dir, device=config.train.device)
     sources, references = read_lines(config.data.test.src), read_lines(config.data.test.tgt)
     hypotheses = [t.text for t in translator.translate(sources)]

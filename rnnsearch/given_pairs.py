@@ -45,7 +45,7 @@ def check_reverse(forward: DataConfig, backward: DataConfig, *, name: str = "rev
 
 def _swapped_corpora(forward: DataConfig, backward: DataConfig) -> bool:
     """Whether `backward` trained on `forward`'s text corpora with their sides swapped."""
-    if not (isinstance(forward, DataConfig) and isinstance(backward, DataConfig)):
+    if not (forward.aligns_words and backward.aligns_words):  # pairs of words, from text corpora
         return False
     swapped = [(corpus.tgt, corpus.src) for corpus in backward.train_corpora]
     return swapped == [(corpus.src, corpus.tgt) for corpus in forward.train_corpora]

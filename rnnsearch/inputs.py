@@ -7,8 +7,8 @@ more source sides (an ensemble whose members cut the source differently); speech
 is feature vectors, one per stacked frame. The translator (and through it the
 server and the CLI) and validation ask the input kind instead of branching on it:
 how given inputs become sources, which of them are blank, and whether a call that
-needs text (or audio) can run at all. Adding an input kind means adding one class
-here and one entry in INPUTS.
+needs text (or audio) can run at all. Each kind of data (rnnsearch.kinds) makes its
+input kind.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from collections.abc import Sequence
 
 import torch
 
-from rnnsearch.config import Config
 from rnnsearch.errors import UserError
 from rnnsearch.text.batches import Source, side_tensors, source_tensors, vector_tensors
 from rnnsearch.text.corpus import is_blank
@@ -43,7 +42,6 @@ class TextInput:
     """Sources as subword pieces: one list of ids per text, or with several source sides
     a tuple of them, side 0 first; alignments are over side 0's pieces."""
 
-    kind = "text"
     seconds_per_column = None
 
     def __init__(self, sides: Sequence[Subwords]):
@@ -107,8 +105,6 @@ class TextInput:
 class SpeechInput:
     """Sources as feature vectors (frames, size) of spoken audio."""
 
-    kind = "speech"
-
     def __init__(self, seconds_per_column: float):
         """`seconds_per_column`: the audio each input vector stands for."""
         self.seconds_per_column = seconds_per_column
@@ -156,24 +152,3 @@ class SpeechInput:
 
 
 InputKind = TextInput | SpeechInput
-
-
-def _text_input(config: Config, sides: Sequence[Subwords]) -> TextInput:
-    return TextInput(sides)
-
-
-def _speech_input(config: Config, sides: Sequence[None]) -> SpeechInput:
-    from rnnsearch.speech.corpus import seconds_per_vector  # the audio stack, for speech models only
-
-    return SpeechInput(seconds_per_vector(config.data))
-
-
-INPUTS = {"text": _text_input, "speech": _speech_input}
-"""Each input kind, built from a model's config and its source subword models by side:
-a kind takes the values it uses, not the config."""
-
-
-def input_kind(config: Config, sides: Sequence[Subwords | None]) -> InputKind:
-    """The input kind of a model with this config, given its source subword models by
-    side (None for speech): the one place that tells the kinds apart."""
-    return INPUTS["speech" if config.speech else "text"](config, sides)

@@ -174,15 +174,15 @@ def _require_compatible(directories: list[str | os.PathLike], files: list[ModelF
     """Refuse members that cannot decode together, naming the first that differs from the first member."""
     first, (first_config, _, first_target) = directories[0], files[0]
     for directory, (config, _, target) in zip(directories[1:], files[1:]):
-        if config.speech != first_config.speech:
-            kinds = ("audio" if config.speech else "text", "audio" if first_config.speech else "text")
+        if config.data.reads != first_config.data.reads:
+            kinds = (config.data.reads, first_config.data.reads)
             raise UserError(f"{directory}: reads {kinds[0]} but {first} reads {kinds[1]}; an ensemble reads one kind")
         if target.model_bytes != first_target.model_bytes:
             raise UserError(
                 f"{directory}: its target subword model is not that of {first}; "
                 "the members of an ensemble must share the target vocabulary"
             )
-        if config.speech and config.data.features != first_config.data.features:
+        if config.data.features != first_config.data.features:
             raise UserError(
                 f"{directory}: its data.features differ from those of {first}; "
                 "the members of a speech ensemble must read the same feature vectors"

@@ -222,7 +222,7 @@ def load_model_files(directory: str | Path) -> tuple[Config, Subwords | None, Su
     if not directory.is_dir():
         raise UserError(f"{directory}: no such model directory")
     config = load_config(directory / CONFIG)
-    src_subwords = None if config.speech else Subwords.load(directory / SRC_SUBWORDS)
+    src_subwords = Subwords.load(directory / SRC_SUBWORDS) if config.data.source_subwords else None
     return config, src_subwords, Subwords.load(directory / TGT_SUBWORDS)
 
 
@@ -237,8 +237,8 @@ def source_and_target_sizes(
     config: Config, src_subwords: Subwords | None, tgt_subwords: Subwords
 ) -> tuple[int, int, bool]:
     """build_model's size arguments: source vocabulary (or feature size), target vocabulary, vector input."""
-    if config.speech:
-        return config.data.features.size, len(tgt_subwords), True
+    if config.data.vector_size is not None:
+        return config.data.vector_size, len(tgt_subwords), True
     return len(src_subwords), len(tgt_subwords), False
 
 

@@ -21,7 +21,8 @@ from rnnsearch.decoding import SENTENCES_PER_SEARCH, Decoding
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import ArgumentTypeError
 from rnnsearch.given_pairs import AlignedPair, AlignSettings, GivenPairs
-from rnnsearch.inputs import check_source_lengths, input_kind
+from rnnsearch.inputs import check_source_lengths
+from rnnsearch.kinds import data_kind
 from rnnsearch.loading import ModelDirs, assemble
 from rnnsearch.markup import Reading
 from rnnsearch.model.ensemble import Ensemble
@@ -65,7 +66,8 @@ class Translator(Decoding):
         the pieces alignments are over."""
         self.src_subwords = src_subwords
         self.source_sides = list(source_sides) if source_sides else [src_subwords]
-        super().__init__(model, input_kind(config, self.source_sides), tgt_subwords, config.search)
+        self.kind = data_kind(config)
+        super().__init__(model, self.kind.input(config, self.source_sides), tgt_subwords, config.search)
         self.target_language = config.data.tgt_lang
         self.data = config.data
         self._text = TextTranslation(self)

@@ -29,12 +29,10 @@ def run(args: argparse.Namespace) -> None:
         raise UserError(f"{args.output}: unsupported format; use {', '.join(suffixes[:-1])} or {suffixes[-1]}")
     translator = load(args)
     translator.require_alignment()
-    if translator.speech:
-        translation = translator.transcribe_files([args.sentence], beam_size=args.beam_size)[0]
-    else:
-        translation = translator.translate(
-            [args.sentence], beam_size=args.beam_size, alignment_from=args.alignment_from
-        )[0]
+    lines = [args.sentence]
+    translation = translator.kind.translate_lines(
+        translator, lines, beam_size=args.beam_size, alignment_from=args.alignment_from
+    )[0]
     if not translation.source_tokens:
         raise UserError("the sentence is empty: nothing to align")
     alignment_heatmap(

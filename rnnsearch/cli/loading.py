@@ -39,6 +39,6 @@ def load_for_pairs(args: argparse.Namespace, model_dir: str | None = None) -> Tr
 
     model_dirs = args.model_dir if model_dir is None else [model_dir]
     translator = load_translator(models(model_dirs), device=args.device, precision=args.precision, runtime="torch")
-    if translator.speech:
-        raise UserError(f"{model_dirs[0]}: a speech model; {args.command} takes text sources and targets")
+    if not translator.data.aligns_words:
+        raise UserError(f"{model_dirs[0]}: {translator.data.described}; {args.command} takes text sources and targets")
     return translator

@@ -25,10 +25,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run_train(args: argparse.Namespace) -> None:
     """Train the config's model, or resume it, and say where it went and how it did."""
     from rnnsearch.config import load_config
+    from rnnsearch.kinds import data_kind
     from rnnsearch.training.trainer import Trainer
 
     config = load_config(args.config, args.set)
-    progress = Trainer(config, config.train.model_dir).run(resume=args.resume)
+    progress = Trainer(config, config.train.model_dir, data_kind(config)).run(resume=args.resume)
     print(
         f"trained {progress.step} steps in {progress.seconds / 60:.1f} min; best validation "
         f"{config.train.selection_metric} {abs(progress.best or 0):.2f} at step {progress.best_step}; "
@@ -42,7 +43,7 @@ def run_prepare(args: argparse.Namespace) -> None:
     from rnnsearch.prepared import ensure_prepared, prepared_dir
 
     config = load_config(args.config, args.set)
-    if config.speech:
+    if not config.data.prepared_on_disk:
         raise UserError(f"{args.config}: data.kind {config.data.kind} is made in memory and needs no preparation")
     directory = prepared_dir(config, config.train.model_dir)
     if config.train.init_from:

@@ -61,8 +61,9 @@ def run(args: argparse.Namespace) -> None:
     translator = load(args)
     if args.alignments or args.hard_alignments:
         translator.require_alignment()
-    if args.hard_alignments and translator.speech:
-        raise UserError("--hard-alignments: a recording has no words to link; --alignments writes α over time steps")
+    for option, refusal in translator.kind.refused_options:
+        if getattr(args, option):
+            raise UserError(refusal)
     args.alignment_from = _alignment_from(translator, args)
     with contextlib.ExitStack() as files:
         out = opened(files, args.output) or sys.stdout
@@ -107,26 +108,19 @@ def _output(translation: Translation, args: argparse.Namespace) -> str:
 def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iterator[list]:
     """The translations of the input, a chunk of lines at a time, in input order."""
     chunks = read_input(args.input)
-    if not translator.speech:
-        prefix_chunks = None
-        if args.prefix:
-            chunks, prefix_chunks = _with_prefixes(chunks, args.prefix, args.input or "<stdin>")
-        yield from translator.translate_chunks(
-            chunks,
-            beam_size=args.beam_size,
-            n_best=args.n_best,
-            prefix_chunks=prefix_chunks,
-            markup=args.markup,
-            lenient_markup=args.lenient_markup,
-            alignment_from=args.alignment_from,
-        )
-        return
+    prefix_chunks = None
     if args.prefix:
-        raise UserError("--prefix: a speech model's output cannot be given a prefix")
-    if args.markup:
-        raise UserError("--markup: a speech model reads recordings, which have no markup")
-    for paths in chunks:
-        yield translator.transcribe_files(paths, beam_size=args.beam_size, n_best=args.n_best)
+        chunks, prefix_chunks = _with_prefixes(chunks, args.prefix, args.input or "<stdin>")
+    yield from translator.kind.translate_chunks(
+        translator,
+        chunks,
+        beam_size=args.beam_size,
+        n_best=args.n_best,
+        prefix_chunks=prefix_chunks,
+        markup=args.markup,
+        lenient_markup=args.lenient_markup,
+        alignment_from=args.alignment_from,
+    )
 
 
 def _with_prefixes(

@@ -14,8 +14,9 @@ limits, 422 for a malformed or invalid one, 504 when it takes longer than the ti
 import asyncio
 import base64
 import binascii
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -86,7 +87,7 @@ def create_app(
     app.state.batcher = batcher
     app.state.limits = limits
     app.add_middleware(BodyLimit, max_bytes=_max_body_bytes(limits, _audio_chars(translator, limits)))
-    _add_error_handlers(app, translator.speech, max_audio_seconds(translator, limits))
+    _add_error_handlers(app, translator.data.reads, max_audio_seconds(translator, limits))
     _add_api(app, translator, batcher, describe_model(translator, model_dir, limits), limits)
     _add_page(app)
     return app
@@ -94,25 +95,73 @@ def create_app(
 
 def _decoder(translator: Translator) -> TranslateFn:
     """The batcher's model call: translate texts, or transcribe a speech model's recordings."""
-    if not translator.speech:
+    return INPUTS[translator.data.reads].decoder(translator)
 
-        def translate(
-            items: list[tuple[str, str]], beam_size: int, n_best: int, alignment_from: str, cancelled: Cancelled
-        ):
-            texts, prefixes = [text for text, _ in items], [prefix for _, prefix in items]
-            given = prefixes if any(prefixes) else None
-            return translator.translate(
-                texts, beam_size, n_best, cancelled, prefixes=given, alignment_from=alignment_from
-            )
 
-        return translate
+def _translating(translator: Translator) -> TranslateFn:
+    def translate(
+        items: list[tuple[str, str]], beam_size: int, n_best: int, alignment_from: str, cancelled: Cancelled
+    ) -> list[Translation]:
+        texts, prefixes = [text for text, _ in items], [prefix for _, prefix in items]
+        given = prefixes if any(prefixes) else None
+        return translator.translate(texts, beam_size, n_best, cancelled, prefixes=given, alignment_from=alignment_from)
 
+    return translate
+
+
+def _transcribing(translator: Translator) -> TranslateFn:
     def transcribe(
         audio: list[np.ndarray], beam_size: int, n_best: int, alignment_from: str, cancelled: Cancelled
     ) -> list[Translation]:
         return translator.transcribe(audio, [f"audio.{k}" for k in range(len(audio))], beam_size, n_best, cancelled)
 
     return transcribe
+
+
+async def _text_items(
+    translator: Translator, request: schemas.TranslateOptions, max_seconds: float | None
+) -> tuple[list[tuple[str, str]], list[MarkedUp | None] | None]:
+    """The request's texts (their markup parsed) with their prefixes, and the parsed markup."""
+    marked = _marked_up(translator, request.texts, request.markup)
+    texts = request.texts if marked is None else [parsed.text for parsed in marked]  # not lenient: all parsed
+    _check_source_lengths(translator, texts)
+    return list(zip(texts, _prefixes(texts, request.prefixes))), marked
+
+
+async def _audio_items(
+    translator: Translator, request: schemas.TranslateOptions, max_seconds: float | None
+) -> tuple[list[np.ndarray], None]:
+    """The request's recordings, decoded off the event loop."""
+    return await asyncio.to_thread(_read_audio, request.audio, max_seconds), None
+
+
+@dataclass(frozen=True)
+class InputApi:
+    """How the API takes one kind of input: the request's field that holds it, the field
+    it does not take and what to say when that is sent, how a request's inputs are read,
+    and the batcher's model call."""
+
+    field: str
+    wrong_field: str
+    wrong_input: str
+    items: Callable[..., Awaitable[tuple[list, list[MarkedUp | None] | None]]]
+    decoder: Callable[[Translator], TranslateFn]
+
+
+INPUTS = {
+    "text": InputApi(
+        "texts", "audio", "audio: this model reads text: send sentences in `texts`", _text_items, _translating
+    ),
+    "audio": InputApi(
+        "audio",
+        "texts",
+        "texts: this model reads audio: send WAV files in `audio`, base64-encoded",
+        _audio_items,
+        _transcribing,
+    ),
+}
+"""The API of a model reading text, and of one reading audio (the model's data section
+says which it reads): the request's fields are the API's own, one per input a model reads."""
 
 
 def _alignment_from(translator: Translator, request: schemas.TranslateOptions) -> str:
@@ -139,14 +188,7 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
         beam_size = translator.search.beam_size if request.beam_size is None else request.beam_size
         if request.n_best > beam_size:
             raise UserError(f"n_best: {request.n_best} is more than the beam size {beam_size}")
-        marked = None
-        if translator.speech:
-            items = await asyncio.to_thread(_read_audio, request.audio, max_seconds)
-        else:
-            marked = _marked_up(translator, request.texts, request.markup)
-            texts = request.texts if marked is None else [parsed.text for parsed in marked]  # not lenient: all parsed
-            _check_source_lengths(translator, texts)
-            items = list(zip(texts, _prefixes(texts, request.prefixes)))
+        items, marked = await INPUTS[translator.data.reads].items(translator, request, max_seconds)
         alignment_from = _alignment_from(translator, request)
         try:
             work = asyncio.wait_for(batcher.translate(items, beam_size, request.n_best, alignment_from), limits.timeout)
@@ -329,15 +371,9 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
-WRONG_INPUT = {
-    False: ("audio", "audio: this model reads text: send sentences in `texts`"),
-    True: ("texts", "texts: this model reads audio: send WAV files in `audio`, base64-encoded"),
-}
-"""For a text model and a speech model: the field it does not take, and what to say when it is sent."""
-
-
-def _add_error_handlers(app: FastAPI, speech: bool = False, audio_seconds: float | None = None) -> None:
-    wrong_field, wrong_input = WRONG_INPUT[speech]
+def _add_error_handlers(app: FastAPI, reads: str = "text", audio_seconds: float | None = None) -> None:
+    api = INPUTS[reads]
+    wrong_field, wrong_input = api.wrong_field, api.wrong_input
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -345,8 +381,7 @@ def _add_error_handlers(app: FastAPI, speech: bool = False, audio_seconds: float
         if any(problem["loc"] == ("body", wrong_field) for problem in problems):
             return _error(422, wrong_input)
         if any(problem["loc"] == ("body",) and problem["type"] == "missing" for problem in problems):
-            field = "audio" if speech else "texts"
-            return _error(422, f"the request has no body: send a JSON object with `{field}`")
+            return _error(422, f"the request has no body: send a JSON object with `{api.field}`")
         too_large = any(_is_size_error(problem) for problem in problems)
         message = "; ".join(_describe(problem, audio_seconds) for problem in problems[:ERRORS_SHOWN])
         if len(problems) > ERRORS_SHOWN:

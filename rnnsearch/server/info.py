@@ -21,12 +21,11 @@ def describe_model(translator: Translator, model_dir: str | Path | Sequence[str 
     members = 1 if isinstance(model_dir, (str, os.PathLike)) else len(model_dir)
     model_dir = Path(model_dir if isinstance(model_dir, (str, os.PathLike)) else model_dir[0])
     config = load_config(model_dir / CONFIG)
-    speech = translator.speech
     return ModelInfo(
-        input="audio" if speech else "text",
+        input=translator.data.reads,
         source_language=config.data.src_lang,
         target_language=config.data.tgt_lang,
-        source_vocabulary=None if speech else len(translator.src_subwords),
+        source_vocabulary=None if translator.src_subwords is None else len(translator.src_subwords),
         target_vocabulary=len(translator.tgt_subwords),
         parameters=translator.parameters,
         runtime=translator.runtime,
@@ -36,7 +35,7 @@ def describe_model(translator: Translator, model_dir: str | Path | Sequence[str 
         subwords=config.subwords,
         search=translator.search,
         training=training_figures(model_dir / METRICS),
-        sample_rate=SAMPLE_RATE if speech else None,
+        sample_rate=None if translator.seconds_per_vector is None else SAMPLE_RATE,
         seconds_per_vector=translator.seconds_per_vector,
         limits=ServedLimits(
             max_texts=limits.max_texts,
@@ -52,7 +51,7 @@ def describe_model(translator: Translator, model_dir: str | Path | Sequence[str 
 def max_audio_seconds(translator: Translator, limits: Limits) -> float | None:
     """Seconds per recording: the server's limit, or less where the model's search.max_source_length
     input vectors cover less audio; None for a text model."""
-    if not translator.speech:
+    if translator.seconds_per_vector is None:  # text
         return None
     return min(limits.max_audio_seconds, translator.search.max_source_length * translator.seconds_per_vector)
 

@@ -63,8 +63,8 @@ def train_aligner(model_dir: str | Path, overrides: list[str], *, resume: bool) 
     """Train the alignment module of the model in `model_dir` (see the module docstring)."""
     model_dir = Path(model_dir)
     model_config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
-    if model_config.speech:
-        raise UserError(f"train-aligner: {model_dir} transcribes speech; the alignment module aligns words")
+    if not model_config.data.aligns_words:
+        raise UserError(f"train-aligner: {model_dir} {model_config.data.task}; the alignment module aligns words")
     config = run_config(model_dir, overrides)
     run_dir = model_dir / model_directory.ALIGNER_DIR
     started = (run_dir / model_directory.LAST).exists()

@@ -17,13 +17,12 @@ from rnnsearch import files, kernels, model_directory
 from rnnsearch.config import Config
 from rnnsearch.decoding import Decoding
 from rnnsearch.errors import UserError
-from rnnsearch.inputs import input_kind
 from rnnsearch.model.seq2seq import RNNSearch, build_model
 from rnnsearch.model_directory import source_and_target_sizes
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.console import say
-from rnnsearch.training.corpus import Corpus, prepare_corpus
+from rnnsearch.training.corpus import Corpus, CorpusKind
 from rnnsearch.training.distributed import World
 from rnnsearch.training.graphed_loss import GraphedLoss
 from rnnsearch.training.loss import Objective
@@ -50,10 +49,18 @@ class TrainingSetup:
 
 
 def set_up(
-    config: Config, model_dir: Path, world: World, device: torch.device, *, resume: bool, restart: bool
+    config: Config,
+    model_dir: Path,
+    world: World,
+    device: torch.device,
+    kind: CorpusKind,
+    *,
+    resume: bool,
+    restart: bool,
 ) -> TrainingSetup:
-    """This process's part of a run: `resume` from the model directory's last checkpoint,
-    or start afresh (`restart`: a resumed run that found no checkpoint to resume from)."""
+    """This process's part of a run on data of `kind`: `resume` from the model directory's
+    last checkpoint, or start afresh (`restart`: a resumed run that found no checkpoint to
+    resume from)."""
     options = config.train
     if world.distributed and config.model.aligner:
         raise UserError(
@@ -70,11 +77,11 @@ def set_up(
         if not resume:
             _forget_an_earlier_start(model_dir)
     torch.manual_seed(options.seed)
-    corpus, src_subwords, tgt_subwords = prepare_corpus(config, model_dir, resume, world)
+    corpus, src_subwords, tgt_subwords = kind.prepare_corpus(config, model_dir, resume, world)
     model = build_model(config.model, *source_and_target_sizes(config, src_subwords, tgt_subwords)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=options.learning_rate, fused=True)
-    decoding = Decoding(model, input_kind(config, [src_subwords]), tgt_subwords, config.search)
-    validator = Validator(decoding, corpus, config, alignments=model_dir / model_directory.ALIGNMENTS)
+    decoding = Decoding(model, kind.input(config, [src_subwords]), tgt_subwords, config.search)
+    validator = Validator(decoding, corpus, config, kind=kind, alignments=model_dir / model_directory.ALIGNMENTS)
     progress = Progress()
     if resume:
         progress = _restore(model, optimizer, model_dir, world, (src_subwords, tgt_subwords))

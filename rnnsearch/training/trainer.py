@@ -36,6 +36,7 @@ from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.text.batches import Batch, EpochBatches, epoch_batches, make_batch
 from rnnsearch.training import checkpoint, schedule
 from rnnsearch.training.console import say
+from rnnsearch.training.corpus import CorpusKind
 from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
 from rnnsearch.training.graphed_loss import GraphedLoss
 from rnnsearch.training.loss import Objective, sequence_loss
@@ -105,10 +106,11 @@ def _clipped(model: RNNSearch, clip_norm: float) -> torch.Tensor:
 
 
 class Trainer:
-    """Trains the model `config` describes into `model_dir`."""
+    """Trains the model `config` describes into `model_dir`, on data of `kind`
+    (`rnnsearch.kinds.data_kind(config)`), which prepares and scores it."""
 
-    def __init__(self, config: Config, model_dir: str | Path):
-        self.config = config
+    def __init__(self, config: Config, model_dir: str | Path, kind: CorpusKind):
+        self.config, self.kind = config, kind
         self.model_dir = Path(model_dir)
         self.device = resolve_device(config.train.device, "train.device")
         self.progress = Progress()
@@ -126,9 +128,15 @@ class Trainer:
         try:
             with flushing_denormals():
                 setup = set_up(
-                    self.config, self.model_dir, world, self.device, resume=resume and not restart, restart=restart
+                    self.config,
+                    self.model_dir,
+                    world,
+                    self.device,
+                    self.kind,
+                    resume=resume and not restart,
+                    restart=restart,
                 )
-                loop = TrainingLoop(self.config, self.model_dir, setup)
+                loop = TrainingLoop(self.config, self.model_dir, setup, self.kind)
                 with kernels.use(setup.kernels):
                     loop.run()
                 self.progress = loop.progress
@@ -147,8 +155,8 @@ class Trainer:
 class TrainingLoop:
     """The steps of one process of a run, from its set-up to the last validation."""
 
-    def __init__(self, config: Config, model_dir: Path, setup: TrainingSetup):
-        self.config, self.model_dir = config, model_dir
+    def __init__(self, config: Config, model_dir: Path, setup: TrainingSetup, kind: CorpusKind):
+        self.config, self.model_dir, self.kind = config, model_dir, kind
         self.world, self.device, self.corpus = setup.world, setup.device, setup.corpus
         self.model, self.optimizer, self.ddp, self.graphed = setup.model, setup.optimizer, setup.ddp, setup.graphed
         self.validator, self.record, self.progress = setup.validator, setup.record, setup.progress
@@ -284,17 +292,10 @@ class TrainingLoop:
             )
         self._log(row)
         self.report.validated(row, self.model_dir / model_directory.ALIGNMENTS)
-        scores = (
-            f"digit error rate {row['valid_der']:.2f}%, strings right {row['valid_accuracy']:.1f}%"
-            if self.config.speech
-            else f"BLEU {row['valid_bleu']:.2f}"
-        )
+        scores = self.kind.scores_line(row)
         if "valid_sentences_all" in row:
-            scores += f" on the first {options.valid_bleu_sentences}; on all {row['valid_sentences_all']}: " + (
-                f"digit error rate {row['valid_der_all']:.2f}%"
-                if self.config.speech
-                else f"{row['valid_bleu_all']:.2f}"
-            )
+            scores += f" on the first {options.valid_bleu_sentences}; on all {row['valid_sentences_all']}: "
+            scores += self.kind.scores_line(row, "_all")
         self._say(
             f"step {progress.step}: valid loss {row['valid_loss']:.3f}, ppl {row['valid_ppl']:.2f}, "
             f"greedy {scores}{' (best)' if verdict.improved else ''}"

@@ -16,7 +16,7 @@ import torch
 from rnnsearch import kernels
 from rnnsearch.config import Config
 from rnnsearch.decoding import Decoding
-from rnnsearch.evaluation.metrics import bleu, perplexity
+from rnnsearch.evaluation.metrics import perplexity
 from rnnsearch.evaluation.plots import alignment_heatmap
 from rnnsearch.model.modes import evaluating
 from rnnsearch.results import Translation
@@ -24,15 +24,17 @@ from rnnsearch.text.batches import epoch_batches, make_batch
 from rnnsearch.training.loss import sequence_loss
 
 if TYPE_CHECKING:
-    from rnnsearch.training.corpus import Corpus
+    from rnnsearch.training.corpus import Corpus, CorpusKind
 
 
 class Validator:
     """Validates `decoding`'s model (a Translator is one) on `corpus`'s validation set, as
-    `config` says; heatmaps go to `alignments` (a folder of the model directory)."""
+    `config` says, scored as its `kind` of data scores; heatmaps go to `alignments` (a
+    folder of the model directory)."""
 
-    def __init__(self, decoding: Decoding, corpus: Corpus, config: Config, *, alignments: Path):
+    def __init__(self, decoding: Decoding, corpus: Corpus, config: Config, *, kind: CorpusKind, alignments: Path):
         self.decoding, self.corpus, self.config, self.alignments = decoding, corpus, config, alignments
+        self.kind = kind
 
     @torch.no_grad()
     def __call__(self, step: int, *, everything: bool = False) -> dict[str, float]:
@@ -55,9 +57,11 @@ class Validator:
         self._draw_alignments(translations[: self.config.train.valid_heatmaps], step)
         hypotheses = [t.text for t in translations]
         row = {"valid_loss": loss, "valid_ppl": perplexity(loss)}
-        row.update(self._scores(hypotheses[:scored], references[:scored]))
+        row.update(self.kind.validation_scores(hypotheses[:scored], references[:scored]))
         if translated > scored:
-            row.update({f"{key}_all": value for key, value in self._scores(hypotheses, references).items()})
+            row.update(
+                {f"{key}_all": value for key, value in self.kind.validation_scores(hypotheses, references).items()}
+            )
             row["valid_sentences_all"] = translated
         return row
 
@@ -73,17 +77,6 @@ class Validator:
                 loss, n_tokens = sequence_loss(model, batch)
                 loss_sum, tokens = loss_sum + float(loss), tokens + n_tokens
         return loss_sum / tokens
-
-    def _scores(self, hypotheses: list[str], references: list[str]) -> dict[str, float]:
-        """Greedy BLEU for text; digit error rate and string accuracy for spoken digits."""
-        if self.config.speech:
-            from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
-
-            return {
-                "valid_der": digit_error_rate(hypotheses, references).value,
-                "valid_accuracy": string_accuracy(hypotheses, references).value,
-            }
-        return {"valid_bleu": bleu(hypotheses, references).value}
 
     def _draw_alignments(self, translations: list[Translation], step: int) -> None:
         """Heatmaps of the same first validation sentences at every validation:

@@ -1,10 +1,12 @@
-"""Input kinds: how sources become tensors and how an alignment's columns are labelled."""
+"""Input kinds, as each kind of data makes them: how sources become tensors and how an
+alignment's columns are labelled."""
 
 import pytest
 import torch
 
 from rnnsearch.config import load_config
-from rnnsearch.inputs import INPUTS, SpeechInput, TextInput, input_kind
+from rnnsearch.inputs import SpeechInput, TextInput
+from rnnsearch.kinds import data_kind
 from rnnsearch.text.subwords import EOS, train_subwords
 
 TEXTS = ["ein hund läuft", "zwei hunde laufen", "ein mann"] * 5
@@ -16,8 +18,9 @@ def sides():
 
 
 def test_text_is_padded_ids_labelled_with_its_pieces_and_end(sides):
-    text = input_kind(load_config("configs/multi30k_de_en.yaml"), sides[:1])
-    assert isinstance(text, TextInput) and text.kind == "text" and text.seconds_per_column is None
+    config = load_config("configs/multi30k_de_en.yaml")
+    text = data_kind(config).input(config, sides[:1])
+    assert isinstance(text, TextInput) and text.seconds_per_column is None
     sources = sides[0].encode(["ein hund", "ein"])
     src, lengths, side_zero = text.tensors(sources)
     assert src.shape == (2, 3) and lengths.tolist() == [3, 2] and side_zero.tolist() == [3, 2]
@@ -27,7 +30,8 @@ def test_text_is_padded_ids_labelled_with_its_pieces_and_end(sides):
 
 
 def test_several_sides_stack_and_side_zero_labels_the_alignment(sides):
-    text = INPUTS["text"](load_config("configs/multi30k_de_en.yaml"), sides)
+    config = load_config("configs/multi30k_de_en.yaml")
+    text = data_kind(config).input(config, sides)
     sources = list(zip(sides[0].encode(TEXTS[:2]), sides[1].encode([t.upper() for t in TEXTS[:2]])))
     src, lengths, side_zero = text.tensors(sources)
     assert src.shape == (2, 4, 2) and side_zero.tolist() == [4, 4]
@@ -36,8 +40,9 @@ def test_several_sides_stack_and_side_zero_labels_the_alignment(sides):
 
 
 def test_speech_is_padded_vectors_labelled_with_their_start_times():
-    speech = input_kind(load_config("configs/fsdd_digits.yaml"), [None])
-    assert isinstance(speech, SpeechInput) and speech.kind == "speech"
+    config = load_config("configs/fsdd_digits.yaml")
+    speech = data_kind(config).input(config, [None])
+    assert isinstance(speech, SpeechInput)
     vectors = [torch.ones(4, 6), torch.ones(2, 6)]
     src, lengths, side_zero = speech.tensors(vectors)
     assert src.shape == (2, 4, 6) and lengths.tolist() == [4, 2] and side_zero.tolist() == [4, 2]

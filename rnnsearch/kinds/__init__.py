@@ -1,0 +1,40 @@
+"""Each kind of data a model learns from, one object: text, or spoken digit strings.
+
+A kind is chosen once, from a config's `data.kind` (`data_kind`), and owns what differs
+between kinds, so that no code elsewhere asks which kind it has:
+
+    input(config, sides)            what the encoder reads and how a source is shown
+                                    (an rnnsearch.inputs kind)
+    prepare_corpus(config, …)       a training run's pairs, prepared (or made in memory),
+                                    and its validation set
+    validation_scores(hyps, refs)   the scores a validation logs (BLEU, or digit error
+                                    rate and string accuracy), keyed as in metrics.jsonl
+    scores_line(row, suffix)        those scores in the trainer's validation line
+    check_members(…)                whether ensemble members read the same inputs
+    translate_lines(translator, …)  translate (or transcribe) input lines: texts, or WAV paths
+    test_scores(translator, …)      `rnnsearch evaluate`'s test set, hypotheses and scores
+
+What a kind declares without running anything (what the model reads, whether it aligns
+words, its selection metric, whether it is prepared on disk, its source subwords and
+vector size) is on its section of the config (rnnsearch.config.DataConfig). Adding a
+kind is one config section, one class here, and its entry in KINDS.
+"""
+
+from __future__ import annotations
+
+from rnnsearch.config import Config
+from rnnsearch.kinds.spoken_digits import SpokenDigits
+from rnnsearch.kinds.text import TextData
+
+DataKind = TextData | SpokenDigits
+
+KINDS: dict[str, type[TextData] | type[SpokenDigits]] = {"text": TextData, "spoken_digits": SpokenDigits}
+"""Each kind of data, by the value of data.kind that names it."""
+
+
+def data_kind(config: Config) -> DataKind:
+    """The kind of data of a model or run with this config: the one place that tells them apart."""
+    return KINDS[config.data.kind]()
+
+
+__all__ = ["KINDS", "DataKind", "SpokenDigits", "TextData", "data_kind"]

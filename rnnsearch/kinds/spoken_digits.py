@@ -1,0 +1,142 @@
+"""Spoken digit strings: feature vectors of audio in, digit pieces out (rnnsearch.kinds).
+The audio stack (rnnsearch.speech) is imported only when a speech model runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rnnsearch import model_directory
+from rnnsearch.config import Config
+from rnnsearch.errors import UserError
+from rnnsearch.inputs import SpeechInput
+from rnnsearch.kinds.text import test_set
+from rnnsearch.text.batches import InMemoryPairs
+from rnnsearch.text.subwords import Subwords, train_subwords
+from rnnsearch.training import checkpoint
+from rnnsearch.training.console import say
+from rnnsearch.training.corpus import Corpus
+from rnnsearch.training.distributed import SINGLE_PROCESS, World
+
+if TYPE_CHECKING:
+    from rnnsearch.results import Translation
+
+
+class SpokenDigits:
+    """Spoken digit strings built from the bundled FSDD recordings (data.kind
+    spoken_digits): the model transcribes feature vectors into digits."""
+
+    name = "spoken_digits"
+    refused_options: tuple[tuple[str, str], ...] = (
+        (
+            "hard_alignments",
+            "--hard-alignments: a recording has no words to link; --alignments writes α over time steps",
+        ),
+        ("prefix", "--prefix: a speech model's output cannot be given a prefix"),
+        ("markup", "--markup: a speech model reads recordings, which have no markup"),
+    )
+    """`translate`'s options that a recording cannot take (argument name, refusal)."""
+
+    @staticmethod
+    def input(config: Config, sides: Sequence[None]) -> SpeechInput:
+        """Sources as feature vectors, each standing for the audio of its stacked frames."""
+        from rnnsearch.speech.corpus import seconds_per_vector
+
+        return SpeechInput(seconds_per_vector(config.data))
+
+    @staticmethod
+    def prepare_corpus(
+        config: Config, model_dir: Path, resume: bool, world: World = SINGLE_PROCESS
+    ) -> tuple[Corpus, None, Subwords]:
+        """Feature vectors in, digit pieces out; only the target has subwords.
+
+        Rank 0 computes the features first, so the other ranks find them in the cache.
+        """
+        from rnnsearch.speech.corpus import part_inputs
+
+        if world.is_main:
+            sources, targets = part_inputs(config.data, "train")
+            valid_sources, valid_references = part_inputs(config.data, "validation")
+            if not resume:
+                tgt_subwords = _digit_subwords(config, targets)
+                model_directory.save_model_files(model_dir, config, None, tgt_subwords)
+        world.barrier()
+        if not world.is_main:
+            sources, targets = part_inputs(config.data, "train")
+            valid_sources, valid_references = part_inputs(config.data, "validation")
+        if resume or not world.is_main:
+            _, _, tgt_subwords = model_directory.load_model_files(model_dir)
+        limit = config.data.max_length
+        train = [(s, t) for s, t in zip(sources, tgt_subwords.encode(targets)) if len(s) <= limit and len(t) <= limit]
+        valid = list(zip(valid_sources, tgt_subwords.encode(valid_references)))
+        if world.is_main:
+            say(f"training data: {len(train)} spoken digit strings ({len(sources) - len(train)} over max_length)")
+        corpus = Corpus(InMemoryPairs(train), InMemoryPairs(valid), valid_sources, valid_references)
+        return corpus, None, tgt_subwords
+
+    @staticmethod
+    def validation_scores(hypotheses: list[str], references: list[str]) -> dict[str, float]:
+        """Digit error rate and string accuracy."""
+        from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
+
+        return {
+            "valid_der": digit_error_rate(hypotheses, references).value,
+            "valid_accuracy": string_accuracy(hypotheses, references).value,
+        }
+
+    @staticmethod
+    def scores_line(row: dict[str, Any], suffix: str = "") -> str:
+        """The validation scores of `row` in words; `suffix` "_all": those of the whole set."""
+        line = f"digit error rate {row[f'valid_der{suffix}']:.2f}%"
+        return line if suffix else f"{line}, strings right {row['valid_accuracy']:.1f}%"
+
+    @staticmethod
+    def translate_lines(
+        translator: Any, lines: list[str], *, beam_size: int | None, alignment_from: str | None = None
+    ) -> list[Translation]:
+        """WAV files, one path a line, transcribed (from the attention: the only alignment a recording has)."""
+        return translator.transcribe_files(lines, beam_size=beam_size)
+
+    @staticmethod
+    def translate_chunks(translator: Any, chunks: Iterator[list[str]], **options: Any) -> Iterator[list[Translation]]:
+        """`translate`'s input, WAV paths a chunk at a time, transcribed."""
+        for paths in chunks:
+            yield translator.transcribe_files(paths, beam_size=options["beam_size"], n_best=options["n_best"])
+
+    @staticmethod
+    def evaluate(translator: Any, args: argparse.Namespace) -> None:
+        """`rnnsearch evaluate`: digit error rate and string accuracy on a part of the
+        config's spoken digits, or on WAV files listed in --src with digit strings in --ref."""
+        from rnnsearch.speech.corpus import part_inputs
+        from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
+
+        if args.src or args.ref:
+            if not (args.src and args.ref):
+                raise UserError("evaluate: give both --src (WAV paths) and --ref (digit strings), or neither")
+            paths, references = test_set(args.src, args.ref)
+            translations = translator.transcribe_files(paths, beam_size=args.beam_size)
+            what = args.src
+        else:
+            inputs, references = part_inputs(translator.data, args.part)
+            names = [f"{args.part} {k}" for k in range(1, len(inputs) + 1)]
+            translations = translator.translate_vectors(inputs, names, beam_size=args.beam_size)
+            what = f"{translator.data.split} split, {args.part} part ({len(inputs)} utterances)"
+        hypotheses = [t.text for t in translations]
+        scores = [digit_error_rate(hypotheses, references), string_accuracy(hypotheses, references)]
+        if args.json:
+            print(json.dumps({s.name: {"score": round(s.value, 2), "signature": s.signature} for s in scores}))
+            return
+        print(what)
+        for score in scores:
+            print(f"{score.name} = {score.value:.2f}% ({score.signature})")
+
+
+def _digit_subwords(config: Config, targets: list[str]) -> Subwords:
+    """The digit pieces of a new run: those of train.init_from, else learnt from the targets."""
+    if config.train.init_from:
+        return checkpoint.init_from_subwords(config.train.init_from, config.model, data_kind=config.data.kind)[1]
+    options = config.subwords
+    return train_subwords(targets, options.kind, options.vocab_size, options.min_frequency)

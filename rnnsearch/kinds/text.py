@@ -1,0 +1,158 @@
+"""Parallel text: subword pieces in, subword pieces out (rnnsearch.kinds)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rnnsearch import model_directory
+from rnnsearch.config import Config
+from rnnsearch.errors import UserError
+from rnnsearch.inputs import TextInput, check_source_lengths
+from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
+from rnnsearch.text.corpus import read_lines, read_parallel, require_usable_pairs
+from rnnsearch.text.subwords import Subwords
+from rnnsearch.training import checkpoint
+from rnnsearch.training.corpus import PREPARATION_TIMEOUT, Corpus, encode_validation
+from rnnsearch.training.distributed import SINGLE_PROCESS, World
+
+if TYPE_CHECKING:
+    from rnnsearch.results import Translation
+
+
+def test_set(src: str, ref: str) -> tuple[list[str], list[str]]:
+    """The lines of `evaluate`'s --src and --ref: as many of each, and at least one."""
+    sources, references = read_lines(src), read_lines(ref)
+    if len(sources) != len(references):
+        raise UserError(f"{src} has {len(sources)} lines but {ref} has {len(references)}")
+    if not sources:
+        raise UserError(f"{src}: no lines, nothing to evaluate")
+    return sources, references
+
+
+class TextData:
+    """Parallel text (data.kind text): the model translates subword pieces."""
+
+    name = "text"
+    refused_options: tuple[tuple[str, str], ...] = ()  # `translate` takes every option for text
+
+    @staticmethod
+    def input(config: Config, sides: Sequence[Subwords]) -> TextInput:
+        """Sources as the pieces of every source side."""
+        return TextInput(sides)
+
+    @staticmethod
+    def prepare_corpus(
+        config: Config, model_dir: Path, resume: bool, world: World = SINGLE_PROCESS
+    ) -> tuple[Corpus, Subwords, Subwords]:
+        """Check the validation set, prepare the training data on disk (or reuse it) and map it.
+
+        Rank 0 prepares, while the other ranks wait, then every rank maps the same files. A
+        resumed run encodes with its model directory's subword models, a fine-tuning run
+        with those of the model it starts from.
+        """
+        data = config.data
+        valid_sources, valid_references = read_parallel(data.valid.src, data.valid.tgt)
+        require_usable_pairs(valid_sources, valid_references, data.valid.src, data.valid.tgt, purpose="validation")
+        given = _given_subwords(config, model_dir, resume)
+        directory = prepared_dir(config, model_dir)
+        if world.is_main:
+            subwords = ensure_prepared(config, directory, given)
+            if not resume:
+                model_directory.save_model_files(model_dir, config, *subwords)
+        world.barrier(PREPARATION_TIMEOUT)
+        train = PreparedPairs(directory)
+        src_subwords, tgt_subwords = given or train.subwords
+        # each validation greedily translates the sources: one the search would refuse is found now, not then
+        check_source_lengths(src_subwords.encode(valid_sources), config.search.max_source_length, str(data.valid.src))
+        valid = encode_validation(valid_sources, valid_references, src_subwords, tgt_subwords, data.max_length)
+        if not len(valid):  # validation loss is per target token: it needs one pair at least
+            raise UserError(
+                f"{data.valid.src}: no usable validation pairs (each is blank or longer than "
+                f"data.max_length = {data.max_length} pieces)"
+            )
+        return Corpus(train, valid, valid_sources, valid_references), src_subwords, tgt_subwords
+
+    @staticmethod
+    def validation_scores(hypotheses: list[str], references: list[str]) -> dict[str, float]:
+        """Greedy BLEU."""
+        from rnnsearch.evaluation.metrics import bleu
+
+        return {"valid_bleu": bleu(hypotheses, references).value}
+
+    @staticmethod
+    def scores_line(row: dict[str, Any], suffix: str = "") -> str:
+        """The validation scores of `row` in words; `suffix` "_all": those of the whole set."""
+        value = f"{row[f'valid_bleu{suffix}']:.2f}"
+        return value if suffix else f"BLEU {value}"
+
+    @staticmethod
+    def translate_lines(
+        translator: Any, lines: list[str], *, beam_size: int | None, alignment_from: str | None = None
+    ) -> list[Translation]:
+        """Sentences translated."""
+        return translator.translate(lines, beam_size=beam_size, alignment_from=alignment_from)
+
+    @staticmethod
+    def translate_chunks(translator: Any, chunks: Iterator[list[str]], **options: Any) -> Iterator[list[Translation]]:
+        """`translate`'s input lines, a chunk at a time, with its options (prefixes, markup)."""
+        return translator.translate_chunks(chunks, **options)
+
+    @staticmethod
+    def evaluate(translator: Any, args: argparse.Namespace) -> None:
+        """`rnnsearch evaluate`: --src translated and scored against --ref with sacreBLEU
+        and chrF (or lowercased tokenised BLEU), repeated words and BLEU by length."""
+        from rnnsearch.evaluation import metrics
+        from rnnsearch.evaluation.repetition import repetitions
+
+        if not (args.src and args.ref):
+            raise UserError("evaluate: a text model needs --src and --ref")
+        sources, references = test_set(args.src, args.ref)
+        hypotheses = [t.text for t in translator.translate(sources, beam_size=args.beam_size)]
+        if args.lowercase_tokenized:
+            cased = next((n for n, line in enumerate(references, start=1) if line != line.lower()), None)
+            if cased is not None:
+                raise UserError(
+                    f"{args.ref}, line {cased}: has capitals, but --lowercase-tokenized compares against lowercased "
+                    "tokenised references (such as data/multi30k/tok/*.lc.norm.tok.*)"
+                )
+            lang = translator.target_language
+            scores = [metrics.bleu_lowercase_tokenized(hypotheses, references, lang)]
+        else:
+            scores = [metrics.bleu(hypotheses, references), metrics.chrf(hypotheses, references)]
+        report = {s.name: {"score": round(s.value, 2), "signature": s.signature} for s in scores}
+        repeated = repetitions(hypotheses, references)
+        report["repeated_words"] = {
+            "per_100_words": round(repeated.per_100_words, 2),
+            "repeated": repeated.repeated,
+            "words": repeated.words,
+        }
+        if args.by_length:
+            buckets = metrics.bleu_by_length(hypotheses, references, [len(s.split()) for s in sources])
+            report["bleu_by_source_length"] = [
+                {"words": label, "sentences": count, "bleu": round(value, 2)} for label, count, value in buckets
+            ]
+        if args.json:
+            print(json.dumps(report))
+            return
+        for score in scores:
+            print(score)
+        print(
+            f"repeated words = {repeated.per_100_words:.2f} per 100 ({repeated.repeated:,} of {repeated.words:,}: "
+            "a 1- or 2-gram again, more often than the reference has it)"
+        )
+        for row in report.get("bleu_by_source_length", []):
+            print(f"source words {row['words']:>6}: {row['sentences']:5d} sentences, BLEU {row['bleu']:6.2f}")
+
+
+def _given_subwords(config: Config, model_dir: Path, resume: bool) -> tuple[Subwords | None, Subwords] | None:
+    """The subword models a run must encode its data with: its own when resumed, those of
+    train.init_from when fine-tuning, else None (learnt from the data)."""
+    if resume:
+        return model_directory.load_model_files(model_dir)[1:]
+    if config.train.init_from:
+        return checkpoint.init_from_subwords(config.train.init_from, config.model, data_kind=config.data.kind)
+    return None
