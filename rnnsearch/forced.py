@@ -42,8 +42,7 @@ class ForcedPair:
 def teacher_forced(
     model: RNNSearch,
     pairs: Sequence[tuple[Pieces, Pieces]],
-    batch_tokens: int,
-    max_sentences: int | None = None,
+    max_sentences: int,
     bf16: bool = False,
     *,
     alignment_from: str = "attention",
@@ -53,13 +52,13 @@ def teacher_forced(
     `alignment_from` "aligner" takes each pair's alignment from the model's alignment
     module (β, the rows of target pieces it aligns) instead of its attention (α).
 
-    Batches hold at most `batch_tokens` padded tokens (a longer pair is a batch of its
-    own) and `max_sentences` pairs. The model runs as it is (call it in eval mode, or
+    Batches hold `max_sentences` pairs of like lengths (search.batch_sentences, the
+    sentences inference runs together). The model runs as it is (call it in eval mode, or
     dropout changes the numbers); `bf16` runs it under bfloat16 autocast, as search does
     with precision bf16, while the log-probabilities are always normalised in fp32.
     """
     results: list[ForcedPair | None] = [None] * len(pairs)
-    for batch, indices in _batches(model, pairs, batch_tokens, max_sentences, bf16):
+    for batch, indices in _batches(model, pairs, max_sentences, bf16):
         log_probs, weights = _batch_log_probs(model, batch, alignment_from)
         for row, index in enumerate(indices):
             results[index] = _unpadded(log_probs, weights, batch, row)
@@ -74,7 +73,7 @@ def module_alignments(
     given, `max_sentences` pairs a batch: for a translation search has already scored,
     so the output layer, which only the log-probabilities need, is not run."""
     results: list[np.ndarray | None] = [None] * len(pairs)
-    for batch, indices in _batches(model, pairs, sys.maxsize, max_sentences, bf16):
+    for batch, indices in _batches(model, pairs, max_sentences, bf16):
         readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
         rows = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out).alignment()
         for row, index in enumerate(indices):
@@ -84,13 +83,14 @@ def module_alignments(
 
 
 def _batches(
-    model: RNNSearch, pairs: Sequence[tuple[Pieces, Pieces]], batch_tokens: int, max_sentences: int | None, bf16: bool
+    model: RNNSearch, pairs: Sequence[tuple[Pieces, Pieces]], max_sentences: int, bf16: bool
 ) -> Iterator[tuple[Batch, list[int]]]:
-    """The pairs' length-bucketed batches on the model's device and the indices of their
-    pairs, each used under the search kernels (and bfloat16 autocast with `bf16`)."""
+    """The pairs' length-bucketed batches of `max_sentences` on the model's device and the
+    indices of their pairs, each used under the search kernels (and bfloat16 autocast
+    with `bf16`)."""
     device = next(model.parameters()).device
     with kernels.use(kernels.choose(device, purpose="search")):
-        for indices in epoch_batches(InMemoryPairs(pairs), batch_tokens, max_sentences, seed=0, epoch=0):
+        for indices in epoch_batches(InMemoryPairs(pairs), sys.maxsize, max_sentences, seed=0, epoch=0):
             batch = make_batch([pairs[i] for i in indices]).to(device)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
                 yield batch, indices.tolist()

@@ -88,13 +88,11 @@ def _checked_pairs(chunk: object, index: int) -> tuple[list[str], list[str]]:
 
 class GivenPairs:
     """`Translator.score`, `score_chunks` and `align` over the shared `Decoding`; pairs are
-    batched under `batch_tokens` padded tokens and `max_sentences` pairs, as validation
-    batches them."""
+    batched search.batch_sentences at a time, as search batches its sources."""
 
-    def __init__(self, decoding: Decoding, data: DataConfig, *, batch_tokens: int, max_sentences: int | None):
+    def __init__(self, decoding: Decoding, data: DataConfig):
         """`data`: the model's data section, whose languages say which way it translates."""
         self.decoding, self.data = decoding, data
-        self.batch_tokens, self.max_sentences = batch_tokens, max_sentences
 
     def score(self, sources: Iterable[str], targets: Iterable[str]) -> list[PairScore]:
         """Each pair scored, in order (see `Translator.score`)."""
@@ -226,8 +224,7 @@ class GivenPairs:
                 teacher_forced(
                     member,
                     list(zip(sides[side], target_ids)),
-                    self.batch_tokens,
-                    self.max_sentences,
+                    self.decoding.search.batch_sentences,
                     bf16=bf16,
                     alignment_from="aligner" if source == "aligner" and member.aligner is not None else "attention",
                 )

@@ -72,9 +72,7 @@ class Translator(Decoding):
         self.data = config.data
         self._text = TextTranslation(self)
         self._speech = Transcription(self, config.data)
-        self._pairs = GivenPairs(
-            self, config.data, batch_tokens=config.train.batch_tokens, max_sentences=config.train.max_batch_sentences
-        )
+        self._pairs = GivenPairs(self, config.data)
 
     def translate(
         self,

@@ -145,7 +145,7 @@ def mirror_alignment_error(model: torch.nn.Module, pairs: Pairs, *, reading: str
     alignment (output symbol j comes from source symbol n−1−j), read off as the toolkit
     reads word alignments: each output symbol to its argmax source symbol, its row of α
     chosen by `reading` (`rnnsearch.alignment.READINGS`)."""
-    forced = teacher_forced(model, pairs, batch_tokens=BATCH_TOKENS)
+    forced = teacher_forced(model, pairs, max_sentences=64)
     predicted, mirrors = [], []
     for (source, target), result in zip(pairs, forced, strict=True):
         rows = reading_rows(result.alignment, reading)[: len(target), : len(source)]
@@ -237,7 +237,7 @@ MODULE_AER = 2.0
 
 def module_alignment_error(model: torch.nn.Module, pairs: Pairs) -> float:
     """As `mirror_alignment_error`, for the rows of the model's alignment module."""
-    forced = teacher_forced(model, pairs, batch_tokens=BATCH_TOKENS, alignment_from="aligner")
+    forced = teacher_forced(model, pairs, max_sentences=64, alignment_from="aligner")
     predicted, mirrors = [], []
     for (source, target), result in zip(pairs, forced, strict=True):
         predicted.append(hard_alignment(result.alignment[: len(target), : len(source)]))

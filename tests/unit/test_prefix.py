@@ -63,7 +63,7 @@ def test_a_prefixed_output_scores_what_the_model_gives_it(beam_size):
     model = tiny_model(vocab=VOCAB, seed=2)
     sources, prefixes = random_sources(20, VOCAB, seed=5, max_len=10), random_prefixes(20, seed=6)
     found = [h[0] for h in search(model, sources, prefixes, beam_size)]
-    forced = teacher_forced(model, [(s, h.tokens) for s, h in zip(sources, found)], batch_tokens=10_000)
+    forced = teacher_forced(model, [(s, h.tokens) for s, h in zip(sources, found)], max_sentences=64)
     for h, f in zip(found, forced):
         assert h.log_prob == pytest.approx(float(f.log_probs.sum()), abs=1e-4)
         assert torch.allclose(h.alignment, torch.from_numpy(f.alignment), atol=1e-5)
