@@ -8,11 +8,11 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from rnnsearch.alignment import READINGS, WordAlignment, align_translation, check_reading, combine
+from rnnsearch.alignment import DEFAULT_READING, READINGS, WordAlignment, align_translation, check_reading, combine
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.config import DataConfig
 from rnnsearch.decoding import Decoding
-from rnnsearch.errors import ArgumentValueError, UserError
+from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.inputs import END
 from rnnsearch.markup import MarkedUp, Reading, transfer
@@ -20,7 +20,7 @@ from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.results import PairScore, Translation
-from rnnsearch.symmetrisation import METHODS
+from rnnsearch.symmetrisation import DEFAULT_METHOD, METHODS
 
 NOT_TEXT = "scoring and alignment take text sources"
 """What a speech model is given instead of text."""
@@ -64,7 +64,7 @@ class AlignedPair:
 
 @dataclass(frozen=True)
 class AlignSettings:
-    """How given pairs are aligned (`Translator.align` and `align_chunks` make it once):
+    """How given pairs are aligned (`align` and `align_chunks` make it once):
     with a reverse model (or None) whose links combine by `symmetrize`, α read as
     `reading`, the sources read as `markup` (or None), the alignments taken from
     `alignment_from` (None: the alignment module where a model has one)."""
@@ -74,6 +74,15 @@ class AlignSettings:
     reading: str
     markup: Reading | None
     alignment_from: str | None = None
+
+
+def _align_settings(
+    reverse: object, symmetrize: str, reading: str, markup: str | None, lenient_markup: bool, alignment_from: object
+) -> AlignSettings:
+    """`align`'s arguments as one record, the reverse model checked to be a Translator."""
+    if reverse is not None and not isinstance(reverse, GivenPairs):
+        raise ArgumentTypeError(f"reverse: expected a Translator (rnnsearch.load), got {type(reverse).__name__}")
+    return AlignSettings(reverse, symmetrize, reading, Reading.of(markup, lenient_markup), alignment_from)
 
 
 def _checked_pairs(chunk: object, index: int) -> tuple[list[str], list[str]]:
@@ -86,17 +95,23 @@ def _checked_pairs(chunk: object, index: int) -> tuple[list[str], list[str]]:
     return sources, targets
 
 
-class GivenPairs:
-    """`Translator.score`, `score_chunks` and `align` over the shared `Decoding`; pairs are
-    batched search.batch_sentences at a time, as search batches its sources."""
+class GivenPairs(Decoding):
+    """The Translator's scoring and alignment of given pairs (`score`, `score_chunks`,
+    `align`, `align_chunks`), done here over the decoding it is; pairs are batched
+    search.batch_sentences at a time, as search batches its sources."""
 
-    def __init__(self, decoding: Decoding, data: DataConfig):
-        """`data`: the model's data section, whose languages say which way it translates."""
-        self.decoding, self.data = decoding, data
+    data: DataConfig  # the model's data section, whose languages say which way it translates
 
     def score(self, sources: Iterable[str], targets: Iterable[str]) -> list[PairScore]:
-        """Each pair scored, in order (see `Translator.score`)."""
-        self.decoding.source.require_text(NOT_TEXT)
+        """Score each given target as a translation of its source, in order: its
+        log-probability under the model, token by token, and its alignment.
+
+        Both are lists (or other iterables) of str, as many targets as sources. A blank
+        line is scored as an empty sentence: a blank target is </s> alone, and a blank
+        source is read as the source </s> alone, so every pair gets a score. A source of
+        more than search.max_source_length pieces is refused, as `translate` refuses it.
+        """
+        self.source.require_text(NOT_TEXT)
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
         if len(targets) != len(sources):
@@ -104,15 +119,45 @@ class GivenPairs:
         return self._score(sources, targets, None, first_line=1)
 
     def score_chunks(
-        self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None
+        self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None = None
     ) -> Iterator[list[PairScore]]:
-        """Each chunk's scores as it is done (see `Translator.score_chunks`)."""
-        self.decoding.source.require_text(NOT_TEXT)
+        """`score` for pairs that arrive a chunk at a time, (sources, targets) of the same
+        length each, such as the lines of two large files: yield each chunk's scores as
+        soon as it is done. Errors number the lines across chunks and name `origin`, the
+        source file, when given."""
+        self.source.require_text(NOT_TEXT)
         return self._scored_chunks(checked_iterable(chunks, "chunks"), origin)
 
-    def align(self, sources: Iterable[str], targets: Iterable[str], settings: AlignSettings) -> list[WordAlignment]:
-        """Each pair's word alignment, in order, with a reverse model both directions
-        combined (see `Translator.align`)."""
+    def align(
+        self,
+        sources: Iterable[str],
+        targets: Iterable[str],
+        *,
+        reverse: GivenPairs | None = None,
+        symmetrize: str = DEFAULT_METHOD,
+        reading: str = DEFAULT_READING,
+        markup: str | None = None,
+        lenient_markup: bool = False,
+        alignment_from: str | None = None,
+    ) -> list[WordAlignment]:
+        """The word alignment of each given translation, in order: `targets[k]` to
+        `sources[k]`, read off the teacher-forced α as `reading` says
+        (`rnnsearch.alignment.READINGS`), each target word to the source word it weighs
+        most. With `reverse`, a model that translates targets into sources, both
+        directions' links combined by `symmetrize` (`rnnsearch.symmetrisation.METHODS`).
+        Words are the texts' whitespace-separated words; `pairs` of each result holds
+        the (source word, target word) links, 0-based.
+
+        With `markup` ("xml" or "html"), the sources are lines with inline markup: the
+        words are those of their text, and each result's `marked_up` is its target with
+        the source's markup put back by the links, as `translate` puts it back into a
+        translation (`lenient_markup` as there).
+
+        `alignment_from` ("attention" or "aligner") says what the links are read from: the
+        attention α, or the alignment module's β (docs/model.md), which sees each target
+        word it aligns; None takes the module where the model has one. Each result's
+        `alignment_from` says which it is."""
+        settings = _align_settings(reverse, symmetrize, reading, markup, lenient_markup, alignment_from)
         self._require_alignment(settings)
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
@@ -121,9 +166,23 @@ class GivenPairs:
         return [pair.words for pair in self._aligned(sources, targets, settings, None, first_line=1)]
 
     def align_chunks(
-        self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None, settings: AlignSettings
+        self,
+        chunks: Iterable[tuple[Sequence[str], Sequence[str]]],
+        origin: str | None = None,
+        *,
+        reverse: GivenPairs | None = None,
+        symmetrize: str = DEFAULT_METHOD,
+        reading: str = DEFAULT_READING,
+        markup: str | None = None,
+        lenient_markup: bool = False,
+        alignment_from: str | None = None,
     ) -> Iterator[list[AlignedPair]]:
-        """Each chunk's pairs scored and aligned as it is done (see `Translator.align_chunks`)."""
+        """`align` for pairs that arrive a chunk at a time, (sources, targets) of the same
+        length each, such as the lines of two large files: yield each chunk's pairs as soon
+        as they are done, each an AlignedPair of the scored pair (`pair`, as a Translation,
+        with its α) and its word alignment (`words`). Errors number the lines across chunks
+        and name `origin`, the source file, when given; `alignment_from` as in `align`."""
+        settings = _align_settings(reverse, symmetrize, reading, markup, lenient_markup, alignment_from)
         self._require_alignment(settings)
         chunks = checked_iterable(chunks, "chunks")
         return (
@@ -141,9 +200,9 @@ class GivenPairs:
         if reverse is not None:
             check_reverse(self.data, reverse.data)
         for given in (self, reverse) if reverse is not None else (self,):
-            given.decoding.source.require_text(NOT_TEXT)
-            given.decoding.require_alignment()
-            check_reading(reading, given.decoding.alignment_source(settings.alignment_from))
+            given.source.require_text(NOT_TEXT)
+            given.require_alignment()
+            check_reading(reading, given.alignment_source(settings.alignment_from))
 
     def _aligned(
         self,
@@ -196,13 +255,12 @@ class GivenPairs:
     ) -> list[PairScore]:
         """Score checked pairs; `first_line` is the number of sources[0] in error messages,
         and their alignments come from `alignment_from` (see `AlignSettings`)."""
-        decoding = self.decoding
-        encoded = decoding.source.sources(
-            sources, limit=decoding.search.max_source_length, origin=origin, first_line=first_line
+        encoded = self.source.sources(
+            sources, limit=self.search.max_source_length, origin=origin, first_line=first_line
         )
-        sides = [encoded] if len(decoding.source.sides) == 1 else [list(side) for side in zip(*encoded)]
-        target_ids = decoding.tgt_subwords.encode(targets)
-        source = decoding.alignment_source(alignment_from)
+        sides = [encoded] if len(self.source.sides) == 1 else [list(side) for side in zip(*encoded)]
+        target_ids = self.tgt_subwords.encode(targets)
+        source = self.alignment_source(alignment_from)
         forced = self._forced(sides, target_ids, source)
         pairs = zip(sources, targets, sides[0], target_ids, forced, strict=True)
         return [replace(self._pair_score(*pair), alignment_from=source) for pair in pairs]
@@ -211,20 +269,20 @@ class GivenPairs:
         """The teacher-forced pass of every member over its side's sources, an ensemble's
         combined as its search combines them; alignments from `source`, an ensemble's
         from its aligned members that have what `source` names."""
-        model, members = self.decoding.model, self.decoding.members
+        model, members = self.model, self.members
         if not all(isinstance(member, RNNSearch) for member in members):
             raise UserError(
                 "scoring and aligning given pairs runs on PyTorch, not on an exported package's graphs: "
                 "load it with runtime='torch' (--runtime torch)"
             )
         member_sides = model.sides if isinstance(model, Ensemble) else [0]
-        bf16 = self.decoding.search.precision == "bf16"
+        bf16 = self.search.precision == "bf16"
         with evaluating(model):
             passes = [
                 teacher_forced(
                     member,
                     list(zip(sides[side], target_ids)),
-                    self.decoding.search.batch_sentences,
+                    self.search.batch_sentences,
                     bf16=bf16,
                     alignment_from="aligner" if source == "aligner" and member.aligner is not None else "attention",
                 )
@@ -245,9 +303,9 @@ class GivenPairs:
             target=target,
             log_prob=math.fsum(token_log_probs),
             token_log_probs=token_log_probs,
-            source_tokens=self.decoding.source.labels(source_ids),
-            target_tokens=self.decoding.tgt_subwords.pieces(target_ids) + [END],
+            source_tokens=self.source.labels(source_ids),
+            target_tokens=self.tgt_subwords.pieces(target_ids) + [END],
             alignment=forced.alignment,
-            source_word_counts=self.decoding.source.word_counts(source),
-            target_word_counts=self.decoding.tgt_subwords.word_counts(target),
+            source_word_counts=self.source.word_counts(source),
+            target_word_counts=self.tgt_subwords.word_counts(target),
         )

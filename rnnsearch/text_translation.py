@@ -17,28 +17,51 @@ NOT_TEXT = "give it WAV files"
 """What a speech model is given instead of text."""
 
 
-class TextTranslation:
-    """`Translator.translate` and `translate_chunks` over the shared `Decoding`."""
-
-    def __init__(self, decoding: Decoding):
-        self.decoding = decoding
+class TextTranslation(Decoding):
+    """The Translator's text translation (`translate`, `translate_chunks`), done here over
+    the decoding it is."""
 
     def translate(
         self,
         texts: Iterable[str],
-        beam_size: int | None,
-        n_best: int,
-        cancelled: Cancelled | None,
+        beam_size: int | None = None,
+        n_best: int = 1,
+        cancelled: Cancelled | None = None,
         *,
-        prefixes: Iterable[str] | None,
-        markup: Reading | None,
+        prefixes: Iterable[str] | None = None,
+        markup: str | None = None,
+        lenient_markup: bool = False,
         alignment_from: str | None = None,
     ) -> list[Translation]:
-        """Every text translated, in order (see `Translator.translate`)."""
+        """Translate every text, in order; an empty or blank text gives an empty translation.
+
+        `texts` is a list (or any other iterable) of str; a single str is refused, not read
+        as its characters. beam_size 1 is greedy search, at most MAX_BEAM_SIZE; the default
+        comes from the model's config. `cancelled`, asked before every decoder step, stops
+        the work with SearchCancelled once it returns True.
+
+        `prefixes`, one str per text ("" for none), force the start of each translation:
+        the prefix's pieces are the first output pieces, whatever the model would choose,
+        and search goes on from there. The score and the alignment cover the prefix too.
+        A text with a prefix is translated even when blank.
+
+        `markup` ("xml" or "html") reads each text as a line with inline markup: its text is
+        translated, and each hypothesis's `marked_up` is its text with the markup put back
+        around the words aligned to those it enclosed (rnnsearch.markup has the rules). A
+        text whose markup is not well-formed is a MarkupError (a ValueError) naming its
+        line, or with `lenient_markup` it is translated as plain text and its
+        `marked_up` stays None. It needs a model with an alignment.
+
+        `alignment_from` ("attention" or "aligner") says what each hypothesis's `alignment`
+        is: the attention α of its search, or the alignment module's β (docs/model.md),
+        computed once search has chosen the pieces, which it does not change; None takes
+        the module where the model has one. Each result's `alignment_from` says which.
+        """
+        markup = Reading.of(markup, lenient_markup)
         source = self._require(markup, alignment_from)
         texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
         checked_prefixes = _prefixes(prefixes, len(texts), "prefixes")
-        options = self.decoding.options(beam_size, n_best, cancelled)
+        options = self.options(beam_size, n_best, cancelled)
         return self._translate(
             texts, options, first_line=1, prefixes=checked_prefixes, markup=markup, alignment_from=source
         )
@@ -47,25 +70,31 @@ class TextTranslation:
         """A model that reads text, and, to put markup back or align with a module, one with
         an alignment; the alignments' source checked (`Decoding.alignment_source`):
         "attention" for a model without an alignment."""
-        self.decoding.source.require_text(NOT_TEXT)
+        self.source.require_text(NOT_TEXT)
         if markup is not None or alignment_from == "aligner":
-            self.decoding.require_alignment()
-        return self.decoding.alignment_source(alignment_from)
+            self.require_alignment()
+        return self.alignment_source(alignment_from)
 
     def translate_chunks(
         self,
         chunks: Iterable[Iterable[str]],
-        beam_size: int | None,
-        n_best: int,
+        beam_size: int | None = None,
+        n_best: int = 1,
         *,
-        prefix_chunks: Iterable[Iterable[str]] | None,
-        markup: Reading | None,
+        prefix_chunks: Iterable[Iterable[str]] | None = None,
+        markup: str | None = None,
+        lenient_markup: bool = False,
         alignment_from: str | None = None,
     ) -> Iterator[list[Translation]]:
-        """Each chunk's translations as it is done (see `Translator.translate_chunks`);
-        the model and the options are checked at the call, the texts as their chunks come."""
+        """Translate texts that arrive a chunk at a time, such as lines from a pipe: yield each
+        chunk's translations, in order, as soon as the chunk is done, before the next chunk
+        is read. Errors number the lines across chunks, as one list would. The model and the
+        options are checked at the call, the texts as their chunks come. `prefix_chunks`
+        gives the chunks' prefixes (as `translate`'s `prefixes`), chunk for chunk, and
+        `markup`, `lenient_markup` and `alignment_from` are as in `translate`."""
+        markup = Reading.of(markup, lenient_markup)
         source = self._require(markup, alignment_from)
-        options = self.decoding.options(beam_size, n_best)
+        options = self.options(beam_size, n_best)
         chunks = checked_iterable(chunks, "chunks")
         if prefix_chunks is not None:
             prefix_chunks = checked_iterable(prefix_chunks, "prefix_chunks")
@@ -107,11 +136,11 @@ class TextTranslation:
         """Translate checked texts; `first_line` is the number of texts[0] in error messages.
         Marked-up texts are translated without their markup, which then goes back into
         every hypothesis by its word alignment (from `alignment_from`)."""
-        prefix_ids = None if prefixes is None else self.decoding.tgt_subwords.encode(prefixes)
+        prefix_ids = None if prefixes is None else self.tgt_subwords.encode(prefixes)
         marked = None if markup is None else markup.lines(texts, first_line=first_line)
         if marked is not None:
             texts = [text if parsed is None else parsed.text for text, parsed in zip(texts, marked, strict=True)]
-        translations = self.decoding.decode(
+        translations = self.decode(
             texts, texts, options, first_line=first_line, prefixes=prefix_ids, alignment_from=alignment_from
         )
         for parsed, translation in zip(marked or [], translations):

@@ -16,43 +16,43 @@ from rnnsearch.results import Translation
 from rnnsearch.search.rules import Cancelled
 
 
-class Transcription:
-    """`Translator.transcribe`, `transcribe_files` and `translate_vectors` over the shared
-    `Decoding`; `data` is the model's data section, which for speech says how audio
-    becomes vectors."""
+class Transcription(Decoding):
+    """The Translator's transcription (`transcribe`, `transcribe_files`,
+    `translate_vectors`), done here over the decoding it is."""
 
-    def __init__(self, decoding: Decoding, data: DataConfig | SpokenDigitsConfig):
-        self.decoding = decoding
-        self.data = data
+    data: DataConfig | SpokenDigitsConfig  # the model's data section: for speech, how audio becomes vectors
 
     def transcribe(
         self,
         audio: Iterable[np.ndarray],
         names: Iterable[str],
-        beam_size: int | None,
-        n_best: int,
-        cancelled: Cancelled | None,
+        beam_size: int | None = None,
+        n_best: int = 1,
+        cancelled: Cancelled | None = None,
     ) -> list[Translation]:
-        """Recordings (mono float samples at the model's sample rate) recognised, in order."""
+        """Recognise recordings (mono float samples at the model's sample rate), in order,
+        named for the output; `cancelled` as for `translate`."""
         from rnnsearch.speech.corpus import audio_inputs
 
-        self.decoding.source.require_audio("audio")
+        self.source.require_audio("audio")
         audio = checked_list(audio, "audio", example="a list of 1-D numpy arrays")
         for index, samples in enumerate(audio):
             if not isinstance(samples, np.ndarray) or samples.ndim != 1:
                 raise ArgumentTypeError(f"audio[{index}]: expected a 1-D numpy array of samples")
         names = _names(names, len(audio))
-        beam_size, n_best = self.decoding.widths(beam_size, n_best)
+        beam_size, n_best = self.widths(beam_size, n_best)
         return self.translate_vectors(audio_inputs(audio, self.data), names, beam_size, n_best, cancelled)
 
-    def transcribe_files(self, paths: Iterable[str], beam_size: int | None, n_best: int) -> list[Translation]:
-        """WAV files recognised; a file at another sample rate, or not a WAV, is a one-line error."""
+    def transcribe_files(
+        self, paths: Iterable[str], beam_size: int | None = None, n_best: int = 1
+    ) -> list[Translation]:
+        """Recognise WAV files; a file at another sample rate, or not a WAV, is a one-line error."""
         from rnnsearch.speech.audio import read_wav
         from rnnsearch.speech.digits import SAMPLE_RATE
 
-        self.decoding.source.require_audio("audio")
+        self.source.require_audio("audio")
         paths = checked_strings(paths, "paths", example='a list such as ["one.wav"]', unicode=False)
-        beam_size, n_best = self.decoding.widths(beam_size, n_best)
+        beam_size, n_best = self.widths(beam_size, n_best)
         audio = [read_wav(path, expected_rate=SAMPLE_RATE)[0] for path in paths]
         return self.transcribe(audio, paths, beam_size, n_best, None)
 
@@ -60,12 +60,13 @@ class Transcription:
         self,
         inputs: Iterable[torch.Tensor],
         names: Iterable[str],
-        beam_size: int | None,
-        n_best: int,
-        cancelled: Cancelled | None,
+        beam_size: int | None = None,
+        n_best: int = 1,
+        cancelled: Cancelled | None = None,
     ) -> list[Translation]:
-        """Encoder inputs that are already feature vectors (frames, size) decoded, in order."""
-        self.decoding.source.require_audio("feature vectors")
+        """Decode encoder inputs that are already feature vectors (frames, size), e.g. a
+        validation set, in order."""
+        self.source.require_audio("feature vectors")
         inputs = checked_list(inputs, "inputs", example="a list of (frames, size) tensors")
         size = self.data.features.size
         for index, vectors in enumerate(inputs):
@@ -73,8 +74,8 @@ class Transcription:
             if not (tensor and vectors.dim() == 2 and vectors.size(1) == size):
                 raise ArgumentTypeError(f"inputs[{index}]: expected a float tensor of shape (frames, {size})")
         names = _names(names, len(inputs))
-        options = self.decoding.options(beam_size, n_best, cancelled)
-        return self.decoding.decode(names, inputs, options)
+        options = self.options(beam_size, n_best, cancelled)
+        return self.decode(names, inputs, options)
 
 
 def _names(names: object, count: int) -> list[str]:
