@@ -551,9 +551,9 @@ def translation_figures(model_dir: Path, *, coverage_penalty: float) -> Row:
 def train_speed(model_dir: Path) -> float:
     """Target tokens per second, the mean over the training run's logged steps."""
     from rnnsearch import model_directory
-    from rnnsearch.training import checkpoint
+    from rnnsearch.metrics_log import read_metrics
 
-    speeds = [row["tokens_per_second"] for row in checkpoint.read_metrics(model_dir / model_directory.METRICS)
+    speeds = [row["tokens_per_second"] for row in read_metrics(model_dir / model_directory.METRICS)
               if "tokens_per_second" in row]  # fmt: skip
     return sum(speeds) / len(speeds)
 

@@ -34,8 +34,8 @@ from rnnsearch.errors import UserError
 from rnnsearch.evaluation import metrics
 from rnnsearch.evaluation.plots import bleu_by_length_plot
 from rnnsearch.kinds import data_kind
+from rnnsearch.metrics_log import read_metrics
 from rnnsearch.text.corpus import read_lines
-from rnnsearch.training import checkpoint
 from rnnsearch.training.trainer import Trainer
 from rnnsearch.translator import load
 
@@ -73,7 +73,7 @@ def _overrides(experiment: Experiment, name: str) -> list[str]:
 
 
 def _metric_rows(model_dir: Path) -> list[dict]:
-    return checkpoint.read_metrics(model_dir / model_directory.METRICS)
+    return read_metrics(model_dir / model_directory.METRICS)
 
 
 def _train_speed(model_dir: Path) -> float:

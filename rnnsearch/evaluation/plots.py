@@ -20,6 +20,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from rnnsearch.files import replacing
+from rnnsearch.metrics_log import MetricsRow
 
 _CELL_INCHES = 0.3  # side of one attention cell
 _CHAR_INCHES = 0.075  # rough width of one tick-label character at 9 pt
@@ -96,7 +97,7 @@ def _series(records: list[dict], key: str) -> tuple[list[float], list[float]]:
     return [row["step"] for row in rows], [row[key] for row in rows]
 
 
-def learning_curves(records: list[dict], path: str | os.PathLike) -> None:
+def learning_curves(records: list[MetricsRow], path: str | os.PathLike) -> None:
     """Save training/validation loss (top) and validation BLEU, or digit error rate for
     speech (bottom), vs step.
 

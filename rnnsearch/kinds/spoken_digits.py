@@ -14,6 +14,7 @@ from rnnsearch.config import Config
 from rnnsearch.errors import UserError
 from rnnsearch.inputs import SpeechInput
 from rnnsearch.kinds.text import test_set
+from rnnsearch.metrics_log import MetricsRow
 from rnnsearch.text.batches import InMemoryPairs
 from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import checkpoint
@@ -78,7 +79,7 @@ class SpokenDigits:
         return corpus, None, tgt_subwords
 
     @staticmethod
-    def validation_scores(hypotheses: list[str], references: list[str]) -> dict[str, float]:
+    def validation_scores(hypotheses: list[str], references: list[str]) -> MetricsRow:
         """Digit error rate and string accuracy."""
         from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
 
@@ -88,7 +89,7 @@ class SpokenDigits:
         }
 
     @staticmethod
-    def scores_line(row: dict[str, Any], suffix: str = "") -> str:
+    def scores_line(row: MetricsRow, suffix: str = "") -> str:
         """The validation scores of `row` in words; `suffix` "_all": those of the whole set."""
         line = f"digit error rate {row[f'valid_der{suffix}']:.2f}%"
         return line if suffix else f"{line}, strings right {row['valid_accuracy']:.1f}%"

@@ -12,6 +12,7 @@ from rnnsearch import model_directory
 from rnnsearch.config import Config
 from rnnsearch.errors import UserError
 from rnnsearch.inputs import TextInput, check_source_lengths
+from rnnsearch.metrics_log import MetricsRow
 from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
 from rnnsearch.text.corpus import read_lines, read_parallel, require_usable_pairs
 from rnnsearch.text.subwords import Subwords
@@ -77,14 +78,14 @@ class TextData:
         return Corpus(train, valid, valid_sources, valid_references), src_subwords, tgt_subwords
 
     @staticmethod
-    def validation_scores(hypotheses: list[str], references: list[str]) -> dict[str, float]:
+    def validation_scores(hypotheses: list[str], references: list[str]) -> MetricsRow:
         """Greedy BLEU."""
         from rnnsearch.evaluation.metrics import bleu
 
         return {"valid_bleu": bleu(hypotheses, references).value}
 
     @staticmethod
-    def scores_line(row: dict[str, Any], suffix: str = "") -> str:
+    def scores_line(row: MetricsRow, suffix: str = "") -> str:
         """The validation scores of `row` in words; `suffix` "_all": those of the whole set."""
         value = f"{row[f'valid_bleu{suffix}']:.2f}"
         return value if suffix else f"BLEU {value}"

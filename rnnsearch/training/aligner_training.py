@@ -18,7 +18,6 @@ checkpoint (`--resume`), drawing the same batches.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -29,6 +28,7 @@ from rnnsearch import files, kernels, model_directory
 from rnnsearch.config import Config, load_config
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
+from rnnsearch.metrics_log import MetricsRow, append_row
 from rnnsearch.model.seq2seq import RNNSearch, build_aligner
 from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
 from rnnsearch.text.batches import epoch_batches, make_batch
@@ -137,8 +137,13 @@ def _loop(
         progress.seconds += now - tick
         tick = now
         if progress.step % options.log_every == 0:
-            row = {"step": progress.step, "aligner_loss": loss_sum / tokens, "tokens_per_second": tokens / computing}
-            _log(run_dir, row | {"epoch": progress.epoch})
+            row: MetricsRow = {
+                "step": progress.step,
+                "aligner_loss": loss_sum / tokens,
+                "tokens_per_second": tokens / computing,
+                "epoch": progress.epoch,
+            }
+            _log(run_dir, row)
             say(f"step {progress.step}: alignment module loss {loss_sum / tokens:.3f}")
             loss_sum, tokens, computing = 0.0, 0, 0.0
         if progress.step % options.valid_every == 0:
@@ -148,8 +153,8 @@ def _loop(
         _save(model, optimizer, progress, run_dir, digest)
 
 
-def _log(run_dir: Path, row: dict) -> None:
-    files.append_line(run_dir / model_directory.METRICS, json.dumps(row))
+def _log(run_dir: Path, row: MetricsRow) -> None:
+    append_row(run_dir / model_directory.METRICS, row)
 
 
 def _save(

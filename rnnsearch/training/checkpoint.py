@@ -5,7 +5,6 @@ and starting from another model's weights (train.init_from).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -55,27 +54,6 @@ def forget_checkpoints_after(directory: Path, step: int) -> None:
     for kept_step, path in kept_checkpoints(directory):
         if kept_step > step:
             path.unlink(missing_ok=True)
-
-
-def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """The rows of a metrics log. An unreadable last line is a row torn by a kill or a
-    full disk during its append, and is dropped; an unreadable line elsewhere is
-    corruption, reported with its line number."""
-    lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    rows = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            row = json.loads(line)
-        except ValueError:
-            row = None
-        if not isinstance(row, dict) or not isinstance(row.get("step"), int):
-            if number == len(lines):
-                break
-            raise UserError(f"{path}, line {number}: not a metrics row (corrupt metrics log)")
-        rows.append(row)
-    return rows
 
 
 def optimizer_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:

@@ -9,12 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import torch
 
 from rnnsearch.config import Config
 from rnnsearch.inputs import InputKind
+from rnnsearch.metrics_log import MetricsRow
 from rnnsearch.text.batches import InMemoryPairs, PairSource
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.training.distributed import World
@@ -57,8 +58,8 @@ class CorpusKind(Protocol):
     ) -> tuple[Corpus, Subwords | None, Subwords]:
         """The run's corpus and its source and target subword models."""
 
-    def validation_scores(self, hypotheses: list[str], references: list[str]) -> dict[str, float]:
+    def validation_scores(self, hypotheses: list[str], references: list[str]) -> MetricsRow:
         """The scores a validation logs."""
 
-    def scores_line(self, row: dict[str, Any], suffix: str = "") -> str:
+    def scores_line(self, row: MetricsRow, suffix: str = "") -> str:
         """Those scores in the trainer's validation line."""

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.metrics import perplexity
+from rnnsearch.metrics_log import MetricsRow
 
 FOLDER = "tensorboard"
 TAGS = {
@@ -70,7 +71,7 @@ class EventLog:
         self.written.add((name, step))
         return True
 
-    def scalars(self, row: dict) -> None:
+    def scalars(self, row: MetricsRow) -> None:
         """Every curve's value in a metrics.jsonl row, at the row's step; with the training
         loss, its perplexity too (of the label-smoothed loss, as training minimises it)."""
         step = row["step"]

@@ -15,6 +15,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from rnnsearch.config import Config, TrainConfig
+from rnnsearch.metrics_log import MetricsRow
 from rnnsearch.training import schedule
 from rnnsearch.training.events import EventLog
 from rnnsearch.training.schedule import Progress
@@ -32,7 +33,7 @@ def seconds_left(options: TrainConfig, progress: Progress) -> float | None:
     return max(0.0, min(left)) if left else None
 
 
-def log_line(row: dict, seconds: float | None) -> str:
+def log_line(row: MetricsRow, seconds: float | None) -> str:
     """One training row as a line: step, epoch (counted from 1), the mean loss since the
     last line, the learning rate, target tokens per second of training and the time left."""
     line = (
@@ -70,7 +71,7 @@ class Reporter:
         """One more step done."""
         self.bar.update(1)
 
-    def trained(self, row: dict, progress: Progress) -> None:
+    def trained(self, row: MetricsRow, progress: Progress) -> None:
         """A training row of metrics.jsonl (train_loss, lr, tokens_per_second, epoch)."""
         if self.lines:
             self.bar.write(log_line(row, seconds_left(self.options, progress)), file=self.stream)
@@ -84,7 +85,7 @@ class Reporter:
         if self.events is not None:
             self.events.scalars(row)
 
-    def validated(self, row: dict, alignments: Path) -> None:
+    def validated(self, row: MetricsRow, alignments: Path) -> None:
         """A validation row of metrics.jsonl, and the heatmaps it drew in `alignments`."""
         if self.events is not None:
             self.events.scalars(row)

@@ -17,6 +17,7 @@ from rnnsearch import files, kernels, model_directory
 from rnnsearch.config import Config
 from rnnsearch.decoding import Decoding
 from rnnsearch.errors import UserError
+from rnnsearch.metrics_log import read_metrics
 from rnnsearch.model.seq2seq import RNNSearch, build_model
 from rnnsearch.model_directory import source_and_target_sizes
 from rnnsearch.text.subwords import Subwords
@@ -153,5 +154,5 @@ def _forget_metrics_after(model_dir: Path, step: int) -> None:
     and a row torn by the kill."""
     path = model_dir / model_directory.METRICS
     if path.exists():
-        rows = [row for row in checkpoint.read_metrics(path) if row["step"] <= step]
+        rows = [row for row in read_metrics(path) if row["step"] <= step]
         files.atomic_write(path, "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8"))

@@ -17,7 +17,6 @@ GRUs and LSTMs on a GPU, whose state cuDNN keeps to itself for the process's lif
 from __future__ import annotations
 
 import gc
-import json
 import math
 import time
 from dataclasses import asdict
@@ -27,11 +26,12 @@ import numpy as np
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from rnnsearch import files, kernels, model_directory
+from rnnsearch import kernels, model_directory
 from rnnsearch.config import Config
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.plots import learning_curves
+from rnnsearch.metrics_log import MetricsRow, append_row, read_metrics
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.text.batches import Batch, EpochBatches, epoch_batches, make_batch
 from rnnsearch.training import checkpoint, schedule
@@ -257,7 +257,7 @@ class TrainingLoop:
         report them (the progress bar or a log line, and TensorBoard)."""
         options, progress = self.config.train, self.progress
         loss_sum, tokens = self.world.total(loss_sum), self.world.total(tokens)
-        row = {
+        row: MetricsRow = {
             "step": progress.step,
             "train_loss": loss_sum / tokens,
             "lr": schedule.learning_rate(options, progress),
@@ -309,13 +309,13 @@ class TrainingLoop:
         self._save_last()
         return verdict.stop
 
-    def _log(self, row: dict) -> None:
+    def _log(self, row: MetricsRow) -> None:
         if not self.world.is_main:
             return
         path = self.model_dir / model_directory.METRICS
-        files.append_line(path, json.dumps(row))
+        append_row(path, row)
         if "valid_loss" in row:
-            learning_curves(checkpoint.read_metrics(path), self.model_dir / model_directory.LEARNING_CURVE)
+            learning_curves(read_metrics(path), self.model_dir / model_directory.LEARNING_CURVE)
 
     def _save_last(self) -> None:
         """Write the resume point (rank 0), and seed every rank's generators as a run

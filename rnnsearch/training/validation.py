@@ -18,6 +18,7 @@ from rnnsearch.config import Config
 from rnnsearch.decoding import Decoding
 from rnnsearch.evaluation.metrics import perplexity
 from rnnsearch.evaluation.plots import alignment_heatmap
+from rnnsearch.metrics_log import MetricsRow
 from rnnsearch.model.modes import evaluating
 from rnnsearch.results import Translation
 from rnnsearch.text.batches import epoch_batches, make_batch
@@ -37,7 +38,7 @@ class Validator:
         self.kind = kind
 
     @torch.no_grad()
-    def __call__(self, step: int, *, everything: bool = False) -> dict[str, float]:
+    def __call__(self, step: int, *, everything: bool = False) -> MetricsRow:
         """Validation loss and perplexity (no label smoothing) over the whole set, and
         greedy BLEU for text or digit error rate and string accuracy for spoken digits.
 
@@ -56,7 +57,7 @@ class Validator:
             translations = self.decoding.decode(names, sources[:translated], self.decoding.options(1, 1))
         self._draw_alignments(translations[: self.config.train.valid_heatmaps], step)
         hypotheses = [t.text for t in translations]
-        row = {"valid_loss": loss, "valid_ppl": perplexity(loss)}
+        row: MetricsRow = {"valid_loss": loss, "valid_ppl": perplexity(loss)}
         row.update(self.kind.validation_scores(hypotheses[:scored], references[:scored]))
         if translated > scored:
             row.update(

@@ -17,8 +17,9 @@ from safetensors.torch import save_file
 
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic_write
+from rnnsearch.metrics_log import read_metrics
 from rnnsearch.model_directory import assign_weights, load_weights, model_tensors, read_tensors, write_tensors
-from rnnsearch.training.checkpoint import read_metrics, remove_temporaries
+from rnnsearch.training.checkpoint import remove_temporaries
 from tests.conftest import tiny_model
 
 INFO: dict[str, Any] = {"step": 1200, "epoch": 3, "best": {"bleu": 21.5, "loss": None}, "tags": ["a", "ü"]}

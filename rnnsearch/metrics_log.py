@@ -1,0 +1,58 @@
+"""A run's metrics log (metrics.jsonl in a model directory): one JSON object a line, one
+`MetricsRow` each, appended as training goes and read back to plot, resume and report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TypedDict
+
+from rnnsearch import files
+from rnnsearch.errors import UserError
+
+
+class MetricsRow(TypedDict, total=False):
+    """One line of the log: a training row (every `train.log_every` steps), a validation
+    row, or a row of `rnnsearch train-aligner`; each holds the keys of its kind and step."""
+
+    step: int  # the update the row was logged after
+    epoch: int  # training rows: the epoch the step belongs to
+    train_loss: float  # the objective's per-token loss since the last training row
+    lr: float  # the learning rate of the step
+    tokens_per_second: float  # target tokens per second of computing since the last row
+    aligner_loss: float  # train-aligner: the module's per-token loss since the last row
+    valid_loss: float  # validation: the per-token cross-entropy over the whole set
+    valid_ppl: float  # its perplexity
+    valid_bleu: float  # text: greedy BLEU over the first train.valid_bleu_sentences
+    valid_der: float  # spoken digits: digit error rate (%) over the same
+    valid_accuracy: float  # spoken digits: strings right (%)
+    valid_bleu_all: float  # the scores of a validation of the whole set, where it is larger
+    valid_der_all: float
+    valid_accuracy_all: float
+    valid_sentences_all: int  # how many sentences that whole set is
+
+
+def append_row(path: Path, row: MetricsRow) -> None:
+    """Add `row` to the log at `path`, as one line."""
+    files.append_line(path, json.dumps(row))
+
+
+def read_metrics(path: Path) -> list[MetricsRow]:
+    """The rows of a metrics log. An unreadable last line is a row torn by a kill or a
+    full disk during its append, and is dropped; an unreadable line elsewhere is
+    corruption, reported with its line number."""
+    lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        if not isinstance(row, dict) or not isinstance(row.get("step"), int):
+            if number == len(lines):
+                break
+            raise UserError(f"{path}, line {number}: not a metrics row (corrupt metrics log)")
+        rows.append(row)
+    return rows
