@@ -218,7 +218,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.speed:
-        from rnnsearch.training.process import configure_cpu
+        from rnnsearch.training.environment import configure_cpu
 
         configure_cpu(args.threads)
         print(json.dumps({"align seconds": align_seconds(args.speed)}))

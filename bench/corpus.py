@@ -450,7 +450,7 @@ def training_speed_check(args: argparse.Namespace) -> dict:
     from rnnsearch.model.seq2seq import build_model
     from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
     from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch
-    from rnnsearch.training.process import configure_cpu, flushing_denormals
+    from rnnsearch.training.environment import configure_cpu, flushing_denormals
     from rnnsearch.training.trainer import training_step
     from rnnsearch.translator import resolve_device
 

@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from processor import processor_name  # noqa: E402  (this script's folder comes first on sys.path)
 
 from rnnsearch.errors import UserError  # noqa: E402
-from rnnsearch.server.process import served  # noqa: E402
+from rnnsearch.server.child_process import served  # noqa: E402
 
 SENTENCES = "data/multi30k/test_2016_flickr.de.gz"
 REQUEST_TIMEOUT = 120.0

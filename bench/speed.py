@@ -59,9 +59,9 @@ from rnnsearch.prepared import PreparedPairs, ensure_prepared  # noqa: E402
 from rnnsearch.text.batches import Batch, epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines  # noqa: E402
 from rnnsearch.text.subwords import PAD  # noqa: E402
+from rnnsearch.training.environment import configure_cpu, flushing_denormals  # noqa: E402
 from rnnsearch.training.graphed_loss import GraphedLoss  # noqa: E402
 from rnnsearch.training.loss import Objective, output_layer_loss, sequence_loss  # noqa: E402
-from rnnsearch.training.process import configure_cpu, flushing_denormals  # noqa: E402
 from rnnsearch.training.trainer import training_step  # noqa: E402
 from rnnsearch.translator import resolve_device  # noqa: E402
 

@@ -26,7 +26,7 @@ from processor import describe_cpu  # noqa: E402
 from speed import training_speed  # noqa: E402
 
 from rnnsearch.config import load_config  # noqa: E402
-from rnnsearch.training.process import configure_cpu, flushing_denormals  # noqa: E402
+from rnnsearch.training.environment import configure_cpu, flushing_denormals  # noqa: E402
 
 VARIANTS = {
     "bahdanau": [],

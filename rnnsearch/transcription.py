@@ -32,7 +32,7 @@ class Transcription(Decoding):
     ) -> list[Translation]:
         """Recognise recordings (mono float samples at the model's sample rate), in order,
         named for the output; `cancelled` as for `translate`."""
-        from rnnsearch.speech.corpus import audio_inputs
+        from rnnsearch.speech.utterances import audio_inputs
 
         self.source.require_audio("audio")
         audio = checked_list(audio, "audio", example="a list of 1-D numpy arrays")

@@ -6,20 +6,20 @@ kind, the target subword model, the search) is a `Decoding` (rnnsearch.decoding)
 job is a `Decoding` that does one kind of work, with its public methods and their
 documentation: text_translation.py, transcription.py and given_pairs.py. The Translator
 is all three at once, with nothing between it and them. Loading a model directory, an
-exported package or an ensemble is rnnsearch.loading's.
+exported package or an ensemble is rnnsearch.assembly's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from rnnsearch.assembly import ModelDirs, assemble
 from rnnsearch.config import MAX_BEAM_SIZE, Config
 from rnnsearch.decoding import SENTENCES_PER_SEARCH
 from rnnsearch.devices import resolve_device
 from rnnsearch.given_pairs import GivenPairs
 from rnnsearch.inputs import check_source_lengths
 from rnnsearch.kinds import data_kind
-from rnnsearch.loading import ModelDirs, assemble
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.results import PairScore, Translation

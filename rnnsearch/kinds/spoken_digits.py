@@ -19,8 +19,8 @@ from rnnsearch.text.batches import InMemoryPairs
 from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.console import say
-from rnnsearch.training.corpus import Corpus
 from rnnsearch.training.distributed import SINGLE_PROCESS, World
+from rnnsearch.training.run_data import Corpus
 
 if TYPE_CHECKING:
     from rnnsearch.results import Translation
@@ -44,7 +44,7 @@ class SpokenDigits:
     @staticmethod
     def input(config: Config, sides: Sequence[None]) -> SpeechInput:
         """Sources as feature vectors, each standing for the audio of its stacked frames."""
-        from rnnsearch.speech.corpus import seconds_per_vector
+        from rnnsearch.speech.utterances import seconds_per_vector
 
         return SpeechInput(seconds_per_vector(config.data))
 
@@ -56,7 +56,7 @@ class SpokenDigits:
 
         Rank 0 computes the features first, so the other ranks find them in the cache.
         """
-        from rnnsearch.speech.corpus import part_inputs
+        from rnnsearch.speech.utterances import part_inputs
 
         if world.is_main:
             sources, targets = part_inputs(config.data, "train")
@@ -111,8 +111,8 @@ class SpokenDigits:
     def evaluate(translator: Any, args: argparse.Namespace) -> None:
         """`rnnsearch evaluate`: digit error rate and string accuracy on a part of the
         config's spoken digits, or on WAV files listed in --src with digit strings in --ref."""
-        from rnnsearch.speech.corpus import part_inputs
         from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
+        from rnnsearch.speech.utterances import part_inputs
 
         if args.src or args.ref:
             if not (args.src and args.ref):

@@ -17,8 +17,8 @@ from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
 from rnnsearch.text.corpus import read_lines, read_parallel, require_usable_pairs
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.training import checkpoint
-from rnnsearch.training.corpus import PREPARATION_TIMEOUT, Corpus, encode_validation
 from rnnsearch.training.distributed import SINGLE_PROCESS, World
+from rnnsearch.training.run_data import PREPARATION_TIMEOUT, Corpus, encode_validation
 
 if TYPE_CHECKING:
     from rnnsearch.results import Translation

@@ -34,8 +34,8 @@ from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
 from rnnsearch.text.batches import epoch_batches, make_batch
 from rnnsearch.training import checkpoint, schedule
 from rnnsearch.training.console import say
+from rnnsearch.training.environment import configure_cpu, flushing_denormals
 from rnnsearch.training.loss import Objective
-from rnnsearch.training.process import configure_cpu, flushing_denormals
 from rnnsearch.training.schedule import Progress
 from rnnsearch.training.trainer import training_step
 

@@ -23,11 +23,11 @@ from rnnsearch.model_directory import source_and_target_sizes
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.console import say
-from rnnsearch.training.corpus import Corpus, CorpusKind
 from rnnsearch.training.distributed import World
+from rnnsearch.training.environment import configure_cpu, seed_generators
 from rnnsearch.training.graphed_loss import GraphedLoss
 from rnnsearch.training.loss import Objective
-from rnnsearch.training.process import configure_cpu, seed_generators
+from rnnsearch.training.run_data import Corpus, CorpusKind
 from rnnsearch.training.schedule import Progress
 from rnnsearch.training.validation import Validator
 

@@ -36,12 +36,12 @@ from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.text.batches import Batch, EpochBatches, epoch_batches, make_batch
 from rnnsearch.training import checkpoint, schedule
 from rnnsearch.training.console import say
-from rnnsearch.training.corpus import CorpusKind
 from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
+from rnnsearch.training.environment import flushing_denormals, seed_generators
 from rnnsearch.training.graphed_loss import GraphedLoss
 from rnnsearch.training.loss import Objective, sequence_loss
-from rnnsearch.training.process import flushing_denormals, seed_generators
 from rnnsearch.training.reporting import Reporter
+from rnnsearch.training.run_data import CorpusKind
 from rnnsearch.training.schedule import Progress
 from rnnsearch.training.setup import TrainingSetup, set_up
 

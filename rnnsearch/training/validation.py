@@ -25,7 +25,7 @@ from rnnsearch.text.batches import epoch_batches, make_batch
 from rnnsearch.training.loss import sequence_loss
 
 if TYPE_CHECKING:
-    from rnnsearch.training.corpus import Corpus, CorpusKind
+    from rnnsearch.training.run_data import Corpus, CorpusKind
 
 
 class Validator:

@@ -20,7 +20,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Page, expect, sync_playwright
 
-from rnnsearch.server.process import served
+from rnnsearch.server.child_process import served
 from rnnsearch.speech.digits import make_utterances
 from tests.integration.conftest import write_wav
 

@@ -9,12 +9,12 @@ import os
 import subprocess
 import sys
 
-from rnnsearch.training.process import ONEDNN_CACHE_CAPACITY
+from rnnsearch.training.environment import ONEDNN_CACHE_CAPACITY
 
 CACHE = "ONEDNN_PRIMITIVE_CACHE_CAPACITY"
 PROBE = """
 import json, os, torch
-from rnnsearch.training.process import configure_cpu
+from rnnsearch.training.environment import configure_cpu
 configure_cpu(1)
 print(json.dumps({"cache": os.environ.get("ONEDNN_PRIMITIVE_CACHE_CAPACITY"), "threads": torch.get_num_threads()}))
 """

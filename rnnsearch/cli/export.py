@@ -1,23 +1,13 @@
-"""`rnnsearch average` and `rnnsearch export`: a new model directory made from a trained
-one, of its checkpoints' mean weights or as an ONNX Runtime package."""
+"""`rnnsearch export`: a trained model written as an ONNX Runtime package."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    """Add `average` and `export` to the `rnnsearch` command."""
-    average = commands.add_parser(
-        "average", help="average the weights of a model directory's last kept checkpoints into a new one"
-    )
-    average.add_argument("model_dir", help="directory trained with train.keep_checkpoints")
-    average.add_argument("-n", type=int, help="average the last N kept checkpoints (default: all)")
-    average.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="the new model directory")
-    average.set_defaults(run=run_average)
-
+    """Add `export` to the `rnnsearch` command."""
     export = commands.add_parser(
         "export", help="write a model as an ONNX Runtime package, for fast CPU search (translate, evaluate, serve)"
     )
@@ -25,20 +15,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     export.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="the package's directory")
     export.add_argument("--int8", action="store_true", help="also write graphs with int8 weights (--precision int8)")
     export.set_defaults(run=run_export)
-
-
-def run_average(args: argparse.Namespace) -> None:
-    """Write the mean of the last -n kept checkpoints as the new directory's best weights."""
-    from rnnsearch.model_directory import BEST
-    from rnnsearch.training.averaging import average_model
-
-    steps = average_model(args.model_dir, args.output, args.n)
-    plural = "s" if len(steps) > 1 else ""
-    listed = ", ".join(str(step) for step in steps)
-    print(
-        f"averaged {len(steps)} checkpoint{plural} of {args.model_dir} (step{plural} {listed}) "
-        f"into {Path(args.output) / BEST}"
-    )
 
 
 def run_export(args: argparse.Namespace) -> None:
