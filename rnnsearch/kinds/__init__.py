@@ -10,9 +10,11 @@ between kinds, so that no code elsewhere asks which kind it has:
     validation_scores(hyps, refs)   the scores a validation logs (BLEU, or digit error
                                     rate and string accuracy), keyed as in metrics.jsonl
     scores_line(row, suffix)        those scores in the trainer's validation line
-    check_members(…)                whether ensemble members read the same inputs
-    translate_lines(translator, …)  translate (or transcribe) input lines: texts, or WAV paths
-    test_scores(translator, …)      `rnnsearch evaluate`'s test set, hypotheses and scores
+    translate_lines(translator, …)  `attention`'s input lines translated (or transcribed:
+                                    WAV paths)
+    translate_chunks(translator, …) `translate`'s input, a chunk of lines at a time
+    refused_options                 the `translate` options the kind cannot take, with why
+    evaluate(translator, args)      `rnnsearch evaluate`: the test set and its scores
 
 What a kind declares without running anything (what the model reads, whether it aligns
 words, its selection metric, whether it is prepared on disk, its source subwords and
@@ -37,4 +39,4 @@ def data_kind(config: Config) -> DataKind:
     return KINDS[config.data.kind]()
 
 
-__all__ = ["KINDS", "DataKind", "SpokenDigits", "TextData", "data_kind"]
+__all__ = ["KINDS", "DataKind", "data_kind"]

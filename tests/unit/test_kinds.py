@@ -9,7 +9,9 @@ import pytest
 
 import rnnsearch
 from rnnsearch.config import Config, config_from_dict
-from rnnsearch.kinds import KINDS, SpokenDigits, TextData, data_kind
+from rnnsearch.kinds import KINDS, data_kind
+from rnnsearch.kinds.spoken_digits import SpokenDigits
+from rnnsearch.kinds.text import TextData
 
 PACKAGE = Path(rnnsearch.__file__).parent
 ALLOWED = ("kinds/", "speech/")  # the kind objects, and the audio stack a speech kind runs
