@@ -31,13 +31,13 @@ from rnnsearch.errors import UserError
 from rnnsearch.metrics_log import MetricsRow, append_row
 from rnnsearch.model.seq2seq import RNNSearch, build_aligner
 from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
-from rnnsearch.text.batches import epoch_batches, make_batch
+from rnnsearch.text.batches import epoch_batches
 from rnnsearch.training import checkpoint, schedule
 from rnnsearch.training.console import say
 from rnnsearch.training.environment import configure_cpu, flushing_denormals
 from rnnsearch.training.loss import Objective
 from rnnsearch.training.schedule import Progress
-from rnnsearch.training.trainer import training_step
+from rnnsearch.training.trainer import next_batch, step_batch, training_step
 
 MODULE_KEYS = ("aligner", "aligner_size")
 """The model keys a train-aligner run may set: the module's own; every other one is the frozen model's."""
@@ -117,15 +117,8 @@ def _loop(
     order = epoch_batches(train, options.batch_tokens, options.max_batch_sentences, options.seed, progress.epoch)
     loss_sum, tokens, tick, saved, computing = 0.0, 0, time.monotonic(), progress.step, 0.0
     while not schedule.budget_spent(options, progress):
-        if progress.batch_in_epoch >= len(order):
-            progress.epoch, progress.batch_in_epoch = progress.epoch + 1, 0
-            order = epoch_batches(
-                train, options.batch_tokens, options.max_batch_sentences, options.seed, progress.epoch
-            )
-        indices = order[progress.batch_in_epoch]
-        progress.batch_in_epoch += 1
-        links = [train.links(i) for i in indices] if objective.guided else None
-        batch = make_batch([train[i] for i in indices], links=links).to(device)
+        order, indices = next_batch(train, order, progress, options)
+        batch = step_batch(train, indices, objective, device)
         for group in optimizer.param_groups:
             group["lr"] = schedule.learning_rate(options, progress)
         started = time.perf_counter()
@@ -143,7 +136,7 @@ def _loop(
                 "tokens_per_second": tokens / computing,
                 "epoch": progress.epoch,
             }
-            _log(run_dir, row)
+            append_row(run_dir / model_directory.METRICS, row)
             say(f"step {progress.step}: alignment module loss {loss_sum / tokens:.3f}")
             loss_sum, tokens, computing = 0.0, 0, 0.0
         if progress.step % options.valid_every == 0:
@@ -151,10 +144,6 @@ def _loop(
             saved = progress.step
     if saved != progress.step:
         _save(model, optimizer, progress, run_dir, digest)
-
-
-def _log(run_dir: Path, row: MetricsRow) -> None:
-    append_row(run_dir / model_directory.METRICS, row)
 
 
 def _save(

@@ -27,13 +27,13 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 
 from rnnsearch import kernels, model_directory
-from rnnsearch.config import Config
+from rnnsearch.config import Config, TrainConfig
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.plots import learning_curves
 from rnnsearch.metrics_log import MetricsRow, append_row, read_metrics
 from rnnsearch.model.seq2seq import RNNSearch
-from rnnsearch.text.batches import Batch, EpochBatches, epoch_batches, make_batch
+from rnnsearch.text.batches import Batch, EpochBatches, PairSource, epoch_batches, make_batch
 from rnnsearch.training import checkpoint, schedule
 from rnnsearch.training.console import say
 from rnnsearch.training.distributed import SINGLE_PROCESS, World, join_world, leave_world
@@ -91,6 +91,26 @@ def training_step(
     if not math.isfinite(norm_value):
         raise NonFiniteUpdate(value)
     return value, tokens
+
+
+def next_batch(
+    pairs: PairSource, order: EpochBatches, progress: Progress, options: TrainConfig, world: World = SINGLE_PROCESS
+) -> tuple[EpochBatches, np.ndarray]:
+    """This rank's batch of the next step, `progress` moved past it: a step takes one batch
+    per rank from the epoch's `order`; an epoch's last batches too few for every rank are
+    skipped, and the next epoch's order (of `pairs`) comes back with the batch."""
+    if progress.batch_in_epoch + world.size > len(order):
+        progress.epoch += 1
+        progress.batch_in_epoch = 0
+        order = epoch_batches(pairs, options.batch_tokens, options.max_batch_sentences, options.seed, progress.epoch)
+    progress.batch_in_epoch += world.size
+    return order, order[progress.batch_in_epoch - world.size + world.rank]
+
+
+def step_batch(pairs: PairSource, indices: np.ndarray, objective: Objective, device: torch.device) -> Batch:
+    """The pairs at `indices` as a batch on `device`, with their word links where the objective reads them."""
+    links = [pairs.links(i) for i in indices] if objective.guided else None
+    return make_batch([pairs[i] for i in indices], links=links).to(device)
 
 
 def _clipped(model: RNNSearch, clip_norm: float) -> torch.Tensor:
@@ -178,19 +198,6 @@ class TrainingLoop:
         self._clock()
         return schedule.budget_spent(self.config.train, self.progress)
 
-    def _next_batch(self, order: EpochBatches) -> tuple[EpochBatches, np.ndarray]:
-        """This rank's batch of the next step: a step takes one batch per rank from the
-        epoch's order; an epoch's last batches too few for every rank are skipped."""
-        progress, options, world = self.progress, self.config.train, self.world
-        if progress.batch_in_epoch + world.size > len(order):
-            progress.epoch += 1
-            progress.batch_in_epoch = 0
-            order = epoch_batches(
-                self.corpus.train, options.batch_tokens, options.max_batch_sentences, options.seed, progress.epoch
-            )
-        progress.batch_in_epoch += world.size
-        return order, order[progress.batch_in_epoch - world.size + world.rank]
-
     def run(self) -> None:
         """Train until a budget is spent or validation says stop, then validate and save
         the last step if the last validation was not of it or not of the whole set."""
@@ -204,9 +211,8 @@ class TrainingLoop:
         stop = False
         while not stop and not self.world.any(self._budget_spent()):
             tick = time.perf_counter()
-            order, indices = self._next_batch(order)
-            links = [self.corpus.train.links(i) for i in indices] if self.objective.guided else None
-            batch = make_batch([self.corpus.train[i] for i in indices], links=links).to(self.device)
+            order, indices = next_batch(self.corpus.train, order, progress, options, self.world)
+            batch = step_batch(self.corpus.train, indices, self.objective, self.device)
             for group in self.optimizer.param_groups:
                 group["lr"] = schedule.learning_rate(options, progress)
             try:
