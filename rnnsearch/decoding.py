@@ -178,6 +178,7 @@ class Decoding:
         sides = self.model.sides if isinstance(self.model, Ensemble) else [0]
         members = self.members
         with_module = [m for m, member in enumerate(members) if member in self.aligned_members and member.aligner]
+        bf16 = self.search.precision == "bf16"
         rows = []
         for m in with_module:
             pairs = [
@@ -185,7 +186,6 @@ class Decoding:
                 for source, nbest in zip(sources, hypotheses)
                 for h in nbest
             ]
-            bf16 = self.search.precision == "bf16"
             rows.append(module_alignments(members[m], pairs, self.search.batch_sentences, bf16=bf16))
         combined = iter(np.mean(alignments, axis=0, dtype=np.float32) for alignments in zip(*rows))
         for translation in translations:

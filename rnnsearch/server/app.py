@@ -371,7 +371,7 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
-def _add_error_handlers(app: FastAPI, reads: str = "text", audio_seconds: float | None = None) -> None:
+def _add_error_handlers(app: FastAPI, reads: str, audio_seconds: float | None) -> None:
     api = INPUTS[reads]
     wrong_field, wrong_input = api.wrong_field, api.wrong_input
 

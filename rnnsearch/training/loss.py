@@ -119,7 +119,7 @@ def translation_loss(
     else:
         rows, targets = readout[real], tgt_out[real]
     loss = output_layer_loss(rows, model.decoder.output_layer, targets, objective.label_smoothing)
-    if links is not None and objective.guided_alignment_weight:
+    if links is not None:
         loss = loss + objective.guided_alignment_weight * guided_alignment_loss(weights, links)
     return loss
 
