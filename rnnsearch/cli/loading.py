@@ -33,12 +33,14 @@ def load(args: argparse.Namespace) -> Translator:
 
 def load_for_pairs(args: argparse.Namespace, model_dir: str | None = None) -> Translator:
     """The translator `score` and `align` use: a text model (--model_dir's, or `model_dir`),
-    on the device and precision asked for, on PyTorch (an exported package holds its
+    on the device, precision and batch size asked for, on PyTorch (an exported package holds its
     weights too; its graphs only search)."""
     from rnnsearch.translator import load as load_translator
 
     model_dirs = args.model_dir if model_dir is None else [model_dir]
-    translator = load_translator(models(model_dirs), device=args.device, precision=args.precision, runtime="torch")
+    translator = load_translator(
+        models(model_dirs), device=args.device, precision=args.precision, runtime="torch", search=search_overrides(args)
+    )
     if not translator.data.aligns_words:
         raise UserError(f"{model_dirs[0]}: {translator.data.described}; {args.command} takes text sources and targets")
     return translator

@@ -135,12 +135,17 @@ def add_search(command: argparse.ArgumentParser) -> None:
     add_coverage_penalty(command)
     add_device(command)
     add_search_precision(command)
+    add_batch_sentences(command, "sentences decoded together")
+
+
+def add_batch_sentences(command: argparse.ArgumentParser, what: str) -> None:
+    """--batch-sentences, search.batch_sentences: how many inputs (`what`) run together."""
     command.add_argument(
         "--batch-sentences",
         dest=SEARCH_DEST + "batch_sentences",
         metavar="BATCH_SENTENCES",
         type=positive(int),
-        help="sentences decoded together (default: the config's search.batch_sentences); a GPU gains from more",
+        help=f"{what} (default: the config's search.batch_sentences); a GPU gains from more",
     )
 
 
@@ -152,6 +157,7 @@ def add_pairs(command: argparse.ArgumentParser) -> None:
     command.add_argument("--tgt", required=True, help="their given translations, line for line (plain or .gz)")
     add_device(command)
     command.add_argument("--precision", choices=PRECISIONS, help="model precision (default: the config's)")
+    add_batch_sentences(command, "pairs read together")
 
 
 def add_output_file(command: argparse.ArgumentParser) -> None:

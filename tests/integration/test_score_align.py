@@ -186,6 +186,17 @@ def test_score_prints_a_tab_separated_line_per_pair_in_order(model_dir, pairs, s
     assert lines[-2].split("\t")[1] == "1"
 
 
+def test_score_batches_the_pairs_batch_sentences_says(model_dir, pairs, tmp_path, capsys):
+    """--batch-sentences sizes the teacher-forced batches as search.batch_sentences does in
+    the API: the scores of three pairs a batch, to the last printed digit."""
+    source, target = write_lines(tmp_path / "in.de", pairs[0]), write_lines(tmp_path / "in.en", pairs[1])
+    status, out, err = run_cli(capsys, "score", model_dir, "--src", source, "--tgt", target, "--batch-sentences", "3")
+    assert status == 0, err
+    expected = rnnsearch.load(model_dir, batch_sentences=3).score(*pairs)
+    printed = [float(line.split("\t")[0]) for line in out.splitlines()]
+    assert printed == pytest.approx([pair.log_prob for pair in expected], abs=1e-6)
+
+
 def test_score_writes_json_lines_to_a_file(model_dir, pairs, scores, tmp_path, capsys):
     source, target = write_lines(tmp_path / "in.de", pairs[0]), write_lines(tmp_path / "in.en", pairs[1])
     output = tmp_path / "scores.jsonl"
