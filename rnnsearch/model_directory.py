@@ -108,23 +108,23 @@ def read_tensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
 
 def stored_digest(path: Path) -> str | None:
     """The digest written with the tensors of `path` (None for files written before it was kept)."""
-    try:
-        with safe_open(path, framework="pt") as checkpoint:
-            return (checkpoint.metadata() or {}).get("digest")
-    except (SafetensorError, OSError):
-        raise UserError(f"{path}: corrupt checkpoint (not a readable safetensors file)") from None
+    return _metadata(path).get("digest")
 
 
 def read_info(path: Path) -> dict[str, Any]:
     """The info stored with the tensors of `path`, without reading the tensors."""
+    return _info(_metadata(path), path)
+
+
+def _metadata(path: Path) -> dict[str, str]:
+    """The metadata of the safetensors file `path`, without reading its tensors."""
     if not path.is_file():
         raise UserError(f"{path}: checkpoint missing")
     try:
         with safe_open(path, framework="pt") as checkpoint:
-            metadata = checkpoint.metadata() or {}
+            return checkpoint.metadata() or {}
     except (SafetensorError, OSError):
         raise UserError(f"{path}: corrupt checkpoint (not a readable safetensors file)") from None
-    return _info(metadata, path)
 
 
 def _info(metadata: dict[str, str], path: Path) -> dict[str, Any]:
