@@ -15,7 +15,7 @@ from rnnsearch.decoding import Decoding
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.inputs import END
-from rnnsearch.markup import MarkedUp, Reading, transfer
+from rnnsearch.markup import MAX_MARKUP_CHARS, MarkedUp, Reading, transfer
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
@@ -77,12 +77,12 @@ class AlignSettings:
 
 
 def _align_settings(
-    reverse: object, symmetrize: str, reading: str, markup: str | None, lenient_markup: bool, alignment_from: object
+    reverse: object, symmetrize: str, reading: str, markup: Reading | None, alignment_from: object
 ) -> AlignSettings:
     """`align`'s arguments as one record, the reverse model checked to be a Translator."""
     if reverse is not None and not isinstance(reverse, GivenPairs):
         raise ArgumentTypeError(f"reverse: expected a Translator (rnnsearch.load), got {type(reverse).__name__}")
-    return AlignSettings(reverse, symmetrize, reading, Reading.of(markup, lenient_markup), alignment_from)
+    return AlignSettings(reverse, symmetrize, reading, markup, alignment_from)
 
 
 def _checked_pairs(chunk: object, index: int) -> tuple[list[str], list[str]]:
@@ -102,7 +102,9 @@ class GivenPairs(Decoding):
 
     data: DataConfig  # the model's data section, whose languages say which way it translates
 
-    def score(self, sources: Iterable[str], targets: Iterable[str]) -> list[PairScore]:
+    def score(
+        self, sources: Iterable[str], targets: Iterable[str], *, alignment_from: str | None = None
+    ) -> list[PairScore]:
         """Score each given target as a translation of its source, in order: its
         log-probability under the model, token by token, and its alignment.
 
@@ -110,23 +112,31 @@ class GivenPairs(Decoding):
         line is scored as an empty sentence: a blank target is </s> alone, and a blank
         source is read as the source </s> alone, so every pair gets a score. A source of
         more than search.max_source_length pieces is refused, as `translate` refuses it.
+        `alignment_from` says what each alignment is read from, as in `align`; the scores
+        are the same either way.
         """
         self.source.require_text(NOT_TEXT)
+        asked = self.alignment_source(alignment_from)
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
         if len(targets) != len(sources):
             raise ArgumentValueError(f"targets: {len(targets)} targets for {len(sources)} sources")
-        return self._score(sources, targets, None, first_line=1)
+        return self._score(sources, targets, None, first_line=1, alignment_from=asked)
 
     def score_chunks(
-        self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None = None
+        self,
+        chunks: Iterable[tuple[Sequence[str], Sequence[str]]],
+        origin: str | None = None,
+        *,
+        alignment_from: str | None = None,
     ) -> Iterator[list[PairScore]]:
         """`score` for pairs that arrive a chunk at a time, (sources, targets) of the same
         length each, such as the lines of two large files: yield each chunk's scores as
         soon as it is done. Errors number the lines across chunks and name `origin`, the
-        source file, when given."""
+        source file, when given; `alignment_from` as in `score`."""
         self.source.require_text(NOT_TEXT)
-        return self._scored_chunks(checked_iterable(chunks, "chunks"), origin)
+        asked = self.alignment_source(alignment_from)
+        return self._scored_chunks(checked_iterable(chunks, "chunks"), origin, asked)
 
     def align(
         self,
@@ -138,6 +148,7 @@ class GivenPairs(Decoding):
         reading: str = DEFAULT_READING,
         markup: str | None = None,
         lenient_markup: bool = False,
+        max_markup_chars: int = MAX_MARKUP_CHARS,
         alignment_from: str | None = None,
     ) -> list[WordAlignment]:
         """The word alignment of each given translation, in order: `targets[k]` to
@@ -151,13 +162,15 @@ class GivenPairs(Decoding):
         With `markup` ("xml" or "html"), the sources are lines with inline markup: the
         words are those of their text, and each result's `marked_up` is its target with
         the source's markup put back by the links, as `translate` puts it back into a
-        translation (`lenient_markup` as there).
+        translation (`lenient_markup` and `max_markup_chars` as there).
 
         `alignment_from` ("attention" or "aligner") says what the links are read from: the
         attention α, or the alignment module's β (docs/model.md), which sees each target
         word it aligns; None takes the module where the model has one. Each result's
         `alignment_from` says which it is."""
-        settings = _align_settings(reverse, symmetrize, reading, markup, lenient_markup, alignment_from)
+        settings = _align_settings(
+            reverse, symmetrize, reading, Reading.of(markup, lenient_markup, max_markup_chars), alignment_from
+        )
         self._require_alignment(settings)
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
@@ -175,6 +188,7 @@ class GivenPairs(Decoding):
         reading: str = DEFAULT_READING,
         markup: str | None = None,
         lenient_markup: bool = False,
+        max_markup_chars: int = MAX_MARKUP_CHARS,
         alignment_from: str | None = None,
     ) -> Iterator[list[AlignedPair]]:
         """`align` for pairs that arrive a chunk at a time, (sources, targets) of the same
@@ -182,7 +196,9 @@ class GivenPairs(Decoding):
         as they are done, each an AlignedPair of the scored pair (`pair`, as a Translation,
         with its α) and its word alignment (`words`). Errors number the lines across chunks
         and name `origin`, the source file, when given; `alignment_from` as in `align`."""
-        settings = _align_settings(reverse, symmetrize, reading, markup, lenient_markup, alignment_from)
+        settings = _align_settings(
+            reverse, symmetrize, reading, Reading.of(markup, lenient_markup, max_markup_chars), alignment_from
+        )
         self._require_alignment(settings)
         chunks = checked_iterable(chunks, "chunks")
         return (
@@ -238,11 +254,11 @@ class GivenPairs(Decoding):
         return aligned
 
     def _scored_chunks(
-        self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None
+        self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None, alignment_from: str
     ) -> Iterator[list[PairScore]]:
         """Each chunk's pairs checked and scored, numbered from the first chunk's first line."""
         for _, first_line, (sources, targets) in numbered_chunks(chunks, _checked_pairs, lambda pairs: pairs[0]):
-            yield self._score(sources, targets, origin, first_line=first_line)
+            yield self._score(sources, targets, origin, first_line=first_line, alignment_from=alignment_from)
 
     def _score(
         self,

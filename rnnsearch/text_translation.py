@@ -9,7 +9,7 @@ from rnnsearch.alignment import align_translation
 from rnnsearch.arguments import checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.decoding import Decoding
 from rnnsearch.errors import ArgumentValueError
-from rnnsearch.markup import MarkedUp, Reading, transfer
+from rnnsearch.markup import MAX_MARKUP_CHARS, MarkedUp, Reading, transfer
 from rnnsearch.results import Translation
 from rnnsearch.search.rules import Cancelled, SearchOptions
 
@@ -31,6 +31,7 @@ class TextTranslation(Decoding):
         prefixes: Iterable[str] | None = None,
         markup: str | None = None,
         lenient_markup: bool = False,
+        max_markup_chars: int = MAX_MARKUP_CHARS,
         alignment_from: str | None = None,
     ) -> list[Translation]:
         """Translate every text, in order; an empty or blank text gives an empty translation.
@@ -50,14 +51,15 @@ class TextTranslation(Decoding):
         around the words aligned to those it enclosed (rnnsearch.markup has the rules). A
         text whose markup is not well-formed is a MarkupError (a ValueError) naming its
         line, or with `lenient_markup` it is translated as plain text and its
-        `marked_up` stays None. It needs a model with an alignment.
+        `marked_up` stays None. A marked-up text longer than `max_markup_chars` characters
+        is refused. It needs a model with an alignment.
 
         `alignment_from` ("attention" or "aligner") says what each hypothesis's `alignment`
         is: the attention α of its search, or the alignment module's β (docs/model.md),
         computed once search has chosen the pieces, which it does not change; None takes
         the module where the model has one. Each result's `alignment_from` says which.
         """
-        markup = Reading.of(markup, lenient_markup)
+        markup = Reading.of(markup, lenient_markup, max_markup_chars)
         source = self._require(markup, alignment_from)
         texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
         checked_prefixes = _prefixes(prefixes, len(texts), "prefixes")
@@ -84,6 +86,7 @@ class TextTranslation(Decoding):
         prefix_chunks: Iterable[Iterable[str]] | None = None,
         markup: str | None = None,
         lenient_markup: bool = False,
+        max_markup_chars: int = MAX_MARKUP_CHARS,
         alignment_from: str | None = None,
     ) -> Iterator[list[Translation]]:
         """Translate texts that arrive a chunk at a time, such as lines from a pipe: yield each
@@ -91,8 +94,9 @@ class TextTranslation(Decoding):
         is read. Errors number the lines across chunks, as one list would. The model and the
         options are checked at the call, the texts as their chunks come. `prefix_chunks`
         gives the chunks' prefixes (as `translate`'s `prefixes`), chunk for chunk, and
-        `markup`, `lenient_markup` and `alignment_from` are as in `translate`."""
-        markup = Reading.of(markup, lenient_markup)
+        `markup`, `lenient_markup`, `max_markup_chars` and `alignment_from` are as in
+        `translate`."""
+        markup = Reading.of(markup, lenient_markup, max_markup_chars)
         source = self._require(markup, alignment_from)
         options = self.options(beam_size, n_best)
         chunks = checked_iterable(chunks, "chunks")

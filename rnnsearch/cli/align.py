@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING
 
 from rnnsearch.cli.alignments import report_plain, report_unplaced, write_alignments
 from rnnsearch.cli.loading import load_for_pairs
-from rnnsearch.cli.options import add_alignment_files, add_alignment_from, add_markup, add_pairs, add_reading
+from rnnsearch.cli.options import (
+    add_alignment_files,
+    add_alignment_from,
+    add_markup,
+    add_pairs,
+    add_reading,
+    markup_settings,
+)
 from rnnsearch.cli.streams import opened
 from rnnsearch.errors import UserError
 from rnnsearch.markup import markup_line
@@ -71,6 +78,7 @@ def run(args: argparse.Namespace) -> None:
     from rnnsearch.text.corpus import stream_lines, stream_parallel
 
     _check_flags(args)
+    markup = markup_settings(args, "align")
     gold = stream_lines(args.gold) if args.gold else None
     translator = load_for_pairs(args)
     reverse = load_for_pairs(args, args.reverse) if args.reverse else None
@@ -83,9 +91,8 @@ def run(args: argparse.Namespace) -> None:
         reverse=reverse,
         symmetrize=args.symmetrize or DEFAULT_METHOD,
         reading=args.reading,
-        markup=args.markup,
-        lenient_markup=args.lenient_markup,
         alignment_from=args.alignment_from,
+        **markup,
     )
     counts, unplaced, plain = AlignmentCounts(), 0, 0
     with contextlib.ExitStack() as files:
@@ -122,7 +129,6 @@ def _check_flags(args: argparse.Namespace) -> None:
         ("json", "gold", "--json prints the scores against --gold; give --gold GOLD too"),
         ("gold_one_based", "gold", "--gold-one-based says how --gold counts words; give --gold GOLD too"),
         ("symmetrize", "reverse", "--symmetrize combines two directions; give --reverse REVERSE_MODEL_DIR too"),
-        ("lenient_markup", "markup", "--lenient-markup says how --markup reads bad lines; give --markup too"),
     ):
         if getattr(args, flag) and not getattr(args, needs):
             raise UserError(f"align: {what}")

@@ -16,7 +16,8 @@ from rnnsearch.config import (
     SearchSettingError,
     checked_search_setting,
 )
-from rnnsearch.markup import MARKUPS
+from rnnsearch.errors import UserError
+from rnnsearch.markup import MARKUPS, MAX_MARKUP_CHARS
 
 MODEL_DIRS = (
     "directory written by `rnnsearch train`; several decode together as an ensemble, "
@@ -213,3 +214,23 @@ def add_markup(command: argparse.ArgumentParser, *, reads: str, writes: str) -> 
         help="with --markup, a line whose markup is not well-formed is read as plain text instead, its output "
         "escaped, and their count goes to standard error",
     )
+    command.add_argument(
+        "--max-markup-chars",
+        type=positive(int),
+        metavar="N",
+        help=f"with --markup, the longest line read, in characters (default {MAX_MARKUP_CHARS:,}); a longer line "
+        "stops the command",
+    )
+
+
+def markup_settings(args: argparse.Namespace, command: str) -> dict[str, object]:
+    """The API's markup arguments from the flags of `add_markup`: --lenient-markup and
+    --max-markup-chars say how --markup reads lines, so either without it is refused."""
+    for flag, given in (("--lenient-markup", args.lenient_markup), ("--max-markup-chars", args.max_markup_chars)):
+        if given and not args.markup:
+            raise UserError(f"{command}: {flag} says how --markup reads lines; give --markup too")
+    return {
+        "markup": args.markup,
+        "lenient_markup": args.lenient_markup,
+        "max_markup_chars": args.max_markup_chars or MAX_MARKUP_CHARS,
+    }

@@ -9,8 +9,10 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from rnnsearch.alignment import DEFAULT_READING
+from rnnsearch.cli.alignments import write_alignments
 from rnnsearch.cli.loading import load_for_pairs
-from rnnsearch.cli.options import add_output_file, add_pairs
+from rnnsearch.cli.options import add_alignment_from, add_output_file, add_pairs
 from rnnsearch.cli.streams import opened
 
 if TYPE_CHECKING:
@@ -25,21 +27,35 @@ def register(commands: argparse._SubParsersAction) -> None:
     score.add_argument(
         "--json", action="store_true", help="write JSON lines with the pieces, instead of tab-separated lines"
     )
+    score.add_argument(
+        "--alignments", metavar="OUT.jsonl", help="also write each pair's tokens and alignment matrix as JSON lines"
+    )
+    add_alignment_from(score)
     score.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> None:
     """Write one line per pair of --src and --tgt, in order, as each chunk of pairs is scored:
-    `log_prob<TAB>tokens<TAB>per-token log-probs`, or a JSON object with --json."""
+    `log_prob<TAB>tokens<TAB>per-token log-probs`, or a JSON object with --json; with
+    --alignments, each pair's alignment too, read from --alignment-from (by default the
+    model's alignment module where it has one; without --alignments, α, which costs
+    nothing more)."""
     translator = load_for_pairs(args)
+    if args.alignments:
+        translator.require_alignment()
+    args.alignment_from = translator.alignment_source(args.alignment_from, shown=bool(args.alignments))
     with contextlib.ExitStack() as files:
         out = opened(files, args.output) or sys.stdout
+        jsonl = opened(files, args.alignments)
         number = 0
         for scores in _scored_chunks(translator, args):
             for pair in scores:
                 out.write((_score_json(pair, number) if args.json else _score_line(pair)) + "\n")
+                write_alignments(pair.as_translation(), number, jsonl, None, reading=DEFAULT_READING)
                 number += 1
-            out.flush()
+            for written in (out, jsonl):
+                if written:
+                    written.flush()
 
 
 def _scored_chunks(translator: Translator, args: argparse.Namespace) -> Iterator[list[PairScore]]:
@@ -47,7 +63,7 @@ def _scored_chunks(translator: Translator, args: argparse.Namespace) -> Iterator
     from rnnsearch.text.corpus import stream_parallel
 
     chunks = ((chunk.sources, chunk.targets) for chunk in stream_parallel(args.src, args.tgt))
-    yield from translator.score_chunks(chunks, origin=args.src)
+    yield from translator.score_chunks(chunks, origin=args.src, alignment_from=args.alignment_from)
 
 
 def _score_line(pair: PairScore) -> str:

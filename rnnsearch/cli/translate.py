@@ -18,6 +18,7 @@ from rnnsearch.cli.options import (
     add_reading,
     add_search,
     beam_width,
+    markup_settings,
 )
 from rnnsearch.cli.streams import opened, read_input
 from rnnsearch.config import MAX_BEAM_SIZE
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> None:
     """Translate the input a chunk at a time, writing each chunk's lines (and alignments) as
     soon as it is done: an interrupted run keeps what it had translated, and a pipe fed
     line by line gets each translation back before it sends the next line."""
+    args.markup_settings = markup_settings(args, "translate")
     translator = load(args)
     if args.alignments or args.hard_alignments:
         translator.require_alignment()
@@ -117,9 +119,8 @@ def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iter
         beam_size=args.beam_size,
         n_best=args.n_best,
         prefix_chunks=prefix_chunks,
-        markup=args.markup,
-        lenient_markup=args.lenient_markup,
         alignment_from=args.alignment_from,
+        **args.markup_settings,
     )
 
 

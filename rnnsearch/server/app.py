@@ -122,7 +122,7 @@ async def _text_items(
     translator: Translator, request: schemas.TranslateOptions, max_seconds: float | None
 ) -> tuple[list[tuple[str, str]], list[MarkedUp | None] | None]:
     """The request's texts (their markup parsed) with their prefixes, and the parsed markup."""
-    marked = _marked_up(translator, request.texts, request.markup)
+    marked = await asyncio.to_thread(_marked_up, translator, request.texts, request.markup)
     texts = request.texts if marked is None else [parsed.text for parsed in marked]  # not lenient: all parsed
     _check_source_lengths(translator, texts)
     return list(zip(texts, _prefixes(texts, request.prefixes))), marked
@@ -191,13 +191,12 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
         items, marked = await INPUTS[translator.data.reads].items(translator, request, max_seconds)
         alignment_from = _alignment_from(translator, request)
         try:
-            work = asyncio.wait_for(batcher.translate(items, beam_size, request.n_best, alignment_from), limits.timeout)
+            work = asyncio.wait_for(
+                _translated(batcher, items, marked, beam_size, request.n_best, alignment_from), limits.timeout
+            )
             results = await _while_connected(connection, work)
         except TimeoutError:
             raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
-        if marked is not None:
-            for parsed, result in zip(marked, results, strict=True):
-                put_markup_back(parsed, result)
         alignments = request.alignments and translator.model.has_alignment
         return schemas.TranslateResponse(translations=[_translation(t, alignments) for t in results])
 
@@ -208,6 +207,23 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
     @app.get("/v1/health", summary="Check that the server is up")
     async def health() -> schemas.Health:
         return schemas.Health(status="ok")
+
+
+async def _translated(
+    batcher: Batcher, items: list, marked: list[MarkedUp | None] | None, *settings: object
+) -> list[Translation]:
+    """The items translated by the batcher, with their markup, if any, put back off the
+    event loop: placing the tags of a long line holds up no other request, and counts
+    towards the request's timeout."""
+    results = await batcher.translate(items, *settings)
+    if marked is not None:
+        await asyncio.to_thread(_put_back, marked, results)
+    return results
+
+
+def _put_back(marked: list[MarkedUp | None], results: list[Translation]) -> None:
+    for parsed, result in zip(marked, results, strict=True):
+        put_markup_back(parsed, result)
 
 
 async def _while_connected(connection: Request, work: Awaitable[T]) -> T:

@@ -113,7 +113,51 @@ def test_align_markup_puts_the_sources_markup_into_the_given_targets(translator,
     assert [a.pairs for a in aligned] == [a.pairs for a in plain]
 
 
-def test_align_markup_flags_need_their_partner(model_dir, tmp_path: Path, capsys):
+@pytest.mark.parametrize("command", ["translate", "align"])
+@pytest.mark.parametrize("flag", [["--lenient-markup"], ["--max-markup-chars", "10"]])
+def test_markup_flags_without_markup_are_refused(model_dir, tmp_path: Path, capsys, command, flag):
     source, target = write_lines(tmp_path / "s", ["Ein Hund."]), write_lines(tmp_path / "t", ["A dog."])
-    status, _, err = run_cli(capsys, "align", model_dir, "--src", source, "--tgt", target, "--lenient-markup")
-    assert status == 1 and "--lenient-markup says how --markup reads bad lines" in err
+    files = ["-i", source] if command == "translate" else ["--src", source, "--tgt", target]
+    status, _, err = run_cli(capsys, command, model_dir, *files, *flag)
+    assert status == 1
+    assert (
+        err.splitlines()[-1]
+        == f"rnnsearch: error: {command}: {flag[0]} says how --markup reads lines; give --markup too"
+    )
+
+
+def test_the_api_refuses_markup_settings_without_markup(translator):
+    with pytest.raises(ValueError, match="lenient_markup: it says how markup is read; give markup too"):
+        translator.translate(["Ein Hund."], lenient_markup=True)
+    with pytest.raises(ValueError, match="max_markup_chars: it bounds lines read as markup; give markup too"):
+        translator.align(["Ein Hund."], ["A dog."], max_markup_chars=5)
+
+
+def test_a_marked_up_line_over_the_bound_is_one_error_naming_it_and_the_bound_can_be_raised(
+    translator, model_dir, tmp_path, capsys
+):
+    lines = ["Ein <b>Hund</b>.", "Ein " + "<i></i>" * 20 + "Hund."]
+    source = write_lines(tmp_path / "in.de", lines)
+    status, _, err = run_cli(
+        capsys, "translate", model_dir, "-i", source, "--markup", "html", "--max-markup-chars", 100
+    )
+    assert status == 1 and "Traceback" not in err
+    assert err.splitlines()[-1] == (
+        "rnnsearch: error: input line 2: 149 characters is more than the 100 a marked-up line may have "
+        "(raise it with --max-markup-chars or max_markup_chars=)"
+    )
+    with pytest.raises(ValueError, match="input line 2: 149 characters is more than the 100"):
+        translator.translate(lines, markup="html", max_markup_chars=100)
+    status, out, err = run_cli(
+        capsys, "translate", model_dir, "-i", source, "--markup", "html", "--max-markup-chars", 149
+    )
+    assert status == 0 and tags(out.splitlines()[1], "html") == tags(lines[1], "html")
+
+
+def test_scripts_and_untranslated_elements_come_out_of_translation_byte_for_byte(translator):
+    script = "<script>if (a < b && c) go();</script>"
+    kept = '<code translate="no">rm -rf &amp;</code>'
+    line = f"Ein {script}Hund {kept} läuft."
+    result = translator.translate([line], markup="html")[0]
+    assert result.source.split() == ["Ein", "Hund", "läuft."]
+    assert script in result.marked_up and kept in result.marked_up

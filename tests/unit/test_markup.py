@@ -3,6 +3,7 @@ words aligned to the ones they enclosed (rnnsearch/markup.py)."""
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 
 import pytest
@@ -168,3 +169,92 @@ def test_any_alignment_gives_well_formed_output_with_the_same_tags(data):
     placed = parse(output, "xml")  # well-formed, or this raises
     assert placed.words == target
     assert tag_counts(output) == tag_counts(line)
+
+
+@pytest.mark.parametrize("markup", ["html", "xml"])
+def test_scripts_and_styles_pass_through_untouched_and_untranslated(markup):
+    script = "<script>if (a < b && c) go('&amp;');</script>"
+    line = f"Ein {script} Hund <style>p > a {{ color: red }}</style>läuft."
+    marked = parse(line, markup)
+    assert marked.words == ["Ein", "Hund", "läuft."]
+    assert [e.start_tag for e in marked.elements] == [script, "<style>p > a { color: red }</style>"]
+    assert (
+        transfer(marked, ["A", "dog", "runs."], IDENTITY) == f"A{script} dog<style>p > a {{ color: red }}</style> runs."
+    )
+
+
+@pytest.mark.parametrize("markup", ["html", "xml"])
+def test_what_is_marked_translate_no_is_kept_whole_and_breaks_words(markup):
+    kept = '<span translate="no">Acme <b>Widget</b> &amp; Co</span>'
+    marked = parse(f"Das{kept}ist <i translate='yes'>gut</i>", markup)
+    assert marked.words == ["Das", "ist", "gut"]
+    assert [e.start_tag for e in marked.elements] == [kept, "<i translate='yes'>"]
+    assert transfer(marked, ["That", "is", "good"], IDENTITY) == f"That{kept} is <i translate='yes'>good</i>"
+    with pytest.raises(MarkupError, match="</span> closes <b>"):
+        parse('<span translate="no">a <b>b</span></b>', markup)
+    with pytest.raises(MarkupError, match="is never closed"):
+        parse("a <script>b", markup)
+
+
+def test_html_decodes_references_as_html_does_and_xml_refuses_what_xml_forbids():
+    assert parse("Tom &amp Jerry &amp", "html").text == "Tom & Jerry &"
+    assert parse("&#0; &#xD800;", "html").text == "\ufffd \ufffd"
+    for reference in ("&#0;", "&#x110000;", "&#xD800;", "&#xFFFE;", "&#99999999999999999999;"):
+        with pytest.raises(MarkupError, match="a character XML does not allow"):
+            parse(f"a {reference} b", "xml")
+    with pytest.raises(MarkupError, match="a character reference ends with ';'"):
+        parse("a &#65 b", "xml")
+    assert parse("&#9;&#x1F600;&#65;", "xml").text == "\t\U0001f600A"
+
+
+def test_markup_nested_deeper_than_pythons_recursion_limit_is_read_and_placed():
+    depth = 5000
+    marked = parse("<b>" * depth + "Hund" + "</b>" * depth + " läuft", "xml")
+    assert transfer(marked, ["dog", "runs"], IDENTITY) == "<b>" * depth + "dog" + "</b>" * depth + " runs"
+
+
+def python_calls(work) -> int:
+    """The Python and C function calls `work()` makes: a count of steps, the same on every machine."""
+    calls = 0
+
+    def count(frame, event, arg):
+        nonlocal calls
+        calls += event in ("call", "c_call")
+
+    sys.setprofile(count)
+    try:
+        work()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+SHAPES = {
+    "empty siblings": lambda n: "Ein " + "<i></i>" * n + " Hund",
+    "siblings with words": lambda n: " ".join(f"<i>w{k}</i>" for k in range(n)),
+    "nested": lambda n: "<b>" * n + "x" + "</b>" * n + " y",
+    "nested around words": lambda n: "y " + "<b>" * n + "x " * n + "</b>" * n,
+    "crossing siblings": lambda n: " ".join(f"<i>w{k} v{k}</i>" for k in range(n)),
+    "left open": lambda n: "Ein Hund " + "<a " * n,
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_reading_and_placing_take_steps_linear_in_the_markup(shape):
+    """Twice the markup takes at most about twice the steps per tag, on every shape that
+    once took time quadratic in it (steps counted, not seconds; the parser's own scans,
+    in C, count once each, so the unclosed tags are timed by bench/markup.py)."""
+
+    def steps(n: int) -> float:
+        line = SHAPES[shape](n)
+
+        def work():
+            marked = parse(line, "html")
+            targets = len(marked.words)
+            crossing = [(k, targets - 1 - k) for k in range(targets)]  # reversed: every span meets others
+            transfer(marked, [f"t{k}" for k in range(targets)], crossing)
+
+        return python_calls(work) / n
+
+    small, large = steps(400), steps(1600)
+    assert large <= 1.25 * small, (small, large)

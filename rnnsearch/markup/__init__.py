@@ -1,0 +1,130 @@
+"""Marked-up text through translation: inline tags carried to the words they enclosed.
+
+A line with inline markup (`<b>…</b>`, `<a href="…">…</a>`, `<br/>`, `&amp;`) is parsed
+with the standard library's `html.parser` into the text to translate and the markup
+around it; the text is translated (or a given translation aligned to it) as any other,
+and every tag is put back around the target words aligned to the source words it
+enclosed (Hanneman & Dinu 2020; Zenkel et al. 2021 describe the approach).
+
+Reading (`parse`, rnnsearch.markup.reading): the line's text, its words and the
+elements over them, checked to be well-formed; scripts, stylesheets and what is marked
+`translate="no"` are kept whole, untranslated (that module's docstring has the rules).
+
+Transfer (`transfer`), given word links (source word i, target word j):
+
+1. An element that covers every source word covers every target word: markup around
+   the whole sentence stays around the whole translation.
+2. Any other element covers the target words from the first to the last aligned to one
+   of its words: whole words, so a tag never splits a word, and the words between them
+   too, so that its content stays one span.
+3. An element none of whose words is aligned, an element with no words and a
+   standalone tag are placed at a boundary between target words: after the target
+   words aligned to the nearest aligned source word before them, else before those of
+   the nearest aligned source word after them; at the start or the end of the
+   translation if they are at the start or the end of the source, and, with no links at
+   all, at the same relative position. The tag is never lost.
+4. The output must nest as the input did. An element's span is cut to its parent's. Of
+   two elements with the same parent, the one that comes later in the source yields to
+   the earlier where their spans overlap or one holds the other: it keeps the part of
+   its span after the earlier one's (or, if none, before it), and a standalone tag
+   inside the earlier one's span moves to its nearer edge (the end, on a tie).
+
+The output is the target words separated by single spaces, each escaped for markup
+("&", "<" and ">"), with the tags in place: an opening tag before the first word it
+encloses, a closing tag after the last, and a standalone tag after the word before it.
+Elements at the same boundary come in source order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rnnsearch.arguments import checked_choice, checked_count
+from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
+from rnnsearch.markup.placing import Link, escape, place, transfer
+from rnnsearch.markup.reading import MARKUPS, Element, MarkedUp, MarkupError, parse
+
+__all__ = [
+    "MARKUPS",
+    "MAX_MARKUP_CHARS",
+    "Element",
+    "Link",
+    "MarkedUp",
+    "MarkupError",
+    "Reading",
+    "escape",
+    "markup_line",
+    "parse",
+    "place",
+    "transfer",
+]
+
+MAX_MARKUP_CHARS = 1_000_000
+"""The longest marked-up line read by default, in characters: a line of markup is read in
+time linear in its length, and this bound keeps one line from holding a command or a
+caller for long; `--max-markup-chars` and `max_markup_chars=` raise it (a page with large
+inline images, say). The server bounds every text by its own `--max-chars`."""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How the inputs of a call are read: as `markup` (MARKUPS), and with `lenient`, an
+    input whose markup is not well-formed is taken as plain text instead of refused; a
+    line longer than `max_chars` characters is refused either way."""
+
+    markup: str
+    lenient: bool = False
+    max_chars: int = MAX_MARKUP_CHARS
+
+    @classmethod
+    def of(cls, markup: object, lenient: object, max_chars: object = MAX_MARKUP_CHARS) -> Reading | None:
+        """The Python API's `markup`, `lenient_markup` and `max_markup_chars` arguments,
+        checked; None for no markup. The last two say how markup is read, so they are
+        refused without it."""
+        if not isinstance(lenient, bool):
+            raise ArgumentTypeError(f"lenient_markup: expected a bool, got {type(lenient).__name__}")
+        max_chars = checked_count(max_chars, "max_markup_chars")
+        if markup is None:
+            if lenient:
+                raise ArgumentValueError("lenient_markup: it says how markup is read; give markup too")
+            if max_chars != MAX_MARKUP_CHARS:
+                raise ArgumentValueError("max_markup_chars: it bounds lines read as markup; give markup too")
+            return None
+        return cls(checked_choice(markup, "markup", MARKUPS), lenient, max_chars)
+
+    def lines(
+        self, lines: Sequence[str], *, origin: str | None = None, first_line: int = 1, items: str | None = None
+    ) -> list[MarkedUp | None]:
+        """Each line parsed; one that is not well-formed is None when lenient (the caller
+        takes it as plain text), else a MarkupError naming it: as line `first_line` + k of
+        the file `origin` (or of the input), or with `items` as item `items`.k (0-based),
+        as the server names the texts of a request."""
+        parsed: list[MarkedUp | None] = []
+        for k, line in enumerate(lines):
+            if len(line) > self.max_chars:
+                raise MarkupError(
+                    f"{_where(k, origin, first_line, items)}: {len(line):,} characters is more than the "
+                    f"{self.max_chars:,} a marked-up line may have (raise it with --max-markup-chars or "
+                    "max_markup_chars=)"
+                )
+            try:
+                parsed.append(parse(line, self.markup))
+            except MarkupError as error:
+                if not self.lenient:
+                    raise MarkupError(f"{_where(k, origin, first_line, items)}: {error}") from None
+                parsed.append(None)
+        return parsed
+
+
+def _where(k: int, origin: str | None, first_line: int, items: str | None) -> str:
+    """How an error names the k-th of the lines `Reading.lines` reads."""
+    if items is not None:
+        return f"{items}.{k}"
+    return f"{origin}:{first_line + k}" if origin else f"input line {first_line + k}"
+
+
+def markup_line(marked_up: str | None, text: str) -> str:
+    """The markup line written for an output: its marked-up text, or, for an input read as
+    plain text (`marked_up` None), its text escaped, so that every line is markup."""
+    return escape(text) if marked_up is None else marked_up

@@ -1,0 +1,212 @@
+"""Placing a parsed line's markup among the words of its translation, by word links
+(source word i, target word j), and writing the result (the rules are in the package's
+docstring). Every step runs in time near-linear in the number of elements, and none
+recurses on their depth: an element is compared only with the earlier siblings whose
+placed spans its own meets, found by bisection among its siblings' disjoint spans."""
+
+from __future__ import annotations
+
+import bisect
+import html
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from rnnsearch.markup.reading import Element, MarkedUp
+
+Link = tuple[int, int]  # (source word, target word), 0-based
+
+
+def escape(text: str) -> str:
+    """Text as markup: "&", "<" and ">" as character references."""
+    return html.escape(text, quote=False)
+
+
+def transfer(marked: MarkedUp, target_words: Sequence[str], links: Iterable[Link]) -> str:
+    """The target words with `marked`'s markup put back by the word `links` between its
+    words and them (the rules in the package docstring)."""
+    spans = place(marked, len(target_words), links)
+    return _Output(target_words, marked.elements, spans).text()
+
+
+def place(marked: MarkedUp, targets: int, links: Iterable[Link]) -> list[tuple[int, int]]:
+    """Where each of `marked`'s elements goes among `targets` target words, by the word
+    `links`: (start, stop) target boundaries, the words start to stop − 1 inside it
+    (start == stop: at that boundary, with no words)."""
+    by_source: dict[int, list[int]] = {}
+    for source, target in links:
+        by_source.setdefault(source, []).append(target)
+    return _Placing(len(marked.words), targets, by_source).spans(marked.elements)
+
+
+class _Placing:
+    """Where each element goes among the target words (rules 1 to 4)."""
+
+    def __init__(self, sources: int, targets: int, links: dict[int, list[int]]):
+        self.sources, self.targets = sources, targets
+        self.links = {source: (min(aligned), max(aligned)) for source, aligned in links.items()}
+        self.aligned_sources = sorted(self.links)
+        self.first_targets = _RangeExtremes([self.links[s][0] for s in self.aligned_sources], min)
+        self.last_targets = _RangeExtremes([self.links[s][1] for s in self.aligned_sources], max)
+
+    def spans(self, elements: list[Element]) -> list[tuple[int, int]]:
+        """Each element's (start, stop) boundaries in the target, nested as in the source."""
+        spans: list[tuple[int, int]] = []
+        placed: dict[int | None, list[tuple[int, int, int]]] = {}  # parent → its children's spans with words
+        for index, element in enumerate(elements):
+            start, stop = self._span(element)
+            lower, upper = (0, self.targets) if element.parent is None else spans[element.parent]
+            start, stop = min(max(start, lower), upper), max(min(stop, upper), lower)
+            siblings = placed.setdefault(element.parent, [])
+            start, stop = _off_siblings(siblings, (start, stop), zero_width=not element.has_words)
+            spans.append((start, stop))
+            if start < stop:
+                bisect.insort(siblings, (start, stop, index))
+        return spans
+
+    def _span(self, element: Element) -> tuple[int, int]:
+        if element.has_words and element.first == 0 and element.stop == self.sources:
+            return 0, self.targets
+        first = bisect.bisect_left(self.aligned_sources, element.first)
+        last = bisect.bisect_left(self.aligned_sources, element.stop)
+        if first < last:
+            return self.first_targets.over(first, last), self.last_targets.over(first, last) + 1
+        boundary = self._boundary(element.first)
+        return boundary, boundary
+
+    def _boundary(self, source: int) -> int:
+        """The target boundary of source boundary `source` (before source word `source`):
+        after the targets of the nearest aligned source word before it, else before those
+        of the nearest after it, else at the same relative position."""
+        if source == 0:
+            return 0
+        if source >= self.sources:
+            return self.targets
+        after = bisect.bisect_left(self.aligned_sources, source)
+        if after > 0:
+            return self.links[self.aligned_sources[after - 1]][1] + 1
+        if after < len(self.aligned_sources):
+            return self.links[self.aligned_sources[after]][0]
+        return round(source * self.targets / self.sources)
+
+
+class _RangeExtremes:
+    """The least (or greatest) of any run of a list's values, each found in constant time
+    from a sparse table of the extremes of every run of a power-of-two length."""
+
+    def __init__(self, values: list[int], extreme: Callable[[int, int], int]):
+        self.extreme = extreme
+        self.table = [values]
+        width = 1
+        while 2 * width <= len(values):
+            row = self.table[-1]
+            self.table.append([extreme(row[k], row[k + width]) for k in range(len(row) - width)])
+            width *= 2
+
+    def over(self, first: int, stop: int) -> int:
+        """The extreme of values[first:stop], a run of at least one value."""
+        level = (stop - first).bit_length() - 1
+        row = self.table[level]
+        return self.extreme(row[first], row[stop - (1 << level)])
+
+
+def _off_siblings(siblings: list[tuple[int, int, int]], span: tuple[int, int], *, zero_width: bool) -> tuple[int, int]:
+    """`span` moved off its earlier siblings' spans (rule 4), in the order they were
+    placed. `siblings` are their spans with words, sorted and disjoint: only those that
+    `span` meets can move it, and a span only shrinks as it yields, so these are found
+    once, by bisection."""
+    start, stop = span
+    if zero_width or start == stop:
+        met = _containing(siblings, start)
+    else:
+        first = max(bisect.bisect_left(siblings, (start, -1, -1)) - 1, 0)  # the one before may reach in
+        met = [s for s in siblings[first : bisect.bisect_left(siblings, (stop, -1, -1))] if s[1] > start]
+    for earlier in sorted(met, key=lambda sibling: sibling[2]):
+        start, stop = _yield_to(earlier[:2], (start, stop), zero_width=zero_width)
+    return start, stop
+
+
+def _containing(siblings: list[tuple[int, int, int]], point: int) -> list[tuple[int, int, int]]:
+    """The sibling span, if any, with `point` strictly inside it."""
+    before = bisect.bisect_left(siblings, (point, -1, -1))
+    return [siblings[before - 1]] if before and siblings[before - 1][1] > point else []
+
+
+def _yield_to(earlier: tuple[int, int], span: tuple[int, int], *, zero_width: bool) -> tuple[int, int]:
+    """`span` moved off an earlier sibling's span (rule 4)."""
+    start0, stop0 = earlier
+    start, stop = span
+    if zero_width or start == stop:
+        if start0 < start < stop0:
+            edge = stop0 if stop0 - start <= start - start0 else start0
+            return edge, edge
+        return start, stop
+    if stop <= start0 or start >= stop0 or start0 == stop0:
+        return start, stop  # apart, or the earlier one has no words to overlap
+    if stop > stop0:
+        return max(start, stop0), stop
+    if start < start0:
+        return start, start0
+    return stop0, stop0
+
+
+@dataclass
+class _Open:
+    """An element being written: its children still to write, the next of its words to
+    write, and where its words stop."""
+
+    element: int | None
+    children: Iterator[int]
+    position: int
+    stop: int
+
+
+class _Output:
+    """The target words with the placed elements, as one line, written with a stack of
+    the elements open at each point rather than by recursion, so any depth is written."""
+
+    def __init__(self, words: Sequence[str], elements: list[Element], spans: list[tuple[int, int]]):
+        self.words, self.elements, self.spans = [escape(w) for w in words], elements, spans
+        self.children: dict[int | None, list[int]] = {}
+        for index, element in enumerate(elements):
+            self.children.setdefault(element.parent, []).append(index)
+
+    def text(self) -> str:
+        tokens: list[tuple[str, str]] = []  # (kind: word, open, close, standalone; text)
+        stack = [_Open(None, self._in_order(None), 0, len(self.words))]
+        while stack:
+            current = stack[-1]
+            child = next(current.children, None)
+            if child is None:
+                self._words(tokens, current.position, current.stop)
+                stack.pop()
+                if current.element is not None:
+                    tokens.append(("close", self.elements[current.element].end_tag))
+                continue
+            child_start, child_stop = self.spans[child]
+            self._words(tokens, current.position, child_start)
+            current.position = max(current.position, child_stop)
+            element = self.elements[child]
+            if element.end_tag is None:
+                tokens.append(("standalone", element.start_tag))
+            else:
+                tokens.append(("open", element.start_tag))
+                stack.append(_Open(child, self._in_order(child), child_start, child_stop))
+        return _joined(tokens)
+
+    def _in_order(self, parent: int | None) -> Iterator[int]:
+        """The children of `parent` in the order they are written: by span, then source order."""
+        return iter(sorted(self.children.get(parent, []), key=lambda k: (*self.spans[k], k)))
+
+    def _words(self, tokens: list[tuple[str, str]], start: int, stop: int) -> None:
+        tokens.extend(("word", self.words[k]) for k in range(start, stop))
+
+
+def _joined(tokens: list[tuple[str, str]]) -> str:
+    """The tokens as text: between two words a space, before the first opening tag
+    between them (or, if none, just before the second word); none after the last word."""
+    words = [k for k, (kind, _) in enumerate(tokens) if kind == "word"]
+    spaces = set()
+    for before, after in zip(words, words[1:]):
+        between = range(before + 1, after)
+        spaces.add(next((k for k in between if tokens[k][0] == "open"), after))
+    return "".join((" " if k in spaces else "") + text for k, (_, text) in enumerate(tokens))

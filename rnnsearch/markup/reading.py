@@ -1,0 +1,346 @@
+"""Reading a marked-up line: the text to translate, its words, and the elements over them.
+
+The line is read as a sequence of raw segments, text and tags, whose concatenation is the
+line itself, byte for byte. The text to translate is the text segments with their
+character references decoded and the tags left out, except that an element with no
+content of its own (`<br/>`, `<img …/>`, and HTML's void elements such as `<br>`) stands
+for a word break. Words are that text's whitespace-separated words. Each element covers
+the words whose characters lie within it, so a tag inside a word ("fahr<b>e</b>n")
+covers the whole word; an element with no words inside it, and a comment, stands at a
+boundary between words.
+
+Some content is not translated but kept whole, as one standalone piece of markup at the
+boundary where it stands: the raw text elements `<script>` and `<style>`, whose content is
+code that no character reference is decoded in, and every element marked
+`translate="no"` (the HTML standard's attribute), with all it contains. Such an element
+also stands for a word break, as its content stays between the words around it; a script
+or a stylesheet, which shows nothing, does not.
+
+Markup is checked as it is read: an end tag that closes another element than the last
+one opened, an element never closed, an end tag with nothing open, and, for `xml`, a
+bare "<" or "&", an entity other than XML's five, a reference without its ";" and a
+character reference to a character XML does not allow are MarkupErrors naming what is
+wrong. Start tags, attributes and end tags are kept as written.
+
+`html` differs from `xml` in what a valid line is: its void elements (`<br>`, `<img>`,
+…) need no end tag, tag names are compared without case, and its character references
+are decoded as HTML decodes them (`&nbsp;`, and `&amp` without its ";").
+
+html.parser rescans the rest of the line from each "<" it cannot complete, which takes
+time quadratic in the line's length where many are left open (`<a <a <a …`). No tag, end
+tag, comment or declaration can complete after the line's last ">", so every "<" there is
+text: the parser is given a "_" in its place, of the same length, and reads that part of
+the line once.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+
+from rnnsearch.errors import UserError
+
+MARKUPS = ("xml", "html")
+"""The kinds of markup a line can be read as."""
+
+VOID_ELEMENTS = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
+)
+"""HTML's elements that have no end tag."""
+
+RAW_TEXT_ELEMENTS = frozenset({"script", "style"})
+"""HTML's raw text elements: their content is code, passed through untouched."""
+
+XML_ENTITIES = frozenset({"amp", "lt", "gt", "quot", "apos"})
+
+
+class MarkupError(UserError, ValueError):
+    """A line whose markup is not well-formed: the message says what is wrong, and where."""
+
+
+@dataclass
+class Element:
+    """An element of a marked-up line, or a standalone tag (`end_tag` None).
+
+    start_tag, end_tag: as written in the line (for an element kept whole, untranslated,
+      `start_tag` is all of it, from its start tag to its end tag, and `end_tag` None)
+    first, stop: the source words it covers, first to stop − 1; for an element without
+      words and a standalone tag, first == stop, the boundary (number of words before it)
+    parent: the index of the enclosing element in `MarkedUp.elements`, or None
+    """
+
+    start_tag: str
+    end_tag: str | None
+    first: int
+    stop: int
+    parent: int | None
+    name: str = field(repr=False, default="")
+
+    @property
+    def has_words(self) -> bool:
+        return self.stop > self.first
+
+
+@dataclass(frozen=True)
+class MarkedUp:
+    """A parsed line: `segments` joined give the line back byte for byte; `text` is what
+    is translated, `words` its whitespace-separated words, and `elements` the markup
+    over them, in the order their start tags come."""
+
+    segments: list[str]
+    text: str
+    elements: list[Element]
+
+    @property
+    def line(self) -> str:
+        return "".join(self.segments)
+
+    @property
+    def words(self) -> list[str]:
+        return self.text.split()
+
+
+def parse(line: str, markup: str) -> MarkedUp:
+    """`line` read as `markup` (MARKUPS); a MarkupError says what is not well-formed."""
+    if markup not in MARKUPS:
+        raise ValueError(f"markup: {markup!r} is not one of {', '.join(MARKUPS)}")
+    reader = _Reader(line, markup)
+    reader.feed(_without_open_ends(line))
+    reader.close()
+    return reader.result()
+
+
+def _without_open_ends(line: str) -> str:
+    """`line` with every "<" after its last ">" made "_": text there either way (see the
+    module docstring), read in linear time; the same length, so positions still match."""
+    end = line.rfind(">") + 1
+    return line[:end] + line[end:].replace("<", "_")
+
+
+class _Reader(HTMLParser):
+    """html.parser's events, each cut from the line by the positions the parser reports,
+    turned into text, words and elements (see the module docstring)."""
+
+    def __init__(self, line: str, markup: str):
+        super().__init__(convert_charrefs=False)
+        self.line, self.markup = line, markup
+        # where each of the text's lines starts: the parser reports (line, column) positions
+        self.line_starts = [0] + [k + 1 for k, character in enumerate(line) if character == "\n"]
+        self.events: list[tuple[int, str, tuple]] = []  # (offset, kind, details)
+
+    # html.parser's callbacks: only record each event and where it starts
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        self._record("start", tag, _kept_whole(tag, attrs))
+
+    def handle_startendtag(self, tag: str, attrs: list) -> None:
+        self._record("standalone", tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        self._record("end", tag)
+
+    def handle_data(self, data: str) -> None:
+        self._record("data", data)
+
+    def handle_entityref(self, name: str) -> None:
+        self._record("reference", name)
+
+    def handle_charref(self, name: str) -> None:
+        self._record("reference", "#" + name)
+
+    def handle_comment(self, data: str) -> None:
+        self._record("other")
+
+    def handle_decl(self, decl: str) -> None:
+        self._record("other")
+
+    def handle_pi(self, data: str) -> None:
+        self._record("other")
+
+    def unknown_decl(self, data: str) -> None:
+        self._record("other")
+
+    def _record(self, kind: str, *details: object) -> None:
+        line, column = self.getpos()
+        self.events.append((self.line_starts[line - 1] + column, kind, details))
+
+    def result(self) -> MarkedUp:
+        """The segments, text and elements of the line, checked. What the parser passes
+        over without an event (a lone "</>") is read as text, as it is between events."""
+        if self.line and (not self.events or self.events[0][0] > 0):
+            first = self.events[0][0] if self.events else len(self.line)
+            self.events.insert(0, (0, "data", (self.line[:first],)))
+        builder = _Builder(self.markup)
+        offsets = [offset for offset, _, _ in self.events] + [len(self.line)]
+        for (offset, kind, details), end in zip(self.events, offsets[1:], strict=True):
+            builder.add(kind, self.line[offset:end], details)
+        return builder.finish()
+
+
+def _kept_whole(tag: str, attrs: list[tuple[str, str | None]]) -> str | None:
+    """Why an element is kept whole, untranslated: "raw" for a script or a stylesheet,
+    "untranslated" for one marked translate="no"; None for any other."""
+    if tag in RAW_TEXT_ELEMENTS:
+        return "raw"
+    if any(name == "translate" and (value or "").strip().lower() == "no" for name, value in attrs):
+        return "untranslated"
+    return None
+
+
+@dataclass
+class _Kept:
+    """An element being kept whole: where its segments start, why it is kept, and the
+    names of the elements open inside it, its own first."""
+
+    first_segment: int
+    why: str
+    open: list[str]
+
+
+class _Builder:
+    """Text, words and elements built from the line's events in order."""
+
+    def __init__(self, markup: str):
+        self.markup = markup
+        self.segments: list[str] = []
+        self.text: list[str] = []
+        self.words = 0  # words begun so far, the one being written included
+        self.in_word = False  # whether the text so far ends inside a word
+        self.elements: list[Element] = []
+        self.open: list[tuple[int, int]] = []  # (element, words begun at its start tag), innermost last
+        self.kept: _Kept | None = None  # the element being kept whole, if inside one
+
+    def add(self, kind: str, raw: str, details: tuple) -> None:
+        self.segments.append(raw)
+        if self.kept is not None:
+            self._inside_kept(kind, raw, details)
+        elif kind == "data":
+            self._data(raw)
+        elif kind == "reference":
+            self._reference(raw, details[0])
+        elif kind == "start" and details[1] is not None and not self._void(details[0]):
+            self.kept = _Kept(len(self.segments) - 1, details[1], [self._name(raw)])
+        elif kind == "start":
+            self._start(raw, standalone=self._void(details[0]))
+        elif kind == "standalone":
+            self._start(raw, standalone=True)
+        elif kind == "end":
+            self._close(raw)
+        else:  # a comment, a declaration or a processing instruction: kept where it stands
+            self._standalone(raw, breaks=False)
+
+    def _void(self, tag: str) -> bool:
+        return self.markup == "html" and tag in VOID_ELEMENTS
+
+    def _inside_kept(self, kind: str, raw: str, details: tuple) -> None:
+        """An event inside an element kept whole: checked (its nesting, and for xml its
+        text, outside a script or a stylesheet), not translated; its end tag makes the
+        whole element one standalone piece of markup."""
+        kept = self.kept
+        if kind == "data" and kept.why == "untranslated":
+            self._check_data(raw)
+        elif kind == "reference":
+            self._check_reference(raw, details[0])
+        elif kind == "start" and not self._void(details[0]):
+            kept.open.append(self._name(raw))
+        elif kind == "end":
+            if kept.open[-1] != self._name(raw):
+                raise MarkupError(f"{_tag(raw)} closes <{kept.open[-1]}>, which needs its own end tag first")
+            kept.open.pop()
+            if not kept.open:
+                self.kept = None
+                whole = "".join(self.segments[kept.first_segment :])
+                self._standalone(whole, breaks=kept.why == "untranslated")
+
+    def _append(self, text: str) -> None:
+        """Add text to translate, counting the words it begins."""
+        for character in text:
+            inside = not character.isspace()
+            self.words += inside and not self.in_word
+            self.in_word = inside
+        self.text.append(text)
+
+    def _data(self, raw: str) -> None:
+        self._check_data(raw)
+        self._append(html.unescape(raw) if self.markup == "html" else raw)
+
+    def _check_data(self, raw: str) -> None:
+        if self.markup == "xml" and ("<" in raw or "&" in raw):
+            bare = "<" if "<" in raw else "&"
+            escaped = "&lt;" if bare == "<" else "&amp;"
+            raise MarkupError(f"a bare {bare!r} in {_shown(raw)} is not XML: write {escaped}")
+
+    def _reference(self, raw: str, name: str) -> None:
+        self._check_reference(raw, name)
+        self._append(html.unescape(raw))
+
+    def _check_reference(self, raw: str, name: str) -> None:
+        if self.markup != "xml":
+            return
+        if not name.startswith("#") and (name not in XML_ENTITIES or not raw.endswith(";")):
+            raise MarkupError(f"{_shown(raw)} is not one of XML's entities (&amp; &lt; &gt; &quot; &apos;)")
+        if not raw.endswith(";"):
+            raise MarkupError(f"{_shown(raw)} is not XML: a character reference ends with ';'")
+        if name.startswith("#") and not _xml_character(int(name[2:], 16) if name[1:2] in "xX" else int(name[1:])):
+            raise MarkupError(f"{_shown(raw)} is not XML: it refers to a character XML does not allow")
+
+    def _name(self, raw: str) -> str:
+        """The tag's name as written (for an end tag, after the "/"), case folded for html."""
+        name = raw.lstrip("</")
+        for stop, character in enumerate(name):
+            if character.isspace() or character in "/>":
+                name = name[:stop]
+                break
+        return name.lower() if self.markup == "html" else name
+
+    def _parent(self) -> int | None:
+        return self.open[-1][0] if self.open else None
+
+    def _start(self, raw: str, *, standalone: bool) -> None:
+        if standalone:
+            self._standalone(raw, breaks=True)
+            return
+        first = self.words - self.in_word  # a tag inside a word covers the whole word
+        self.elements.append(Element(raw, None, first, first, self._parent(), self._name(raw)))
+        self.open.append((len(self.elements) - 1, self.words))
+
+    def _standalone(self, raw: str, *, breaks: bool) -> None:
+        """A tag with no content, after the word it follows; a word break if `breaks`."""
+        self.elements.append(Element(raw, None, self.words, self.words, self._parent()))
+        if breaks:
+            self._append(" ")
+
+    def _close(self, raw: str) -> None:
+        if not self.open:
+            raise MarkupError(f"{_tag(raw)} closes nothing: no element is open")
+        index, words_at_start = self.open[-1]
+        element = self.elements[index]
+        if element.name != self._name(raw):
+            raise MarkupError(f"{_tag(raw)} closes {_tag(element.start_tag)}, which needs its own end tag first")
+        self.open.pop()
+        element.end_tag = raw
+        if self.words > words_at_start or (self.in_word and element.first < self.words):
+            element.stop = self.words  # it holds a word, or a part of one
+        else:
+            element.first = element.stop = self.words  # no word inside: a boundary
+
+    def finish(self) -> MarkedUp:
+        if self.kept is not None:
+            raise MarkupError(f"{_tag(self.segments[self.kept.first_segment])} is never closed")
+        if self.open:
+            raise MarkupError(f"{_tag(self.elements[self.open[-1][0]].start_tag)} is never closed")
+        return MarkedUp(self.segments, "".join(self.text), self.elements)
+
+
+def _xml_character(code: int) -> bool:
+    """Whether XML 1.0 allows the character `code` (its production Char)."""
+    return code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD or 0x10000 <= code <= 0x10FFFF
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "…"
+
+
+def _tag(text: str, limit: int = 80) -> str:
+    """A tag as an error message shows it: as written, cut after `limit` characters."""
+    return text if len(text) <= limit else text[:limit] + "…"
