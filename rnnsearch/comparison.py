@@ -25,11 +25,10 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rnnsearch import model_directory
-from rnnsearch.config import load_config
+from rnnsearch.config import load_config, read_yaml
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation import metrics
 from rnnsearch.evaluation.plots import bleu_by_length_plot
@@ -57,7 +56,7 @@ class Experiment(BaseModel):
 def load_experiment(path: str | Path) -> Experiment:
     path = Path(path)
     try:
-        return Experiment.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+        return Experiment.model_validate(read_yaml(path.read_text(encoding="utf-8")) or {})
     except FileNotFoundError:
         raise UserError(f"{path}: no such experiment file") from None
     except ValidationError as error:

@@ -10,6 +10,7 @@ and wrong types are rejected with a one-line message naming the key.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, get_args
@@ -273,6 +274,30 @@ class TrainConfig(Section):
         return self
 
 
+ALIGNER_RUN_KEYS = (
+    "model.aligner_size",
+    "train.aligner_objective",
+    "train.max_steps",
+    "train.max_minutes",
+    "train.learning_rate",
+    "train.warmup_steps",
+    "train.min_learning_rate",
+    "train.batch_tokens",
+    "train.max_batch_sentences",
+    "train.clip_norm",
+    "train.seed",
+    "train.log_every",
+    "train.valid_every",
+    "train.device",
+    "train.threads",
+    "data.train",
+)
+"""The keys a train-aligner run may set (--set), each one it uses: the module's size, its
+objective, its budget, learning rate and batches, where it runs, and the training corpora
+(to add word links for the links objective, say; a key under data.train too). Every other
+key is the frozen model's, or one the run does not read, and is refused."""
+
+
 MAX_BEAM_SIZE = 64
 """The widest beam (and longest n-best list) a search may ask for, in the config, the
 Python API, the CLI and the server alike: decoding time and memory grow with the beam,
@@ -285,9 +310,25 @@ tried, and small enough that β times a sum of logarithms of float32 weights nev
 overflows a score."""
 
 
+MAX_LENGTH_PENALTY = 10.0
+"""The largest α of the length normalisation log p / |y|^α: ten times the usual 1, and small
+enough that |y|^α stays a finite float for the longest output a search allows."""
+
+MAX_LENGTH_RATIO = 100.0
+"""The most output pieces a search allows per source word: far beyond any translation's
+ratio, and small enough that the length limit stays an exact integer."""
+
+MAX_LENGTH_EXTRA = 10_000
+"""The most output pieces a search allows beyond ratio × source length."""
+
+MAX_SOURCE_LENGTH = 100_000
+"""The longest source a search may be asked to take, in pieces (search.max_source_length),
+and the most sentences it may decode together (search.batch_sentences)."""
+
+
 class SearchConfig(Section):
     beam_size: int = Field(5, ge=1, le=MAX_BEAM_SIZE)
-    length_penalty: float = Field(1.0, ge=0.0, description="alpha in score / length**alpha")
+    length_penalty: float = Field(1.0, ge=0.0, le=MAX_LENGTH_PENALTY, description="alpha in score / length**alpha")
     coverage_penalty: float = Field(
         0.0,
         ge=0.0,
@@ -295,10 +336,16 @@ class SearchConfig(Section):
         description="beta of GNMT's coverage penalty beta * sum_j log(min(sum_i alpha_ij, 1)), added to the "
         f"length-normalised score of finished hypotheses, at most {MAX_COVERAGE_PENALTY:g}; 0: none",
     )
-    max_length_ratio: float = Field(2.0, gt=0)
-    max_length_extra: int = Field(10, ge=0, description="output pieces allowed beyond ratio × source length")
-    batch_sentences: int = Field(64, gt=0, description="sentences decoded together")
-    max_source_length: int = Field(250, gt=0, description="longer inputs are refused with an error, not cut")
+    max_length_ratio: float = Field(
+        2.0, gt=0, le=MAX_LENGTH_RATIO, description="output pieces allowed per source word (with max_length_extra)"
+    )
+    max_length_extra: int = Field(
+        10, ge=0, le=MAX_LENGTH_EXTRA, description="output pieces allowed beyond ratio × source length"
+    )
+    batch_sentences: int = Field(64, gt=0, le=MAX_SOURCE_LENGTH, description="sentences decoded together")
+    max_source_length: int = Field(
+        250, gt=0, le=MAX_SOURCE_LENGTH, description="longer inputs are refused with an error, not cut"
+    )
     precision: Precision = Field(
         "fp32",
         description="bf16: search under bfloat16 autocast, faster on CPUs with AVX-512 BF16 or AMX and, by less, "
@@ -408,6 +455,22 @@ class Config(Section):
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, reading numbers as YAML 1.2 and users do: `1e-3` and `1e308`
+    are floats, where YAML 1.1 needs a dot (`1.0e-3`) and reads them as strings, which
+    the strict schema would then refuse as "not a valid number"."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+$"), list("-+0123456789.")
+)
+
+
+def read_yaml(text: str) -> Any:
+    """YAML text as Python values, numbers read as `_Loader` reads them."""
+    return yaml.load(text, Loader=_Loader)
+
+
 def _describe(error: ValidationError, origin: str) -> str:
     problems = []
     for item in error.errors():
@@ -432,7 +495,7 @@ def _apply_override(tree: dict[str, Any], assignment: str) -> None:
             raise UserError(f"--set {key}: {part} is not a section")
         node = child
     try:
-        node[parts[-1]] = yaml.safe_load(raw)
+        node[parts[-1]] = read_yaml(raw)
     except yaml.YAMLError as error:
         problem = getattr(error, "problem", None)  # what the parser found, without its multi-line context
         detail = f" ({' '.join(problem.split())})" if problem else ""
@@ -450,7 +513,7 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
     """Read a YAML config, apply `section.key=value` overrides and validate it."""
     path = Path(path)
     try:
-        tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        tree = read_yaml(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
         raise UserError(f"{path}: no such config file") from None
     except IsADirectoryError:

@@ -32,9 +32,17 @@ def _wirings() -> dict[str, type[BahdanauWiring] | type[LuongWiring]]:
     return WIRINGS
 
 
+MAX_WIDTH = 16_384
+"""The widest layer a model may ask for (embeddings, hidden states, readout, the alignment
+module): 32 times the widest in the paper, and small enough that a mistyped size is
+refused with its key rather than met by an allocation of hundreds of gigabytes."""
+
+
 class EncoderConfig(Section):
     cell: Literal["gru", "lstm"] = "gru"
-    hidden_size: int = Field(256, gt=0, description="per direction; bidirectional annotations are twice this")
+    hidden_size: int = Field(
+        256, gt=0, le=MAX_WIDTH, description="per direction; bidirectional annotations are twice this"
+    )
     layers: int = Field(1, ge=1, le=4, description="stacked layers, with model.dropout between them")
     bidirectional: bool = True
 
@@ -61,7 +69,7 @@ class AttentionConfig(Section):
 
 class DecoderConfig(Section):
     cell: Literal["gru", "lstm"] = "gru"
-    hidden_size: int = Field(512, gt=0)
+    hidden_size: int = Field(512, gt=0, le=MAX_WIDTH)
     layers: int = Field(1, ge=1, le=4, description="stacked layers, with model.dropout between them")
     wiring: str = Field(
         "bahdanau",
@@ -72,7 +80,7 @@ class DecoderConfig(Section):
     readout: Literal["maxout", "tanh"] = Field(
         None, description="g in t_i (bahdanau) or h̃_i (luong); default: maxout for bahdanau, tanh for luong"
     )
-    readout_size: int = Field(256, gt=0, description="size of t_i (bahdanau) or h̃_i (luong)")
+    readout_size: int = Field(256, gt=0, le=MAX_WIDTH, description="size of t_i (bahdanau) or h̃_i (luong)")
     tied_embeddings: bool = Field(
         False, description="share the target embeddings with the output layer (needs readout_size = embedding_size)"
     )
@@ -97,7 +105,7 @@ class DecoderConfig(Section):
 
 
 class ModelConfig(Section):
-    embedding_size: int = Field(256, gt=0)
+    embedding_size: int = Field(256, gt=0, le=MAX_WIDTH)
     encoder: EncoderConfig = EncoderConfig()
     attention: AttentionConfig | Literal["none"] = Field(
         default_factory=AttentionConfig, description="an alignment model, or none: the fixed-context baseline"
@@ -110,7 +118,9 @@ class ModelConfig(Section):
         "sees y_i, trained beside the translation without changing it; `rnnsearch train-aligner` adds one to a "
         "trained model",
     )
-    aligner_size: int = Field(256, gt=0, description="the alignment module's size d (its keys, queries and words)")
+    aligner_size: int = Field(
+        256, gt=0, le=MAX_WIDTH, description="the alignment module's size d (its keys, queries and words)"
+    )
 
     @model_validator(mode="after")
     def _aligner_reads_an_attention(self) -> ModelConfig:

@@ -83,6 +83,14 @@ def test_bad_load_arguments_are_refused_naming_the_argument(model_dir):
     refused(ValueError, ("batch_sentences",), rnnsearch.load, model_dir, batch_sentences=0)
 
 
+@pytest.mark.parametrize(
+    "search", [{"max_length_extra": 2**63}, {"max_length_ratio": 1.0e19}, {"length_penalty": 400.0}]
+)
+def test_search_settings_that_would_overflow_are_refused_at_load_naming_the_key(model_dir, search):
+    """Once accepted, these made every translation empty or raised an OverflowError."""
+    refused(ValueError, (*search, "less than or equal to"), rnnsearch.load, model_dir, search=search)
+
+
 def test_bad_speech_arguments_are_refused_naming_the_item(speech, translator):
     refused(TypeError, ("paths", "single str", '["one.wav"]'), speech.transcribe_files, "one.wav")
     refused(TypeError, ("paths[1]", "NoneType"), speech.transcribe_files, ["one.wav", None])

@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 import yaml
 
-from rnnsearch.config import MAX_BEAM_SIZE, Config, config_from_dict, load_config
+from rnnsearch.config import (
+    MAX_BEAM_SIZE,
+    MAX_LENGTH_PENALTY,
+    MAX_LENGTH_RATIO,
+    MAX_SOURCE_LENGTH,
+    Config,
+    SearchConfig,
+    SearchSettingError,
+    config_from_dict,
+    load_config,
+)
 from rnnsearch.errors import UserError
+from rnnsearch.search.rules import max_output_lengths, normalised
 
 
 def minimal_tree() -> dict[str, Any]:
@@ -341,3 +354,57 @@ def test_the_config_and_the_command_import_without_torch():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("max_length_ratio", 1.0e19),
+        ("max_length_ratio", 1e308),
+        ("max_length_extra", 2**63),
+        ("max_length_extra", 10**30),
+        ("length_penalty", 400.0),
+        ("length_penalty", 1e308),
+        ("max_source_length", 2**63),
+        ("batch_sentences", 10**30),
+    ],
+)
+def test_a_search_setting_past_its_bound_is_refused_naming_the_key(key: str, value: float) -> None:
+    """Unbounded, these overflowed the length limit to one step (empty translations) or
+    a score to an OverflowError."""
+    with pytest.raises(SearchSettingError, match=f"^{key}: .*less than or equal to"):
+        SearchConfig().overridden({key: value})
+
+
+def test_the_longest_search_allowed_keeps_its_arithmetic_finite() -> None:
+    search = SearchConfig().overridden(
+        {"max_source_length": MAX_SOURCE_LENGTH, "max_length_ratio": MAX_LENGTH_RATIO, "max_length_extra": 10_000}
+    )
+    limit = max_output_lengths(torch.tensor([MAX_SOURCE_LENGTH + 1]), search.max_length_ratio, search.max_length_extra)
+    assert limit.item() == MAX_SOURCE_LENGTH * MAX_LENGTH_RATIO + 10_000
+    assert math.isfinite(normalised(-1.0, int(limit.item()), MAX_LENGTH_PENALTY))
+
+
+def test_numbers_with_an_exponent_are_numbers_in_files_and_overrides(tmp_path: Path) -> None:
+    """YAML 1.1 reads 1e-3 as a string (it wants 1.0e-3), which the strict schema refused
+    as "not a valid number"."""
+    tree = minimal_tree()
+    tree["train"] = {"learning_rate": "LR"}
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(tree).replace("LR", "2e-4"), encoding="utf-8")
+    config = load_config(path, ["search.length_penalty=5e-1", "search.max_length_ratio=+1E1"])
+    assert (config.train.learning_rate, config.search.length_penalty, config.search.max_length_ratio) == (
+        2e-4,
+        0.5,
+        10.0,
+    )
+    with pytest.raises(UserError) as excinfo:
+        load_config(path, ["search.max_length_ratio=1e308"])
+    assert user_error_message(excinfo) == f"{path}: search.max_length_ratio: Input should be less than or equal to 100"
+
+
+def test_a_layer_too_wide_to_allocate_is_refused_naming_the_key(tmp_path: Path) -> None:
+    for key in ("model.aligner_size", "model.embedding_size", "model.decoder.hidden_size"):
+        with pytest.raises(UserError) as excinfo:
+            load_config(write_config(tmp_path, minimal_tree()), [f"{key}=1000000000"])
+        assert f"{key}: Input should be less than or equal to 16384" in user_error_message(excinfo)
