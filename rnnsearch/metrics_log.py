@@ -56,3 +56,12 @@ def read_metrics(path: Path) -> list[MetricsRow]:
             raise UserError(f"{path}, line {number}: not a metrics row (corrupt metrics log)")
         rows.append(row)
     return rows
+
+
+def forget_rows_after(path: Path, step: int) -> None:
+    """Drop the rows of the log at `path` (if any) of steps after `step`, a checkpoint's,
+    which a run resumed from it redoes, and a row torn by a kill: the one home of this
+    for every run that resumes."""
+    if path.exists():
+        rows = [row for row in read_metrics(path) if row["step"] <= step]
+        files.atomic_write(path, "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8"))

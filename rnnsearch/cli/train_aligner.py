@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from rnnsearch.config import ALIGNER_RUN_KEYS
+
 
 def register(commands: argparse._SubParsersAction) -> None:
     """Add `train-aligner` to the `rnnsearch` command."""
@@ -12,7 +14,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="add the alignment module to a trained model and train it alone, the translation frozen",
         description="Train the alignment module (docs/model.md) of the model in MODEL_DIR on the model's own "
         "training data, every translation weight frozen; the run and the module live in MODEL_DIR/aligner/. "
-        "train.max_steps, train.learning_rate, train.aligner_objective and model.aligner_size may be set.",
+        f"--set takes the run's own keys: {', '.join(ALIGNER_RUN_KEYS)}.",
     )
     parser.add_argument("model_dir", metavar="MODEL_DIR", help="a trained model directory")
     parser.add_argument(

@@ -18,6 +18,7 @@ checkpoint (`--resume`), drawing the same batches.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -25,10 +26,10 @@ from pathlib import Path
 import torch
 
 from rnnsearch import files, kernels, model_directory
-from rnnsearch.config import Config, load_config
+from rnnsearch.config import ALIGNER_RUN_KEYS, Config, load_config
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
-from rnnsearch.metrics_log import MetricsRow, append_row
+from rnnsearch.metrics_log import MetricsRow, append_row, forget_rows_after
 from rnnsearch.model.seq2seq import RNNSearch, build_aligner
 from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
 from rnnsearch.text.batches import epoch_batches
@@ -37,24 +38,24 @@ from rnnsearch.training.console import say
 from rnnsearch.training.environment import configure_cpu, flushing_denormals
 from rnnsearch.training.loss import Objective
 from rnnsearch.training.schedule import Progress
-from rnnsearch.training.trainer import next_batch, step_batch, training_step
-
-MODULE_KEYS = ("aligner", "aligner_size")
-"""The model keys a train-aligner run may set: the module's own; every other one is the frozen model's."""
+from rnnsearch.training.trainer import NonFiniteUpdate, next_batch, step_batch, training_step
 
 
 def run_config(model_dir: Path, overrides: list[str]) -> Config:
-    """The model's config with `overrides` and model.aligner: true, refusing an override of
-    the frozen model's architecture."""
-    model_config = load_config(model_dir / model_directory.CONFIG)
+    """The model's config with `overrides` (each of a key in ALIGNER_RUN_KEYS) and model.aligner:
+    true; a run needs a budget, max_steps or max_minutes."""
+    for assignment in overrides:
+        key = assignment.partition("=")[0]
+        if not any(key == allowed or key.startswith(allowed + ".") for allowed in ALIGNER_RUN_KEYS):
+            raise UserError(
+                f"train-aligner: --set {key}: not a key a train-aligner run takes; it takes "
+                f"{', '.join(ALIGNER_RUN_KEYS)} (the translation model of {model_dir} is frozen)"
+            )
     config = load_config(model_dir / model_directory.CONFIG, [*overrides, "model.aligner=true"])
-    frozen, asked = model_config.model.model_dump(), config.model.model_dump()
-    for key in MODULE_KEYS:
-        del frozen[key], asked[key]
-    if frozen != asked:
+    if config.train.max_steps is None and config.train.max_minutes is None:
         raise UserError(
-            "train-aligner: --set may change the module's model keys only (model.aligner_size); the "
-            f"translation model of {model_dir} is frozen"
+            f"train-aligner: {model_dir}'s config sets no budget (train.max_steps or train.max_minutes); "
+            "give one with --set train.max_steps=N"
         )
     return config
 
@@ -72,9 +73,6 @@ def train_aligner(model_dir: str | Path, overrides: list[str], *, resume: bool) 
         raise UserError(f"{run_dir}: already holds an alignment module's run; use --resume to continue it")
     device = resolve_device(config.train.device, "train.device")
     configure_cpu(config.train.threads)
-    run_dir.mkdir(exist_ok=True)
-    checkpoint.remove_temporaries(run_dir)
-    files.atomic_write(run_dir / model_directory.CONFIG, config.to_yaml().encode("utf-8"))
     model = model_directory.load_model(model_dir, model_config, src_subwords, tgt_subwords, aligner=False)
     translation_digest = model_directory.stored_digest(model_directory.weights_path(model_dir))
     torch.manual_seed(config.train.seed)
@@ -83,8 +81,15 @@ def train_aligner(model_dir: str | Path, overrides: list[str], *, resume: bool) 
     model.aligner.requires_grad_(True)
     model.to(device)
     optimizer = torch.optim.Adam(model.aligner.parameters(), lr=config.train.learning_rate)
+    run_dir.mkdir(exist_ok=True)
+    checkpoint.remove_temporaries(run_dir)
+    files.atomic_write(run_dir / model_directory.CONFIG, config.to_yaml().encode("utf-8"))
     progress = _restored(model, optimizer, run_dir, translation_digest) if started and resume else Progress()
-    if not started:
+    if started and resume:
+        forget_rows_after(run_dir / model_directory.METRICS, progress.step)
+    else:
+        if resume:
+            say(f"{run_dir}: no checkpoint to resume from (stopped before its first one); starting again")
         (run_dir / model_directory.METRICS).unlink(missing_ok=True)
     data_dir = prepared_dir(config, run_dir if config.data != model_config.data else model_dir)
     ensure_prepared(config, data_dir, (src_subwords, tgt_subwords))
@@ -122,7 +127,10 @@ def _loop(
         for group in optimizer.param_groups:
             group["lr"] = schedule.learning_rate(options, progress)
         started = time.perf_counter()
-        loss, n_tokens = training_step(model, optimizer, batch, objective, options.clip_norm)
+        try:
+            loss, n_tokens = training_step(model, optimizer, batch, objective, options.clip_norm)
+        except NonFiniteUpdate as failure:
+            _refuse_non_finite(failure.loss, progress.step + 1, saved, run_dir)
         computing += time.perf_counter() - started
         progress.step += 1
         loss_sum, tokens = loss_sum + loss, tokens + n_tokens
@@ -144,6 +152,17 @@ def _loop(
             saved = progress.step
     if saved != progress.step:
         _save(model, optimizer, progress, run_dir, digest)
+
+
+def _refuse_non_finite(loss: float, step: int, saved: int, run_dir: Path) -> None:
+    """Stop the run at a step whose gradients are not finite, saving nothing of it: the
+    module keeps the checkpoint of step `saved` (0: none yet)."""
+    kept = f"{run_dir} keeps the module of step {saved}" if saved else "no checkpoint was written"
+    value = f"{loss}" if not math.isfinite(loss) else f"{loss:.4g} but its gradients are not finite"
+    raise UserError(
+        f"train-aligner: step {step}: the alignment module's loss is {value}, so training stopped without saving "
+        f"the step; {kept}. Too large a learning rate does this: lower train.learning_rate"
+    )
 
 
 def _save(

@@ -5,7 +5,6 @@ wrapper and CUDA graphs, and the kernels it trains with."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,11 +12,11 @@ from typing import Any
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from rnnsearch import files, kernels, model_directory
+from rnnsearch import kernels, model_directory
 from rnnsearch.config import Config
 from rnnsearch.decoding import Decoding
 from rnnsearch.errors import UserError
-from rnnsearch.metrics_log import read_metrics
+from rnnsearch.metrics_log import forget_rows_after
 from rnnsearch.model.seq2seq import RNNSearch, build_model
 from rnnsearch.model_directory import source_and_target_sizes
 from rnnsearch.text.subwords import Subwords
@@ -136,7 +135,7 @@ def _restore(
     checkpoint.restore_optimizer(optimizer, tensors, info["param_groups"])
     progress = Progress(**info["progress"])
     if world.is_main:
-        _forget_metrics_after(model_dir, progress.step)
+        forget_rows_after(model_dir / model_directory.METRICS, progress.step)
         checkpoint.forget_checkpoints_after(model_dir, progress.step)
         say(f"resuming {model_dir} at step {progress.step}")
     return progress
@@ -147,12 +146,3 @@ def _forget_an_earlier_start(model_dir: Path) -> None:
     weights, which a new run from step 0 must not append to or mix with its own."""
     (model_dir / model_directory.METRICS).unlink(missing_ok=True)
     checkpoint.forget_checkpoints_after(model_dir, 0)
-
-
-def _forget_metrics_after(model_dir: Path, step: int) -> None:
-    """Drop log rows of steps after the checkpoint, which the resumed run will redo,
-    and a row torn by the kill."""
-    path = model_dir / model_directory.METRICS
-    if path.exists():
-        rows = [row for row in read_metrics(path) if row["step"] <= step]
-        files.atomic_write(path, "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8"))

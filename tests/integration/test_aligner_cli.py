@@ -53,6 +53,59 @@ def test_a_resumed_module_run_ends_where_the_whole_run_ends(model_dir, with_modu
     assert [row["step"] for row in rows] == [1, 2, 3, 4, 5, 6]
 
 
+def test_a_run_killed_after_its_checkpoint_resumes_with_its_log_trimmed(model_dir, tmp_path, capsys):
+    """A kill leaves the rows of the steps after the last checkpoint, and perhaps a torn
+    one: the resumed run redoes those steps, so their rows are written once."""
+    model = copied(model_dir, tmp_path)
+    assert main(["train-aligner", str(model), *MODULE, "--set", "train.max_steps=2"]) == 0
+    log = model / ALIGNER_DIR / "metrics.jsonl"
+    with log.open("a") as rows:
+        rows.write('{"step": 3, "aligner_loss": 9.0}\n{"step": 4, "aligner_loss": 9.0}\n{"step": 5, "al')
+    assert main(["train-aligner", str(model), *MODULE, "--set", "train.max_steps=4", "--resume"]) == 0
+    steps = [json.loads(line)["step"] for line in log.read_text().splitlines()]
+    assert steps == [1, 2, 3, 4]
+    assert 9.0 not in [json.loads(line)["aligner_loss"] for line in log.read_text().splitlines()]
+
+
+def test_a_run_killed_before_its_first_checkpoint_says_it_starts_again(model_dir, tmp_path, capsys):
+    model = copied(model_dir, tmp_path)
+    (model / ALIGNER_DIR).mkdir()
+    (model / ALIGNER_DIR / "metrics.jsonl").write_text('{"step": 1, "aligner_loss": 9.0}\n')
+    status, _, err = run_cli(capsys, "train-aligner", model, *MODULE, "--set", "train.max_steps=2", "--resume")
+    assert status == 0, err
+    assert "no checkpoint to resume from (stopped before its first one); starting again" in err
+    rows = [json.loads(line) for line in (model / ALIGNER_DIR / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows] == [1, 2] and rows[0]["aligner_loss"] != 9.0
+
+
+@pytest.mark.parametrize(
+    "assignment",
+    [
+        "subwords.vocab_size=500",
+        "train.init_from=elsewhere",
+        "train.model_dir=elsewhere",
+        "data.src_lang=fr",
+        "model.aligner=false",
+        "model.embedding_size=32",
+    ],
+)
+def test_train_aligner_refuses_keys_it_does_not_take_and_writes_nothing(model_dir, tmp_path, capsys, assignment):
+    model = copied(model_dir, tmp_path)
+    status, _, err = run_cli(capsys, "train-aligner", model, *MODULE, "--set", assignment)
+    key = assignment.partition("=")[0]
+    assert_one_line_error(status, err, f"--set {key}: not a key a train-aligner run takes", "model.aligner_size")
+    assert not (model / ALIGNER_DIR).exists()
+
+
+def test_train_aligner_refuses_a_module_too_large_or_a_run_without_a_budget(model_dir, tmp_path, capsys):
+    model = copied(model_dir, tmp_path)
+    status, _, err = run_cli(capsys, "train-aligner", model, *MODULE, "--set", "model.aligner_size=1000000000")
+    assert_one_line_error(status, err, "model.aligner_size", "less than or equal to 16384")
+    status, _, err = run_cli(capsys, "train-aligner", model, *MODULE, "--set", "train.max_steps=null")
+    assert_one_line_error(status, err, "sets no budget", "--set train.max_steps=N")
+    assert not (model / ALIGNER_DIR).exists()
+
+
 def test_translations_are_the_same_and_alignments_come_from_the_module(model_dir, with_module, corpus, tmp_path):
     sources = (corpus / "val.de").read_text(encoding="utf-8").splitlines()[:12]
     before, after = rnnsearch.load(model_dir, device="cpu"), rnnsearch.load(with_module, device="cpu")
@@ -82,6 +135,17 @@ def test_align_and_score_read_the_module_unless_told_otherwise(with_module, corp
     assert {a.alignment_from for a in module} == {"aligner"} and {a.alignment_from for a in attention} == {"attention"}
     assert [a.pairs for a in module] != [a.pairs for a in attention]
     assert translator.score(["Ein Hund."], ["A dog."])[0].alignment_from == "aligner"
+    from_attention = translator.score(["Ein Hund."], ["A dog."], alignment_from="attention")[0]
+    assert from_attention.alignment_from == "attention"
+    assert from_attention.log_prob == translator.score(["Ein Hund."], ["A dog."])[0].log_prob
+    for source, expected in ((None, "aligner"), ("attention", "attention")):
+        flags = [] if source is None else ["--alignment-from", source]
+        rows = tmp_path / f"score-{expected}.jsonl"
+        status, out, err = run_cli(
+            capsys, "score", with_module, "--src", src, "--tgt", tgt, "--alignments", rows, *flags
+        )
+        assert status == 0, err
+        assert len(out.splitlines()) == 8 and {row["alignment_from"] for row in read_jsonl(rows)} == {expected}
     for source, expected in ((None, module), ("attention", attention)):
         flags = [] if source is None else ["--alignment-from", source]
         status, out, _ = run_cli(capsys, "align", with_module, "--src", src, "--tgt", tgt, *flags)
@@ -170,3 +234,10 @@ def test_an_exported_package_carries_no_module_and_says_so(with_module, tmp_path
         package.translate(["Ein Hund."], alignment_from="aligner")
     on_torch = rnnsearch.load(tmp_path / "package", runtime="torch", device="cpu")
     assert on_torch.align(["Ein Hund."], ["A dog."])[0].alignment_from == "attention"
+    with pytest.raises(ArgumentValueError, match="an exported package carries none: load the model directory"):
+        on_torch.align(["Ein Hund."], ["A dog."], alignment_from="aligner")
+
+
+def test_a_speech_model_is_not_told_to_add_a_module(speech_model):
+    with pytest.raises(ArgumentValueError, match="a speech model has no words to align, so none can be added"):
+        rnnsearch.load(speech_model, device="cpu").alignment_source("aligner")
