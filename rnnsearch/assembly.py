@@ -36,12 +36,15 @@ class Assembled:
     config: the (first) member's config, its search section overridden as asked
     source_sides: the source subword models by side number (see Ensemble), side 0
       first; [None] for a speech model, which reads audio
+    exported: whether a member is an exported package (whose graphs or weights carry
+      no alignment module)
     """
 
     model: torch.nn.Module
     config: Config
     source_sides: list[Subwords | None]
     tgt_subwords: Subwords
+    exported: bool = False
 
 
 def assemble(
@@ -76,10 +79,17 @@ def assemble(
     ]
     config, src_subwords, tgt_subwords = files[0]
     config = config.model_copy(update={"search": config.search.overridden(search)})
+    exported = any(_is_package(directory) for directory in directories)
     if isinstance(model_dir, (str, os.PathLike)):
-        return Assembled(models[0], config, [src_subwords], tgt_subwords)
+        return Assembled(models[0], config, [src_subwords], tgt_subwords, exported)
     ensemble, source_sides = _ensemble(models, [src_subwords for _, src_subwords, _ in files])
-    return Assembled(ensemble, config, source_sides, tgt_subwords)
+    return Assembled(ensemble, config, source_sides, tgt_subwords, exported)
+
+
+def _is_package(directory: str | os.PathLike) -> bool:
+    from rnnsearch.export.manifest import is_package
+
+    return is_package(directory)
 
 
 def _search_overrides(

@@ -38,6 +38,10 @@ SENTENCES_PER_SEARCH = 1024  # sentences handed to one search call, `search.batc
 class Decoding:
     """A model ready to search: `decode(originals, inputs, options)` → one Translation per input."""
 
+    no_module = "add one with `rnnsearch train-aligner MODEL_DIR`, or take 'attention'"
+    """What to do about a model without an alignment module, where one is asked for: the
+    Translator says otherwise where `rnnsearch train-aligner` cannot add one."""
+
     def __init__(self, model: torch.nn.Module, source: InputKind, tgt_subwords: Subwords, search: SearchConfig) -> None:
         self.model = model
         self.source = source
@@ -97,8 +101,7 @@ class Decoding:
             )
         if asked == "aligner" and not modules:
             raise ArgumentValueError(
-                "alignment_from: 'aligner': this model has no alignment module (add one with "
-                "`rnnsearch train-aligner MODEL_DIR`, or take 'attention')"
+                f"alignment_from: 'aligner': this model has no alignment module ({self.no_module})"
             )
         return asked
 

@@ -56,6 +56,7 @@ class Translator(TextTranslation, Transcription, GivenPairs):
         config: Config,
         *,
         source_sides: Sequence[Subwords] | None = None,
+        exported: bool = False,
     ):
         """src_subwords is None for a speech model, whose source is audio. For an ensemble
         whose members read the source in different pieces, `source_sides` are their
@@ -67,6 +68,13 @@ class Translator(TextTranslation, Transcription, GivenPairs):
         super().__init__(model, self.kind.input(config, self.source_sides), tgt_subwords, config.search)
         self.target_language = config.data.tgt_lang
         self.data = config.data
+        if not config.data.aligns_words:
+            self.no_module = f"{config.data.described} has no words to align, so none can be added; take 'attention'"
+        elif exported:
+            self.no_module = (
+                "an exported package carries none: load the model directory it was exported from, after "
+                "`rnnsearch train-aligner MODEL_DIR` added one, or take 'attention'"
+            )
 
     def source_pieces(self, texts: Sequence[str]) -> list[int]:
         """How many source pieces each text is, in the side that cuts it into the most:
@@ -104,4 +112,11 @@ def load(
         model_dir, device, precision, batch_sentences, runtime=runtime, coverage_penalty=coverage_penalty, search=search
     )
     sides = assembled.source_sides
-    return Translator(assembled.model, sides[0], assembled.tgt_subwords, assembled.config, source_sides=sides)
+    return Translator(
+        assembled.model,
+        sides[0],
+        assembled.tgt_subwords,
+        assembled.config,
+        source_sides=sides,
+        exported=assembled.exported,
+    )

@@ -118,6 +118,7 @@ class SpokenDigits:
             if not (args.src and args.ref):
                 raise UserError("evaluate: give both --src (WAV paths) and --ref (digit strings), or neither")
             paths, references = test_set(args.src, args.ref)
+            _require_files(paths, args.src)
             translations = translator.transcribe_files(paths, beam_size=args.beam_size)
             what = args.src
         else:
@@ -133,6 +134,14 @@ class SpokenDigits:
         print(what)
         for score in scores:
             print(f"{score.name} = {score.value:.2f}% ({score.signature})")
+
+
+def _require_files(paths: Sequence[str], listing: str) -> None:
+    """Refuse, naming the line of `listing`, a path that is no file: a text file given
+    where WAV paths are listed, say."""
+    for number, path in enumerate(paths, start=1):
+        if not Path(path).is_file():
+            raise UserError(f"{listing}, line {number}: {path!r} is no file; --src lists WAV files, one path a line")
 
 
 def _digit_subwords(config: Config, targets: list[str]) -> Subwords:

@@ -97,3 +97,11 @@ def test_a_speech_model_refuses_text_and_a_text_config_refuses_the_speech_metric
     )
     assert main(["train", str(config)]) != 0
     assert "selection_metric" in capsys.readouterr().err
+
+
+def test_evaluate_given_a_text_file_for_wav_paths_names_the_file_and_line(speech_model, tmp_path, capsys):
+    src, ref = write_lines(tmp_path / "text.de", ["Ein Hund."]), write_lines(tmp_path / "ref.txt", ["1 2"])
+    assert main(["evaluate", str(speech_model), "--src", str(src), "--ref", str(ref)]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"rnnsearch: error: {src}, line 1: 'Ein Hund.' is no file; --src lists WAV files, one path a line"
+    )
