@@ -21,7 +21,8 @@ import numpy as np
 import torch
 
 from rnnsearch import kernels
-from rnnsearch.model.seq2seq import CHUNK_ELEMENTS, RNNSearch
+from rnnsearch.model.linear import CHUNK_ELEMENTS
+from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.reserved import PAD
 from rnnsearch.text.batches import Batch, InMemoryPairs, Pieces, epoch_batches, make_batch
 

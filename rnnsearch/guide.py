@@ -20,8 +20,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from rnnsearch.alignment import group_words
-
-Link = tuple[int, int]  # (source word, target word), 0-based
+from rnnsearch.symmetrisation import Link
 
 
 def _pieces_of_words(pieces: Sequence[str], words: int) -> list[list[int]] | None:

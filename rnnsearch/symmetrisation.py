@@ -30,6 +30,8 @@ import heapq
 from collections.abc import Callable, Iterable
 
 Link = tuple[int, int]
+"""A word link, (source word, target word), both 0-based: the one definition every module
+that reads or writes word alignments uses."""
 
 NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
 

@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rnnsearch.errors import UserError
+from rnnsearch.symmetrisation import Link
 from rnnsearch.text.corpus import stream_lines
-
-Link = tuple[int, int]  # (source word, target word), 0-based
 
 _LINK = re.compile(r"(\d+)([-p?])(\d+)")
 MAX_WORD_DIGITS = 9

@@ -34,12 +34,10 @@ from rnnsearch import kernels
 from rnnsearch.errors import UserError
 from rnnsearch.model.decoder import DecoderState
 from rnnsearch.model.seq2seq import RNNSearch
+from rnnsearch.model.state import RECURRENT, SOURCE_SIDE
 from rnnsearch.reserved import EOS, PAD
 
 OPSET = 17
-RECURRENT = ("state", "memory", "feed", "coverage")  # a DecoderState's rows: one per hypothesis
-SOURCE_SIDE = ("annotations", "keys", "fixed_context", "padding")  # one per sentence, shared by its beam
-STEP_INPUTS = ("prev_tokens", *RECURRENT, *SOURCE_SIDE, "scored")
 
 
 def state_names(model: RNNSearch) -> tuple[str, ...]:

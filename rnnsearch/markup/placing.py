@@ -12,8 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from rnnsearch.markup.reading import Element, MarkedUp
-
-Link = tuple[int, int]  # (source word, target word), 0-based
+from rnnsearch.symmetrisation import Link
 
 
 def escape(text: str) -> str:

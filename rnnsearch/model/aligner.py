@@ -39,9 +39,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rnnsearch.model.linear import Linear
+from rnnsearch.model.linear import CHUNK_ELEMENTS, Linear
 
-CHUNK_ELEMENTS = 1 << 22  # normaliser logits computed at once over the whole vocabulary: 16 MiB of fp32
 FLOOR = 1e-6  # α floored before its log: the prior reads a weight that underflowed as small, not as −∞
 
 

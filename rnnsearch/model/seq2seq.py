@@ -14,10 +14,6 @@ from rnnsearch.model.scores import SCORES
 from rnnsearch.model.settings import ModelConfig
 from rnnsearch.model.wirings import WIRINGS
 
-# Logits computed at once where the loss or a given pair's log-probabilities run the
-# output layer over many rows: 16 MiB of fp32, so a chunk stays in cache.
-CHUNK_ELEMENTS = 1 << 22
-
 
 class RNNSearch(nn.Module):
     """p(y | x) with a distinct context vector per target word (Bahdanau et al. 2015)."""

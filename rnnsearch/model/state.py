@@ -10,6 +10,12 @@ import torch
 
 from rnnsearch.model.recurrent import layer_state
 
+RECURRENT = ("state", "memory", "feed", "coverage")
+"""A DecoderState's fields with a row per hypothesis, in the order it takes them."""
+
+SOURCE_SIDE = ("annotations", "keys", "fixed_context", "padding")
+"""A DecoderState's fields with a row per sentence, shared by its beam, after RECURRENT."""
+
 
 @dataclass(frozen=True)
 class DecoderState:
@@ -125,13 +131,12 @@ class DecoderState:
         )
 
     def recurrent(self) -> tuple[torch.Tensor | None, ...]:
-        """The rows' own tensors, one row per hypothesis: state, memory, feed, coverage."""
-        return self.state, self.memory, self.feed, self.coverage
+        """The rows' own tensors, one row per hypothesis (RECURRENT)."""
+        return tuple(getattr(self, name) for name in RECURRENT)
 
     def source_side(self) -> tuple[torch.Tensor | None, ...]:
-        """The tensors a beam's rows share, one row per sentence: annotations, keys,
-        fixed context, padding."""
-        return self.annotations, self.keys, self.fixed_context, self.padding
+        """The tensors a beam's rows share, one row per sentence (SOURCE_SIDE)."""
+        return tuple(getattr(self, name) for name in SOURCE_SIDE)
 
     def fields(self) -> tuple[torch.Tensor | None, ...]:
         """Every tensor, in the order DecoderState takes them: the recurrent part, then the source side."""

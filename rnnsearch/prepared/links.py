@@ -22,7 +22,8 @@ from itertools import compress
 import numpy as np
 
 from rnnsearch.evaluation.alignment_error import check_within, parse_gold_line
-from rnnsearch.guide import Link, piece_links
+from rnnsearch.guide import piece_links
+from rnnsearch.symmetrisation import Link
 from rnnsearch.text.corpus import LineChunk
 from rnnsearch.text.subwords import Subwords
 

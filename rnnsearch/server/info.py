@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from rnnsearch.config import load_config
+from rnnsearch.errors import UserError
+from rnnsearch.metrics_log import read_metrics
 from rnnsearch.model_directory import CONFIG, METRICS
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.schemas import MAX_BEAM_SIZE, ModelInfo, ServedLimits, TrainingFigures
@@ -57,30 +58,22 @@ def max_audio_seconds(translator: Translator, limits: Limits) -> float | None:
 
 
 def training_figures(metrics: Path) -> TrainingFigures | None:
-    """Steps, validations and the best validation BLEU and perplexity logged in `metrics`.
+    """Steps, validations and the best validation BLEU and perplexity logged in `metrics`,
+    read as every reader of the log reads it (a row torn by a kill dropped).
 
-    None when there is no such file; lines that are not JSON objects (a log cut short
-    by a kill) are skipped, as the figures are informative only.
+    None when there is no such file, or when it is corrupt: the figures are informative
+    only, and the server serves without them.
     """
     try:
-        lines = metrics.read_text(encoding="utf-8").splitlines()
-    except (FileNotFoundError, UnicodeDecodeError):
+        rows = read_metrics(metrics)
+    except (FileNotFoundError, UserError):
         return None
-    rows = [row for row in map(_json_object, lines) if row is not None]
     validations = [row for row in rows if "valid_bleu" in row or "valid_ppl" in row]
     bleu = [row["valid_bleu"] for row in validations if isinstance(row.get("valid_bleu"), int | float)]
     perplexity = [row["valid_ppl"] for row in validations if isinstance(row.get("valid_ppl"), int | float)]
     return TrainingFigures(
-        steps=max((row["step"] for row in rows if isinstance(row.get("step"), int)), default=0),
+        steps=max((row["step"] for row in rows), default=0),
         validations=len(validations),
         best_valid_bleu=max(bleu, default=None),
         best_valid_perplexity=min(perplexity, default=None),
     )
-
-
-def _json_object(line: str) -> dict | None:
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError:
-        return None
-    return row if isinstance(row, dict) else None

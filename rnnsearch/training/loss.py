@@ -14,7 +14,8 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from rnnsearch.config import Config
-from rnnsearch.model.seq2seq import CHUNK_ELEMENTS, RNNSearch
+from rnnsearch.model.linear import CHUNK_ELEMENTS
+from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.reserved import PAD
 from rnnsearch.text.batches import Batch, GuidedBatch
 

@@ -150,12 +150,12 @@ SEARCHES = {
 }
 
 
-@pytest.mark.parametrize("ensemble", [False, True], ids=["single", "ensemble"])
-@pytest.mark.parametrize("search", SEARCHES.values(), ids=SEARCHES.keys())
-def test_search_finds_the_same_translations_with_and_without_the_module(search, ensemble):
-    function, options = search
-    if ensemble and function in (fixed_shape_greedy_search, fixed_shape_beam_search):
-        pytest.skip("fixed-shape search runs single models")
+CASES = [(name, False) for name in SEARCHES] + [("greedy", True), ("beam", True)]  # fixed-shape: single models
+
+
+@pytest.mark.parametrize(("name", "ensemble"), CASES, ids=[f"{n}-{'ensemble' if e else 'single'}" for n, e in CASES])
+def test_search_finds_the_same_translations_with_and_without_the_module(name, ensemble):
+    function, options = SEARCHES[name]
     plain = [tiny_model(VOCAB, seed=seed) for seed in (0, 7)]
     aligned = [copy.deepcopy(model) for model in plain]
     for model in aligned:
