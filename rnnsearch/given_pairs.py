@@ -15,7 +15,7 @@ from rnnsearch.decoding import Decoding
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.inputs import END
-from rnnsearch.markup import MAX_MARKUP_CHARS, MarkedUp, Reading, transfer
+from rnnsearch.markup import MAX_MARKUP_CHARS, MarkedUp, MarkupOptions, transfer
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
@@ -72,12 +72,12 @@ class AlignSettings:
     reverse: GivenPairs | None
     symmetrize: str
     reading: str
-    markup: Reading | None
+    markup: MarkupOptions | None
     alignment_from: str | None = None
 
 
 def _align_settings(
-    reverse: object, symmetrize: str, reading: str, markup: Reading | None, alignment_from: object
+    reverse: object, symmetrize: str, reading: str, markup: MarkupOptions | None, alignment_from: object
 ) -> AlignSettings:
     """`align`'s arguments as one record, the reverse model checked to be a Translator."""
     if reverse is not None and not isinstance(reverse, GivenPairs):
@@ -169,7 +169,7 @@ class GivenPairs(Decoding):
         word it aligns; None takes the module where the model has one. Each result's
         `alignment_from` says which it is."""
         settings = _align_settings(
-            reverse, symmetrize, reading, Reading.of(markup, lenient_markup, max_markup_chars), alignment_from
+            reverse, symmetrize, reading, MarkupOptions.of(markup, lenient_markup, max_markup_chars), alignment_from
         )
         self._require_alignment(settings)
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
@@ -197,7 +197,7 @@ class GivenPairs(Decoding):
         with its α) and its word alignment (`words`). Errors number the lines across chunks
         and name `origin`, the source file, when given; `alignment_from` as in `align`."""
         settings = _align_settings(
-            reverse, symmetrize, reading, Reading.of(markup, lenient_markup, max_markup_chars), alignment_from
+            reverse, symmetrize, reading, MarkupOptions.of(markup, lenient_markup, max_markup_chars), alignment_from
         )
         self._require_alignment(settings)
         chunks = checked_iterable(chunks, "chunks")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rnnsearch import display
+from rnnsearch.alignment import WordAlignment
 
 
 @dataclass
@@ -28,6 +29,10 @@ class Translation:
     otherwise, and for an input whose markup was not well-formed, with lenient markup.
     alignment_from: what `alignment` is: "attention" (α) or "aligner" (β, the rows of the
     model's alignment module, docs/model.md).
+    words: with markup, the word alignment its markup was placed by (read from
+    `alignment` as the call's `reading` says), computed once, so that the word links
+    written beside the marked-up text (`translate --hard-alignments`) are those that
+    placed its tags; None otherwise.
     """
 
     source: str
@@ -41,6 +46,7 @@ class Translation:
     target_word_counts: list[int] | None = field(default=None, repr=False)
     marked_up: str | None = None
     alignment_from: str = "attention"
+    words: WordAlignment | None = field(default=None, repr=False)
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the text and the alignment heatmap (display.py)."""

@@ -4,12 +4,13 @@ optionally with the start of each translation forced (a prefix)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
-from rnnsearch.alignment import align_translation
-from rnnsearch.arguments import checked_iterable, checked_strings, numbered_chunks
+from rnnsearch.alignment import DEFAULT_READING, READINGS, align_translation, check_reading
+from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.decoding import Decoding
 from rnnsearch.errors import ArgumentValueError
-from rnnsearch.markup import MAX_MARKUP_CHARS, MarkedUp, Reading, transfer
+from rnnsearch.markup import MAX_MARKUP_CHARS, MarkedUp, MarkupOptions, transfer
 from rnnsearch.results import Translation
 from rnnsearch.search.rules import Cancelled, SearchOptions
 
@@ -32,6 +33,7 @@ class TextTranslation(Decoding):
         markup: str | None = None,
         lenient_markup: bool = False,
         max_markup_chars: int = MAX_MARKUP_CHARS,
+        reading: str = DEFAULT_READING,
         alignment_from: str | None = None,
     ) -> list[Translation]:
         """Translate every text, in order; an empty or blank text gives an empty translation.
@@ -52,30 +54,38 @@ class TextTranslation(Decoding):
         text whose markup is not well-formed is a MarkupError (a ValueError) naming its
         line, or with `lenient_markup` it is translated as plain text and its
         `marked_up` stays None. A marked-up text longer than `max_markup_chars` characters
-        is refused. It needs a model with an alignment.
+        is refused. It needs a model with an alignment. The tags are placed by each
+        hypothesis's word alignment, read from its `alignment` as `reading` says
+        (rnnsearch.alignment.READINGS), and kept as its `words`.
 
         `alignment_from` ("attention" or "aligner") says what each hypothesis's `alignment`
         is: the attention α of its search, or the alignment module's β (docs/model.md),
         computed once search has chosen the pieces, which it does not change; None takes
         the module where the model has one. Each result's `alignment_from` says which.
         """
-        markup = Reading.of(markup, lenient_markup, max_markup_chars)
-        source = self._require(markup, alignment_from)
+        markup = MarkupOptions.of(markup, lenient_markup, max_markup_chars)
+        source = self._require(markup, alignment_from, reading)
         texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
         checked_prefixes = _prefixes(prefixes, len(texts), "prefixes")
         options = self.options(beam_size, n_best, cancelled)
+        placing = Placing(markup, reading) if markup is not None else None
         return self._translate(
-            texts, options, first_line=1, prefixes=checked_prefixes, markup=markup, alignment_from=source
+            texts, options, first_line=1, prefixes=checked_prefixes, placing=placing, alignment_from=source
         )
 
-    def _require(self, markup: Reading | None, alignment_from: object) -> str:
+    def _require(self, markup: MarkupOptions | None, alignment_from: object, reading: object) -> str:
         """A model that reads text, and, to put markup back or align with a module, one with
         an alignment; the alignments' source checked (`Decoding.alignment_source`):
-        "attention" for a model without an alignment."""
+        "attention" for a model without an alignment, and with markup, the reading of it
+        that places the tags."""
         self.source.require_text(NOT_TEXT)
         if markup is not None or alignment_from == "aligner":
             self.require_alignment()
-        return self.alignment_source(alignment_from)
+        source = self.alignment_source(alignment_from)
+        checked_choice(reading, "reading", READINGS)
+        if markup is not None:
+            check_reading(reading, source)
+        return source
 
     def translate_chunks(
         self,
@@ -87,6 +97,7 @@ class TextTranslation(Decoding):
         markup: str | None = None,
         lenient_markup: bool = False,
         max_markup_chars: int = MAX_MARKUP_CHARS,
+        reading: str = DEFAULT_READING,
         alignment_from: str | None = None,
     ) -> Iterator[list[Translation]]:
         """Translate texts that arrive a chunk at a time, such as lines from a pipe: yield each
@@ -94,22 +105,23 @@ class TextTranslation(Decoding):
         is read. Errors number the lines across chunks, as one list would. The model and the
         options are checked at the call, the texts as their chunks come. `prefix_chunks`
         gives the chunks' prefixes (as `translate`'s `prefixes`), chunk for chunk, and
-        `markup`, `lenient_markup`, `max_markup_chars` and `alignment_from` are as in
-        `translate`."""
-        markup = Reading.of(markup, lenient_markup, max_markup_chars)
-        source = self._require(markup, alignment_from)
+        `markup`, `lenient_markup`, `max_markup_chars`, `reading` and `alignment_from` are
+        as in `translate`."""
+        markup = MarkupOptions.of(markup, lenient_markup, max_markup_chars)
+        source = self._require(markup, alignment_from, reading)
         options = self.options(beam_size, n_best)
         chunks = checked_iterable(chunks, "chunks")
         if prefix_chunks is not None:
             prefix_chunks = checked_iterable(prefix_chunks, "prefix_chunks")
-        return self._translated_chunks(chunks, options, prefix_chunks, markup, source)
+        placing = Placing(markup, reading) if markup is not None else None
+        return self._translated_chunks(chunks, options, prefix_chunks, placing, source)
 
     def _translated_chunks(
         self,
         chunks: Iterable[Iterable[str]],
         options: SearchOptions,
         prefix_chunks: Iterable[Iterable[str]] | None,
-        markup: Reading | None,
+        placing: Placing | None,
         alignment_from: str,
     ) -> Iterator[list[Translation]]:
         """Each chunk checked and translated, numbered from the first chunk's first line."""
@@ -122,7 +134,7 @@ class TextTranslation(Decoding):
                 if prefixes is None:
                     raise ArgumentValueError(f"{name}: missing; prefix_chunks ended before chunks")
             yield self._translate(
-                texts, options, first_line=first_line, prefixes=prefixes, markup=markup, alignment_from=alignment_from
+                texts, options, first_line=first_line, prefixes=prefixes, placing=placing, alignment_from=alignment_from
             )
         if prefix_chunks is not None and next(prefix_chunks, None) is not None:
             raise ArgumentValueError("prefix_chunks: more chunks than chunks of texts")
@@ -134,33 +146,45 @@ class TextTranslation(Decoding):
         *,
         first_line: int,
         prefixes: list[str] | None,
-        markup: Reading | None,
+        placing: Placing | None,
         alignment_from: str,
     ) -> list[Translation]:
         """Translate checked texts; `first_line` is the number of texts[0] in error messages.
         Marked-up texts are translated without their markup, which then goes back into
-        every hypothesis by its word alignment (from `alignment_from`)."""
+        every hypothesis by its word alignment (from `alignment_from`, read as `placing`
+        says)."""
         prefix_ids = None if prefixes is None else self.tgt_subwords.encode(prefixes)
-        marked = None if markup is None else markup.lines(texts, first_line=first_line)
+        marked = None if placing is None else placing.markup.lines(texts, first_line=first_line)
         if marked is not None:
             texts = [text if parsed is None else parsed.text for text, parsed in zip(texts, marked, strict=True)]
         translations = self.decode(
             texts, texts, options, first_line=first_line, prefixes=prefix_ids, alignment_from=alignment_from
         )
-        for parsed, translation in zip(marked or [], translations):
-            put_markup_back(parsed, translation)
+        if placing is not None:
+            for parsed, translation in zip(marked or [], translations):
+                put_markup_back(parsed, translation, reading=placing.reading)
         return translations
 
 
-def put_markup_back(parsed: MarkedUp | None, translation: Translation) -> None:
+@dataclass(frozen=True)
+class Placing:
+    """How a call puts markup back: its markup's options, and the reading of α whose word
+    links place the tags."""
+
+    markup: MarkupOptions
+    reading: str = DEFAULT_READING
+
+
+def put_markup_back(parsed: MarkedUp | None, translation: Translation, *, reading: str = DEFAULT_READING) -> None:
     """Every hypothesis of a marked-up input's translation given the input's markup
-    (`marked_up`), placed by the hypothesis's own word alignment; an input read as plain
-    text (None) gets none. The server puts markup back with it too."""
+    (`marked_up`), placed by the hypothesis's own word alignment as `reading` reads it,
+    which the hypothesis keeps (`words`) for whatever writes its links; an input read
+    as plain text (None) gets none. The server puts markup back with it too."""
     if parsed is None:
         return
     for hypothesis in [translation, *translation.alternatives]:
-        links = align_translation(hypothesis).pairs
-        hypothesis.marked_up = transfer(parsed, hypothesis.text.split(), links)
+        hypothesis.words = align_translation(hypothesis, reading=reading)
+        hypothesis.marked_up = transfer(parsed, hypothesis.text.split(), hypothesis.words.pairs)
 
 
 def _checked_texts(chunk: object, index: int) -> list[str]:

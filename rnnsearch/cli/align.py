@@ -8,6 +8,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rnnsearch.cli.alignments import report_plain, report_unplaced, write_alignments
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> None:
                 unplaced += not pair.words.placed
                 if gold is not None:
                     counts.add(pair.words.pairs, _gold_line(gold, pair.pair, number, args))
-                write_alignments(pair.pair, number, jsonl, hard, reading=args.reading, links=pair.words.pairs)
+                write_alignments(replace(pair.pair, words=pair.words), number, jsonl, hard, reading=args.reading)
                 if args.markup:
                     plain += pair.words.marked_up is None
                     print(markup_line(pair.words.marked_up, pair.pair.text))

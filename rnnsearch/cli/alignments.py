@@ -36,23 +36,19 @@ def write_alignments(
     hard: TextIO | None,
     *,
     reading: str,
-    links: list[tuple[int, int]] | None = None,
 ) -> bool:
     """Input line `number`'s alignment as a JSON line and as a Pharaoh line, to those asked
-    for; the Pharaoh line holds `links`, by default the translation's own word links as
-    `reading` reads α. False when that default line is empty because the pieces could
-    not be placed on the words (see `report_unplaced`)."""
-    from rnnsearch.alignment import align_translation, pharaoh
+    for; the Pharaoh line holds the links the translation's markup was placed by (its
+    `words`), or else its own word links as `reading` reads α. False when that line is
+    empty because the pieces could not be placed on the words (see `report_unplaced`)."""
+    from rnnsearch.alignment import align_translation
 
     if jsonl:
         jsonl.write(json.dumps({"line": number, **alignment_row(translation)}, ensure_ascii=False) + "\n")
     if not hard:
         return True
-    if links is not None:
-        hard.write(pharaoh(links) + "\n")
-        return True
-    words = align_translation(translation, reading=reading)
-    hard.write(pharaoh(words.pairs) + "\n")
+    words = translation.words or align_translation(translation, reading=reading)
+    hard.write(words.pharaoh() + "\n")
     return words.placed
 
 

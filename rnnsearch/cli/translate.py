@@ -120,6 +120,7 @@ def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iter
         n_best=args.n_best,
         prefix_chunks=prefix_chunks,
         alignment_from=args.alignment_from,
+        reading=args.reading,
         **args.markup_settings,
     )
 

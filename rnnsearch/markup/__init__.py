@@ -6,7 +6,7 @@ around it; the text is translated (or a given translation aligned to it) as any 
 and every tag is put back around the target words aligned to the source words it
 enclosed (Hanneman & Dinu 2020; Zenkel et al. 2021 describe the approach).
 
-Reading (`parse`, rnnsearch.markup.reading): the line's text, its words and the
+MarkupOptions (`parse`, rnnsearch.markup.reading): the line's text, its words and the
 elements over them, checked to be well-formed; scripts, stylesheets and what is marked
 `translate="no"` are kept whole, untranslated (that module's docstring has the rules).
 
@@ -52,7 +52,7 @@ __all__ = [
     "Link",
     "MarkedUp",
     "MarkupError",
-    "Reading",
+    "MarkupOptions",
     "escape",
     "markup_line",
     "parse",
@@ -68,7 +68,7 @@ inline images, say). The server bounds every text by its own `--max-chars`."""
 
 
 @dataclass(frozen=True)
-class Reading:
+class MarkupOptions:
     """How the inputs of a call are read: as `markup` (MARKUPS), and with `lenient`, an
     input whose markup is not well-formed is taken as plain text instead of refused; a
     line longer than `max_chars` characters is refused either way."""
@@ -78,7 +78,7 @@ class Reading:
     max_chars: int = MAX_MARKUP_CHARS
 
     @classmethod
-    def of(cls, markup: object, lenient: object, max_chars: object = MAX_MARKUP_CHARS) -> Reading | None:
+    def of(cls, markup: object, lenient: object, max_chars: object = MAX_MARKUP_CHARS) -> MarkupOptions | None:
         """The Python API's `markup`, `lenient_markup` and `max_markup_chars` arguments,
         checked; None for no markup. The last two say how markup is read, so they are
         refused without it."""
@@ -118,7 +118,7 @@ class Reading:
 
 
 def _where(k: int, origin: str | None, first_line: int, items: str | None) -> str:
-    """How an error names the k-th of the lines `Reading.lines` reads."""
+    """How an error names the k-th of the lines `MarkupOptions.lines` reads."""
     if items is not None:
         return f"{items}.{k}"
     return f"{origin}:{first_line + k}" if origin else f"input line {first_line + k}"

@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rnnsearch import __version__
 from rnnsearch.errors import UserError
-from rnnsearch.markup import MarkedUp, Reading
+from rnnsearch.markup import MarkedUp, MarkupOptions
 from rnnsearch.search.rules import Cancelled
 from rnnsearch.server import schemas
 from rnnsearch.server.batcher import Batcher, TranslateFn
@@ -307,7 +307,7 @@ def _marked_up(translator: Translator, texts: list[str], markup: str | None) -> 
     if markup is None:
         return None
     translator.require_alignment()
-    return Reading(markup).lines(texts, items="texts")
+    return MarkupOptions(markup).lines(texts, items="texts")
 
 
 def _prefixes(texts: list[str], prefixes: list[str] | None) -> list[str]:

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 import rnnsearch
+from rnnsearch.alignment import align_translation
 from rnnsearch.cli import main
-from rnnsearch.markup import MarkupError, parse
+from rnnsearch.markup import MarkupError, parse, transfer
 from tests.integration.conftest import write_lines
 
 TAGGED = [
@@ -161,3 +162,22 @@ def test_scripts_and_untranslated_elements_come_out_of_translation_byte_for_byte
     result = translator.translate([line], markup="html")[0]
     assert result.source.split() == ["Ein", "Hund", "läuft."]
     assert script in result.marked_up and kept in result.marked_up
+
+
+def test_tags_are_placed_by_the_very_links_written_beside_them(translator, model_dir, tmp_path, capsys):
+    """With --reading input, the Pharaoh lines hold the input reading's links, and the
+    tags are placed by those (they once were placed by the output reading's; the unit
+    test of put_markup_back tells the readings apart, which this tiny model does not)."""
+    source = write_lines(tmp_path / "in.de", TAGGED[:3])
+    prefixes = ["A little girl climbs into a wooden", "Two men stand and", "A dog runs through"]
+    links = tmp_path / "links.txt"
+    command = ["translate", model_dir, "-i", source, "--markup", "xml", "--reading", "input"]
+    status, out, err = run_cli(
+        capsys, *command, "--prefix", write_lines(tmp_path / "prefixes", prefixes), "--hard-alignments", links
+    )
+    assert status == 0, err
+    results = translator.translate(TAGGED[:3], markup="xml", reading="input", prefixes=prefixes)
+    written = [[tuple(map(int, link.split("-"))) for link in line.split()] for line in links.read_text().splitlines()]
+    assert written == [align_translation(t, reading="input").pairs for t in results] == [t.words.pairs for t in results]
+    for line, result, marked_up, pairs in zip(TAGGED, results, out.splitlines(), written, strict=False):
+        assert marked_up == result.marked_up == transfer(parse(line, "xml"), result.text.split(), pairs)

@@ -6,11 +6,15 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rnnsearch.alignment import align_translation
 from rnnsearch.markup import MarkupError, parse, transfer
+from rnnsearch.results import Translation
+from rnnsearch.text_translation import put_markup_back
 
 LINES = [
     "Ein Hund läuft.",
@@ -258,3 +262,20 @@ def test_reading_and_placing_take_steps_linear_in_the_markup(shape):
 
     small, large = steps(400), steps(1600)
     assert large <= 1.25 * small, (small, large)
+
+
+@pytest.mark.parametrize(("reading", "expected"), [("output", "<b>x</b> y"), ("input", "x <b>y</b>")])
+def test_markup_is_placed_by_the_reading_asked_for_and_its_links_are_kept(reading, expected):
+    """Row i of α outputs target word i, row i + 1 takes it as input: here they point at
+    different source words, so the two readings place the tag differently."""
+    translation = Translation(
+        source="a b",
+        text="x y",
+        score=0.0,
+        source_tokens=["▁a", "▁b", "</s>"],
+        target_tokens=["▁x", "▁y", "</s>"],
+        alignment=np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]),
+    )
+    put_markup_back(parse("<b>a</b> b", "xml"), translation, reading=reading)
+    assert translation.marked_up == expected
+    assert translation.words.pairs == align_translation(translation, reading=reading).pairs
