@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from rnnsearch.errors import ArgumentValueError, UserError
-from rnnsearch.model.settings import ModelConfig
+from rnnsearch.model.settings import ModelConfig, aligner_objective, objective_needs_links
 from rnnsearch.sections import Section
 
 Precision = Literal["fp32", "bf16"]
@@ -191,11 +191,11 @@ class TrainConfig(Section):
         description="lambda of guided alignment: adds lambda times the cross-entropy between each row of the "
         "attention and the word links of data.train[].alignments, spread over the pieces (docs/model.md); 0: off",
     )
-    aligner_objective: Literal["prediction", "links", "both"] = Field(
+    aligner_objective: str = Field(
         "both",
-        description="what trains the alignment module (model.aligner, `rnnsearch train-aligner`): prediction (predict "
-        "each y_i through the module's own alignment, no links needed), links (the word links of "
-        "data.train[].alignments), or both (their sum); docs/model.md",
+        description="what trains the alignment module (model.aligner, `rnnsearch train-aligner`), a name from "
+        "rnnsearch.model.objectives.OBJECTIVES: prediction (predict each y_i through the module's own alignment, "
+        "no links needed), links (the word links of data.train[].alignments), or both (their sum); docs/model.md",
     )
     lr_schedule: Literal["plateau", "anneal"] = Field(
         "plateau",
@@ -266,6 +266,11 @@ class TrainConfig(Section):
         description="on a GPU (one process, fp32): replay the decoder's forward and backward as CUDA graphs, one "
         "set per batch shape, each keeping its own activations; false runs every kernel from Python",
     )
+
+    @field_validator("aligner_objective")
+    @classmethod
+    def _registered_objective(cls, name: str) -> str:
+        return aligner_objective(name)
 
     @model_validator(mode="after")
     def _annealing_needs_a_budget(self) -> TrainConfig:
@@ -442,7 +447,7 @@ class Config(Section):
             return self
         if not self.data.aligns_words:
             raise ValueError(f"model.aligner aligns words; {_plural(self.data)} have no source words to align")
-        if self.train.aligner_objective != "prediction" and not any(
+        if objective_needs_links(self.train.aligner_objective) and not any(
             corpus.alignments for corpus in self.data.train_corpora
         ):
             raise ValueError(

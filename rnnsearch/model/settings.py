@@ -1,6 +1,7 @@
 """The model section of the config: the architecture, checked against the model's own
 registries of scores (scores.py) and wirings (wirings.py), which are the one list of
-each. rnnsearch.config holds it as `Config.model`.
+each. rnnsearch.config holds it as `Config.model`, and checks the alignment module's
+objective against its registry (objectives.py) through the functions here.
 
 The registries hold the model's modules, which need torch; they are read when a model
 section is checked, not when this module is imported, so that importing the config
@@ -30,6 +31,21 @@ def _wirings() -> dict[str, type[BahdanauWiring] | type[LuongWiring]]:
     from rnnsearch.model.wirings import WIRINGS
 
     return WIRINGS
+
+
+def aligner_objective(name: str) -> str:
+    """`name`, if it is one of the alignment module's objectives (model/objectives.py);
+    else a ValueError listing them."""
+    from rnnsearch.model.objectives import OBJECTIVES
+
+    return registered_name(name, OBJECTIVES, "alignment module objective")
+
+
+def objective_needs_links(name: str) -> bool:
+    """Whether the alignment module's objective `name` reads word links."""
+    from rnnsearch.model.objectives import needs_links
+
+    return needs_links(name)
 
 
 MAX_WIDTH = 16_384

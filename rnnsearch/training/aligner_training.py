@@ -30,6 +30,7 @@ from rnnsearch.config import ALIGNER_RUN_KEYS, Config, load_config
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
 from rnnsearch.metrics_log import MetricsRow, append_row, forget_rows_after
+from rnnsearch.model.objectives import OBJECTIVES
 from rnnsearch.model.seq2seq import RNNSearch, build_aligner
 from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
 from rnnsearch.text.batches import epoch_batches
@@ -96,7 +97,8 @@ def train_aligner(model_dir: str | Path, overrides: list[str], *, resume: bool) 
     train = PreparedPairs(data_dir)
     say(
         f"alignment module: {sum(p.numel() for p in model.aligner.parameters()):,} parameters on {device}, "
-        f"objective {config.train.aligner_objective}; the translation's weights frozen"
+        f"objective {config.train.aligner_objective} ({' + '.join(OBJECTIVES[config.train.aligner_objective])}); "
+        "the translation's weights frozen"
     )
     with flushing_denormals(), kernels.use(kernels.choose(device, purpose="train")):
         _loop(model, optimizer, config, train, progress=progress, run_dir=run_dir, digest=translation_digest)

@@ -15,6 +15,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from rnnsearch.config import Config
 from rnnsearch.model.linear import CHUNK_ELEMENTS
+from rnnsearch.model.objectives import PieceLinks, needs_links, terms_of
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.reserved import PAD
 from rnnsearch.text.batches import Batch, GuidedBatch
@@ -134,21 +135,18 @@ def guide_links(batch: Batch, objective: Objective, shape: tuple[int, int, int])
 
 
 def aligner_loss(model: RNNSearch, batch: Batch, forced: tuple, objective: Objective) -> torch.Tensor:
-    """The alignment module's summed loss over the batch's target pieces: −log p'(y_i | x)
-    (prediction), −Σ_j A_ij log β_ij over the linked pieces (links), or both, from the
-    teacher-forced pass `forced` (`RNNSearch.teacher_forced`'s readout, α and state). Its
-    inputs are detached, so it trains the module alone."""
+    """The alignment module's summed loss over the batch's target pieces: the sum of the
+    terms its objective names (model/objectives.py), from the teacher-forced pass `forced`
+    (`RNNSearch.teacher_forced`'s readout, α and state). Its inputs are detached, so it
+    trains the module alone."""
     readout, weights, state = forced
     real = batch.tgt_out != PAD
     vocabulary = batch.tgt_out[real].unique()
     rows = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out, vocabulary=vocabulary)
+    links = PieceLinks(batch.guide.entries, batch.guide.weights) if isinstance(batch, GuidedBatch) else None
     loss = readout.new_zeros((), dtype=torch.float32)
-    if objective.aligner in ("prediction", "both"):
-        loss = loss - rows.log_likelihood()[real].sum()
-    if objective.aligner in ("links", "both") and isinstance(batch, GuidedBatch) and len(batch.guide.weights):
-        pair, target, source = batch.guide.entries.unbind(1)
-        log_alignment = rows.log_joint.log_softmax(dim=-1)  # log β
-        loss = loss - (batch.guide.weights * log_alignment[pair, target, source]).sum()
+    for term in terms_of(objective.aligner):
+        loss = loss + term.loss(rows, real, links)
     return loss
 
 
@@ -158,8 +156,9 @@ class Objective:
     cross-entropy, label-smoothed by ε (`label_smoothing`), plus λ
     (`guided_alignment_weight`) times the guided alignment loss of a batch that carries
     word links, unless `translation` is False; plus the alignment module's terms, those
-    its objective `aligner` names (None: no module to train). `sequence_loss` computes
-    them all; a new term is a field here and its term there."""
+    its objective `aligner` names (model/objectives.py; None: no module to train).
+    `sequence_loss` computes them all; a new translation term is a field here and its
+    term there, a new term of the module a class in model/objectives.py."""
 
     label_smoothing: float = 0.0
     guided_alignment_weight: float = 0.0
@@ -178,7 +177,9 @@ class Objective:
     @property
     def guided(self) -> bool:
         """Whether batches must carry their word links (for guided alignment or the module's links term)."""
-        return (self.translation and self.guided_alignment_weight > 0) or self.aligner in ("links", "both")
+        return (self.translation and self.guided_alignment_weight > 0) or (
+            self.aligner is not None and needs_links(self.aligner)
+        )
 
 
 LIKELIHOOD = Objective()

@@ -7,7 +7,10 @@ import functools
 import pytest
 import torch
 
+from rnnsearch.config import config_from_dict
+from rnnsearch.errors import UserError
 from rnnsearch.model.ensemble import Ensemble
+from rnnsearch.model.objectives import OBJECTIVES, TERMS, Prediction
 from rnnsearch.model.seq2seq import build_aligner
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
@@ -171,3 +174,30 @@ def test_search_finds_the_same_translations_with_and_without_the_module(name, en
     for expected, got in zip(found(plain), found(aligned), strict=True):
         for a, b in zip(expected, got, strict=True):
             assert a.tokens == b.tokens and a.score == b.score and torch.equal(a.alignment, b.alignment)
+
+
+def test_the_objective_sums_the_terms_its_registry_entry_names(monkeypatch):
+    """An objective is an entry of model/objectives.py's registry: its loss is the sum of
+    its terms', and a new term is a class there, with nothing else to change."""
+
+    class Doubled(Prediction):
+        name = "doubled"
+
+        def loss(self, rows, real, links):
+            return 2 * super().loss(rows, real, links)
+
+    monkeypatch.setitem(TERMS, "doubled", Doubled())
+    monkeypatch.setitem(OBJECTIVES, "doubled and links", ("doubled", "links"))
+    model = with_module(seed=3)
+    data = pairs(5, seed=4)
+    batch = make_batch(data, links=[torch.tensor([[0, 0]]).numpy() for _ in data])
+    loss = {name: sequence_loss(model, batch, Objective(aligner=name, translation=False))[0] for name in OBJECTIVES}
+    torch.testing.assert_close(loss["doubled and links"], 2 * loss["prediction"] + loss["links"])
+    torch.testing.assert_close(loss["both"], loss["prediction"] + loss["links"])
+    assert Objective(aligner="doubled and links").guided and not Objective(aligner="prediction").guided
+
+
+def test_an_objective_outside_the_registry_is_refused_naming_the_registered_ones():
+    tree = {"data": {"train": {"src": "a", "tgt": "b"}, "valid": {"src": "a", "tgt": "b"}}}
+    with pytest.raises(UserError, match="train.aligner_objective: unknown alignment module objective 'agree'; choose"):
+        config_from_dict({**tree, "train": {"aligner_objective": "agree"}})

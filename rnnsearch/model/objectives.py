@@ -1,0 +1,88 @@
+"""What trains the alignment module (model/aligner.py): its objective's terms, one class
+each in TERMS, and the objectives a config can name (`train.aligner_objective`), each a
+set of terms summed, in OBJECTIVES (docs/model.md, "The alignment module").
+
+A term reads the module's rows for a batch's target pieces (AlignerRows: log π and τ,
+whence log β and log p'), the mask of the real (unpadded) pieces, and the batch's word
+links over its pieces where it has any, and returns its loss summed over the batch. A
+new term is a class here with its name, whether it reads links (so that batches carry
+them and a config whose corpora name none is refused), and its loss; a new objective is
+an entry of OBJECTIVES. The trainer, `train-aligner` and the config's check read them
+from here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+
+from rnnsearch.model.aligner import AlignerRows
+
+
+@dataclass(frozen=True)
+class PieceLinks:
+    """A batch's word links spread over its pieces: `entries` (E, 3) rows of (pair,
+    target piece, source piece), each with its weight in `weights` (E,)."""
+
+    entries: torch.Tensor
+    weights: torch.Tensor
+
+
+class AlignerTerm:
+    """One term of the module's loss, summed over a batch's real target pieces."""
+
+    name: ClassVar[str]
+    needs_links: ClassVar[bool] = False
+
+    def loss(self, rows: AlignerRows, real: torch.Tensor, links: PieceLinks | None) -> torch.Tensor:
+        """This term's loss for the batch whose rows are `rows`, `real` (B, T) marking its
+        unpadded target pieces, `links` its word links (None: it carries none)."""
+        raise NotImplementedError
+
+
+class Prediction(AlignerTerm):
+    """−Σ_i log p'(y_i | x): each target piece predicted through the module's own
+    alignment, a mixture of lexical translations weighed by the prior. Needs no links."""
+
+    name = "prediction"
+
+    def loss(self, rows: AlignerRows, real: torch.Tensor, links: PieceLinks | None) -> torch.Tensor:
+        return -rows.log_likelihood()[real].sum()
+
+
+class LinkFollowing(AlignerTerm):
+    """−Σ_ij A_ij log β_ij over the linked pieces: the posterior β follows the word links
+    (A: the links spread over the pieces, as guided alignment spreads them)."""
+
+    name = "links"
+    needs_links = True
+
+    def loss(self, rows: AlignerRows, real: torch.Tensor, links: PieceLinks | None) -> torch.Tensor:
+        if links is None or not len(links.weights):
+            return rows.log_prior.new_zeros((), dtype=torch.float32)
+        pair, target, source = links.entries.unbind(1)
+        log_alignment = rows.log_joint.log_softmax(dim=-1)  # log β
+        return -(links.weights * log_alignment[pair, target, source]).sum()
+
+
+TERMS: dict[str, AlignerTerm] = {term.name: term for term in (Prediction(), LinkFollowing())}
+"""Every term of the module's objective, by name."""
+
+OBJECTIVES: dict[str, tuple[str, ...]] = {
+    "prediction": ("prediction",),
+    "links": ("links",),
+    "both": ("prediction", "links"),
+}
+"""What `train.aligner_objective` can name: the terms each objective sums, in order."""
+
+
+def terms_of(objective: str) -> list[AlignerTerm]:
+    """The terms the objective `objective` (a name of OBJECTIVES) sums."""
+    return [TERMS[name] for name in OBJECTIVES[objective]]
+
+
+def needs_links(objective: str) -> bool:
+    """Whether a term of `objective` reads word links."""
+    return any(term.needs_links for term in terms_of(objective))
