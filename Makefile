@@ -18,7 +18,7 @@ TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 # set fails here, not on a user's machine.
 AVX2_WORKER := popen//env:ATEN_CPU_CAPABILITY=avx2//env:ONEDNN_MAX_CPU_ISA=AVX2//env:MKL_ENABLE_INSTRUCTIONS=AVX2
 
-.PHONY: install browser test test-slow demo bench bench-alignment clean
+.PHONY: install browser test test-slow demo bench bench-alignment docs docs-serve clean
 
 install: $(INSTALLED)
 
@@ -26,9 +26,9 @@ install: $(INSTALLED)
 # C compiler, in under a minute; where it cannot, the rest installs and its tests are skipped.
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,tensorboard,align]' || { \
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,tensorboard,docs,align]' || { \
 		echo "eflomal did not build (no C compiler?): installing without the align extra" >&2; \
-		$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,tensorboard]'; }
+		$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,tensorboard,docs]'; }
 	touch $@
 
 # The browser test drives Debian's Chromium; installed once, when it is missing.
@@ -40,11 +40,22 @@ $(CHROMIUM):
 		chromium fonts-dejavu-core >/dev/null
 
 test: $(INSTALLED) $(CHROMIUM)
-	$(BIN)/ruff check rnnsearch tests bench
-	$(BIN)/ruff format --check rnnsearch tests bench
+	$(BIN)/ruff check rnnsearch tests bench docs/hooks
+	$(BIN)/ruff format --check rnnsearch tests bench docs/hooks
 	$(BIN)/lint-imports --no-cache
+	$(MKDOCS) build --strict --quiet
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m 'not learning and not slow'
 	$(BIN)/python -m pytest -q -m 'learning and not slow' --dist each --tx popen --tx '$(AVX2_WORKER)'
+
+# The manual (mkdocs.yml), built into site/ in strict mode: a broken link, a missing page
+# or an unresolved API reference fails it. docs-serve serves it at http://127.0.0.1:8000.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
+
+docs: $(INSTALLED)
+	$(MKDOCS) build --strict
+
+docs-serve: $(INSTALLED)
+	$(MKDOCS) serve --dev-addr 127.0.0.1:8000
 
 test-slow: $(INSTALLED)
 	$(BIN)/python -m pytest -q -m slow
@@ -70,4 +81,4 @@ bench-alignment: $(INSTALLED)
 	$(BIN)/python bench/alignment.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache site

@@ -45,7 +45,9 @@ COMMANDS = (
 )
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The `rnnsearch` command's parser: `main` parses with it, and the manual's command
+    reference (docs/reference/commands.md) is generated from it."""
     parser = argparse.ArgumentParser(prog="rnnsearch", description="Attentional encoder–decoder models (RNNsearch).")
     commands = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
@@ -56,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command `argv` (by default the process's arguments) names, and return the
     exit status: 0, 1 for an error (one line on stderr), 130 when interrupted."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     stdout = sys.stdout
     sys.stdout = NamedOutput(stdout, "<stdout>")
     try:
