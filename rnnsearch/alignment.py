@@ -98,17 +98,57 @@ READINGS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 DEFAULT_READING = "output"
 
-ALIGNMENT_SOURCES = ("attention", "aligner")
-"""What a model's alignment is read from: its attention α (row i of which `READINGS` may
-shift), or its alignment module's β (rnnsearch.model.aligner), whose row i aligns y_i itself."""
+
+@dataclass(frozen=True)
+class AlignmentSource:
+    """Where a model's alignments are read from (`alignment_from`).
+
+    described: what the alignment is, as a result's view says it
+    readings: the readings (READINGS) its rows can be read with
+    from_module: its rows are the alignment module's β (rnnsearch.model.aligner), which
+      the model's members must carry; a teacher-forced pass computes them, after search
+      has chosen the pieces, so that search itself is unchanged
+    """
+
+    name: str
+    described: str
+    readings: tuple[str, ...]
+    from_module: bool = False
+
+
+ALIGNMENT_SOURCES: dict[str, AlignmentSource] = {
+    source.name: source
+    for source in (
+        AlignmentSource("attention", "alignment read from the attention α", tuple(READINGS)),
+        AlignmentSource(
+            "aligner",
+            "alignment read from the model's alignment module β, which sees each target word it aligns",
+            (DEFAULT_READING,),
+            from_module=True,
+        ),
+    )
+}
+"""What a model's alignment can be read from, by name: its attention α (row i of which
+`READINGS` may shift), or its alignment module's β, whose row i aligns y_i itself. The
+commands, the API, the server and the views read this registry, and branch on what an
+entry says, never on its name."""
+
+
+def default_source(*, modules: bool, shown: bool) -> str:
+    """What alignments are read from when no source is asked for: the alignment module
+    where the model has one (`modules`) and the alignments are `shown`, else the
+    attention, search's own α, which costs nothing more."""
+    return "aligner" if modules and shown else "attention"
 
 
 def check_reading(reading: str, alignment_from: str) -> None:
-    """Refuse a shifted reading of the alignment module's rows: they need none."""
-    if alignment_from == "aligner" and reading != DEFAULT_READING:
+    """Refuse a reading that the rows of `alignment_from` are not read with (a shifted
+    reading of the alignment module's rows, which need none)."""
+    source = ALIGNMENT_SOURCES[alignment_from]
+    if reading not in source.readings:
         raise ArgumentValueError(
-            f"reading: {reading!r} reads the attention's rows; the alignment module's row i aligns y_i itself and "
-            f"is read as {DEFAULT_READING!r} (or take alignment_from 'attention')"
+            f"reading: {reading!r} does not apply to the {source.described}; read it as "
+            f"{' or '.join(map(repr, source.readings))} (or take alignment_from 'attention')"
         )
 
 
@@ -175,7 +215,7 @@ class WordAlignment:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the merged weights as a heatmap, the links outlined (display.py)."""
-        return display.word_alignment_html(self)
+        return display.word_alignment_html(self, read_from=ALIGNMENT_SOURCES[self.alignment_from].described)
 
 
 def _piece_bytes(piece: str) -> bytes:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from rnnsearch.alignment import ALIGNMENT_SOURCES
+from rnnsearch.alignment import ALIGNMENT_SOURCES, default_source
 from rnnsearch.arguments import checked_choice, checked_count
 from rnnsearch.config import MAX_BEAM_SIZE, SearchConfig
 from rnnsearch.errors import ArgumentValueError, UserError
@@ -92,18 +92,18 @@ class Decoding:
         model without an alignment)."""
         modules = any(getattr(member, "aligner", None) is not None for member in self.aligned_members)
         if asked is None:
-            return "aligner" if modules and shown else "attention"
-        checked_choice(asked, "alignment_from", ALIGNMENT_SOURCES)
-        if asked == "aligner" and self.runtime != "torch":
+            return default_source(modules=modules, shown=shown)
+        source = ALIGNMENT_SOURCES[checked_choice(asked, "alignment_from", ALIGNMENT_SOURCES)]
+        if source.from_module and self.runtime != "torch":
             raise ArgumentValueError(
-                "alignment_from: 'aligner': an exported package's graphs carry no alignment module; load the model "
+                f"alignment_from: {asked!r}: an exported package's graphs carry no alignment module; load the model "
                 "directory itself to align with its module"
             )
-        if asked == "aligner" and not modules:
+        if source.from_module and not modules:
             raise ArgumentValueError(
-                f"alignment_from: 'aligner': this model has no alignment module ({self.no_module})"
+                f"alignment_from: {asked!r}: this model has no alignment module ({self.no_module})"
             )
-        return asked
+        return source.name
 
     @property
     def aligned_members(self) -> list[torch.nn.Module]:
@@ -155,7 +155,7 @@ class Decoding:
         and return the results in input order; a blank input without a prefix gives an
         empty translation. `first_line` numbers inputs[0] in error messages; `prefixes`
         (target piece ids, one list per input) force the start of each output. With
-        `alignment_from` "aligner", every hypothesis's alignment is its alignment module's,
+        an `alignment_from` read from the module, every hypothesis's alignment is the module's,
         computed once search has chosen its pieces (search itself is unchanged)."""
         sources = self.source.sources(inputs, limit=self.search.max_source_length, first_line=first_line)
         blank = [empty and not (prefixes and prefixes[i]) for i, empty in enumerate(self.source.blank(inputs))]
@@ -168,14 +168,16 @@ class Decoding:
                 hypotheses = self._search([sources[i] for i in chunk], options, chunk_prefixes)
                 for i, nbest in zip(chunk, hypotheses):
                     results[i] = self._translation(originals[i], self.source.labels(sources[i]), nbest)
-                if alignment_from == "aligner":
-                    self._align_with_modules([sources[i] for i in chunk], hypotheses, [results[i] for i in chunk])
+                if ALIGNMENT_SOURCES[alignment_from].from_module:
+                    chunk_sources, chunk_results = [sources[i] for i in chunk], [results[i] for i in chunk]
+                    self._align_with_modules(chunk_sources, hypotheses, chunk_results, source=alignment_from)
         return [results[i] for i in range(len(sources))]
 
     def _align_with_modules(
-        self, sources: list[Source], hypotheses: list[list[Hypothesis]], translations: list[Translation]
+        self, sources: list[Source], hypotheses: list[list[Hypothesis]], translations: list[Translation], *, source: str
     ) -> None:
-        """Each hypothesis's alignment replaced by the alignment module's β over its pieces:
+        """Each hypothesis's alignment replaced by the alignment module's β over its pieces
+        (what `source`, an alignment source read from the module, names):
         a teacher-forced pass of the (aligned) members that have a module, their mean for
         an ensemble, batched as search batches its sentences."""
         sides = self.model.sides if isinstance(self.model, Ensemble) else [0]
@@ -194,7 +196,7 @@ class Decoding:
         for translation in translations:
             for hypothesis in [translation, *translation.alternatives]:
                 hypothesis.alignment = next(combined)[:, : len(hypothesis.source_tokens)]
-                hypothesis.alignment_from = "aligner"
+                hypothesis.alignment_from = source
 
     def _search(
         self, sources: list[Source], options: SearchOptions, prefixes: list[list[int]] | None

@@ -58,12 +58,13 @@ class Linked(Protocol):
     alignment_from: str
 
 
-def translation_html(translation: Shown) -> str:
-    """A translation's text and score, its alignment heatmap, and its alternatives."""
+def translation_html(translation: Shown, *, read_from: str) -> str:
+    """A translation's text and score, its alignment heatmap (`read_from` says what it
+    was read from), and its alternatives."""
     rows = [_line("source", translation.source), _line("translation", translation.text)]
     rows.append(f"<div>score {translation.score:.3f}</div>")
     figure = _figure(translation.alignment, translation.source_tokens, translation.target_tokens)
-    figure += _read_from(translation.alignment_from) if translation.alignment is not None else ""
+    figure += _read_from(read_from) if translation.alignment is not None else ""
     alternatives = "".join(
         f"<li>{html.escape(other.text)} <small>({other.score:.3f})</small></li>" for other in translation.alternatives
     )
@@ -71,29 +72,25 @@ def translation_html(translation: Shown) -> str:
     return _box("".join(rows) + figure + more)
 
 
-def pair_html(pair: Scored) -> str:
-    """A scored pair's texts, its log-probability and the alignment of its target."""
+def pair_html(pair: Scored, *, read_from: str) -> str:
+    """A scored pair's texts, its log-probability and the alignment of its target (read
+    from what `read_from` says)."""
     rows = [_line("source", pair.source), _line("target", pair.target)]
     rows.append(f"<div>log p(target | source) = {pair.log_prob:.3f}</div>")
     figure = _figure(pair.alignment, pair.source_tokens, pair.target_tokens)
-    return _box("".join(rows) + figure + (_read_from(pair.alignment_from) if pair.alignment is not None else ""))
+    return _box("".join(rows) + figure + (_read_from(read_from) if pair.alignment is not None else ""))
 
 
-def word_alignment_html(alignment: Linked) -> str:
-    """A word alignment's merged weights, its links outlined in red."""
+def word_alignment_html(alignment: Linked, *, read_from: str) -> str:
+    """A word alignment's merged weights, its links outlined in red (read from what
+    `read_from` says)."""
     figure = _figure(alignment.weights, alignment.source_words, alignment.target_words, links=alignment.pairs)
-    return _box(figure + _read_from(alignment.alignment_from))
+    return _box(figure + _read_from(read_from))
 
 
-READ_FROM = {
-    "attention": "alignment read from the attention α",
-    "aligner": "alignment read from the model's alignment module β, which sees each target word it aligns",
-}
-
-
-def _read_from(alignment_from: str) -> str:
+def _read_from(described: str) -> str:
     """A line saying what an alignment was read from."""
-    return f"<div><small>{html.escape(READ_FROM.get(alignment_from, alignment_from))}</small></div>"
+    return f"<div><small>{html.escape(described)}</small></div>"
 
 
 def heatmap_svg(

@@ -46,12 +46,12 @@ def teacher_forced(
     max_sentences: int,
     bf16: bool = False,
     *,
-    alignment_from: str = "attention",
+    from_module: bool = False,
 ) -> list[ForcedPair]:
     """The teacher-forced pass over every (source ids, target ids) pair, in the order given.
 
-    `alignment_from` "aligner" takes each pair's alignment from the model's alignment
-    module (β, the rows of target pieces it aligns) instead of its attention (α).
+    `from_module` takes each pair's alignment from the model's alignment module (β, the
+    rows of target pieces it aligns) instead of its attention (α).
 
     Batches hold `max_sentences` pairs of like lengths (search.batch_sentences, the
     sentences inference runs together). The model runs as it is (call it in eval mode, or
@@ -60,7 +60,7 @@ def teacher_forced(
     """
     results: list[ForcedPair | None] = [None] * len(pairs)
     for batch, indices in _batches(model, pairs, max_sentences, bf16):
-        log_probs, weights = _batch_log_probs(model, batch, alignment_from)
+        log_probs, weights = _batch_log_probs(model, batch, from_module)
         for row, index in enumerate(indices):
             results[index] = _unpadded(log_probs, weights, batch, row)
     return results
@@ -109,15 +109,15 @@ def mean_forced(passes: Sequence[Sequence[ForcedPair]], aligned: Sequence[int]) 
     return combined
 
 
-def _batch_log_probs(model: RNNSearch, batch: Batch, alignment_from: str) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """log p of every decoder output (B, T), 0 at padding, and the weights α or β (B, T, S),
-    or None.
+def _batch_log_probs(model: RNNSearch, batch: Batch, from_module: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """log p of every decoder output (B, T), 0 at padding, and the weights α, or β
+    `from_module` (B, T, S), or None.
 
     The vocabulary projection runs on real target positions only, a chunk of rows at a
     time, so no (B · T, V) tensor of logits is ever held whole.
     """
     readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
-    if alignment_from == "aligner":
+    if from_module:
         weights = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out).alignment()
     real = batch.tgt_out != PAD
     rows, targets = readout[real], batch.tgt_out[real]

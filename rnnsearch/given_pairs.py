@@ -8,7 +8,15 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from rnnsearch.alignment import DEFAULT_READING, READINGS, WordAlignment, align_translation, check_reading, combine
+from rnnsearch.alignment import (
+    ALIGNMENT_SOURCES,
+    DEFAULT_READING,
+    READINGS,
+    WordAlignment,
+    align_translation,
+    check_reading,
+    combine,
+)
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.config import DataConfig
 from rnnsearch.decoding import Decoding
@@ -300,13 +308,14 @@ class GivenPairs(Decoding):
                     list(zip(sides[side], target_ids)),
                     self.search.batch_sentences,
                     bf16=bf16,
-                    alignment_from="aligner" if source == "aligner" and member.aligner is not None else "attention",
+                    from_module=ALIGNMENT_SOURCES[source].from_module and member.aligner is not None,
                 )
                 for member, side in zip(members, member_sides)
             ]
         if len(passes) == 1:
             return passes[0]
-        aligned = [m for m in model.aligned if source == "attention" or members[m].aligner is not None]
+        from_module = ALIGNMENT_SOURCES[source].from_module
+        aligned = [m for m in model.aligned if not from_module or members[m].aligner is not None]
         return mean_forced(passes, aligned)
 
     def _pair_score(

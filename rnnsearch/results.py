@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rnnsearch import display
-from rnnsearch.alignment import WordAlignment
+from rnnsearch.alignment import ALIGNMENT_SOURCES, WordAlignment
 
 
 @dataclass
@@ -50,7 +50,7 @@ class Translation:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the text and the alignment heatmap (display.py)."""
-        return display.translation_html(self)
+        return display.translation_html(self, read_from=ALIGNMENT_SOURCES[self.alignment_from].described)
 
 
 @dataclass
@@ -79,7 +79,7 @@ class PairScore:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the texts, the log-probability and the alignment heatmap (display.py)."""
-        return display.pair_html(self)
+        return display.pair_html(self, read_from=ALIGNMENT_SOURCES[self.alignment_from].described)
 
     @property
     def tokens(self) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from rnnsearch.alignment import DEFAULT_READING, READINGS, align_translation, check_reading
+from rnnsearch.alignment import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, align_translation, check_reading
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.decoding import Decoding
 from rnnsearch.errors import ArgumentValueError
@@ -79,9 +79,9 @@ class TextTranslation(Decoding):
         "attention" for a model without an alignment, and with markup, the reading of it
         that places the tags."""
         self.source.require_text(NOT_TEXT)
-        if markup is not None or alignment_from == "aligner":
-            self.require_alignment()
         source = self.alignment_source(alignment_from)
+        if markup is not None or ALIGNMENT_SOURCES[source].from_module:
+            self.require_alignment()
         checked_choice(reading, "reading", READINGS)
         if markup is not None:
             check_reading(reading, source)

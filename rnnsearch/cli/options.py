@@ -193,7 +193,7 @@ def add_alignment_from(command: argparse.ArgumentParser) -> None:
     """--alignment-from, for the commands that show alignments."""
     command.add_argument(
         "--alignment-from",
-        choices=ALIGNMENT_SOURCES,
+        choices=tuple(ALIGNMENT_SOURCES),
         help="what alignments are read from: 'aligner', the model's alignment module (`rnnsearch train-aligner`), "
         "which sees each target word it aligns, or 'attention', α (default: the module where the model has one)",
     )

@@ -43,7 +43,7 @@ class TranslateOptions(BaseModel):
     beam_size: BeamWidth | None = Field(None, description="1 is greedy search; default: the model's search.beam_size")
     n_best: BeamWidth = Field(1, description="hypotheses per text, at most the beam size")
     alignments: bool = Field(True, description="include each hypothesis's alignment matrix")
-    alignment_from: Literal[ALIGNMENT_SOURCES] | None = Field(
+    alignment_from: Literal[tuple(ALIGNMENT_SOURCES)] | None = Field(
         None,
         description="what the alignments are read from: aligner, the model's alignment module, which sees each "
         "target word it aligns, or attention (α); default: the module where the model has one",
@@ -136,7 +136,7 @@ class Hypothesis(BaseModel):
             "null when alignments were not asked for or the model has no alignment model"
         ),
     )
-    alignment_from: Literal[ALIGNMENT_SOURCES] | None = Field(
+    alignment_from: Literal[tuple(ALIGNMENT_SOURCES)] | None = Field(
         None, description="what `alignment` is: attention (α) or aligner (the alignment module's β); null without one"
     )
     marked_up: str | None = Field(

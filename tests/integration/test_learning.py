@@ -237,7 +237,7 @@ MODULE_AER = 2.0
 
 def module_alignment_error(model: torch.nn.Module, pairs: Pairs) -> float:
     """As `mirror_alignment_error`, for the rows of the model's alignment module."""
-    forced = teacher_forced(model, pairs, max_sentences=64, alignment_from="aligner")
+    forced = teacher_forced(model, pairs, max_sentences=64, from_module=True)
     predicted, mirrors = [], []
     for (source, target), result in zip(pairs, forced, strict=True):
         predicted.append(hard_alignment(result.alignment[: len(target), : len(source)]))

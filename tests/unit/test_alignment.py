@@ -1,3 +1,4 @@
+import ast
 import random
 from collections.abc import Callable
 from dataclasses import replace
@@ -6,10 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import rnnsearch
 from rnnsearch.alignment import (
+    ALIGNMENT_SOURCES,
     READINGS,
     align_translation,
     align_words,
+    check_reading,
     group_words,
     hard_alignment,
     merge,
@@ -308,3 +312,39 @@ def test_indices_stay_within_the_word_counts(seed, reading):
 def test_empty_source_or_translation_gives_an_empty_line():
     assert align_words([], [], np.zeros((0, 0))).pharaoh() == ""
     assert align_words(["▁Hund", "</s>"], ["</s>"], np.array([[0.3, 0.7]])).pharaoh() == ""
+
+
+def comparisons_with_a_source_name(tree: ast.AST) -> list[int]:
+    """The lines of `tree` that compare something with an alignment source's name."""
+    names = set(ALIGNMENT_SOURCES)
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            constants = [c for o in operands for c in ([o] if not isinstance(o, ast.Tuple | ast.Set) else o.elts)]
+            if any(isinstance(c, ast.Constant) and c.value in names for c in constants):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_registry_knows_the_alignment_sources_by_name():
+    """Where alignments come from is one registry (alignment.ALIGNMENT_SOURCES): code asks
+    an entry what it is (`from_module`, `readings`), and never compares with a name."""
+    assert comparisons_with_a_source_name(ast.parse('if a == "aligner" or b in ("attention", "x"): pass')) == [1, 1]
+    package = Path(rnnsearch.__file__).parent
+    found = {
+        str(path.relative_to(package)): lines
+        for path in package.rglob("*.py")
+        if path.name != "alignment.py"
+        if (lines := comparisons_with_a_source_name(ast.parse(path.read_text(encoding="utf-8"))))
+    }
+    assert not found, found
+
+
+def test_a_reading_the_source_does_not_take_is_refused_naming_the_ones_it_does():
+    with pytest.raises(
+        ValueError, match="'input' does not apply to the alignment read from the model's alignment module.*as 'output'"
+    ):
+        check_reading("input", "aligner")
+    for reading in READINGS:
+        check_reading(reading, "attention")
