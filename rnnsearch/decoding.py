@@ -28,7 +28,15 @@ from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.results import Translation
 from rnnsearch.search.choice import choose_search
-from rnnsearch.search.rules import Cancelled, Hypothesis, SearchOptions, max_output_lengths, prefix_tensor
+from rnnsearch.search.rules import (
+    Cancelled,
+    Hypothesis,
+    SearchOptions,
+    checked_n_best,
+    max_output_lengths,
+    prefix_tensor,
+    search_options,
+)
 from rnnsearch.text.batches import Source
 from rnnsearch.text.subwords import Subwords
 
@@ -119,8 +127,7 @@ class Decoding:
         else:
             beam_size = checked_count(beam_size, "beam_size", maximum=MAX_BEAM_SIZE)
         n_best = checked_count(n_best, "n_best", maximum=MAX_BEAM_SIZE)
-        if n_best > beam_size:
-            raise ArgumentValueError(f"n_best: {n_best} is more than the beam size {beam_size}")
+        checked_n_best(n_best, beam_size)
         return beam_size, n_best
 
     def options(self, beam_size: object, n_best: object, cancelled: Cancelled | None = None) -> SearchOptions:
@@ -132,14 +139,7 @@ class Decoding:
                 "search.coverage_penalty needs the attention weights, but this model has no alignment model "
                 "(model.attention: none)"
             )
-        return SearchOptions(
-            beam_size=beam_size,
-            n_best=n_best,
-            length_penalty=self.search.length_penalty,
-            coverage_penalty=self.search.coverage_penalty,
-            in_flight=self.search.batch_sentences,
-            cancelled=cancelled,
-        )
+        return search_options(self.search, beam_size=beam_size, n_best=n_best, cancelled=cancelled)
 
     def decode(
         self,

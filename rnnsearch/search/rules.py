@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import torch
 
 from rnnsearch import kernels
+from rnnsearch.config import SearchConfig
+from rnnsearch.errors import ArgumentValueError
 from rnnsearch.reserved import BOS, EOS, PAD
 
 Cancelled = Callable[[], bool]
@@ -58,6 +60,28 @@ class SearchOptions:
     def __post_init__(self):
         if self.beam_size < 1 or not 1 <= self.n_best <= self.beam_size:
             raise ValueError(f"a beam of {self.beam_size} cannot return {self.n_best} hypotheses")
+
+
+def search_options(
+    settings: SearchConfig, *, beam_size: int, n_best: int, cancelled: Cancelled | None = None
+) -> SearchOptions:
+    """The options of one search call: its beam size and n-best count (checked by the
+    caller), and the rest from the model's search section, `settings`: the one place a
+    search setting becomes a search option."""
+    return SearchOptions(
+        beam_size=beam_size,
+        n_best=n_best,
+        length_penalty=settings.length_penalty,
+        coverage_penalty=settings.coverage_penalty,
+        in_flight=settings.batch_sentences,
+        cancelled=cancelled,
+    )
+
+
+def checked_n_best(n_best: int, beam_size: int) -> None:
+    """Refuse more hypotheses than the beam holds, naming n_best, as every caller words it."""
+    if n_best > beam_size:
+        raise ArgumentValueError(f"n_best: {n_best} is more than the beam size {beam_size}")
 
 
 GREEDY = SearchOptions()

@@ -185,9 +185,7 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
     @app.post("/v1/translate", responses=ERROR_RESPONSES, summary="Translate texts or recordings")
     async def translate(request: TranslateRequest, connection: Request) -> schemas.TranslateResponse:
         """Translate every text (or transcribe every recording); requests arriving together are decoded together."""
-        beam_size = translator.search.beam_size if request.beam_size is None else request.beam_size
-        if request.n_best > beam_size:
-            raise UserError(f"n_best: {request.n_best} is more than the beam size {beam_size}")
+        beam_size, _ = translator.widths(request.beam_size, request.n_best)
         items, marked = await INPUTS[translator.data.reads].items(translator, request, max_seconds)
         alignment_from = _alignment_from(translator, request)
         try:
