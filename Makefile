@@ -43,6 +43,7 @@ test: $(INSTALLED) $(CHROMIUM)
 	$(BIN)/ruff check rnnsearch tests bench docs/hooks
 	$(BIN)/ruff format --check rnnsearch tests bench docs/hooks
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy rnnsearch
 	$(MKDOCS) build --strict --quiet
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m 'not learning and not slow'
 	$(BIN)/python -m pytest -q -m 'learning and not slow' --dist each --tx popen --tx '$(AVX2_WORKER)'

@@ -53,10 +53,11 @@ def checked_count(value: object, name: str, *, maximum: int | None = None) -> in
     str is refused rather than converted."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ArgumentTypeError(f"{name}: expected an int, got {type(value).__name__}")
-    if value < 1 or (maximum is not None and value > maximum):
+    count = int(value)
+    if count < 1 or (maximum is not None and count > maximum):
         bound = "at least 1" if maximum is None else f"from 1 to {maximum}"
-        raise ArgumentValueError(f"{name}: {value} is out of range; it must be {bound}")
-    return int(value)
+        raise ArgumentValueError(f"{name}: {count} is out of range; it must be {bound}")
+    return count
 
 
 def checked_choice(value: object, name: str, choices: Collection[str]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from rnnsearch import files
 from rnnsearch.errors import UserError
@@ -54,7 +54,7 @@ def read_metrics(path: Path) -> list[MetricsRow]:
             if number == len(lines):
                 break
             raise UserError(f"{path}, line {number}: not a metrics row (corrupt metrics log)")
-        rows.append(row)
+        rows.append(cast(MetricsRow, row))  # a JSON object with an int step: a row as appended
     return rows
 
 

@@ -45,7 +45,7 @@ def positive(kind: Callable[[str], float]) -> Callable[[str], float]:
 
 def beam_width(text: str) -> int:
     """An argparse type: a beam size or n-best count, an int from 1 to MAX_BEAM_SIZE."""
-    value = positive(int)(text)
+    value = int(positive(int)(text))
     if value > MAX_BEAM_SIZE:
         raise argparse.ArgumentTypeError(f"must be at most {MAX_BEAM_SIZE}, got {text}")
     return value

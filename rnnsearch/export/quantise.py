@@ -92,8 +92,8 @@ def _int8_product(node: onnx.NodeProto, weight: np.ndarray, bias: str | None, gr
         "zero_point": np.array(OFFSET, dtype=np.uint8),
         "one": np.array(1.0, dtype=np.float32),
     }
-    for key, value in constants.items():
-        graph.initializer.append(numpy_helper.from_array(value, f"{name}/int8/{key}"))
+    for key, array in constants.items():
+        graph.initializer.append(numpy_helper.from_array(array, f"{name}/int8/{key}"))
 
     def constant(key: str) -> str:
         return f"{name}/int8/{key}"

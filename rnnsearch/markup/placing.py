@@ -150,10 +150,10 @@ def _yield_to(earlier: tuple[int, int], span: tuple[int, int], *, zero_width: bo
 
 @dataclass
 class _Open:
-    """An element being written: its children still to write, the next of its words to
-    write, and where its words stop."""
+    """An element being written: its end tag (None for the line itself), its children
+    still to write, the next of its words to write, and where its words stop."""
 
-    element: int | None
+    closing: str | None
     children: Iterator[int]
     position: int
     stop: int
@@ -178,8 +178,8 @@ class _Output:
             if child is None:
                 self._words(tokens, current.position, current.stop)
                 stack.pop()
-                if current.element is not None:
-                    tokens.append(("close", self.elements[current.element].end_tag))
+                if current.closing is not None:
+                    tokens.append(("close", current.closing))
                 continue
             child_start, child_stop = self.spans[child]
             self._words(tokens, current.position, child_start)
@@ -189,7 +189,7 @@ class _Output:
                 tokens.append(("standalone", element.start_tag))
             else:
                 tokens.append(("open", element.start_tag))
-                stack.append(_Open(child, self._in_order(child), child_start, child_stop))
+                stack.append(_Open(element.end_tag, self._in_order(child), child_start, child_stop))
         return _joined(tokens)
 
     def _in_order(self, parent: int | None) -> Iterator[int]:

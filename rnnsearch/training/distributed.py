@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import torch
 import torch.distributed as dist
@@ -72,7 +72,7 @@ class World:
             return compute()
         result = [compute() if self.is_main else None]
         dist.broadcast_object_list(result, src=0)
-        return result[0]
+        return cast(T, result[0])  # every rank now holds rank 0's result
 
     def barrier(self, timeout: timedelta | None = None) -> None:
         """Wait until every rank gets here. `timeout` replaces the process group's own
