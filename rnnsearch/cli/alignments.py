@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from rnnsearch.translator import Translation
+
+
+class Lines(Protocol):
+    """Where lines are written: a file, or standard output as the command holds it."""
+
+    def write(self, text: str) -> int: ...
 
 
 def alignment_row(translation: Translation) -> dict:
@@ -22,7 +28,7 @@ def alignment_row(translation: Translation) -> dict:
                 "text": t.text,
                 "score": t.score,
                 "target_tokens": t.target_tokens,
-                "alignment": t.alignment.round(4).tolist(),
+                "alignment": [] if t.alignment is None else t.alignment.round(4).tolist(),
             }
             for t in entries
         ],
@@ -32,8 +38,8 @@ def alignment_row(translation: Translation) -> dict:
 def write_alignments(
     translation: Translation,
     number: int,
-    jsonl: TextIO | None,
-    hard: TextIO | None,
+    jsonl: Lines | None,
+    hard: Lines | None,
     *,
     reading: str,
 ) -> bool:

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> None:
     translation = translator.kind.translate_lines(
         translator, lines, beam_size=args.beam_size, alignment_from=args.alignment_from
     )[0]
-    if not translation.source_tokens:
+    if not translation.source_tokens or translation.alignment is None:
         raise UserError("the sentence is empty: nothing to align")
     alignment_heatmap(
         translation.alignment,

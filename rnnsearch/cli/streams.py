@@ -7,7 +7,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from rnnsearch.errors import UserError
 
@@ -72,11 +72,12 @@ def read_input(path: str | None) -> Iterator[list[str]]:
     """The input lines a chunk at a time: a file in chunks of SENTENCES_PER_SEARCH, stdin as
     its lines arrive, so that translations can be written before the input ends."""
     from rnnsearch.text.corpus import read_lines
-    from rnnsearch.text.stream import arriving_chunks
+    from rnnsearch.text.stream import Arriving, arriving_chunks
     from rnnsearch.translator import SENTENCES_PER_SEARCH
 
     if path is None or path == "-":
-        yield from arriving_chunks(sys.stdin.buffer, "<stdin>", SENTENCES_PER_SEARCH)
+        stdin = cast(Arriving, sys.stdin.buffer)  # a BufferedReader, though typed as any BinaryIO
+        yield from arriving_chunks(stdin, "<stdin>", SENTENCES_PER_SEARCH)
         return
     lines = read_lines(path)
     for start in range(0, len(lines), SENTENCES_PER_SEARCH):

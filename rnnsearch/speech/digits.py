@@ -109,7 +109,10 @@ def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo, archive: Path) -
     match = _MEMBER.fullmatch(member.name)
     if match is None:
         raise UserError(f"{origin}: expected a name like recordings/DIGIT_SPEAKER_INDEX.wav")
-    samples, _ = read_wav_bytes(tar.extractfile(member).read(), origin, expected_rate=SAMPLE_RATE)
+    member_file = tar.extractfile(member)
+    if member_file is None:
+        raise UserError(f"{origin}: not a file in the archive")
+    samples, _ = read_wav_bytes(member_file.read(), origin, expected_rate=SAMPLE_RATE)
     samples.flags.writeable = False
     return Recording(int(match[1]), match[2], int(match[3])), samples
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import select
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Protocol
 
 from rnnsearch.text.corpus import decode_lines
 
@@ -15,7 +15,15 @@ READ_SIZE = 1 << 16
 that returns fewer leaves nothing buffered behind it."""
 
 
-def arriving_chunks(stream: BinaryIO, origin: str, limit: int) -> Iterator[list[str]]:
+class Arriving(Protocol):
+    """A binary stream read as its data arrives (standard input's buffer, a buffered file)."""
+
+    def read1(self, size: int = ..., /) -> bytes: ...
+
+    def fileno(self) -> int: ...
+
+
+def arriving_chunks(stream: Arriving, origin: str, limit: int) -> Iterator[list[str]]:
     """The lines of `stream` (UTF-8, checked as `decode_lines` does, named `origin`), in
     chunks of at most `limit`: a chunk ends at `limit` lines, at the end of the input, or
     where the input has no more lines ready to read. A file or a busy pipe gives full
@@ -39,7 +47,7 @@ def arriving_chunks(stream: BinaryIO, origin: str, limit: int) -> Iterator[list[
             return
 
 
-def _more_ready(stream: BinaryIO, *, filled: bool) -> bool:
+def _more_ready(stream: Arriving, *, filled: bool) -> bool:
     """Whether more input can be read without waiting: after a read that `filled` its size
     more may be buffered; otherwise the buffer is empty and the file descriptor tells (a
     file always has more ready, up to its end). A stream without one, held in memory, has."""
