@@ -18,7 +18,8 @@ import torch
 
 from rnnsearch import model_directory
 from rnnsearch.arguments import checked_count, checked_real
-from rnnsearch.config import RUNTIMES, SEARCH_PRECISIONS, Config, SearchConfig
+from rnnsearch.config import Config
+from rnnsearch.config.search import RUNTIMES, SEARCH_PRECISIONS, SearchConfig
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.model.ensemble import Ensemble, side_numbers

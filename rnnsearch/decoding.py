@@ -19,7 +19,7 @@ import torch
 
 from rnnsearch.alignment import ALIGNMENT_SOURCES, default_source
 from rnnsearch.arguments import checked_choice, checked_count
-from rnnsearch.config import MAX_BEAM_SIZE, SearchConfig
+from rnnsearch.config.search import MAX_BEAM_SIZE, SearchConfig
 from rnnsearch.errors import ArgumentValueError, UserError
 from rnnsearch.forced import module_alignments
 from rnnsearch.inputs import END, InputKind

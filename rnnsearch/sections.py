@@ -1,5 +1,5 @@
 """What every section of the config is: a pydantic model that refuses unknown keys and
-does not change once read. The config (config.py) and the sections its packages own
+does not change once read. The config's sections (config/) and the model's
 (model/settings.py) share it."""
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rnnsearch.assembly import ModelDirs, assemble
-from rnnsearch.config import MAX_BEAM_SIZE, Config
+from rnnsearch.config import Config
+from rnnsearch.config.search import MAX_BEAM_SIZE
 from rnnsearch.decoding import SENTENCES_PER_SEARCH
 from rnnsearch.devices import resolve_device
 from rnnsearch.given_pairs import GivenPairs

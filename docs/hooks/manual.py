@@ -74,7 +74,8 @@ def config_page() -> str:
 
     parts = [
         "# Config keys",
-        "Generated from the config's schema (`rnnsearch/config.py`, `rnnsearch/model/settings.py`) when the "
+        "Generated from the config's schema (`rnnsearch/config/`, `rnnsearch/model/settings.py`, "
+        "`rnnsearch/config/search.py`) when the "
         "manual is built. A config is a YAML file of these sections; `--set SECTION.KEY=VALUE` overrides one key "
         "on the command line, and an unknown key or a value out of its bounds is one line naming it.",
     ]

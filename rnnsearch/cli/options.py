@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 
 from rnnsearch.alignment import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS
-from rnnsearch.config import (
+from rnnsearch.config.search import (
     MAX_BEAM_SIZE,
     PRECISIONS,
     RUNTIMES,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rnnsearch.config import ALIGNER_RUN_KEYS
+from rnnsearch.config.train import ALIGNER_RUN_KEYS
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -21,7 +21,7 @@ from rnnsearch.cli.options import (
     markup_settings,
 )
 from rnnsearch.cli.streams import opened, read_input
-from rnnsearch.config import MAX_BEAM_SIZE
+from rnnsearch.config.search import MAX_BEAM_SIZE
 from rnnsearch.errors import UserError
 from rnnsearch.markup import markup_line
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from rnnsearch import kernels
-from rnnsearch.config import SearchConfig
+from rnnsearch.config.search import SearchConfig
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.reserved import BOS, EOS, PAD
 

@@ -26,7 +26,8 @@ from pathlib import Path
 import torch
 
 from rnnsearch import files, kernels, model_directory
-from rnnsearch.config import ALIGNER_RUN_KEYS, Config, load_config
+from rnnsearch.config import Config, load_config
+from rnnsearch.config.train import ALIGNER_RUN_KEYS
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
 from rnnsearch.metrics_log import MetricsRow, append_row, forget_rows_after

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from rnnsearch.config import Config, TrainConfig
+from rnnsearch.config import Config
+from rnnsearch.config.train import TrainConfig
 from rnnsearch.metrics_log import MetricsRow
 from rnnsearch.training import schedule
 from rnnsearch.training.events import EventLog

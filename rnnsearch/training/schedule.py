@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rnnsearch.config import TrainConfig
+from rnnsearch.config.train import TrainConfig
 
 
 @dataclass

@@ -27,7 +27,8 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 
 from rnnsearch import kernels, model_directory
-from rnnsearch.config import Config, TrainConfig
+from rnnsearch.config import Config
+from rnnsearch.config.train import TrainConfig
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.plots import learning_curves

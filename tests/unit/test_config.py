@@ -12,16 +12,14 @@ import pytest
 import torch
 import yaml
 
-from rnnsearch.config import (
+from rnnsearch.config import Config, config_from_dict, load_config
+from rnnsearch.config.search import (
     MAX_BEAM_SIZE,
     MAX_LENGTH_PENALTY,
     MAX_LENGTH_RATIO,
     MAX_SOURCE_LENGTH,
-    Config,
     SearchConfig,
     SearchSettingError,
-    config_from_dict,
-    load_config,
 )
 from rnnsearch.errors import UserError
 from rnnsearch.search.rules import max_output_lengths, normalised

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from rnnsearch.config import SearchConfig
+from rnnsearch.config.search import SearchConfig
 from rnnsearch.decoding import Decoding
 from rnnsearch.errors import UserError
 from rnnsearch.search.beam import beam_search

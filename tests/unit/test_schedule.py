@@ -2,7 +2,7 @@
 
 import pytest
 
-from rnnsearch.config import TrainConfig
+from rnnsearch.config.train import TrainConfig
 from rnnsearch.training.schedule import Progress, budget_spent, learning_rate, time_left, validated
 
 

@@ -1,8 +1,9 @@
 """The one validated configuration schema: data, subwords, model, train, search.
 
 The model section's schema is the model package's (model/settings.py), beside the
-registries it checks names against. The default of every config key lives in its
-schema and nowhere else; settings outside the
+registries it checks names against; the search and train sections are config/search.py
+and config/train.py.
+The default of every config key lives in its schema and nowhere else; settings outside the
 config (command-line options such as serve's limits, fixed speech front-end values)
 keep their defaults beside the code that uses them. YAML goes in and out; unknown keys
 and wrong types are rejected with a one-line message naming the key.
@@ -11,21 +12,17 @@ and wrong types are rejected with a one-line message naming the key.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, model_validator
 
-from rnnsearch.errors import ArgumentValueError, UserError
-from rnnsearch.model.settings import ModelConfig, aligner_objective, objective_needs_links
+from rnnsearch.config.search import SearchConfig
+from rnnsearch.config.train import TrainConfig
+from rnnsearch.errors import UserError
+from rnnsearch.model.settings import ModelConfig, objective_needs_links
 from rnnsearch.sections import Section
-
-Precision = Literal["fp32", "bf16"]
-PRECISIONS: tuple[str, ...] = get_args(Precision)
-SEARCH_PRECISIONS = (*PRECISIONS, "int8")  # int8: the quantised graphs of an exported package
-RUNTIMES = ("onnx", "torch")  # what runs a model's search: ONNX Runtime (an exported package) or PyTorch
 
 
 class ParallelFiles(Section):
@@ -176,223 +173,9 @@ class SubwordConfig(Section):
         return self
 
 
-class TrainConfig(Section):
-    model_dir: str = Field("runs/model", description="where the model directory is written")
-    seed: int = 1
-    batch_tokens: int = Field(2000, gt=0, description="padded target tokens per batch, at most")
-    max_batch_sentences: int | None = Field(None, gt=0)
-    learning_rate: float = Field(1e-3, gt=0)
-    warmup_steps: int = Field(200, ge=0)
-    clip_norm: float = Field(1.0, gt=0)
-    label_smoothing: float = Field(0.1, ge=0.0, lt=1.0)
-    guided_alignment_weight: float = Field(
-        0.0,
-        ge=0.0,
-        description="lambda of guided alignment: adds lambda times the cross-entropy between each row of the "
-        "attention and the word links of data.train[].alignments, spread over the pieces (docs/model.md); 0: off",
-    )
-    aligner_objective: str = Field(
-        "both",
-        description="what trains the alignment module (model.aligner, `rnnsearch train-aligner`), a name from "
-        "rnnsearch.model.objectives.OBJECTIVES: prediction (predict each y_i through the module's own alignment, "
-        "no links needed), links (the word links of data.train[].alignments), or both (their sum); docs/model.md",
-    )
-    lr_schedule: Literal["plateau", "anneal"] = Field(
-        "plateau",
-        description="plateau: multiply the rate by lr_decay_factor after lr_patience validations without gain; "
-        "anneal: hold the rate after warmup, then decay it linearly to min_learning_rate over the last "
-        "anneal_fraction of the budget (max_steps or max_minutes, whichever ends first)",
-    )
-    anneal_fraction: float = Field(0.25, gt=0.0, le=1.0, description="anneal schedule only")
-    lr_decay_factor: float = Field(0.5, gt=0.0, le=1.0, description="plateau schedule only")
-    lr_patience: int = Field(2, ge=0, description="plateau schedule only: validations without gain before it decays")
-    min_learning_rate: float = Field(1e-5, ge=0)
-    patience: int = Field(
-        8,
-        ge=1,
-        description="plateau schedule only: validations without improvement before training stops; an annealed "
-        "run trains to the end of its budget, since its rate holds (and validation stalls) until the anneal",
-    )
-    selection_metric: Literal["bleu", "loss", "error_rate"] = Field(
-        "bleu", description="bleu for text, error_rate (digit error rate) for spoken digits, or loss for either"
-    )
-    valid_every: int = Field(1000, gt=0, description="steps between validations and checkpoints")
-    init_from: str | None = Field(
-        None,
-        description="fine-tuning: a model directory whose weights and subword models this run starts from; its "
-        "model section must equal this config's; the optimizer, schedule and best score start afresh",
-    )
-    keep_checkpoints: int = Field(
-        0,
-        ge=0,
-        description="N > 0: every validation also writes the model weights to checkpoints/step{NNNNNNN}.safetensors "
-        "in the model directory, keeping the last N, for `rnnsearch average`; 0 keeps none",
-    )
-    valid_bleu_sentences: int | None = Field(
-        2000,
-        gt=0,
-        description="validation sentences translated for BLEU (or the digit error rate) at each "
-        "validation, the first ones of the set; the last validation translates them all; null: all, every time",
-    )
-    valid_heatmaps: int = Field(
-        3,
-        ge=0,
-        description="validation sentences, the first ones, whose alignment is drawn at every validation "
-        "(alignments/step{NNNNNNN}-{k}.png), to watch it form; 0 draws none",
-    )
-    log_every: int = Field(
-        100,
-        gt=0,
-        description="steps between training-loss rows in metrics.jsonl and, when standard error is not a terminal "
-        "(a file, a pipe, a CI log), between log lines in place of the progress bar",
-    )
-    tensorboard: bool = Field(
-        False,
-        description="also write the training and validation curves and the validation heatmaps as TensorBoard "
-        "event files to the model directory's tensorboard/ (needs the tensorboard extra); off by default, since "
-        "metrics.jsonl and the PNGs hold the same figures without the extra package",
-    )
-    max_steps: int | None = Field(None, gt=0)
-    max_minutes: float | None = Field(None, gt=0)
-    threads: int | None = Field(None, gt=0, description="CPU threads; default: the physical cores")
-    precision: Precision = Field(
-        "fp32",
-        description="bf16: the forward pass under bfloat16 autocast (fast on CPUs with AVX-512 BF16 or AMX; on a GPU "
-        "small models gain nothing); attention weights and the loss stay fp32, the weights and the optimizer fp32",
-    )
-    device: str = "auto"
-    cuda_graphs: bool = Field(
-        True,
-        description="on a GPU (one process, fp32): replay the decoder's forward and backward as CUDA graphs, one "
-        "set per batch shape, each keeping its own activations; false runs every kernel from Python",
-    )
-
-    @field_validator("aligner_objective")
-    @classmethod
-    def _registered_objective(cls, name: str) -> str:
-        return aligner_objective(name)
-
-    @model_validator(mode="after")
-    def _annealing_needs_a_budget(self) -> TrainConfig:
-        if self.lr_schedule == "anneal" and self.max_steps is None and self.max_minutes is None:
-            raise ValueError("lr_schedule 'anneal' needs max_steps or max_minutes: it decays to the end of the budget")
-        return self
-
-
-ALIGNER_RUN_KEYS = (
-    "model.aligner_size",
-    "train.aligner_objective",
-    "train.max_steps",
-    "train.max_minutes",
-    "train.learning_rate",
-    "train.warmup_steps",
-    "train.min_learning_rate",
-    "train.batch_tokens",
-    "train.max_batch_sentences",
-    "train.clip_norm",
-    "train.seed",
-    "train.log_every",
-    "train.valid_every",
-    "train.device",
-    "train.threads",
-    "data.train",
-)
-"""The keys a train-aligner run may set (--set), each one it uses: the module's size, its
-objective, its budget, learning rate and batches, where it runs, and the training corpora
-(to add word links for the links objective, say; a key under data.train too). Every other
-key is the frozen model's, or one the run does not read, and is refused."""
-
-
-MAX_BEAM_SIZE = 64
-"""The widest beam (and longest n-best list) a search may ask for, in the config, the
-Python API, the CLI and the server alike: decoding time and memory grow with the beam,
-and beyond a few dozen hypotheses a wider beam gains nothing."""
-
-
-MAX_COVERAGE_PENALTY = 10.0
-"""The largest β of the coverage penalty: ten times the top of the range Wu et al. (2016)
-tried, and small enough that β times a sum of logarithms of float32 weights never
-overflows a score."""
-
-
-MAX_LENGTH_PENALTY = 10.0
-"""The largest α of the length normalisation log p / |y|^α: ten times the usual 1, and small
-enough that |y|^α stays a finite float for the longest output a search allows."""
-
-MAX_LENGTH_RATIO = 100.0
-"""The most output pieces a search allows per source word: far beyond any translation's
-ratio, and small enough that the length limit stays an exact integer."""
-
-MAX_LENGTH_EXTRA = 10_000
-"""The most output pieces a search allows beyond ratio × source length."""
-
-MAX_SOURCE_LENGTH = 100_000
-"""The longest source a search may be asked to take, in pieces (search.max_source_length),
-and the most sentences it may decode together (search.batch_sentences)."""
-
-
-class SearchConfig(Section):
-    beam_size: int = Field(5, ge=1, le=MAX_BEAM_SIZE)
-    length_penalty: float = Field(1.0, ge=0.0, le=MAX_LENGTH_PENALTY, description="alpha in score / length**alpha")
-    coverage_penalty: float = Field(
-        0.0,
-        ge=0.0,
-        le=MAX_COVERAGE_PENALTY,
-        description="beta of GNMT's coverage penalty beta * sum_j log(min(sum_i alpha_ij, 1)), added to the "
-        f"length-normalised score of finished hypotheses, at most {MAX_COVERAGE_PENALTY:g}; 0: none",
-    )
-    max_length_ratio: float = Field(
-        2.0, gt=0, le=MAX_LENGTH_RATIO, description="output pieces allowed per source word (with max_length_extra)"
-    )
-    max_length_extra: int = Field(
-        10, ge=0, le=MAX_LENGTH_EXTRA, description="output pieces allowed beyond ratio × source length"
-    )
-    batch_sentences: int = Field(64, gt=0, le=MAX_SOURCE_LENGTH, description="sentences decoded together")
-    max_source_length: int = Field(
-        250, gt=0, le=MAX_SOURCE_LENGTH, description="longer inputs are refused with an error, not cut"
-    )
-    precision: Precision = Field(
-        "fp32",
-        description="bf16: search under bfloat16 autocast, faster on CPUs with AVX-512 BF16 or AMX and, by less, "
-        "on an H100 (BENCHMARKS.md); scores and attention weights stay fp32, but rounding can change a few outputs",
-    )
-
-    def overridden(self, overrides: Mapping[str, object]) -> SearchConfig:
-        """This section with `overrides` (search keys → values: what a command's flags, the
-        Python API's `load` and the server ask for) applied, the whole section checked
-        again by its own rules: the one check every override goes through. A key the
-        section lacks, or a value its rule refuses, is an ArgumentValueError naming it."""
-        unknown = sorted(key for key in overrides if key not in SearchConfig.model_fields)
-        if unknown:
-            raise ArgumentValueError(
-                f"search: {unknown[0]!r} is not a search setting; choose from {', '.join(SearchConfig.model_fields)}"
-            )
-        try:
-            return SearchConfig.model_validate({**self.model_dump(), **overrides})
-        except ValidationError as error:
-            problem = error.errors()[0]
-            key = str(problem["loc"][0])
-            raise SearchSettingError(key, overrides.get(key), problem["msg"]) from None
-
-
 def _plural(data: DataConfig | SpokenDigitsConfig) -> str:
     """What the pairs of a kind of data are called in a message: "spoken digits"."""
     return data.kind.replace("_", " ")
-
-
-class SearchSettingError(ArgumentValueError):
-    """A search setting's override that the search section's rule refuses: `reason` says
-    why, in the config's words."""
-
-    def __init__(self, key: str, value: object, reason: str):
-        super().__init__(f"{key}: {value!r}: {reason}")
-        self.reason = reason
-
-
-def checked_search_setting(key: str, value: object) -> Any:
-    """`value` for search.`key`, checked by `SearchConfig.overridden`, as a command's flag
-    is; a value the rule refuses is a SearchSettingError."""
-    return getattr(SearchConfig().overridden({key: value}), key)
 
 
 class Config(Section):
