@@ -241,3 +241,14 @@ def test_an_exported_package_carries_no_module_and_says_so(with_module, tmp_path
 def test_a_speech_model_is_not_told_to_add_a_module(speech_model):
     with pytest.raises(ArgumentValueError, match="a speech model has no words to align, so none can be added"):
         rnnsearch.load(speech_model, device="cpu").alignment_source("aligner")
+
+
+def test_a_module_step_that_is_not_finite_stops_in_one_line_and_saves_nothing_of_it(model_dir, tmp_path, capsys):
+    """A learning rate of 1e30 makes the module's weights overflow within a few steps: the
+    run stops there in one line (it ended in a traceback), and what it leaves is finite."""
+    model = copied(model_dir, tmp_path)
+    blown = ["--set", "train.learning_rate=1e30", "--set", "train.warmup_steps=0", "--set", "train.max_steps=40"]
+    status, _, err = run_cli(capsys, "train-aligner", model, *MODULE, *blown)
+    assert_one_line_error(status, err, "train-aligner: step", "the alignment module's loss is", "train.learning_rate")
+    if (model / ALIGNER_DIR / ALIGNER_WEIGHTS).exists():
+        assert all(bool(torch.isfinite(tensor).all()) for tensor in module_weights(model).values())
