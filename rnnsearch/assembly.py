@@ -22,6 +22,7 @@ from rnnsearch.config import Config
 from rnnsearch.config.search import RUNTIMES, SEARCH_PRECISIONS, SearchConfig
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
+from rnnsearch.export.manifest import is_package, require_whole_package
 from rnnsearch.model.ensemble import Ensemble, side_numbers
 from rnnsearch.model_directory import load_model, load_model_files
 from rnnsearch.text.subwords import Subwords
@@ -63,7 +64,8 @@ def assemble(
     search = _search_overrides(precision, batch_sentences, runtime, coverage_penalty, search)
     SearchConfig().overridden(search)  # refused before any model loads
     directories = [model_dir] if isinstance(model_dir, (str, os.PathLike)) else _model_dirs(model_dir)
-    on_onnx = [_runs_on_onnx(directory, runtime, precision) for directory in directories]
+    packages = [is_package(directory) for directory in directories]
+    on_onnx = [_runs_on_onnx(d, package, runtime, precision) for d, package in zip(directories, packages)]
     target = torch.device("cpu") if all(on_onnx) and device == "auto" else resolve_device(device)
     if any(on_onnx) and target.type != "cpu":
         raise UserError(f"device {device!r}: an exported package runs on the CPU; pass --runtime torch for a GPU")
@@ -80,17 +82,10 @@ def assemble(
     ]
     config, src_subwords, tgt_subwords = files[0]
     config = config.model_copy(update={"search": config.search.overridden(search)})
-    exported = any(_is_package(directory) for directory in directories)
     if isinstance(model_dir, (str, os.PathLike)):
-        return Assembled(models[0], config, [src_subwords], tgt_subwords, exported)
+        return Assembled(models[0], config, [src_subwords], tgt_subwords, any(packages))
     ensemble, source_sides = _ensemble(models, [src_subwords for _, src_subwords, _ in files])
-    return Assembled(ensemble, config, source_sides, tgt_subwords, exported)
-
-
-def _is_package(directory: str | os.PathLike) -> bool:
-    from rnnsearch.export.manifest import is_package
-
-    return is_package(directory)
+    return Assembled(ensemble, config, source_sides, tgt_subwords, any(packages))
 
 
 def _search_overrides(
@@ -127,12 +122,9 @@ def _ensemble(models: list[torch.nn.Module], sources: list[Subwords | None]) -> 
     return Ensemble(models, sides).eval(), [by_side[side] for side in range(len(by_side))]
 
 
-def _runs_on_onnx(directory: str | os.PathLike, runtime: str | None, precision: str | None) -> bool:
-    """Whether the model in `directory` runs on ONNX Runtime, refusing a runtime or a
-    precision it cannot run with."""
-    from rnnsearch.export.manifest import is_package, require_whole_package
-
-    package = is_package(directory)
+def _runs_on_onnx(directory: str | os.PathLike, package: bool, runtime: str | None, precision: str | None) -> bool:
+    """Whether the model in `directory` (an exported `package` or not) runs on ONNX
+    Runtime, refusing a runtime or a precision it cannot run with."""
     if runtime != "torch":
         require_whole_package(directory)
     if runtime == "torch":
