@@ -23,7 +23,7 @@ from rnnsearch.decoding import Decoding
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.inputs import END
-from rnnsearch.markup import MAX_MARKUP_CHARS, MarkedUp, MarkupOptions, transfer
+from rnnsearch.markup import MarkedUp, MarkupOptions, transfer
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
@@ -156,7 +156,7 @@ class GivenPairs(Decoding):
         reading: str = DEFAULT_READING,
         markup: str | None = None,
         lenient_markup: bool = False,
-        max_markup_chars: int = MAX_MARKUP_CHARS,
+        max_markup_chars: int | None = None,
         alignment_from: str | None = None,
     ) -> list[WordAlignment]:
         """The word alignment of each given translation, in order: `targets[k]` to
@@ -196,7 +196,7 @@ class GivenPairs(Decoding):
         reading: str = DEFAULT_READING,
         markup: str | None = None,
         lenient_markup: bool = False,
-        max_markup_chars: int = MAX_MARKUP_CHARS,
+        max_markup_chars: int | None = None,
         alignment_from: str | None = None,
     ) -> Iterator[list[AlignedPair]]:
         """`align` for pairs that arrive a chunk at a time, (sources, targets) of the same
@@ -294,6 +294,7 @@ class GivenPairs(Decoding):
         combined as its search combines them; alignments from `source`, an ensemble's
         from its aligned members that have what `source` names."""
         model, members = self.model, self.members
+        from_module = ALIGNMENT_SOURCES[source].from_module
         if not all(isinstance(member, RNNSearch) for member in members):
             raise UserError(
                 "scoring and aligning given pairs runs on PyTorch, not on an exported package's graphs: "
@@ -308,13 +309,12 @@ class GivenPairs(Decoding):
                     list(zip(sides[side], target_ids)),
                     self.search.batch_sentences,
                     bf16=bf16,
-                    from_module=ALIGNMENT_SOURCES[source].from_module and member.aligner is not None,
+                    from_module=from_module and member.aligner is not None,
                 )
                 for member, side in zip(members, member_sides)
             ]
         if len(passes) == 1:
             return passes[0]
-        from_module = ALIGNMENT_SOURCES[source].from_module
         aligned = [m for m in model.aligned if not from_module or members[m].aligner is not None]
         return mean_forced(passes, aligned)
 

@@ -10,7 +10,7 @@ from rnnsearch.alignment import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, al
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.decoding import Decoding
 from rnnsearch.errors import ArgumentValueError
-from rnnsearch.markup import MAX_MARKUP_CHARS, MarkedUp, MarkupOptions, transfer
+from rnnsearch.markup import MarkedUp, MarkupOptions, transfer
 from rnnsearch.results import Translation
 from rnnsearch.search.rules import Cancelled, SearchOptions
 
@@ -32,7 +32,7 @@ class TextTranslation(Decoding):
         prefixes: Iterable[str] | None = None,
         markup: str | None = None,
         lenient_markup: bool = False,
-        max_markup_chars: int = MAX_MARKUP_CHARS,
+        max_markup_chars: int | None = None,
         reading: str = DEFAULT_READING,
         alignment_from: str | None = None,
     ) -> list[Translation]:
@@ -54,8 +54,8 @@ class TextTranslation(Decoding):
         text whose markup is not well-formed is a MarkupError (a ValueError) naming its
         line, or with `lenient_markup` it is translated as plain text and its
         `marked_up` stays None. A marked-up text longer than `max_markup_chars` characters
-        is refused. It needs a model with an alignment. The tags are placed by each
-        hypothesis's word alignment, read from its `alignment` as `reading` says
+        (None: rnnsearch.markup.MAX_MARKUP_CHARS) is refused. It needs a model with an
+        alignment. The tags are placed by each hypothesis's word alignment, read from its `alignment` as `reading` says
         (rnnsearch.alignment.READINGS), and kept as its `words`.
 
         `alignment_from` ("attention" or "aligner") says what each hypothesis's `alignment`
@@ -63,29 +63,32 @@ class TextTranslation(Decoding):
         computed once search has chosen the pieces, which it does not change; None takes
         the module where the model has one. Each result's `alignment_from` says which.
         """
-        markup = MarkupOptions.of(markup, lenient_markup, max_markup_chars)
-        source = self._require(markup, alignment_from, reading)
+        source, placing = self._require(
+            MarkupOptions.of(markup, lenient_markup, max_markup_chars), alignment_from, reading
+        )
         texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
         checked_prefixes = _prefixes(prefixes, len(texts), "prefixes")
         options = self.options(beam_size, n_best, cancelled)
-        placing = Placing(markup, reading) if markup is not None else None
         return self._translate(
             texts, options, first_line=1, prefixes=checked_prefixes, placing=placing, alignment_from=source
         )
 
-    def _require(self, markup: MarkupOptions | None, alignment_from: object, reading: object) -> str:
+    def _require(
+        self, markup: MarkupOptions | None, alignment_from: object, reading: object
+    ) -> tuple[str, Placing | None]:
         """A model that reads text, and, to put markup back or align with a module, one with
         an alignment; the alignments' source checked (`Decoding.alignment_source`):
-        "attention" for a model without an alignment, and with markup, the reading of it
-        that places the tags."""
+        "attention" for a model without an alignment; and with markup, how it is put back,
+        by the reading of that source asked for."""
         self.source.require_text(NOT_TEXT)
         source = self.alignment_source(alignment_from)
         if markup is not None or ALIGNMENT_SOURCES[source].from_module:
             self.require_alignment()
         checked_choice(reading, "reading", READINGS)
-        if markup is not None:
-            check_reading(reading, source)
-        return source
+        if markup is None:
+            return source, None
+        check_reading(reading, source)
+        return source, Placing(markup, reading)
 
     def translate_chunks(
         self,
@@ -96,7 +99,7 @@ class TextTranslation(Decoding):
         prefix_chunks: Iterable[Iterable[str]] | None = None,
         markup: str | None = None,
         lenient_markup: bool = False,
-        max_markup_chars: int = MAX_MARKUP_CHARS,
+        max_markup_chars: int | None = None,
         reading: str = DEFAULT_READING,
         alignment_from: str | None = None,
     ) -> Iterator[list[Translation]]:
@@ -107,13 +110,13 @@ class TextTranslation(Decoding):
         gives the chunks' prefixes (as `translate`'s `prefixes`), chunk for chunk, and
         `markup`, `lenient_markup`, `max_markup_chars`, `reading` and `alignment_from` are
         as in `translate`."""
-        markup = MarkupOptions.of(markup, lenient_markup, max_markup_chars)
-        source = self._require(markup, alignment_from, reading)
+        source, placing = self._require(
+            MarkupOptions.of(markup, lenient_markup, max_markup_chars), alignment_from, reading
+        )
         options = self.options(beam_size, n_best)
         chunks = checked_iterable(chunks, "chunks")
         if prefix_chunks is not None:
             prefix_chunks = checked_iterable(prefix_chunks, "prefix_chunks")
-        placing = Placing(markup, reading) if markup is not None else None
         return self._translated_chunks(chunks, options, prefix_chunks, placing, source)
 
     def _translated_chunks(

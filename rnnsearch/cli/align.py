@@ -19,7 +19,7 @@ from rnnsearch.cli.options import (
     add_markup,
     add_pairs,
     add_reading,
-    markup_settings,
+    check_markup_flags,
 )
 from rnnsearch.cli.streams import opened
 from rnnsearch.errors import UserError
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> None:
     from rnnsearch.text.corpus import stream_lines, stream_parallel
 
     _check_flags(args)
-    markup = markup_settings(args, "align")
+    check_markup_flags(args, "align")
     gold = stream_lines(args.gold) if args.gold else None
     translator = load_for_pairs(args)
     reverse = load_for_pairs(args, args.reverse) if args.reverse else None
@@ -93,7 +93,9 @@ def run(args: argparse.Namespace) -> None:
         symmetrize=args.symmetrize or DEFAULT_METHOD,
         reading=args.reading,
         alignment_from=args.alignment_from,
-        **markup,
+        markup=args.markup,
+        lenient_markup=args.lenient_markup,
+        max_markup_chars=args.max_markup_chars,
     )
     counts, unplaced, plain = AlignmentCounts(), 0, 0
     with contextlib.ExitStack() as files:

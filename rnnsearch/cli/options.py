@@ -223,14 +223,9 @@ def add_markup(command: argparse.ArgumentParser, *, reads: str, writes: str) -> 
     )
 
 
-def markup_settings(args: argparse.Namespace, command: str) -> dict[str, object]:
-    """The API's markup arguments from the flags of `add_markup`: --lenient-markup and
-    --max-markup-chars say how --markup reads lines, so either without it is refused."""
+def check_markup_flags(args: argparse.Namespace, command: str) -> None:
+    """Refuse --lenient-markup and --max-markup-chars without --markup, whose reading of
+    lines they qualify, before any model loads, naming the flag."""
     for flag, given in (("--lenient-markup", args.lenient_markup), ("--max-markup-chars", args.max_markup_chars)):
         if given and not args.markup:
             raise UserError(f"{command}: {flag} says how --markup reads lines; give --markup too")
-    return {
-        "markup": args.markup,
-        "lenient_markup": args.lenient_markup,
-        "max_markup_chars": args.max_markup_chars or MAX_MARKUP_CHARS,
-    }

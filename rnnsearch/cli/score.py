@@ -51,7 +51,8 @@ def run(args: argparse.Namespace) -> None:
         for scores in _scored_chunks(translator, args):
             for pair in scores:
                 out.write((_score_json(pair, number) if args.json else _score_line(pair)) + "\n")
-                write_alignments(pair.as_translation(), number, jsonl, None, reading=DEFAULT_READING)
+                if jsonl:
+                    write_alignments(pair.as_translation(), number, jsonl, None, reading=DEFAULT_READING)
                 number += 1
             for written in (out, jsonl):
                 if written:

@@ -18,7 +18,7 @@ from rnnsearch.cli.options import (
     add_reading,
     add_search,
     beam_width,
-    markup_settings,
+    check_markup_flags,
 )
 from rnnsearch.cli.streams import opened, read_input
 from rnnsearch.config.search import MAX_BEAM_SIZE
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> None:
     """Translate the input a chunk at a time, writing each chunk's lines (and alignments) as
     soon as it is done: an interrupted run keeps what it had translated, and a pipe fed
     line by line gets each translation back before it sends the next line."""
-    args.markup_settings = markup_settings(args, "translate")
+    check_markup_flags(args, "translate")
     translator = load(args)
     if args.alignments or args.hard_alignments:
         translator.require_alignment()
@@ -121,7 +121,9 @@ def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iter
         prefix_chunks=prefix_chunks,
         alignment_from=args.alignment_from,
         reading=args.reading,
-        **args.markup_settings,
+        markup=args.markup,
+        lenient_markup=args.lenient_markup,
+        max_markup_chars=args.max_markup_chars,
     )
 
 

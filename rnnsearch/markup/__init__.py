@@ -71,27 +71,28 @@ inline images, say). The server bounds every text by its own `--max-chars`."""
 class MarkupOptions:
     """How the inputs of a call are read: as `markup` (MARKUPS), and with `lenient`, an
     input whose markup is not well-formed is taken as plain text instead of refused; a
-    line longer than `max_chars` characters is refused either way."""
+    line longer than `max_chars` characters is refused either way (None: the caller has
+    bounded its inputs already, as the server does with its --max-chars)."""
 
     markup: str
     lenient: bool = False
-    max_chars: int = MAX_MARKUP_CHARS
+    max_chars: int | None = MAX_MARKUP_CHARS
 
     @classmethod
-    def of(cls, markup: object, lenient: object, max_chars: object = MAX_MARKUP_CHARS) -> MarkupOptions | None:
-        """The Python API's `markup`, `lenient_markup` and `max_markup_chars` arguments,
-        checked; None for no markup. The last two say how markup is read, so they are
-        refused without it."""
+    def of(cls, markup: object, lenient: object, max_chars: object = None) -> MarkupOptions | None:
+        """The Python API's `markup`, `lenient_markup` and `max_markup_chars` (None:
+        MAX_MARKUP_CHARS) arguments, checked; None for no markup. The last two say how
+        markup is read, so they are refused without it."""
         if not isinstance(lenient, bool):
             raise ArgumentTypeError(f"lenient_markup: expected a bool, got {type(lenient).__name__}")
-        max_chars = checked_count(max_chars, "max_markup_chars")
+        bound = MAX_MARKUP_CHARS if max_chars is None else checked_count(max_chars, "max_markup_chars")
         if markup is None:
             if lenient:
                 raise ArgumentValueError("lenient_markup: it says how markup is read; give markup too")
-            if max_chars != MAX_MARKUP_CHARS:
+            if max_chars is not None:
                 raise ArgumentValueError("max_markup_chars: it bounds lines read as markup; give markup too")
             return None
-        return cls(checked_choice(markup, "markup", MARKUPS), lenient, max_chars)
+        return cls(checked_choice(markup, "markup", MARKUPS), lenient, bound)
 
     def lines(
         self, lines: Sequence[str], *, origin: str | None = None, first_line: int = 1, items: str | None = None
@@ -102,7 +103,7 @@ class MarkupOptions:
         as the server names the texts of a request."""
         parsed: list[MarkedUp | None] = []
         for k, line in enumerate(lines):
-            if len(line) > self.max_chars:
+            if self.max_chars is not None and len(line) > self.max_chars:
                 raise MarkupError(
                     f"{_where(k, origin, first_line, items)}: {len(line):,} characters is more than the "
                     f"{self.max_chars:,} a marked-up line may have (raise it with --max-markup-chars or "

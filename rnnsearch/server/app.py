@@ -305,7 +305,7 @@ def _marked_up(translator: Translator, texts: list[str], markup: str | None) -> 
     if markup is None:
         return None
     translator.require_alignment()
-    return MarkupOptions(markup).lines(texts, items="texts")
+    return MarkupOptions(markup, max_chars=None).lines(texts, items="texts")  # --max-chars bounds the texts
 
 
 def _prefixes(texts: list[str], prefixes: list[str] | None) -> list[str]:
