@@ -18,7 +18,6 @@ checkpoint (`--resume`), drawing the same batches.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -40,7 +39,7 @@ from rnnsearch.training.console import say
 from rnnsearch.training.environment import configure_cpu, flushing_denormals
 from rnnsearch.training.loss import Objective
 from rnnsearch.training.schedule import Progress
-from rnnsearch.training.trainer import NonFiniteUpdate, next_batch, step_batch, training_step
+from rnnsearch.training.trainer import NonFiniteUpdate, next_batch, refuse_non_finite, step_batch, training_step
 
 
 def run_config(model_dir: Path, overrides: list[str]) -> Config:
@@ -133,7 +132,14 @@ def _loop(
         try:
             loss, n_tokens = training_step(model, optimizer, batch, objective, options.clip_norm)
         except NonFiniteUpdate as failure:
-            _refuse_non_finite(failure.loss, progress.step + 1, saved, run_dir)
+            refuse_non_finite(
+                "train-aligner",
+                progress.step + 1,
+                failure.loss,
+                what="the alignment module's loss",
+                kept=f"{run_dir} keeps the module of step {saved}" if saved else "no checkpoint was written",
+                advice="Too large a learning rate does this: lower train.learning_rate",
+            )
         computing += time.perf_counter() - started
         progress.step += 1
         loss_sum, tokens = loss_sum + loss, tokens + n_tokens
@@ -155,17 +161,6 @@ def _loop(
             saved = progress.step
     if saved != progress.step:
         _save(model, optimizer, progress, run_dir, digest)
-
-
-def _refuse_non_finite(loss: float, step: int, saved: int, run_dir: Path) -> None:
-    """Stop the run at a step whose gradients are not finite, saving nothing of it: the
-    module keeps the checkpoint of step `saved` (0: none yet)."""
-    kept = f"{run_dir} keeps the module of step {saved}" if saved else "no checkpoint was written"
-    value = f"{loss}" if not math.isfinite(loss) else f"{loss:.4g} but its gradients are not finite"
-    raise UserError(
-        f"train-aligner: step {step}: the alignment module's loss is {value}, so training stopped without saving "
-        f"the step; {kept}. Too large a learning rate does this: lower train.learning_rate"
-    )
 
 
 def _save(

@@ -21,6 +21,7 @@ import math
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import torch
@@ -54,6 +55,16 @@ class NonFiniteUpdate(Exception):
     def __init__(self, loss: float):
         super().__init__(f"the gradients of a step are not finite (its loss: {loss})")
         self.loss = loss
+
+
+def refuse_non_finite(command: str, step: int, loss: float, *, what: str, kept: str, advice: str) -> NoReturn:
+    """Stop `command`'s run at `step`, whose gradients are not finite (a NonFiniteUpdate),
+    in one line: `what` loss it was, that nothing of the step is saved, what is `kept`
+    instead, and the `advice`. `train` and `train-aligner` stop alike."""
+    value = f"{loss}" if not math.isfinite(loss) else f"{loss:.4g} but its gradients are not finite"
+    raise UserError(
+        f"{command}: step {step}: {what} is {value}, so training stopped without saving the step; {kept}. {advice}"
+    )
 
 
 def training_step(
@@ -251,12 +262,14 @@ class TrainingLoop:
         """Stop the run at a step whose gradients are not finite: its update has made the
         weights NaN or infinite, so nothing of it is saved, and the model directory keeps
         the checkpoint of step `saved` (0: the run has none yet) to resume from or to use."""
-        kept = f"{self.model_dir} keeps the checkpoint of step {saved}" if saved else "no checkpoint was written"
-        value = f"{loss}" if not math.isfinite(loss) else f"{loss:.4g} but its gradients are not finite"
-        raise UserError(
-            f"train: step {self.progress.step}: the training loss is {value}, so training stopped without saving "
-            f"the step; {kept}. Too large a learning rate or guided alignment weight does this: lower "
-            "train.learning_rate or train.guided_alignment_weight"
+        refuse_non_finite(
+            "train",
+            self.progress.step,
+            loss,
+            what="the training loss",
+            kept=f"{self.model_dir} keeps the checkpoint of step {saved}" if saved else "no checkpoint was written",
+            advice="Too large a learning rate or guided alignment weight does this: lower train.learning_rate or "
+            "train.guided_alignment_weight",
         )
 
     def _log_training(self, loss_sum: float, tokens: int, compute_seconds: float) -> None:
