@@ -44,8 +44,11 @@ MAX_LENGTH_EXTRA = 10_000
 """The most output pieces a search allows beyond ratio × source length."""
 
 MAX_SOURCE_LENGTH = 100_000
-"""The longest source a search may be asked to take, in pieces (search.max_source_length),
-and the most sentences it may decode together (search.batch_sentences)."""
+"""The longest source a search may be asked to take, in pieces (search.max_source_length)."""
+
+MAX_BATCH_SENTENCES = 100_000
+"""The most sentences a search may decode together (search.batch_sentences): far beyond
+what any device gains from, and small enough that a batch's index arithmetic is exact."""
 
 
 class SearchConfig(Section):
@@ -64,7 +67,7 @@ class SearchConfig(Section):
     max_length_extra: int = Field(
         10, ge=0, le=MAX_LENGTH_EXTRA, description="output pieces allowed beyond ratio × source length"
     )
-    batch_sentences: int = Field(64, gt=0, le=MAX_SOURCE_LENGTH, description="sentences decoded together")
+    batch_sentences: int = Field(64, gt=0, le=MAX_BATCH_SENTENCES, description="sentences decoded together")
     max_source_length: int = Field(
         250, gt=0, le=MAX_SOURCE_LENGTH, description="longer inputs are refused with an error, not cut"
     )

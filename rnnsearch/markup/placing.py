@@ -1,8 +1,11 @@
 """Placing a parsed line's markup among the words of its translation, by word links
 (source word i, target word j), and writing the result (the rules are in the package's
-docstring). Every step runs in time near-linear in the number of elements, and none
-recurses on their depth: an element is compared only with the earlier siblings whose
-placed spans its own meets, found by bisection among its siblings' disjoint spans."""
+docstring). No step recurses on the elements' depth, and none compares every pair of
+siblings: an element is compared only with the earlier siblings whose placed spans its
+own meets, found by bisection among its siblings' disjoint spans. Placing is therefore
+near-linear in the number of elements, unless the links stretch many elements' spans
+across one another (a word linked to both ends of the translation, say), where an
+element is compared with each sibling it meets."""
 
 from __future__ import annotations
 
