@@ -11,7 +11,7 @@ import pytest
 import rnnsearch
 from rnnsearch.alignment import align_translation
 from rnnsearch.cli import main
-from rnnsearch.markup import MarkupError, parse, transfer
+from rnnsearch.markup import MAX_MARKUP_CHARS, MarkupError, parse, transfer
 from tests.integration.conftest import write_lines
 
 TAGGED = [
@@ -132,6 +132,8 @@ def test_the_api_refuses_markup_settings_without_markup(translator):
         translator.translate(["Ein Hund."], lenient_markup=True)
     with pytest.raises(ValueError, match="max_markup_chars: it bounds lines read as markup; give markup too"):
         translator.align(["Ein Hund."], ["A dog."], max_markup_chars=5)
+    with pytest.raises(ValueError, match="max_markup_chars: it bounds lines read as markup; give markup too"):
+        translator.translate(["Ein Hund."], max_markup_chars=MAX_MARKUP_CHARS)  # the default's value is still given
 
 
 def test_a_marked_up_line_over_the_bound_is_one_error_naming_it_and_the_bound_can_be_raised(
