@@ -92,8 +92,8 @@ def train_modules(work: Path, objective: str, *, steps: int, threads: int) -> di
 def module_links(models: dict[str, Path], alignment_from: str) -> dict[str, bench.Links]:
     """Each direction's links on the Hansards pairs, and every symmetrisation of the two."""
     import rnnsearch
-    from rnnsearch.alignment import combine
-    from rnnsearch.symmetrisation import METHODS
+    from rnnsearch.alignments.symmetrisation import METHODS
+    from rnnsearch.alignments.words import combine
 
     pairs = bench.hansards_pairs()
     english, french = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -165,7 +165,8 @@ def step_speed(model: Path, prepared: Path, *, steps: int = 17, rounds: int = 2)
     translation frozen), on the same batches of the model's training data, alternating."""
     import torch
 
-    from rnnsearch import kernels, model_directory
+    from rnnsearch import kernels
+    from rnnsearch.files import model_directory
     from rnnsearch.model.seq2seq import build_aligner
     from rnnsearch.prepared import PreparedPairs
     from rnnsearch.text.batches import epoch_batches, make_batch

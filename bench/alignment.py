@@ -14,8 +14,8 @@ each way of reading α, each symmetrisation, and eflomal trained on the same tex
    annealed over the last 25%, `--threads` CPU threads each; both train at once. A model
    whose run finished is reused.
 3. For each model, the Hansards pairs aligned by teacher forcing (`Translator.align`)
-   with each reading of α in `rnnsearch.alignment.READINGS`, and, with the other
-   direction's model as the reverse, every symmetrisation in `rnnsearch.symmetrisation`;
+   with each reading of α in `rnnsearch.alignments.words.READINGS`, and, with the other
+   direction's model as the reverse, every symmetrisation in `rnnsearch.alignments.symmetrisation`;
    for English→French also the other rule, a link wherever a word's weight reaches
    0.3 or 0.5; each scored against `data/alignment/enfr.gold` (sure and possible links,
    1-based). A diagonal alignment (no model) is the floor.
@@ -172,7 +172,7 @@ def write_guides(work: Path, forward: Path, reverse: Path) -> None:
     """eflomal's two directions over the whole training text, combined by
     grow-diag-final-and, as the Pharaoh files guided variants train on: `guide.en-fr`
     (English word first) and `guide.fr-en` (French word first). Written once."""
-    from rnnsearch.symmetrisation import symmetrise
+    from rnnsearch.alignments.symmetrisation import symmetrise
 
     if (work / "guide.fr-en").exists():
         return
@@ -251,8 +251,8 @@ Links = list[list[tuple[int, int]]]  # per pair, (English word, French word) lin
 def rnnsearch_links(models: dict[str, Path]) -> dict[str, Links]:
     """Each direction's links read each way from α, and every symmetrisation of the two."""
     import rnnsearch
-    from rnnsearch.alignment import READINGS, combine
-    from rnnsearch.symmetrisation import METHODS
+    from rnnsearch.alignments.symmetrisation import METHODS
+    from rnnsearch.alignments.words import READINGS, combine
 
     pairs = hansards_pairs()
     english, french = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -425,7 +425,7 @@ def aligned_lines(path: Path) -> int:
 
 def symmetrised(forward: Links, reverse: Links, pairs: list[tuple[str, str]], method: str) -> Links:
     """Two directions' links (both in (English, French) orientation) combined by `method`."""
-    from rnnsearch.symmetrisation import symmetrise
+    from rnnsearch.alignments.symmetrisation import symmetrise
 
     return [
         symmetrise(f, r, source_length=len(e.split()), target_length=len(fr.split()), method=method)
@@ -436,7 +436,7 @@ def symmetrised(forward: Links, reverse: Links, pairs: list[tuple[str, str]], me
 def eflomal_links(work: Path) -> dict[str, Links]:
     """eflomal on the same training text, English as source: each direction, and each
     symmetrisation of the two, on the Hansards pairs (the training text's last lines)."""
-    from rnnsearch.symmetrisation import METHODS
+    from rnnsearch.alignments.symmetrisation import METHODS
 
     pairs = hansards_pairs()
     links = run_eflomal(work, pairs, "hansards", append=False)
@@ -465,7 +465,7 @@ def agreement_with_eflomal(models: dict[str, Path], pairs: list[tuple[str, str]]
     """RNNsearch's links on `pairs` scored against eflomal's grow-diag-final-and links
     (`reference`) taken as sure links: each reading, English→French and symmetrised."""
     import rnnsearch
-    from rnnsearch.alignment import READINGS, combine
+    from rnnsearch.alignments.words import READINGS, combine
 
     gold = as_gold(reference)
     english, french = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -550,8 +550,8 @@ def translation_figures(model_dir: Path, *, coverage_penalty: float) -> Row:
 
 def train_speed(model_dir: Path) -> float:
     """Target tokens per second, the mean over the training run's logged steps."""
-    from rnnsearch import model_directory
-    from rnnsearch.metrics_log import read_metrics
+    from rnnsearch.files import model_directory
+    from rnnsearch.files.metrics_log import read_metrics
 
     speeds = [row["tokens_per_second"] for row in read_metrics(model_dir / model_directory.METRICS)
               if "tokens_per_second" in row]  # fmt: skip
@@ -569,7 +569,7 @@ def variant_rows(
     guidance leaves out also decode with each coverage penalty in `penalties`, which
     leaves their teacher-forced alignments, and so their AER, as they are."""
     import rnnsearch
-    from rnnsearch.alignment import combine
+    from rnnsearch.alignments.words import combine
 
     pairs = hansards_pairs()
     english, french = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -654,7 +654,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args()
     write_corpus(args.work)
-    from rnnsearch.alignment import DEFAULT_READING
+    from rnnsearch.alignments.words import DEFAULT_READING
     from rnnsearch.evaluation.alignment_error import read_gold
 
     gold = read_gold(HANSARDS / "enfr.gold", one_based=True)

@@ -452,7 +452,7 @@ def training_speed_check(args: argparse.Namespace) -> dict:
     from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch
     from rnnsearch.training.environment import configure_cpu, flushing_denormals
     from rnnsearch.training.trainer import training_step
-    from rnnsearch.translator import resolve_device
+    from rnnsearch.translation.translator import resolve_device
 
     config = load_config(str(args.config), [f"data.prepared={args.work / 'prepared-multi30k'}"])
     configure_cpu(config.train.threads)

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import rnnsearch  # noqa: E402
 import rnnsearch.search.choice as choice_module  # noqa: E402
 from rnnsearch.evaluation.metrics import bleu  # noqa: E402
-from rnnsearch.model_directory import load_model_files  # noqa: E402
+from rnnsearch.files.model_directory import load_model_files  # noqa: E402
 from rnnsearch.search.beam import beam_search  # noqa: E402
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search  # noqa: E402
 from rnnsearch.search.greedy import greedy_search  # noqa: E402

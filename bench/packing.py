@@ -27,8 +27,8 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import rnnsearch  # noqa: E402
+from rnnsearch.files.model_directory import load_model_files  # noqa: E402
 from rnnsearch.kernels.packed import linear, packed_weights  # noqa: E402
-from rnnsearch.model_directory import load_model_files  # noqa: E402
 from rnnsearch.text.corpus import read_lines  # noqa: E402
 
 MODES = {"packed": True, "mkl": False}

@@ -53,8 +53,8 @@ import rnnsearch  # noqa: E402
 from rnnsearch import kernels  # noqa: E402
 from rnnsearch.config import load_config  # noqa: E402
 from rnnsearch.evaluation.metrics import bleu  # noqa: E402
+from rnnsearch.files.model_directory import load_model_files  # noqa: E402
 from rnnsearch.model.seq2seq import build_model  # noqa: E402
-from rnnsearch.model_directory import load_model_files  # noqa: E402
 from rnnsearch.prepared import PreparedPairs, ensure_prepared  # noqa: E402
 from rnnsearch.text.batches import Batch, epoch_batches, make_batch  # noqa: E402
 from rnnsearch.text.corpus import read_lines  # noqa: E402
@@ -63,7 +63,7 @@ from rnnsearch.training.environment import configure_cpu, flushing_denormals  # 
 from rnnsearch.training.graphed_loss import GraphedLoss  # noqa: E402
 from rnnsearch.training.loss import Objective, output_layer_loss, sequence_loss  # noqa: E402
 from rnnsearch.training.trainer import training_step  # noqa: E402
-from rnnsearch.translator import resolve_device  # noqa: E402
+from rnnsearch.translation.translator import resolve_device  # noqa: E402
 
 
 def clock(device: torch.device) -> float:

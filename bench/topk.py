@@ -26,7 +26,7 @@ from packing import seconds_per_call  # noqa: E402  (this script's folder comes 
 
 import rnnsearch  # noqa: E402
 import rnnsearch.search.beam as beam_module  # noqa: E402
-from rnnsearch.model_directory import load_model_files  # noqa: E402
+from rnnsearch.files.model_directory import load_model_files  # noqa: E402
 from rnnsearch.text.corpus import read_lines  # noqa: E402
 
 BEAM, SENTENCES = 5, 64

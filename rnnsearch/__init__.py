@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rnnsearch.alignment import WordAlignment
+    from rnnsearch.alignments.words import WordAlignment
     from rnnsearch.evaluation.alignment_error import AlignmentScore, GoldLinks, alignment_error_rate, read_gold
-    from rnnsearch.steps import AttentionSteps, attention_steps
-    from rnnsearch.translator import PairScore, Translation, Translator, load
+    from rnnsearch.translation.steps import AttentionSteps, attention_steps
+    from rnnsearch.translation.translator import PairScore, Translation, Translator, load
 
 __version__ = "0.1.0"
 __all__ = [
@@ -37,17 +37,17 @@ __all__ = [
     "__version__",
 ]
 _MODULES = {
-    "PairScore": "rnnsearch.translator",
-    "Translation": "rnnsearch.translator",
-    "Translator": "rnnsearch.translator",
-    "load": "rnnsearch.translator",
-    "WordAlignment": "rnnsearch.alignment",
+    "PairScore": "rnnsearch.translation.translator",
+    "Translation": "rnnsearch.translation.translator",
+    "Translator": "rnnsearch.translation.translator",
+    "load": "rnnsearch.translation.translator",
+    "WordAlignment": "rnnsearch.alignments.words",
     "AlignmentScore": "rnnsearch.evaluation.alignment_error",
     "GoldLinks": "rnnsearch.evaluation.alignment_error",
     "alignment_error_rate": "rnnsearch.evaluation.alignment_error",
     "read_gold": "rnnsearch.evaluation.alignment_error",
-    "AttentionSteps": "rnnsearch.steps",
-    "attention_steps": "rnnsearch.steps",
+    "AttentionSteps": "rnnsearch.translation.steps",
+    "attention_steps": "rnnsearch.translation.steps",
 }
 
 

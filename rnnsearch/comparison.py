@@ -27,16 +27,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rnnsearch import model_directory
 from rnnsearch.config import load_config, read_yaml
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation import metrics
 from rnnsearch.evaluation.plots import bleu_by_length_plot
+from rnnsearch.files import model_directory
+from rnnsearch.files.metrics_log import read_metrics
 from rnnsearch.kinds import data_kind
-from rnnsearch.metrics_log import read_metrics
 from rnnsearch.text.corpus import read_lines
 from rnnsearch.training.trainer import Trainer
-from rnnsearch.translator import load
+from rnnsearch.translation.translator import load
 
 
 class Budget(BaseModel):

@@ -53,12 +53,12 @@ from typing import Any
 
 from tqdm import tqdm
 
-from rnnsearch.alignment import pharaoh
+from rnnsearch.alignments.symmetrisation import DEFAULT_METHOD, METHODS, Link, symmetrise
+from rnnsearch.alignments.words import pharaoh
 from rnnsearch.children import die_with
 from rnnsearch.config import Config, TrainingFiles
 from rnnsearch.errors import UserError
-from rnnsearch.files import TEMPORARY_SUFFIX, replacing, write_failure
-from rnnsearch.symmetrisation import DEFAULT_METHOD, METHODS, Link, symmetrise
+from rnnsearch.files.atomic import TEMPORARY_SUFFIX, replacing, write_failure
 from rnnsearch.text.corpus import PairCounts, require_usable, stream_parallel
 
 INSTALL = "pip install 'rnnsearch[align]'"

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout = NamedOutput(stdout, "<stdout>")
     try:
         if getattr(args, "device", None) is not None:
-            from rnnsearch.translator import resolve_device
+            from rnnsearch.translation.translator import resolve_device
 
             resolve_device(args.device, "--device")
         args.run(args)

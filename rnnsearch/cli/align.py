@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from rnnsearch.alignments.symmetrisation import DEFAULT_METHOD
+from rnnsearch.alignments.symmetrisation import METHODS as SYMMETRISATIONS
 from rnnsearch.cli.alignments import report_plain, report_unplaced, write_alignments
 from rnnsearch.cli.loading import load_for_pairs
 from rnnsearch.cli.options import (
@@ -24,12 +26,10 @@ from rnnsearch.cli.options import (
 from rnnsearch.cli.streams import opened
 from rnnsearch.errors import UserError
 from rnnsearch.markup import markup_line
-from rnnsearch.symmetrisation import DEFAULT_METHOD
-from rnnsearch.symmetrisation import METHODS as SYMMETRISATIONS
 
 if TYPE_CHECKING:
     from rnnsearch.evaluation.alignment_error import GoldLinks
-    from rnnsearch.translator import Translation
+    from rnnsearch.translation.translator import Translation
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -75,8 +75,8 @@ def run(args: argparse.Namespace) -> None:
     precision and recall against those human links, read a line at a time beside the
     pairs. With --markup, --src is marked up, and each target is printed with its markup."""
     from rnnsearch.evaluation.alignment_error import AlignmentCounts
-    from rnnsearch.given_pairs import check_reverse
     from rnnsearch.text.corpus import stream_lines, stream_parallel
+    from rnnsearch.translation.given_pairs import check_reverse
 
     _check_flags(args)
     check_markup_flags(args, "align")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 
+from rnnsearch.alignments.symmetrisation import DEFAULT_METHOD
+from rnnsearch.alignments.symmetrisation import METHODS as SYMMETRISATIONS
 from rnnsearch.children import terminating_as_interrupt
 from rnnsearch.cli.options import add_config, positive
 from rnnsearch.corpus_alignment import DEFAULT_EFLOMAL_MODEL, EFLOMAL_MODELS, align_training_corpora
-from rnnsearch.symmetrisation import DEFAULT_METHOD
-from rnnsearch.symmetrisation import METHODS as SYMMETRISATIONS
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from rnnsearch.translator import Translation
+    from rnnsearch.translation.translator import Translation
 
 
 class Lines(Protocol):
@@ -47,7 +47,7 @@ def write_alignments(
     for; the Pharaoh line holds the links the translation's markup was placed by (its
     `words`), or else its own word links as `reading` reads α. False when that line is
     empty because the pieces could not be placed on the words (see `report_unplaced`)."""
-    from rnnsearch.alignment import align_translation
+    from rnnsearch.alignments.words import align_translation
 
     if jsonl:
         jsonl.write(json.dumps({"line": number, **alignment_row(translation)}, ensure_ascii=False) + "\n")
@@ -61,7 +61,7 @@ def write_alignments(
 def report_unplaced(count: int, what: str) -> None:
     """Say on standard error how many of the `what` (pairs, lines) got an empty Pharaoh
     line because the model's pieces could not be placed on their words (see
-    rnnsearch.alignment): the line is there, so nothing shifts, and the count says why."""
+    rnnsearch.alignments.words): the line is there, so nothing shifts, and the count says why."""
     if count:
         print(
             f"{count:,} {what} left without word links: the model's pieces do not spell the words of their texts "

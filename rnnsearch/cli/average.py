@@ -20,7 +20,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run_average(args: argparse.Namespace) -> None:
     """Write the mean of the last -n kept checkpoints as the new directory's best weights."""
-    from rnnsearch.model_directory import BEST
+    from rnnsearch.files.model_directory import BEST
     from rnnsearch.training.averaging import average_model
 
     steps = average_model(args.model_dir, args.output, args.n)

@@ -10,7 +10,7 @@ from rnnsearch.cli.options import search_overrides
 from rnnsearch.errors import UserError
 
 if TYPE_CHECKING:
-    from rnnsearch.translator import Translator
+    from rnnsearch.translation.translator import Translator
 
 
 def models(model_dirs: list[str]) -> str | list[str]:
@@ -20,7 +20,7 @@ def models(model_dirs: list[str]) -> str | list[str]:
 
 def load(args: argparse.Namespace) -> Translator:
     """The translator a searching command asks for: its model directory, device and search options."""
-    from rnnsearch.translator import load as load_translator
+    from rnnsearch.translation.translator import load as load_translator
 
     return load_translator(
         models(args.model_dir),
@@ -35,7 +35,7 @@ def load_for_pairs(args: argparse.Namespace, model_dir: str | None = None) -> Tr
     """The translator `score` and `align` use: a text model (--model_dir's, or `model_dir`),
     on the device, precision and batch size asked for, on PyTorch (an exported package holds its
     weights too; its graphs only search)."""
-    from rnnsearch.translator import load as load_translator
+    from rnnsearch.translation.translator import load as load_translator
 
     model_dirs = args.model_dir if model_dir is None else [model_dir]
     translator = load_translator(

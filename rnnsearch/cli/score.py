@@ -9,14 +9,14 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from rnnsearch.alignment import DEFAULT_READING
+from rnnsearch.alignments.words import DEFAULT_READING
 from rnnsearch.cli.alignments import write_alignments
 from rnnsearch.cli.loading import load_for_pairs
 from rnnsearch.cli.options import add_alignment_from, add_output_file, add_pairs
 from rnnsearch.cli.streams import opened
 
 if TYPE_CHECKING:
-    from rnnsearch.translator import PairScore, Translator
+    from rnnsearch.translation.translator import PairScore, Translator
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -73,7 +73,7 @@ def read_input(path: str | None) -> Iterator[list[str]]:
     its lines arrive, so that translations can be written before the input ends."""
     from rnnsearch.text.corpus import read_lines
     from rnnsearch.text.stream import Arriving, arriving_chunks
-    from rnnsearch.translator import SENTENCES_PER_SEARCH
+    from rnnsearch.translation.translator import SENTENCES_PER_SEARCH
 
     if path is None or path == "-":
         stdin = cast(Arriving, sys.stdin.buffer)  # a BufferedReader, though typed as any BinaryIO

@@ -25,8 +25,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.errors import UserError
-from rnnsearch.symmetrisation import Link
 from rnnsearch.text.corpus import stream_lines
 
 _LINK = re.compile(r"(\d+)([-p?])(\d+)")

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from rnnsearch.files import replacing
-from rnnsearch.metrics_log import MetricsRow
+from rnnsearch.files.atomic import replacing
+from rnnsearch.files.metrics_log import MetricsRow
 
 _CELL_INCHES = 0.3  # side of one attention cell
 _CHAR_INCHES = 0.075  # rough width of one tick-label character at 9 pt

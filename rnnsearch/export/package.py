@@ -22,13 +22,13 @@ from pathlib import Path
 import onnxruntime
 import torch
 
-from rnnsearch import files, model_directory
 from rnnsearch.errors import UserError
 from rnnsearch.export import graphs
 from rnnsearch.export.manifest import FORMAT, GRAPHS, MANIFEST, PACKAGE_FOLDER, VERSION, file_digest, read_manifest
 from rnnsearch.export.quantise import quantise_graph
 from rnnsearch.export.runtime import OnnxModel, session
-from rnnsearch.files import atomic_write, replacing
+from rnnsearch.files import atomic, model_directory
+from rnnsearch.files.atomic import atomic_write, replacing
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.reserved import BOS, EOS
 from rnnsearch.search.greedy import greedy_search
@@ -60,7 +60,7 @@ def export_package(model_dir: str | Path, out_dir: str | Path, *, int8: bool = F
         raise UserError(f"{model_dir}: reads audio; export takes models that read text")
     # the graphs carry no alignment module, so neither does the package's copy of the weights
     model = model_directory.load_model(model_dir, config, src_subwords, tgt_subwords, aligner=False)
-    with files.new_directory(out_dir, last=model_directory.BEST) as building:
+    with atomic.new_directory(out_dir, last=model_directory.BEST) as building:
         report = _write_package(model, building, model_dir=model_dir, vocabulary=len(src_subwords), int8=int8)
         model_directory.save_model_files(building, config, src_subwords, tgt_subwords)
         info = {

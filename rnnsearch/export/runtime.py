@@ -22,10 +22,10 @@ from torch import nn
 from rnnsearch.errors import UserError
 from rnnsearch.export.graphs import names_of_state
 from rnnsearch.export.manifest import GRAPHS, MANIFEST, PACKAGE_FOLDER, file_digest, read_manifest
+from rnnsearch.files.model_directory import BEST, read_info
 from rnnsearch.model.decoder import DecoderState
 from rnnsearch.model.settings import ModelConfig
 from rnnsearch.model.state import RECURRENT, SOURCE_SIDE
-from rnnsearch.model_directory import BEST, read_info
 
 
 def load_onnx_model(

@@ -4,7 +4,7 @@ A kind is chosen once, from a config's `data.kind` (`data_kind`), and owns what 
 between kinds, so that no code elsewhere asks which kind it has:
 
     input(config, sides)            what the encoder reads and how a source is shown
-                                    (an rnnsearch.inputs kind)
+                                    (an rnnsearch.decoding.inputs kind)
     prepare_corpus(config, …)       a training run's pairs, prepared (or made in memory),
                                     and its validation set
     validation_scores(hyps, refs)   the scores a validation logs (BLEU, or digit error

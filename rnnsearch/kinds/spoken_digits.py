@@ -9,12 +9,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rnnsearch import model_directory
 from rnnsearch.config import Config
+from rnnsearch.decoding.inputs import SpeechInput
 from rnnsearch.errors import UserError
-from rnnsearch.inputs import SpeechInput
+from rnnsearch.files import model_directory
+from rnnsearch.files.metrics_log import MetricsRow
 from rnnsearch.kinds.text import test_set
-from rnnsearch.metrics_log import MetricsRow
 from rnnsearch.text.batches import InMemoryPairs
 from rnnsearch.text.subwords import Subwords, train_subwords
 from rnnsearch.training import checkpoint
@@ -23,7 +23,7 @@ from rnnsearch.training.distributed import SINGLE_PROCESS, World
 from rnnsearch.training.run_data import Corpus
 
 if TYPE_CHECKING:
-    from rnnsearch.results import Translation
+    from rnnsearch.decoding.results import Translation
 
 
 class SpokenDigits:

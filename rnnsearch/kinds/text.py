@@ -8,11 +8,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rnnsearch import model_directory
 from rnnsearch.config import Config
+from rnnsearch.decoding.inputs import TextInput, check_source_lengths
 from rnnsearch.errors import UserError
-from rnnsearch.inputs import TextInput, check_source_lengths
-from rnnsearch.metrics_log import MetricsRow
+from rnnsearch.files import model_directory
+from rnnsearch.files.metrics_log import MetricsRow
 from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
 from rnnsearch.text.corpus import read_lines, read_parallel, require_usable_pairs
 from rnnsearch.text.subwords import Subwords
@@ -21,7 +21,7 @@ from rnnsearch.training.distributed import SINGLE_PROCESS, World
 from rnnsearch.training.run_data import PREPARATION_TIMEOUT, Corpus, encode_validation
 
 if TYPE_CHECKING:
-    from rnnsearch.results import Translation
+    from rnnsearch.decoding.results import Translation
 
 
 def test_set(src: str, ref: str) -> tuple[list[str], list[str]]:

@@ -14,8 +14,8 @@ import html
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.markup.reading import Element, MarkedUp
-from rnnsearch.symmetrisation import Link
 
 
 def escape(text: str) -> str:

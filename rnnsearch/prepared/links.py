@@ -21,9 +21,9 @@ from itertools import compress
 
 import numpy as np
 
+from rnnsearch.alignments.guide import piece_links
+from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.evaluation.alignment_error import check_within, parse_gold_line
-from rnnsearch.guide import piece_links
-from rnnsearch.symmetrisation import Link
 from rnnsearch.text.corpus import LineChunk
 from rnnsearch.text.subwords import Subwords
 

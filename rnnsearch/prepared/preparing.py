@@ -13,9 +13,9 @@ import json
 import time
 from pathlib import Path
 
-from rnnsearch import files
 from rnnsearch.config import Config, DataConfig
 from rnnsearch.errors import UserError
+from rnnsearch.files import atomic
 from rnnsearch.prepared.manifest import (
     FORMAT,
     MANIFEST,
@@ -49,9 +49,9 @@ def prepare(
     if subwords is None:
         subwords = _learn_subwords(config)
     directory.mkdir(parents=True, exist_ok=True)
-    files.remove_temporaries(directory)
+    atomic.remove_temporaries(directory)
     for name, model in zip((SRC_SUBWORDS, TGT_SUBWORDS), subwords):
-        files.atomic_write(directory / name, model.model_bytes)
+        atomic.atomic_write(directory / name, model.model_bytes)
     encoder = Encoder(
         subwords,
         max_length=data.max_length,
@@ -74,7 +74,7 @@ def prepare(
         "file_digests": digests,
         "filtered": [{"corpus": c.src, **vars(r)} for c, r in zip(data.train_corpora, reports)],
     }
-    files.atomic_write(directory / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
+    atomic.atomic_write(directory / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
     return subwords
 
 

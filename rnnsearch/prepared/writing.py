@@ -17,9 +17,9 @@ from typing import BinaryIO
 
 import numpy as np
 
-from rnnsearch import files
 from rnnsearch.config import TrainingFiles
 from rnnsearch.errors import UserError
+from rnnsearch.files import atomic
 from rnnsearch.prepared import streaming
 from rnnsearch.prepared.manifest import ARRAYS, LINK_ARRAYS, SIDES
 from rnnsearch.prepared.streaming import Progress, say, total_bytes
@@ -67,7 +67,7 @@ class Writer:
         names = ARRAYS + LINK_ARRAYS if links else ARRAYS
         self.hashes = {name: hashlib.sha256() for name in names}
         for name in names:
-            temporary = stack.enter_context(files.replacing(directory / name))
+            temporary = stack.enter_context(atomic.replacing(directory / name))
             self.handles[name] = stack.enter_context(open(temporary, "wb"))
         self.offsets = [0, 0]
         self.pairs = 0
@@ -103,7 +103,7 @@ class Writer:
         try:
             self.handles[name].write(data)
         except OSError as error:
-            raise files.write_failure(self.directory / name, error) from None
+            raise atomic.write_failure(self.directory / name, error) from None
 
     def sizes(self) -> dict[str, int]:
         return {name: handle.tell() for name, handle in self.handles.items()}

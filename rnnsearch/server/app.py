@@ -7,8 +7,8 @@
     GET  /               the web page (static/), plain HTML, CSS, JavaScript and SVG
     GET  /docs           Swagger UI over /openapi.json (static/swagger/, no CDN)
 
-Every error answer is JSON, {"error": "one line"}: 413 for a request over the size
-limits, 422 for a malformed or invalid one, 504 when it takes longer than the timeout.
+Every error answer is JSON, {"error": "one line"} (refusals.py): 413 for a request over
+the size limits, 422 for a malformed or invalid one, 504 when it takes longer than the timeout.
 """
 
 import asyncio
@@ -22,13 +22,9 @@ from typing import TypeVar
 
 import numpy as np
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
-from starlette.datastructures import Headers
-from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rnnsearch import __version__
 from rnnsearch.errors import UserError
@@ -38,21 +34,14 @@ from rnnsearch.server import schemas
 from rnnsearch.server.batcher import Batcher, TranslateFn
 from rnnsearch.server.info import describe_model, max_audio_seconds
 from rnnsearch.server.limits import Limits
+from rnnsearch.server.refusals import ERROR_RESPONSES, BodyLimit, add_error_handlers, max_body_bytes
 from rnnsearch.speech.audio import read_wav_bytes
 from rnnsearch.speech.digits import SAMPLE_RATE
-from rnnsearch.text_translation import put_markup_back
-from rnnsearch.translator import Translation, Translator
+from rnnsearch.translation.text_translation import put_markup_back
+from rnnsearch.translation.translator import Translation, Translator
 
 T = TypeVar("T")
 STATIC = Path(__file__).resolve().parent / "static"
-ERRORS_SHOWN = 3
-"""A request with many invalid fields is told about the first few, to keep the message one line."""
-
-ERROR_RESPONSES = {
-    413: {"model": schemas.ErrorBody, "description": "too many texts or recordings, or one too long"},
-    422: {"model": schemas.ErrorBody, "description": "malformed JSON or an invalid field"},
-    504: {"model": schemas.ErrorBody, "description": "the translation took longer than the server's timeout"},
-}
 
 
 def create_app(
@@ -86,8 +75,15 @@ def create_app(
     )
     app.state.batcher = batcher
     app.state.limits = limits
-    app.add_middleware(BodyLimit, max_bytes=_max_body_bytes(limits, _audio_chars(translator, limits)))
-    _add_error_handlers(app, translator.data.reads, max_audio_seconds(translator, limits))
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes(limits, _audio_chars(translator, limits)))
+    api = INPUTS[translator.data.reads]
+    add_error_handlers(
+        app,
+        field=api.field,
+        wrong_field=api.wrong_field,
+        wrong_input=api.wrong_input,
+        audio_seconds=max_audio_seconds(translator, limits),
+    )
     _add_api(app, translator, batcher, describe_model(translator, model_dir, limits), limits)
     _add_page(app)
     return app
@@ -250,47 +246,6 @@ async def _disconnected(connection: Request) -> None:
         pass
 
 
-def _max_body_bytes(limits: Limits, audio_chars: int | None = None) -> int:
-    """The largest body a request within the limits can need: every character JSON-escaped as a
-    surrogate pair (12 bytes), plus room for quotes, separators, whitespace and the options.
-    For a speech model, `audio_chars` characters of base64 (which JSON needs not escape) per item."""
-    item = 12 * limits.max_chars if audio_chars is None else audio_chars
-    return limits.max_texts * (item + 64) + 4096
-
-
-class BodyLimit:
-    """ASGI middleware: refuse a request body over `max_bytes` with a JSON 413, before reading it all.
-
-    A declared Content-Length is checked up front; a chunked body is counted as it
-    arrives. (Starlette's own limit answers in plain text, not the API's JSON errors.)
-    """
-
-    def __init__(self, app: ASGIApp, max_bytes: int):
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        message = f"request body larger than {self.max_bytes} bytes"
-        declared = Headers(scope=scope).get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_bytes:
-            await _error(413, message)(scope, receive, send)
-            return
-        received = 0
-
-        async def receive_within_limit() -> Message:
-            nonlocal received
-            event = await receive()
-            received += len(event.get("body", b""))
-            if received > self.max_bytes:
-                raise HTTPException(413, message)
-            return event
-
-        await self.app(scope, receive_within_limit, send)
-
-
 def _check_source_lengths(translator: Translator, texts: list[str]) -> None:
     """Refuse a text the model would refuse, before it joins a batch of other requests."""
     limit = translator.search.max_source_length
@@ -379,77 +334,3 @@ def _add_page(app: FastAPI) -> None:
             swagger_css_url="/static/swagger/swagger-ui.css",
             swagger_favicon_url="/static/swagger/favicon-32x32.png",
         )
-
-
-def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
-
-
-def _add_error_handlers(app: FastAPI, reads: str, audio_seconds: float | None) -> None:
-    api = INPUTS[reads]
-    wrong_field, wrong_input = api.wrong_field, api.wrong_input
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
-        problems = error.errors()
-        if any(problem["loc"] == ("body", wrong_field) for problem in problems):
-            return _error(422, wrong_input)
-        if any(problem["loc"] == ("body",) and problem["type"] == "missing" for problem in problems):
-            return _error(422, f"the request has no body: send a JSON object with `{api.field}`")
-        too_large = any(_is_size_error(problem) for problem in problems)
-        message = "; ".join(_describe(problem, audio_seconds) for problem in problems[:ERRORS_SHOWN])
-        if len(problems) > ERRORS_SHOWN:
-            message += f"; and {len(problems) - ERRORS_SHOWN} more"
-        return _error(413 if too_large else 422, message)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
-        if error.status_code == 400:
-            return _error(422, f"malformed JSON: {_unparsable(error.__cause__)}")
-        return _error(error.status_code, str(error.detail), error.headers)
-
-    @app.exception_handler(UserError)
-    async def user_error(request: Request, error: UserError) -> JSONResponse:
-        return _error(422, str(error))
-
-    @app.exception_handler(Exception)
-    async def internal_error(request: Request, error: Exception) -> JSONResponse:
-        return _error(500, f"internal error ({type(error).__name__}); the server log has the details")
-
-
-def _unparsable(cause: BaseException | None) -> str:
-    """Why a body that is not a JSON syntax error could not be parsed.
-
-    FastAPI answers 400 when reading the body fails with anything but a JSONDecodeError:
-    bytes that are not UTF-8, or arrays and objects nested deeper than the parser's
-    recursion limit. For the client that is malformed JSON as much as a syntax error,
-    so it gets the same 422 as one, as the API's schema documents.
-    """
-    if isinstance(cause, UnicodeDecodeError):
-        return f"the body is not UTF-8 text (byte {cause.start})"
-    if isinstance(cause, RecursionError):
-        return "nested too deeply"
-    return "the body could not be parsed"
-
-
-def _is_size_error(problem: dict) -> bool:
-    """Too many texts or recordings, or one too long: the request is too large (413), not malformed (422)."""
-    return problem["type"] in ("too_long", "string_too_long") and problem["loc"][:2] in (
-        ("body", "texts"),
-        ("body", "audio"),
-    )
-
-
-def _describe(problem: dict, audio_seconds: float | None = None) -> str:
-    """One validation problem as 'field: what is wrong'."""
-    if problem["type"] == "json_invalid":
-        return f"malformed JSON: {problem.get('ctx', {}).get('error', problem['msg'])}"
-    if problem["loc"] == ("body",) and problem["type"] == "model_attributes_type":
-        return "the body must be a JSON object, sent with Content-Type: application/json"
-    location = ".".join(str(part) for part in problem["loc"] if part != "body")
-    if problem["type"] == "string_too_long" and problem["loc"][:2] == ("body", "audio"):
-        return (
-            f"{location}: {problem['msg']}, the size of a WAV file of {audio_seconds:g} s (16-bit mono), "
-            "the server's limit"
-        )
-    return f"{location}: {problem['msg']}" if location else problem["msg"]

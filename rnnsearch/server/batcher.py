@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rnnsearch.search.rules import SearchCancelled
-from rnnsearch.translator import Translation
+from rnnsearch.translation.translator import Translation
 
 Item = tuple[str, str] | np.ndarray
 """What one request item is: a text and its target prefix ("" for none), or a recording's samples."""

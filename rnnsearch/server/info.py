@@ -8,12 +8,12 @@ from pathlib import Path
 
 from rnnsearch.config import load_config
 from rnnsearch.errors import UserError
-from rnnsearch.metrics_log import read_metrics
-from rnnsearch.model_directory import CONFIG, METRICS
+from rnnsearch.files.metrics_log import read_metrics
+from rnnsearch.files.model_directory import CONFIG, METRICS
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.schemas import MAX_BEAM_SIZE, ModelInfo, ServedLimits, TrainingFigures
 from rnnsearch.speech.digits import SAMPLE_RATE
-from rnnsearch.translator import Translator
+from rnnsearch.translation.translator import Translator
 
 
 def describe_model(translator: Translator, model_dir: str | Path | Sequence[str | Path], limits: Limits) -> ModelInfo:

@@ -45,7 +45,7 @@ def serve(
     import uvicorn
 
     from rnnsearch.server.app import create_app
-    from rnnsearch.translator import load
+    from rnnsearch.translation.translator import load
 
     translator = load(model_dir, device=device, precision=precision, runtime=runtime, search=search)
     app = create_app(translator, model_dir, limits)

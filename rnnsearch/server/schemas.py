@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
-from rnnsearch.alignment import ALIGNMENT_SOURCES
+from rnnsearch.alignments.words import ALIGNMENT_SOURCES
 from rnnsearch.config import SubwordConfig
 from rnnsearch.config.search import MAX_BEAM_SIZE, SearchConfig
 from rnnsearch.markup import MARKUPS

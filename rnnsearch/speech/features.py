@@ -23,7 +23,7 @@ import numpy as np
 from safetensors import SafetensorError
 from safetensors.numpy import load_file, save_file
 
-from rnnsearch.files import replacing
+from rnnsearch.files.atomic import replacing
 from rnnsearch.speech.digits import Utterance
 
 NORMALISATIONS = ("utterance", "none")

@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from rnnsearch.guide import guide_entries
+from rnnsearch.alignments.guide import guide_entries
 from rnnsearch.reserved import BOS, EOS, PAD
 
 Pieces = Sequence[int] | np.ndarray
@@ -70,7 +70,7 @@ def _lengths(sequences: Sequence[Source]) -> np.ndarray:
 
 @dataclass
 class Guide:
-    """The word links that guide a batch's attention (rnnsearch.guide.guide_entries):
+    """The word links that guide a batch's attention (rnnsearch.alignments.guide.guide_entries):
 
     entries: (L, 3) (pair, target piece i, source piece j): A_ij > 0, row i of α is
              the step that outputs target piece i (tgt_out[:, i])

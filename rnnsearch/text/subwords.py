@@ -73,7 +73,7 @@ class Subwords:
         """For each whitespace-separated word of `text`, how many words its pieces form:
         1 as a rule, 0 where normalisation removes the word (a lone zero-width space or
         byte-order mark), 2 or more where it splits one (a zero-width space between two
-        letters). Word alignments count the text's words through these (rnnsearch.alignment)."""
+        letters). Word alignments count the text's words through these (rnnsearch.alignments.words)."""
         words = text.split()
         if not words:
             return []

@@ -24,12 +24,13 @@ from pathlib import Path
 
 import torch
 
-from rnnsearch import files, kernels, model_directory
+from rnnsearch import kernels
 from rnnsearch.config import Config, load_config
 from rnnsearch.config.train import ALIGNER_RUN_KEYS
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
-from rnnsearch.metrics_log import MetricsRow, append_row, forget_rows_after
+from rnnsearch.files import atomic, model_directory
+from rnnsearch.files.metrics_log import MetricsRow, append_row, forget_rows_after
 from rnnsearch.model.objectives import OBJECTIVES
 from rnnsearch.model.seq2seq import RNNSearch, build_aligner
 from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
@@ -84,7 +85,7 @@ def train_aligner(model_dir: str | Path, overrides: list[str], *, resume: bool) 
     optimizer = torch.optim.Adam(model.aligner.parameters(), lr=config.train.learning_rate)
     run_dir.mkdir(exist_ok=True)
     checkpoint.remove_temporaries(run_dir)
-    files.atomic_write(run_dir / model_directory.CONFIG, config.to_yaml().encode("utf-8"))
+    atomic.atomic_write(run_dir / model_directory.CONFIG, config.to_yaml().encode("utf-8"))
     progress = _restored(model, optimizer, run_dir, translation_digest) if started and resume else Progress()
     if started and resume:
         forget_rows_after(run_dir / model_directory.METRICS, progress.step)

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import torch
 
-from rnnsearch import files, model_directory
 from rnnsearch.config import Config
 from rnnsearch.errors import UserError
+from rnnsearch.files import atomic, model_directory
+from rnnsearch.files.model_directory import source_and_target_sizes
 from rnnsearch.model.seq2seq import build_model
-from rnnsearch.model_directory import source_and_target_sizes
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.training import checkpoint
 
@@ -82,7 +82,7 @@ def average_model(model_dir: str | Path, out_dir: str | Path, last: int | None =
     averaged = average_checkpoints(paths)
     _require_fit(config, src_subwords, tgt_subwords, averaged, paths[-1])
     info = {"averaged_steps": steps, "averaged_from": str(model_dir / model_directory.KEPT)}
-    with files.new_directory(out_dir, last=model_directory.BEST) as building:
+    with atomic.new_directory(out_dir, last=model_directory.BEST) as building:
         model_directory.save_model_files(building, config, src_subwords, tgt_subwords)
         info |= model_directory.files_record(building, src_subwords, tgt_subwords)
         model_directory.write_tensors(building / model_directory.BEST, averaged, info)

@@ -1,4 +1,4 @@
-"""Training's part of a model directory (rnnsearch.model_directory): the resume point's
+"""Training's part of a model directory (rnnsearch.files.model_directory): the resume point's
 optimizer state, the kept checkpoints, the metrics log, the temporaries a kill leaves,
 and starting from another model's weights (train.init_from).
 """
@@ -11,10 +11,10 @@ from typing import Any
 
 import torch
 
-from rnnsearch import files
 from rnnsearch.errors import UserError
+from rnnsearch.files import atomic
+from rnnsearch.files.model_directory import ALIGNMENTS, CONFIG, KEPT, load_model_files, write_tensors
 from rnnsearch.model.settings import ModelConfig
-from rnnsearch.model_directory import ALIGNMENTS, CONFIG, KEPT, load_model_files, write_tensors
 from rnnsearch.text.subwords import Subwords
 
 _KEPT_NAME = re.compile(r"step(\d+)\.safetensors")
@@ -23,7 +23,7 @@ _KEPT_NAME = re.compile(r"step(\d+)\.safetensors")
 def remove_temporaries(directory: Path) -> list[Path]:
     """Delete the temporaries that killed writes left in a model directory, its
     alignments/ and its checkpoints/; return them."""
-    return files.remove_temporaries(directory, directory / ALIGNMENTS, directory / KEPT)
+    return atomic.remove_temporaries(directory, directory / ALIGNMENTS, directory / KEPT)
 
 
 def kept_checkpoints(directory: str | Path) -> list[tuple[int, Path]]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.metrics import perplexity
-from rnnsearch.metrics_log import MetricsRow
+from rnnsearch.files.metrics_log import MetricsRow
 
 FOLDER = "tensorboard"
 TAGS = {

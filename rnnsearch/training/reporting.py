@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from rnnsearch.config import Config
 from rnnsearch.config.train import TrainConfig
-from rnnsearch.metrics_log import MetricsRow
+from rnnsearch.files.metrics_log import MetricsRow
 from rnnsearch.training import schedule
 from rnnsearch.training.events import EventLog
 from rnnsearch.training.schedule import Progress

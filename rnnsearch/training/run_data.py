@@ -14,8 +14,8 @@ from typing import Protocol
 import torch
 
 from rnnsearch.config import Config
-from rnnsearch.inputs import InputKind
-from rnnsearch.metrics_log import MetricsRow
+from rnnsearch.decoding.inputs import InputKind
+from rnnsearch.files.metrics_log import MetricsRow
 from rnnsearch.text.batches import InMemoryPairs, PairSource
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.training.distributed import World

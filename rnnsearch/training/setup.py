@@ -12,13 +12,14 @@ from typing import Any
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from rnnsearch import kernels, model_directory
+from rnnsearch import kernels
 from rnnsearch.config import Config
-from rnnsearch.decoding import Decoding
+from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.errors import UserError
-from rnnsearch.metrics_log import forget_rows_after
+from rnnsearch.files import model_directory
+from rnnsearch.files.metrics_log import forget_rows_after
+from rnnsearch.files.model_directory import source_and_target_sizes
 from rnnsearch.model.seq2seq import RNNSearch, build_model
-from rnnsearch.model_directory import source_and_target_sizes
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.console import say

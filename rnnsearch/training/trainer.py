@@ -27,13 +27,14 @@ import numpy as np
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from rnnsearch import kernels, model_directory
+from rnnsearch import kernels
 from rnnsearch.config import Config
 from rnnsearch.config.train import TrainConfig
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.plots import learning_curves
-from rnnsearch.metrics_log import MetricsRow, append_row, read_metrics
+from rnnsearch.files import model_directory
+from rnnsearch.files.metrics_log import MetricsRow, append_row, read_metrics
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.text.batches import Batch, EpochBatches, PairSource, epoch_batches, make_batch
 from rnnsearch.training import checkpoint, schedule

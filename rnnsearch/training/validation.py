@@ -3,7 +3,7 @@ scored with BLEU (or digit error rate for spoken digits), and heatmaps of a few
 sentences' alignments, so they can be watched as they form.
 
 The translations come from the search itself, through the shared `Decoding`
-(rnnsearch.decoding), not through the translator's API: the validation set is
+(rnnsearch.decoding.decoding), not through the translator's API: the validation set is
 trusted input, already checked when the run started."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import torch
 
 from rnnsearch import kernels
 from rnnsearch.config import Config
-from rnnsearch.decoding import Decoding
+from rnnsearch.decoding.decoding import Decoding
+from rnnsearch.decoding.results import Translation
 from rnnsearch.evaluation.metrics import perplexity
 from rnnsearch.evaluation.plots import alignment_heatmap
-from rnnsearch.metrics_log import MetricsRow
+from rnnsearch.files.metrics_log import MetricsRow
 from rnnsearch.model.modes import evaluating
-from rnnsearch.results import Translation
 from rnnsearch.text.batches import epoch_batches, make_batch
 from rnnsearch.training.loss import sequence_loss
 

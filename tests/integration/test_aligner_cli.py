@@ -14,7 +14,7 @@ import torch
 import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.errors import ArgumentValueError
-from rnnsearch.model_directory import ALIGNER_DIR, ALIGNER_WEIGHTS, LAST, read_tensors
+from rnnsearch.files.model_directory import ALIGNER_DIR, ALIGNER_WEIGHTS, LAST, read_tensors
 from tests.integration.conftest import tiny_config, write_config, write_lines
 from tests.integration.test_score_align import assert_one_line_error, read_jsonl, run_cli
 

@@ -7,7 +7,7 @@ import torch
 
 import rnnsearch
 from rnnsearch.errors import UserError
-from rnnsearch.translator import MAX_BEAM_SIZE
+from rnnsearch.translation.translator import MAX_BEAM_SIZE
 
 
 @pytest.fixture(scope="module")

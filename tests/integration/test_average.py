@@ -10,14 +10,14 @@ import torch
 
 import rnnsearch
 from rnnsearch.cli import main
-from rnnsearch.model.seq2seq import build_model
-from rnnsearch.model_directory import (
+from rnnsearch.files.model_directory import (
     load_model_files,
     load_weights,
     read_tensors,
     source_and_target_sizes,
     write_tensors,
 )
+from rnnsearch.model.seq2seq import build_model
 from rnnsearch.training.averaging import average_checkpoints
 from tests.integration.conftest import tiny_config, write_config
 

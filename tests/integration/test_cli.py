@@ -14,7 +14,7 @@ from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict
 from rnnsearch.errors import UserError
 from rnnsearch.search.rules import coverage_log
-from rnnsearch.translator import MAX_BEAM_SIZE
+from rnnsearch.translation.translator import MAX_BEAM_SIZE
 from tests.integration.conftest import tiny_config, write_config, write_lines
 
 

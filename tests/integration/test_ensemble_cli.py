@@ -13,8 +13,8 @@ import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.config import load_config
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
+from rnnsearch.files.model_directory import BEST, LAST, SRC_SUBWORDS, TGT_SUBWORDS, model_tensors, write_tensors
 from rnnsearch.model.seq2seq import build_model
-from rnnsearch.model_directory import BEST, LAST, SRC_SUBWORDS, TGT_SUBWORDS, model_tensors, write_tensors
 from rnnsearch.server import Limits
 from rnnsearch.server.app import create_app
 from rnnsearch.text.subwords import train_subwords

@@ -17,8 +17,7 @@ from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict, load_config
 from rnnsearch.errors import UserError
 from rnnsearch.export.manifest import file_digest
-from rnnsearch.model.seq2seq import build_model
-from rnnsearch.model_directory import (
+from rnnsearch.files.model_directory import (
     BEST,
     TGT_SUBWORDS,
     model_tensors,
@@ -26,6 +25,7 @@ from rnnsearch.model_directory import (
     save_model_files,
     write_tensors,
 )
+from rnnsearch.model.seq2seq import build_model
 from rnnsearch.server import Limits
 from rnnsearch.server.app import create_app
 from rnnsearch.text.subwords import train_subwords

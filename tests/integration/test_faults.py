@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from rnnsearch.evaluation.plots import learning_curves
-from rnnsearch.model_directory import read_tensors, write_tensors
+from rnnsearch.files.model_directory import read_tensors, write_tensors
 from rnnsearch.text.subwords import Subwords, train_subwords
 from tests.integration.conftest import tiny_config, write_config
 

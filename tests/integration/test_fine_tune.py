@@ -9,8 +9,8 @@ import pytest
 import torch
 from conftest import tiny_config, write_config, write_lines
 
-from rnnsearch import model_directory
 from rnnsearch.cli import main
+from rnnsearch.files import model_directory
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.prepared import PreparedPairs
 from rnnsearch.text.batches import epoch_batches, make_batch

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from conftest import tiny_config, write_config, write_lines
 
+from rnnsearch.alignments.guide import piece_links
 from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict
 from rnnsearch.errors import UserError
-from rnnsearch.guide import piece_links
 from rnnsearch.prepared import PreparedPairs, prepare, stale_reason
 from rnnsearch.prepared.manifest import LINK_ARRAYS
 from rnnsearch.text.corpus import read_lines

@@ -21,9 +21,9 @@ import pytest
 import torch
 
 from rnnsearch import kernels
-from rnnsearch.alignment import hard_alignment, reading_rows
+from rnnsearch.alignments.words import hard_alignment, reading_rows
+from rnnsearch.decoding.forced import teacher_forced
 from rnnsearch.evaluation.alignment_error import GoldLinks, alignment_error_rate
-from rnnsearch.forced import teacher_forced
 from rnnsearch.model.seq2seq import build_aligner, build_model
 from rnnsearch.model.settings import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
 from rnnsearch.search.greedy import greedy_search
@@ -144,7 +144,7 @@ def mirror_alignment_error(model: torch.nn.Module, pairs: Pairs, *, reading: str
     """The AER, in percent, of the model's teacher-forced attention against reversal's true
     alignment (output symbol j comes from source symbol n−1−j), read off as the toolkit
     reads word alignments: each output symbol to its argmax source symbol, its row of α
-    chosen by `reading` (`rnnsearch.alignment.READINGS`)."""
+    chosen by `reading` (`rnnsearch.alignments.words.READINGS`)."""
     forced = teacher_forced(model, pairs, max_sentences=64)
     predicted, mirrors = [], []
     for (source, target), result in zip(pairs, forced, strict=True):

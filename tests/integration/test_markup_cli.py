@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import rnnsearch
-from rnnsearch.alignment import align_translation
+from rnnsearch.alignments.words import align_translation
 from rnnsearch.cli import main
 from rnnsearch.markup import MAX_MARKUP_CHARS, MarkupError, parse, transfer
 from tests.integration.conftest import write_lines

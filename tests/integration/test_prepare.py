@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 from conftest import DATA, tiny_config, write_config, write_lines
 
-from rnnsearch import files
 from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict
 from rnnsearch.errors import UserError
+from rnnsearch.files import atomic
 from rnnsearch.prepared import FilterReport, PreparedPairs, ensure_prepared, prepare, stale_reason, streaming, writing
 from rnnsearch.prepared.manifest import FORMAT, MANIFEST, SIDES, SRC_SUBWORDS, TGT_SUBWORDS
 from rnnsearch.prepared.sampling import sample, train_vocabularies
@@ -220,7 +220,7 @@ def test_a_full_disk_while_preparing_leaves_no_dataset_and_no_temporaries(subset
     prepare(config, directory)
 
     def full_disk(self, name, array):
-        raise files.write_failure(self.directory / name, OSError(28, "No space left on device"))
+        raise atomic.write_failure(self.directory / name, OSError(28, "No space left on device"))
 
     monkeypatch.setattr(Writer, "_write", full_disk)
     with pytest.raises(UserError, match=r"source\.offsets: cannot write: No space left on device"):

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 import rnnsearch
-from rnnsearch.alignment import (
+from rnnsearch.alignments.symmetrisation import symmetrise
+from rnnsearch.alignments.words import (
     READINGS,
     align_translation,
     hard_alignment,
@@ -23,12 +24,11 @@ from rnnsearch.alignment import (
 from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict, load_config
 from rnnsearch.errors import UserError
+from rnnsearch.files.model_directory import BEST, model_tensors, save_model_files, write_tensors
 from rnnsearch.model.seq2seq import build_model
-from rnnsearch.model_directory import BEST, model_tensors, save_model_files, write_tensors
-from rnnsearch.symmetrisation import symmetrise
 from rnnsearch.text.batches import make_batch
 from rnnsearch.training.loss import sequence_loss
-from rnnsearch.translator import PairScore, Translator
+from rnnsearch.translation.translator import PairScore, Translator
 from tests.integration.conftest import tiny_config, write_config, write_lines
 
 

@@ -32,7 +32,7 @@ from rnnsearch.search.rules import SearchCancelled
 from rnnsearch.server import Limits, create_app
 from rnnsearch.server.batcher import Batcher
 from rnnsearch.server.run import listen
-from rnnsearch.translator import Translator
+from rnnsearch.translation.translator import Translator
 
 LIMITS = Limits(max_texts=4, max_chars=1000)
 SENTENCES = ["Ein Hund läuft durch den Schnee.", "Zwei Männer spielen Fußball.", "Eine Frau singt."]

@@ -25,7 +25,7 @@ from schemathesis.schemas import APIOperation, BaseSchema
 import rnnsearch
 from rnnsearch.markup import MarkupError, parse
 from rnnsearch.server import Limits, create_app
-from rnnsearch.translator import Translator
+from rnnsearch.translation.translator import Translator
 
 LIMITS = Limits(max_texts=2, max_chars=16, timeout=30.0)
 """Small, so that the costliest request the schema allows decodes in about a second on an idle

@@ -16,7 +16,7 @@ import rnnsearch
 from rnnsearch.server import Limits, create_app
 from rnnsearch.speech.audio import read_wav_bytes
 from rnnsearch.speech.digits import make_utterances
-from rnnsearch.translator import Translator
+from rnnsearch.translation.translator import Translator
 from tests.integration.conftest import wav_bytes
 from tests.integration.test_server import assert_json_error
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import rnnsearch
-from rnnsearch.alignment import (
+from rnnsearch.alignments.words import (
     ALIGNMENT_SOURCES,
     READINGS,
     align_translation,
@@ -23,7 +23,7 @@ from rnnsearch.alignment import (
     source_words,
     target_words,
 )
-from rnnsearch.results import Translation
+from rnnsearch.decoding.results import Translation
 from rnnsearch.text.corpus import read_lines
 from rnnsearch.text.subwords import train_subwords
 

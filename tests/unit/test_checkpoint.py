@@ -16,9 +16,9 @@ import torch
 from safetensors.torch import save_file
 
 from rnnsearch.errors import UserError
-from rnnsearch.files import atomic_write
-from rnnsearch.metrics_log import read_metrics
-from rnnsearch.model_directory import assign_weights, load_weights, model_tensors, read_tensors, write_tensors
+from rnnsearch.files.atomic import atomic_write
+from rnnsearch.files.metrics_log import read_metrics
+from rnnsearch.files.model_directory import assign_weights, load_weights, model_tensors, read_tensors, write_tensors
 from rnnsearch.training.checkpoint import remove_temporaries
 from tests.conftest import tiny_model
 
@@ -228,7 +228,7 @@ WRITE_BIG_CHECKPOINT = """
 import sys, torch
 from pathlib import Path
 from rnnsearch.errors import UserError
-from rnnsearch.model_directory import write_tensors
+from rnnsearch.files.model_directory import write_tensors
 try:
     write_tensors(Path("{path}"), {{"w": torch.zeros(100_000)}}, {{"step": 2}})
 except UserError as error:
@@ -253,7 +253,7 @@ def test_an_append_past_the_disk_space_names_the_file_and_leaves_it_as_it_was(tm
     code = f"""
 from pathlib import Path
 from rnnsearch.errors import UserError
-from rnnsearch.files import append_line
+from rnnsearch.files.atomic import append_line
 try:
     append_line(Path("{path}"), '{{"step": 2, "train_loss": 1.25}}')
 except UserError as error:
@@ -280,8 +280,8 @@ def test_temporaries_left_by_a_kill_are_removed_and_nothing_else(tmp_path: Path)
     code = f"""
 import os, signal, torch
 from pathlib import Path
-from rnnsearch.files import replacing
-from rnnsearch.model_directory import write_tensors
+from rnnsearch.files.atomic import replacing
+from rnnsearch.files.model_directory import write_tensors
 with replacing(Path("{tmp_path}/alignments/step0000002-1.png")) as temporary:
     temporary.write_bytes(b"half a picture")
     with replacing(Path("{tmp_path}/last.safetensors")) as inner:

@@ -32,7 +32,7 @@ try:
     main(["--help"])
 except SystemExit as stop:
     status = stop.code
-heavy = ("rnnsearch.translator", "rnnsearch.server", "rnnsearch.training", "rnnsearch.export", "rnnsearch.search")
+heavy = ("rnnsearch.translation", "rnnsearch.server", "rnnsearch.training", "rnnsearch.export", "rnnsearch.search")
 print(json.dumps({"status": status, "loaded": sorted(m for m in sys.modules if m.startswith(heavy))}))
 """
 

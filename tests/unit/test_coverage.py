@@ -11,8 +11,8 @@ from rnnsearch import kernels
 from rnnsearch.errors import UserError
 from rnnsearch.export.graphs import export_encoder, export_step
 from rnnsearch.export.runtime import check_graph, fixed_sizes, session, step_inputs
+from rnnsearch.files.model_directory import load_weights, model_tensors, write_tensors
 from rnnsearch.model.settings import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
-from rnnsearch.model_directory import load_weights, model_tensors, write_tensors
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.search.rules import SearchOptions, max_output_lengths

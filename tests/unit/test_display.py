@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from rnnsearch.alignment import WordAlignment
-from rnnsearch.translator import PairScore, Translation
+from rnnsearch.alignments.words import WordAlignment
+from rnnsearch.translation.translator import PairScore, Translation
 
 SVG = "{http://www.w3.org/2000/svg}"
 

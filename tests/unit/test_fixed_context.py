@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from rnnsearch.config.search import SearchConfig
-from rnnsearch.decoding import Decoding
+from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.errors import UserError
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search

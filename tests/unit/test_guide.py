@@ -3,7 +3,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rnnsearch.guide import guide_entries, piece_links
+from rnnsearch.alignments.guide import guide_entries, piece_links
 from rnnsearch.text.corpus import read_lines
 from rnnsearch.text.subwords import train_subwords
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from rnnsearch.config import load_config
-from rnnsearch.inputs import SpeechInput, TextInput
+from rnnsearch.decoding.inputs import SpeechInput, TextInput
 from rnnsearch.kinds import data_kind
 from rnnsearch.text.subwords import EOS, train_subwords
 

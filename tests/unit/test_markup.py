@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rnnsearch.alignment import align_translation
+from rnnsearch.alignments.words import align_translation
+from rnnsearch.decoding.results import Translation
 from rnnsearch.markup import MarkupError, parse, transfer
-from rnnsearch.results import Translation
-from rnnsearch.text_translation import put_markup_back
+from rnnsearch.translation.text_translation import put_markup_back
 
 LINES = [
     "Ein Hund läuft.",

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from rnnsearch.forced import teacher_forced
+from rnnsearch.decoding.forced import teacher_forced
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search

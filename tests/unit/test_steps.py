@@ -1,4 +1,4 @@
-"""The step-by-step tensors of attention (rnnsearch.steps) are the ones the model computes:
+"""The step-by-step tensors of attention (rnnsearch.translation.steps) are the ones the model computes:
 the context is Σ_j α_ij h_j and what the decoder's own steps attend to, α is what teacher
 forcing (the fused training loop included) and search give, rows sum to 1 and padding
 weighs exactly 0, for every architecture and the fixed-context baseline."""
@@ -11,8 +11,8 @@ import torch
 from rnnsearch import kernels
 from rnnsearch.model.attention import masked_softmax
 from rnnsearch.model.scores import SCORES
-from rnnsearch.steps import decoder_steps
 from rnnsearch.text.batches import make_batch
+from rnnsearch.translation.steps import decoder_steps
 from tests.conftest import random_sources, tiny_model
 from tests.unit.test_decoder import ARCHITECTURES
 

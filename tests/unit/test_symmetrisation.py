@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rnnsearch.symmetrisation import METHODS, symmetrise
+from rnnsearch.alignments.symmetrisation import METHODS, symmetrise
 
 # Both directions agree on 0-0 and 1-1; each adds a link far from those, on source word
 # 4: forward 4-3, backward 4-4.

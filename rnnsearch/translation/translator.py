@@ -2,31 +2,31 @@
 translate text, transcribe speech, or score and align given translations.
 
 `Translator` is the one object users hold. What its jobs share (the model, its input
-kind, the target subword model, the search) is a `Decoding` (rnnsearch.decoding); each
+kind, the target subword model, the search) is a `Decoding` (rnnsearch.decoding.decoding); each
 job is a `Decoding` that does one kind of work, with its public methods and their
 documentation: text_translation.py, transcription.py and given_pairs.py. The Translator
 is all three at once, with nothing between it and them. Loading a model directory, an
-exported package or an ensemble is rnnsearch.assembly's.
+exported package or an ensemble is rnnsearch.translation.assembly's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rnnsearch.assembly import ModelDirs, assemble
 from rnnsearch.config import Config
 from rnnsearch.config.search import MAX_BEAM_SIZE
-from rnnsearch.decoding import SENTENCES_PER_SEARCH
+from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH
+from rnnsearch.decoding.inputs import check_source_lengths
+from rnnsearch.decoding.results import PairScore, Translation
 from rnnsearch.devices import resolve_device
-from rnnsearch.given_pairs import GivenPairs
-from rnnsearch.inputs import check_source_lengths
 from rnnsearch.kinds import data_kind
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.seq2seq import RNNSearch
-from rnnsearch.results import PairScore, Translation
 from rnnsearch.text.subwords import Subwords
-from rnnsearch.text_translation import TextTranslation
-from rnnsearch.transcription import Transcription
+from rnnsearch.translation.assembly import ModelDirs, assemble
+from rnnsearch.translation.given_pairs import GivenPairs
+from rnnsearch.translation.text_translation import TextTranslation
+from rnnsearch.translation.transcription import Transcription
 
 __all__ = [
     "MAX_BEAM_SIZE",

@@ -31,13 +31,13 @@ import torch
 
 from rnnsearch import kernels
 from rnnsearch.arguments import checked_strings
+from rnnsearch.decoding.inputs import END
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
-from rnnsearch.inputs import END
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.model.wirings import step_by_step
 from rnnsearch.text.batches import Batch, make_batch
-from rnnsearch.translator import Translator, check_source_lengths
+from rnnsearch.translation.translator import Translator, check_source_lengths
 
 
 @dataclass(frozen=True)

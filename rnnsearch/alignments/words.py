@@ -61,10 +61,10 @@ from typing import Protocol
 
 import numpy as np
 
-from rnnsearch import display
+from rnnsearch.alignments import display
+from rnnsearch.alignments.symmetrisation import symmetrise
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.reserved import WORD_START
-from rnnsearch.symmetrisation import symmetrise
 
 UNKNOWN = "<unk>"
 NOT_WORDS = frozenset({"<pad>", "<s>", "</s>"})

@@ -1,10 +1,10 @@
 """Loading and assembling the models a translator runs: a model directory's PyTorch
 model, an exported package's graphs on ONNX Runtime, or an ensemble of either.
 
-The model directory's files are read by rnnsearch.model_directory; this module decides
+The model directory's files are read by rnnsearch.files.model_directory; this module decides
 what runs them (PyTorch or ONNX Runtime, which device, which precision) and puts the
 members of an ensemble together, refusing members that cannot decode together.
-`rnnsearch.translator.load` wraps what it assembles in a Translator.
+`rnnsearch.translation.translator.load` wraps what it assembles in a Translator.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from pathlib import Path
 
 import torch
 
-from rnnsearch import model_directory
 from rnnsearch.arguments import checked_count, checked_real
 from rnnsearch.config import Config
 from rnnsearch.config.search import RUNTIMES, SEARCH_PRECISIONS, SearchConfig
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
 from rnnsearch.export.manifest import is_package, require_whole_package
+from rnnsearch.files import model_directory
+from rnnsearch.files.model_directory import load_model, load_model_files
 from rnnsearch.model.ensemble import Ensemble, side_numbers
-from rnnsearch.model_directory import load_model, load_model_files
 from rnnsearch.text.subwords import Subwords
 
 ModelDirs = str | os.PathLike | Sequence[str | os.PathLike]
@@ -60,7 +60,7 @@ def assemble(
     search: Mapping[str, object] | None = None,
 ) -> Assembled:
     """The model in `model_dir`, or the ensemble of the models in a list of directories,
-    as `rnnsearch.translator.load` documents its arguments."""
+    as `rnnsearch.translation.translator.load` documents its arguments."""
     search = _search_overrides(precision, batch_sentences, runtime, coverage_penalty, search)
     SearchConfig().overridden(search)  # refused before any model loads
     directories = [model_dir] if isinstance(model_dir, (str, os.PathLike)) else _model_dirs(model_dir)

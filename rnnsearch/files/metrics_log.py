@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import TypedDict, cast
 
-from rnnsearch import files
 from rnnsearch.errors import UserError
+from rnnsearch.files import atomic
 
 
 class MetricsRow(TypedDict, total=False):
@@ -34,7 +34,7 @@ class MetricsRow(TypedDict, total=False):
 
 def append_row(path: Path, row: MetricsRow) -> None:
     """Add `row` to the log at `path`, as one line."""
-    files.append_line(path, json.dumps(row))
+    atomic.append_line(path, json.dumps(row))
 
 
 def read_metrics(path: Path) -> list[MetricsRow]:
@@ -64,4 +64,4 @@ def forget_rows_after(path: Path, step: int) -> None:
     for every run that resumes."""
     if path.exists():
         rows = [row for row in read_metrics(path) if row["step"] <= step]
-        files.atomic_write(path, "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8"))
+        atomic.atomic_write(path, "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8"))

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from rnnsearch.alignment import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, align_translation, check_reading
+from rnnsearch.alignments.words import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, align_translation, check_reading
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
-from rnnsearch.decoding import Decoding
+from rnnsearch.decoding.decoding import Decoding
+from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.markup import MarkedUp, MarkupOptions, transfer
-from rnnsearch.results import Translation
 from rnnsearch.search.rules import Cancelled, SearchOptions
 
 NOT_TEXT = "give it WAV files"
@@ -56,7 +56,7 @@ class TextTranslation(Decoding):
         `marked_up` stays None. A marked-up text longer than `max_markup_chars` characters
         (None: rnnsearch.markup.MAX_MARKUP_CHARS) is refused. It needs a model with an
         alignment. The tags are placed by each hypothesis's word alignment, read from its `alignment` as `reading` says
-        (rnnsearch.alignment.READINGS), and kept as its `words`.
+        (rnnsearch.alignments.words.READINGS), and kept as its `words`.
 
         `alignment_from` ("attention" or "aligner") says what each hypothesis's `alignment`
         is: the attention α of its search, or the alignment module's β (docs/model.md),

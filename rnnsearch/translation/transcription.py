@@ -10,9 +10,9 @@ import torch
 
 from rnnsearch.arguments import checked_list, checked_strings
 from rnnsearch.config import DataConfig, SpokenDigitsConfig
-from rnnsearch.decoding import Decoding
+from rnnsearch.decoding.decoding import Decoding
+from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
-from rnnsearch.results import Translation
 from rnnsearch.search.rules import Cancelled
 
 

@@ -2,7 +2,7 @@
 validation runs during training.
 
 A `Decoding` is a model (one, an ensemble, or an exported package's graphs) with the
-input kind that turns given inputs into sources (rnnsearch.inputs), the target subword
+input kind that turns given inputs into sources (rnnsearch.decoding.inputs), the target subword
 model that turns found pieces into text, and the search settings (the search section
 of the model's config). `decode` searches for every source, longest first in batches,
 with the search `search.choice` picks, and hands back one Translation per input, in
@@ -17,16 +17,16 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from rnnsearch.alignment import ALIGNMENT_SOURCES, default_source
+from rnnsearch.alignments.words import ALIGNMENT_SOURCES, default_source
 from rnnsearch.arguments import checked_choice, checked_count
 from rnnsearch.config.search import MAX_BEAM_SIZE, SearchConfig
+from rnnsearch.decoding.forced import module_alignments
+from rnnsearch.decoding.inputs import END, InputKind
+from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentValueError, UserError
-from rnnsearch.forced import module_alignments
-from rnnsearch.inputs import END, InputKind
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
-from rnnsearch.results import Translation
 from rnnsearch.search.choice import choose_search
 from rnnsearch.search.rules import (
     Cancelled,

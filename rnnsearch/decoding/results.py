@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rnnsearch import display
-from rnnsearch.alignment import ALIGNMENT_SOURCES, WordAlignment
+from rnnsearch.alignments import display
+from rnnsearch.alignments.words import ALIGNMENT_SOURCES, WordAlignment
 
 
 @dataclass
@@ -21,7 +21,7 @@ class Translation:
     alternatives: the rest of the n-best list, best first.
     source_word_counts: for each whitespace-separated word of `source`, how many of the
     model's words it is (`Subwords.word_counts`), so that word alignments count the
-    text's words (rnnsearch.alignment); None for audio. target_word_counts: the same for
+    text's words (rnnsearch.alignments.words); None for audio. target_word_counts: the same for
     a text the model did not write (a given pair's target), None for its own translation,
     whose words are those its pieces spell.
     marked_up: with `translate(…, markup=…)`, `text` with the markup of the marked-up

@@ -17,7 +17,7 @@
                                      is attached on loading, while it matches the translation weights
 
 Everything is safetensors, YAML or JSON: no pickle. Every file is written to a
-temporary and renamed into place (rnnsearch.files), so a kill at any moment leaves the
+temporary and renamed into place (rnnsearch.files.atomic), so a kill at any moment leaves the
 previous complete file, never a half-written one; the temporaries a kill leaves behind
 are removed when training starts again. metrics.jsonl is appended to, a row at a time;
 a kill in the middle of an append can leave a torn last row, which the next read drops.
@@ -40,10 +40,10 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file as save_safetensors_file
 
-from rnnsearch import files
 from rnnsearch.config import Config, load_config
 from rnnsearch.errors import UserError
-from rnnsearch.files import atomic_write, replacing
+from rnnsearch.files import atomic
+from rnnsearch.files.atomic import atomic_write, replacing
 from rnnsearch.model.seq2seq import RNNSearch, build_aligner, build_model
 from rnnsearch.text.subwords import Subwords
 
@@ -75,7 +75,7 @@ def write_tensors(path: Path, tensors: dict[str, torch.Tensor], info: dict[str, 
         try:
             save_safetensors_file(tensors, temporary, metadata=metadata)
         except SafetensorError as error:  # a full disk, say, reported in safetensors' own words
-            raise files.write_failure(path, error) from None
+            raise atomic.write_failure(path, error) from None
 
 
 def tensors_digest(tensors: dict[str, torch.Tensor]) -> str:
@@ -263,7 +263,7 @@ def load_model(
     aligner: bool = True,
 ) -> RNNSearch:
     """The model a model directory translates with (its best weights, else its last, with
-    a warning on the `rnnsearch.model_directory` logger, which Python prints as one line on
+    a warning on the `rnnsearch.files.model_directory` logger, which Python prints as one line on
     standard error unless logging is configured), its weights checked to be finite, on
     the CPU, in eval mode; its files are already loaded. With `aligner`, the alignment
     module `train-aligner` added is attached (`attach_aligner`)."""

@@ -1,5 +1,5 @@
 """Given translations scored and aligned: each (source, target) pair's teacher-forced
-log-probability, token by token, and its alignment (rnnsearch.forced), as PairScores,
+log-probability, token by token, and its alignment (rnnsearch.decoding.forced), as PairScores,
 and the word alignments read off them, one direction or both combined."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from rnnsearch.alignment import (
+from rnnsearch.alignments.symmetrisation import DEFAULT_METHOD, METHODS
+from rnnsearch.alignments.words import (
     ALIGNMENT_SOURCES,
     DEFAULT_READING,
     READINGS,
@@ -19,16 +20,15 @@ from rnnsearch.alignment import (
 )
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.config import DataConfig
-from rnnsearch.decoding import Decoding
+from rnnsearch.decoding.decoding import Decoding
+from rnnsearch.decoding.forced import ForcedPair, mean_forced, teacher_forced
+from rnnsearch.decoding.inputs import END
+from rnnsearch.decoding.results import PairScore, Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
-from rnnsearch.forced import ForcedPair, mean_forced, teacher_forced
-from rnnsearch.inputs import END
 from rnnsearch.markup import MarkedUp, MarkupOptions, transfer
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
-from rnnsearch.results import PairScore, Translation
-from rnnsearch.symmetrisation import DEFAULT_METHOD, METHODS
 
 NOT_TEXT = "scoring and alignment take text sources"
 """What a speech model is given instead of text."""
@@ -161,9 +161,9 @@ class GivenPairs(Decoding):
     ) -> list[WordAlignment]:
         """The word alignment of each given translation, in order: `targets[k]` to
         `sources[k]`, read off the teacher-forced α as `reading` says
-        (`rnnsearch.alignment.READINGS`), each target word to the source word it weighs
+        (`rnnsearch.alignments.words.READINGS`), each target word to the source word it weighs
         most. With `reverse`, a model that translates targets into sources, both
-        directions' links combined by `symmetrize` (`rnnsearch.symmetrisation.METHODS`).
+        directions' links combined by `symmetrize` (`rnnsearch.alignments.symmetrisation.METHODS`).
         Words are the texts' whitespace-separated words; `pairs` of each result holds
         the (source word, target word) links, 0-based.
 

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from rnnsearch.alignment import group_words
-from rnnsearch.symmetrisation import Link
+from rnnsearch.alignments.symmetrisation import Link
+from rnnsearch.alignments.words import group_words
 
 
 def _pieces_of_words(pieces: Sequence[str], words: int) -> list[list[int]] | None:
