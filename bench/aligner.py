@@ -170,8 +170,8 @@ def step_speed(model: Path, prepared: Path, *, steps: int = 17, rounds: int = 2)
     from rnnsearch.model.seq2seq import build_aligner
     from rnnsearch.prepared import PreparedPairs
     from rnnsearch.text.batches import epoch_batches, make_batch
+    from rnnsearch.training.loop import StepContext, training_step
     from rnnsearch.training.loss import Objective
-    from rnnsearch.training.trainer import training_step
 
     config, src_subwords, tgt_subwords = model_directory.load_model_files(model)
     data = PreparedPairs(prepared)
@@ -195,10 +195,10 @@ def step_speed(model: Path, prepared: Path, *, steps: int = 17, rounds: int = 2)
             for name, tokens_per_second in speeds.items():
                 net, optimizer, objective = prepared_step(name == "train-aligner")
                 for batch in batches[:3]:  # warm-up
-                    training_step(net, optimizer, batch, objective, 1.0)
+                    training_step(StepContext(net, optimizer, objective, 1.0), batch)
                 start, tokens = time.perf_counter(), 0
                 for batch in batches[3:]:
-                    tokens += training_step(net, optimizer, batch, objective, 1.0)[1]
+                    tokens += training_step(StepContext(net, optimizer, objective, 1.0), batch)[1]
                 tokens_per_second.append(tokens / (time.perf_counter() - start))
     return speeds
 

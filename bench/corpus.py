@@ -451,7 +451,7 @@ def training_speed_check(args: argparse.Namespace) -> dict:
     from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
     from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch
     from rnnsearch.training.environment import configure_cpu, flushing_denormals
-    from rnnsearch.training.trainer import training_step
+    from rnnsearch.training.loop import StepContext, training_step
     from rnnsearch.translation.translator import resolve_device
 
     config = load_config(str(args.config), [f"data.prepared={args.work / 'prepared-multi30k'}"])
@@ -484,7 +484,7 @@ def training_speed_check(args: argparse.Namespace) -> dict:
         tokens, started = 0, time.perf_counter()
         for indices in batches:
             batch = make_batch([pairs[i] for i in indices]).to(device)
-            tokens += training_step(model, optimizer, batch, Objective.of(config), train.clip_norm)[1]
+            tokens += training_step(StepContext(model, optimizer, Objective.of(config), train.clip_norm), batch)[1]
         return tokens, time.perf_counter() - started
 
     blocks = []

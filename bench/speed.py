@@ -61,8 +61,8 @@ from rnnsearch.text.corpus import read_lines  # noqa: E402
 from rnnsearch.text.subwords import PAD  # noqa: E402
 from rnnsearch.training.environment import configure_cpu, flushing_denormals  # noqa: E402
 from rnnsearch.training.graphed_loss import GraphedLoss  # noqa: E402
+from rnnsearch.training.loop import StepContext, training_step  # noqa: E402
 from rnnsearch.training.loss import Objective, output_layer_loss, sequence_loss  # noqa: E402
-from rnnsearch.training.trainer import training_step  # noqa: E402
 from rnnsearch.translation.translator import resolve_device  # noqa: E402
 
 
@@ -104,20 +104,15 @@ def _training_speed(config, steps: int, warmup: int, device: torch.device, prepa
         graphed = GraphedLoss(model, objective, config.data.max_length + 1)
         started = clock(device)
         for indices in order:  # every shape of the timed batches captured before timing
-            training_step(model, optimizer, batch_of(indices), objective, train.clip_norm, graphed=graphed)
+            training_step(StepContext(model, optimizer, objective, train.clip_norm, graphed=graphed), batch_of(indices))
         capture_seconds = clock(device) - started
     tokens, started = 0, None
     for step, indices in enumerate(order):
         if step == warmup:
             tokens, started = 0, clock(device)
         _, n = training_step(
-            model,
-            optimizer,
+            StepContext(model, optimizer, objective, train.clip_norm, precision=train.precision, graphed=graphed),
             batch_of(indices),
-            objective,
-            train.clip_norm,
-            precision=train.precision,
-            graphed=graphed,
         )
         tokens += n
     seconds = clock(device) - started

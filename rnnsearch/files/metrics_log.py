@@ -13,14 +13,13 @@ from rnnsearch.files import atomic
 
 class MetricsRow(TypedDict, total=False):
     """One line of the log: a training row (every `train.log_every` steps), a validation
-    row, or a row of `rnnsearch train-aligner`; each holds the keys of its kind and step."""
+    row; `rnnsearch train-aligner` writes training rows of its own; each holds the keys of its kind and step."""
 
     step: int  # the update the row was logged after
     epoch: int  # training rows: the epoch the step belongs to
-    train_loss: float  # the objective's per-token loss since the last training row
+    train_loss: float  # the objective's per-token loss since the last training row (train-aligner: the module's)
     lr: float  # the learning rate of the step
     tokens_per_second: float  # target tokens per second of computing since the last row
-    aligner_loss: float  # train-aligner: the module's per-token loss since the last row
     valid_loss: float  # validation: the per-token cross-entropy over the whole set
     valid_ppl: float  # its perplexity
     valid_bleu: float  # text: greedy BLEU over the first train.valid_bleu_sentences

@@ -49,6 +49,14 @@ class PairSource(Protocol):
     def __getitem__(self, index: int) -> Pair: ...
 
 
+class LinkedPairs(PairSource, Protocol):
+    """A corpus whose pairs carry word links, as (target piece, source piece) rows: what
+    guided alignment and the alignment module's links objective read. Only text has
+    words to link, and a config that asks for links of other data is refused."""
+
+    def links(self, index: int) -> np.ndarray: ...
+
+
 class InMemoryPairs:
     """Pairs held in a list (validation sets, speech, tests) as a `PairSource`."""
 

@@ -7,7 +7,8 @@ The run lives in the model directory's `aligner/` (model_directory.ALIGNER_DIR):
     weights.safetensors  the module's weights, with its size and the digest of the
                          translation weights it was trained on: what loading attaches
     last.safetensors     the module's weights, Adam's state and the run's progress: the resume point
-    metrics.jsonl        training-loss rows
+    metrics.jsonl        training rows (the module's loss, learning rate, speed), as `train` writes them
+    tensorboard/         with train.tensorboard, the same rows as curves
     prepared/            the training data, when the run's data section is not the model's
                          (word links added for the links objective, say)
 
@@ -18,7 +19,6 @@ checkpoint (`--resume`), drawing the same batches.
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -30,17 +30,16 @@ from rnnsearch.config.train import ALIGNER_RUN_KEYS
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic, model_directory
-from rnnsearch.files.metrics_log import MetricsRow, append_row, forget_rows_after
+from rnnsearch.files.metrics_log import forget_rows_after
 from rnnsearch.model.objectives import OBJECTIVES
 from rnnsearch.model.seq2seq import RNNSearch, build_aligner
 from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
-from rnnsearch.text.batches import epoch_batches
-from rnnsearch.training import checkpoint, schedule
+from rnnsearch.training import checkpoint
 from rnnsearch.training.console import say
 from rnnsearch.training.environment import configure_cpu, flushing_denormals
+from rnnsearch.training.loop import StepContext, TrainingLoop
 from rnnsearch.training.loss import Objective
 from rnnsearch.training.schedule import Progress
-from rnnsearch.training.trainer import NonFiniteUpdate, next_batch, refuse_non_finite, step_batch, training_step
 
 
 def run_config(model_dir: Path, overrides: list[str]) -> Config:
@@ -101,67 +100,41 @@ def train_aligner(model_dir: str | Path, overrides: list[str], *, resume: bool) 
         f"objective {config.train.aligner_objective} ({' + '.join(OBJECTIVES[config.train.aligner_objective])}); "
         "the translation's weights frozen"
     )
+    context = StepContext(model, optimizer, Objective.of(config, translation=False), config.train.clip_norm)
+    loop = ModuleLoop(config, run_dir, context=context, pairs=train, progress=progress, digest=translation_digest)
     with flushing_denormals(), kernels.use(kernels.choose(device, purpose="train")):
-        _loop(model, optimizer, config, train, progress=progress, run_dir=run_dir, digest=translation_digest)
+        loop.run()
     return progress
 
 
-def _loop(
-    model: RNNSearch,
-    optimizer: torch.optim.Optimizer,
-    config: Config,
-    train: PreparedPairs,
-    *,
-    progress: Progress,
-    run_dir: Path,
-    digest: str | None,
-) -> None:
-    """Steps until the budget is spent, a checkpoint every train.valid_every steps and at
-    the end; `digest` is the translation weights' (`_save`)."""
-    options = config.train
-    device = model.aligner.word_bias.device
-    objective = Objective.of(config, translation=False)
-    model.eval()  # the frozen translation runs without dropout; the module has none
-    order = epoch_batches(train, options.batch_tokens, options.max_batch_sentences, options.seed, progress.epoch)
-    loss_sum, tokens, tick, saved, computing = 0.0, 0, time.monotonic(), progress.step, 0.0
-    while not schedule.budget_spent(options, progress):
-        order, indices = next_batch(train, order, progress, options)
-        batch = step_batch(train, indices, objective, device)
-        for group in optimizer.param_groups:
-            group["lr"] = schedule.learning_rate(options, progress)
-        started = time.perf_counter()
-        try:
-            loss, n_tokens = training_step(model, optimizer, batch, objective, options.clip_norm)
-        except NonFiniteUpdate as failure:
-            refuse_non_finite(
-                "train-aligner",
-                progress.step + 1,
-                failure.loss,
-                what="the alignment module's loss",
-                kept=f"{run_dir} keeps the module of step {saved}" if saved else "no checkpoint was written",
-                advice="Too large a learning rate does this: lower train.learning_rate",
-            )
-        computing += time.perf_counter() - started
-        progress.step += 1
-        loss_sum, tokens = loss_sum + loss, tokens + n_tokens
-        now = time.monotonic()
-        progress.seconds += now - tick
-        tick = now
-        if progress.step % options.log_every == 0:
-            row: MetricsRow = {
-                "step": progress.step,
-                "aligner_loss": loss_sum / tokens,
-                "tokens_per_second": tokens / computing,
-                "epoch": progress.epoch,
-            }
-            append_row(run_dir / model_directory.METRICS, row)
-            say(f"step {progress.step}: alignment module loss {loss_sum / tokens:.3f}")
-            loss_sum, tokens, computing = 0.0, 0, 0.0
-        if progress.step % options.valid_every == 0:
-            _save(model, optimizer, progress, run_dir, digest)
-            saved = progress.step
-    if saved != progress.step:
-        _save(model, optimizer, progress, run_dir, digest)
+class ModuleLoop(TrainingLoop):
+    """The training loop of the alignment module: the module alone trains, on the frozen
+    model's pass, and a checkpoint writes the module and the run's resume point."""
+
+    command = "train-aligner"
+    failed_loss = "the alignment module's loss"
+
+    def __init__(
+        self,
+        config: Config,
+        run_dir: Path,
+        *,
+        context: StepContext,
+        pairs: PreparedPairs,
+        progress: Progress,
+        digest: str | None,
+    ):
+        super().__init__(config, run_dir, context=context, pairs=pairs, progress=progress)
+        self.digest = digest  # the translation weights' (`_save`)
+
+    def start(self) -> None:
+        """The frozen translation runs without dropout; the module has none."""
+        self.context.model.eval()
+
+    def checkpoint(self, *, everything: bool = False) -> bool:
+        """Save the module and the resume point; the run goes on until its budget is spent."""
+        _save(self.context.model, self.context.optimizer, self.progress, self.model_dir, self.digest)
+        return False
 
 
 def _save(

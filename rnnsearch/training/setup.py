@@ -1,7 +1,7 @@
 """What a training run works with, made before its first step: the model directory
 tidied, the corpus prepared and mapped, the model built (fresh, resumed from the last
 checkpoint, or started from another model's weights), its optimizer, validator, DDP
-wrapper and CUDA graphs, and the kernels it trains with."""
+wrapper and CUDA graphs (the context of its updates), and the kernels it trains with."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from rnnsearch.training.console import say
 from rnnsearch.training.distributed import World
 from rnnsearch.training.environment import configure_cpu, seed_generators
 from rnnsearch.training.graphed_loss import GraphedLoss
+from rnnsearch.training.loop import StepContext
 from rnnsearch.training.loss import Objective
 from rnnsearch.training.run_data import Corpus, CorpusKind
 from rnnsearch.training.schedule import Progress
@@ -36,16 +37,11 @@ from rnnsearch.training.validation import Validator
 class TrainingSetup:
     """Everything the loop of one process of a run works with."""
 
-    world: World
-    device: torch.device
+    context: StepContext  # the model, optimizer, objective, world, DDP wrapper and CUDA graphs of its updates
     corpus: Corpus
-    model: RNNSearch
-    optimizer: torch.optim.Optimizer
     validator: Validator
     record: dict[str, Any]  # what the weights record of the files they belong with
     progress: Progress
-    ddp: DistributedDataParallel | None  # the model's wrapper when the run has several processes
-    graphed: GraphedLoss | None  # the decoder and loss as CUDA graphs, on a GPU
     kernels: kernels.Kernels
 
 
@@ -107,7 +103,8 @@ def set_up(
     ddp = None  # made last: see Trainer.run on why nothing may hold it after a failure
     if world.distributed:
         ddp = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
-    return TrainingSetup(world, device, corpus, model, optimizer, validator, record, progress, ddp, graphed, chosen)
+    context = StepContext(model, optimizer, objective, options.clip_norm, world, options.precision, graphed, ddp)
+    return TrainingSetup(context, corpus, validator, record, progress, chosen)
 
 
 def _start_from(model: RNNSearch, source: Path, world: World) -> None:

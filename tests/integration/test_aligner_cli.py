@@ -60,22 +60,23 @@ def test_a_run_killed_after_its_checkpoint_resumes_with_its_log_trimmed(model_di
     assert main(["train-aligner", str(model), *MODULE, "--set", "train.max_steps=2"]) == 0
     log = model / ALIGNER_DIR / "metrics.jsonl"
     with log.open("a") as rows:
-        rows.write('{"step": 3, "aligner_loss": 9.0}\n{"step": 4, "aligner_loss": 9.0}\n{"step": 5, "al')
+        rows.write('{"step": 3, "train_loss": 9.0}\n{"step": 4, "train_loss": 9.0}\n{"step": 5, "al')
     assert main(["train-aligner", str(model), *MODULE, "--set", "train.max_steps=4", "--resume"]) == 0
     steps = [json.loads(line)["step"] for line in log.read_text().splitlines()]
     assert steps == [1, 2, 3, 4]
-    assert 9.0 not in [json.loads(line)["aligner_loss"] for line in log.read_text().splitlines()]
+    assert 9.0 not in [json.loads(line)["train_loss"] for line in log.read_text().splitlines()]
 
 
 def test_a_run_killed_before_its_first_checkpoint_says_it_starts_again(model_dir, tmp_path, capsys):
     model = copied(model_dir, tmp_path)
     (model / ALIGNER_DIR).mkdir()
-    (model / ALIGNER_DIR / "metrics.jsonl").write_text('{"step": 1, "aligner_loss": 9.0}\n')
+    (model / ALIGNER_DIR / "metrics.jsonl").write_text('{"step": 1, "train_loss": 9.0}\n')
     status, _, err = run_cli(capsys, "train-aligner", model, *MODULE, "--set", "train.max_steps=2", "--resume")
     assert status == 0, err
     assert "no checkpoint to resume from (stopped before its first one); starting again" in err
+    assert "step 2, epoch 1: loss" in err  # the log lines of `train`: the same loop runs both
     rows = [json.loads(line) for line in (model / ALIGNER_DIR / "metrics.jsonl").read_text().splitlines()]
-    assert [row["step"] for row in rows] == [1, 2] and rows[0]["aligner_loss"] != 9.0
+    assert [row["step"] for row in rows] == [1, 2] and rows[0]["train_loss"] != 9.0
 
 
 @pytest.mark.parametrize(

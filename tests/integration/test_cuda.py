@@ -18,8 +18,8 @@ from rnnsearch.search.greedy import greedy_search
 from rnnsearch.search.rules import SearchOptions, max_output_lengths
 from rnnsearch.text.batches import make_batch, source_tensors
 from rnnsearch.training.graphed_loss import GraphedLoss
+from rnnsearch.training.loop import StepContext, training_step
 from rnnsearch.training.loss import Objective, sequence_loss
-from rnnsearch.training.trainer import training_step
 from tests.conftest import random_sources, tiny_model
 from tests.integration.conftest import tiny_config, write_config
 from tests.unit.test_guided_loss import pairs_and_links
@@ -117,9 +117,9 @@ def test_training_steps_replayed_as_cuda_graphs_equal_eager_steps(decoder):
     graphed = GraphedLoss(graphed_model, Objective(0.1), longest_source=64)
     for batch in (_batch(seed=7), _batch(seed=9), _batch(seed=11, count=40)):
         batch = batch.to(CUDA)
-        eager_loss, tokens = training_step(eager_model, eager_optimizer, batch, Objective(0.1), 1.0)
+        eager_loss, tokens = training_step(StepContext(eager_model, eager_optimizer, Objective(0.1), 1.0), batch)
         graphed_loss, graphed_tokens = training_step(
-            graphed_model, graphed_optimizer, batch, Objective(0.1), 1.0, graphed=graphed
+            StepContext(graphed_model, graphed_optimizer, Objective(0.1), 1.0, graphed=graphed), batch
         )
         assert graphed_tokens == tokens
         assert graphed_loss == pytest.approx(eager_loss, rel=1e-5)
@@ -147,9 +147,9 @@ def test_guided_training_steps_replayed_as_cuda_graphs_equal_eager_steps(coverag
     )
     for batch in batches:
         batch = batch.to(CUDA)
-        eager_loss, tokens = training_step(eager_model, eager_optimizer, batch, objective, 1.0)
+        eager_loss, tokens = training_step(StepContext(eager_model, eager_optimizer, objective, 1.0), batch)
         graphed_loss, graphed_tokens = training_step(
-            graphed_model, graphed_optimizer, batch, objective, 1.0, graphed=graphed
+            StepContext(graphed_model, graphed_optimizer, objective, 1.0, graphed=graphed), batch
         )
         assert graphed_tokens == tokens
         assert graphed_loss == pytest.approx(eager_loss, rel=1e-5)
@@ -170,7 +170,9 @@ def test_graph_replays_draw_new_dropout_masks_and_learn():
     with torch.no_grad():
         twice = [graphed(batch)[0].item() for _ in range(2)]
     assert twice[0] != twice[1]
-    losses = [training_step(model, optimizer, batch, Objective(0.1), 1.0, graphed=graphed)[0] for _ in range(30)]
+    losses = [
+        training_step(StepContext(model, optimizer, Objective(0.1), 1.0, graphed=graphed), batch)[0] for _ in range(30)
+    ]
     assert losses[-1] < 0.7 * losses[0]
 
 
@@ -178,9 +180,11 @@ def test_a_bf16_step_on_cuda_keeps_fp32_weights_alignments_and_loss():
     reference = tiny_model(vocab=20, seed=5).train().to(CUDA)
     mixed = copy.deepcopy(reference)
     batch = _batch(seed=3).to(CUDA)
-    fp32_loss, _ = training_step(reference, torch.optim.SGD(reference.parameters(), lr=0.1), batch, Objective(0.1), 1.0)
+    fp32_loss, _ = training_step(
+        StepContext(reference, torch.optim.SGD(reference.parameters(), lr=0.1), Objective(0.1), 1.0), batch
+    )
     bf16_loss, _ = training_step(
-        mixed, torch.optim.SGD(mixed.parameters(), lr=0.1), batch, Objective(0.1), 1.0, precision="bf16"
+        StepContext(mixed, torch.optim.SGD(mixed.parameters(), lr=0.1), Objective(0.1), 1.0, precision="bf16"), batch
     )
     assert bf16_loss != fp32_loss and bf16_loss == pytest.approx(fp32_loss, rel=0.03)
     assert all(p.dtype == torch.float32 for p in mixed.parameters())

@@ -16,8 +16,8 @@ from safetensors.torch import load_file, save_file
 
 from rnnsearch.text.batches import make_batch
 from rnnsearch.training.distributed import SINGLE_PROCESS, World
+from rnnsearch.training.loop import StepContext, training_step
 from rnnsearch.training.loss import Objective
-from rnnsearch.training.trainer import training_step
 from tests.conftest import random_sources, tiny_model
 from tests.integration.conftest import tiny_config, write_config
 
@@ -34,7 +34,7 @@ def pairs_for_rank(rank: int) -> list[tuple[list[int], list[int]]]:
 
 def one_update(model, pairs, world: World = SINGLE_PROCESS, ddp=None) -> None:
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
-    training_step(model, optimizer, make_batch(pairs), objective=Objective(0.1), clip_norm=CLIP, world=world, ddp=ddp)
+    training_step(StepContext(model, optimizer, Objective(0.1), CLIP, world=world, ddp=ddp), make_batch(pairs))
 
 
 def update_on_one_rank(rank: int, size: int, folder: str) -> None:

@@ -30,8 +30,8 @@ from rnnsearch.search.greedy import greedy_search
 from rnnsearch.search.rules import max_output_lengths
 from rnnsearch.text.batches import InMemoryPairs, epoch_batches, make_batch, source_tensors
 from rnnsearch.text.synthetic import make_pairs
+from rnnsearch.training.loop import StepContext, training_step
 from rnnsearch.training.loss import Objective
-from rnnsearch.training.trainer import training_step
 
 pytestmark = pytest.mark.learning
 
@@ -120,7 +120,9 @@ def train(
                     group["lr"] = learning_rate(step, steps=steps, peak=peak)
                 batch = [pairs[i] for i in indices]
                 links = [mirror_links(pair) for pair in batch] if guidance else None
-                training_step(model, optimizer, make_batch(batch, links=links), Objective(0.0, guidance), 1.0)
+                training_step(
+                    StepContext(model, optimizer, Objective(0.0, guidance), 1.0), make_batch(batch, links=links)
+                )
                 step += 1
                 if after_step is not None:
                     after_step(step, model)
@@ -265,7 +267,7 @@ def test_the_alignment_module_finds_each_outputs_mirror_where_the_attention_does
                 group["lr"] = learning_rate(step, steps=MODULE_STEPS, peak=MODULE_LEARNING_RATE)
             batch = [training_pairs[i] for i in indices]
             links = [mirror_links(pair) for pair in batch]
-            training_step(model, optimizer, make_batch(batch, links=links), objective, 1.0)
+            training_step(StepContext(model, optimizer, objective, 1.0), make_batch(batch, links=links))
     assert module_alignment_error(model, held_out) <= MODULE_AER
     best_attention = min(mirror_alignment_error(attentive, held_out, reading=r) for r in ("output", "input", "both"))
     assert best_attention > GUIDED_AER

@@ -8,8 +8,8 @@ import torch
 from rnnsearch.config import config_from_dict
 from rnnsearch.errors import UserError
 from rnnsearch.text.batches import make_batch, source_tensors
+from rnnsearch.training.loop import StepContext, training_step
 from rnnsearch.training.loss import Objective
-from rnnsearch.training.trainer import training_step
 from tests.conftest import random_sources, tiny_model
 
 
@@ -25,10 +25,10 @@ def test_a_bf16_step_makes_nearly_the_fp32_update_and_keeps_fp32_weights():
     batch = make_batch(_pairs(seed=3))
     before = [p.detach().clone() for p in reference.parameters()]
     fp32_loss, tokens = training_step(
-        reference, torch.optim.SGD(reference.parameters(), lr=0.1), batch, Objective(0.1), 1.0
+        StepContext(reference, torch.optim.SGD(reference.parameters(), lr=0.1), Objective(0.1), 1.0), batch
     )
     bf16_loss, same_tokens = training_step(
-        mixed, torch.optim.SGD(mixed.parameters(), lr=0.1), batch, Objective(0.1), 1.0, precision="bf16"
+        StepContext(mixed, torch.optim.SGD(mixed.parameters(), lr=0.1), Objective(0.1), 1.0, precision="bf16"), batch
     )
     assert same_tokens == tokens
     assert bf16_loss != fp32_loss  # the products really ran in bfloat16
