@@ -56,7 +56,8 @@ from tqdm import tqdm
 from rnnsearch.alignments.symmetrisation import DEFAULT_METHOD, METHODS, Link, symmetrise
 from rnnsearch.alignments.words import pharaoh
 from rnnsearch.children import die_with
-from rnnsearch.config import Config, TrainingFiles
+from rnnsearch.config import Config
+from rnnsearch.config.data import TrainingFiles
 from rnnsearch.errors import UserError
 from rnnsearch.files.atomic import TEMPORARY_SUFFIX, replacing, write_failure
 from rnnsearch.text.corpus import PairCounts, require_usable, stream_parallel

@@ -70,7 +70,8 @@ def commands_page() -> str:
 
 def config_page() -> str:
     """Every config key, section by section, from the schema."""
-    from rnnsearch.config import Config, DataConfig, SpokenDigitsConfig
+    from rnnsearch.config import Config
+    from rnnsearch.config.data import DATA_SECTIONS
 
     parts = [
         "# Config keys",
@@ -79,7 +80,7 @@ def config_page() -> str:
         "manual is built. A config is a YAML file of these sections; `--set SECTION.KEY=VALUE` overrides one key "
         "on the command line, and an unknown key or a value out of its bounds is one line naming it.",
     ]
-    sections = [("data (text)", DataConfig), ("data (spoken_digits)", SpokenDigitsConfig)]
+    sections = [(f"data ({kind})", section) for kind, section in DATA_SECTIONS.items()]
     sections += [(name, _model_of(field)) for name, field in Config.model_fields.items() if name != "data"]
     for title, model in sections:
         parts.extend(_section_tables(title.split(" ")[0], title, model))

@@ -4,6 +4,7 @@ digit error rate and accuracy for speech."""
 from __future__ import annotations
 
 import argparse
+import json
 
 from rnnsearch.cli.loading import load
 from rnnsearch.cli.options import add_search
@@ -39,4 +40,19 @@ def run(args: argparse.Namespace) -> None:
     them, its config's part of the spoken digits), as lines or as JSON: the scores of the
     model's kind of data (rnnsearch.kinds)."""
     translator = load(args)
-    translator.kind.evaluate(translator, args)
+    evaluation = translator.kind.evaluate(
+        translator,
+        src=args.src,
+        ref=args.ref,
+        beam_size=args.beam_size,
+        part=args.part,
+        lowercase_tokenized=args.lowercase_tokenized,
+        by_length=args.by_length,
+    )
+    if args.json:
+        print(json.dumps(evaluation.report()))
+        return
+    if evaluation.heading is not None:
+        print(evaluation.heading)
+    for line in [*map(str, evaluation.scores), *evaluation.notes]:
+        print(line)

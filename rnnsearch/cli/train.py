@@ -32,7 +32,7 @@ def run_train(args: argparse.Namespace) -> None:
     progress = Trainer(config, config.train.model_dir, data_kind(config)).run(resume=args.resume)
     print(
         f"trained {progress.step} steps in {progress.seconds / 60:.1f} min; best validation "
-        f"{config.train.selection_metric} {abs(progress.best or 0):.2f} at step {progress.best_step}; "
+        f"{config.selection.metric} {abs(progress.best or 0):.2f} at step {progress.best_step}; "
         f"model in {config.train.model_dir}"
     )
 

@@ -1,8 +1,8 @@
 """The one validated configuration schema: data, subwords, model, train, search.
 
 The model section's schema is the model package's (model/settings.py), beside the
-registries it checks names against; the search and train sections are config/search.py
-and config/train.py.
+registries it checks names against; the data sections (one for each kind of data), the
+search and the train sections are config/data.py, config/search.py and config/train.py.
 The default of every config key lives in its schema and nowhere else; settings outside the
 config (command-line options such as serve's limits, fixed speech front-end values)
 keep their defaults beside the code that uses them. YAML goes in and out; unknown keys
@@ -13,144 +13,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
 
+from rnnsearch.config.data import DATA_SECTIONS, VALIDATION_LOSS, DataSection, ValidationScore
 from rnnsearch.config.search import SearchConfig
 from rnnsearch.config.train import TrainConfig
 from rnnsearch.errors import UserError
 from rnnsearch.model.settings import ModelConfig, objective_needs_links
 from rnnsearch.sections import Section
-
-
-class ParallelFiles(Section):
-    """A source file and its line-aligned target file (plain or .gz UTF-8)."""
-
-    src: str
-    tgt: str
-
-
-class TrainingFiles(ParallelFiles):
-    """A training corpus: its parallel files and, optionally, their word alignments."""
-
-    alignments: str | None = Field(
-        None,
-        description="word alignments of the pairs, one Pharaoh line each (0-based i-j: source word i, target "
-        "word j; an empty line: no links), that guide the attention (train.guided_alignment_weight); "
-        "`rnnsearch align-corpus` writes them",
-    )
-
-
-class DataConfig(Section):
-    """Parallel text: the model reads subword ids.
-
-    Each data section declares what its kind of data is, for the checks and files that
-    need to know without running it (what a kind does is its class in rnnsearch.kinds):
-    what the model reads, whether its pairs hold words to align, the validation metric
-    that can select a model, whether its training data is prepared on disk, and whether
-    the source has a subword model."""
-
-    reads: ClassVar[str] = "text"
-    described: ClassVar[str] = "a text model"
-    task: ClassVar[str] = "translates text"
-    aligns_words: ClassVar[bool] = True
-    quality_metric: ClassVar[str] = "bleu"
-    prepared_on_disk: ClassVar[bool] = True
-    source_subwords: ClassVar[bool] = True
-    vector_size: ClassVar[None] = None  # text is read as subword ids, not vectors
-    features: ClassVar[None] = None
-
-    kind: Literal["text"] = "text"
-    train: TrainingFiles | Annotated[list[TrainingFiles], Field(min_length=1)] = Field(
-        description="a training corpus, or a list of them (a large general one and a small in-domain one, say), "
-        "used together"
-    )
-    valid: ParallelFiles
-    test: ParallelFiles | None = None
-    src_lang: str = "de"
-    tgt_lang: str = "en"
-    max_length: int = Field(100, gt=0, description="training pairs longer than this many pieces are skipped")
-    max_length_ratio: float | None = Field(
-        None,
-        ge=1.0,
-        description="training pairs whose longer side has more than this many times the pieces of "
-        "the shorter are skipped (misaligned lines, say); null keeps every ratio",
-    )
-    prepared: str | None = Field(
-        None,
-        description="where the encoded training data is written and reused (rnnsearch prepare); default: "
-        "the model directory's prepared/",
-    )
-    workers: int | None = Field(
-        None,
-        gt=0,
-        description="processes that encode the training data; default: one per core for a corpus "
-        "over 64 MB, else the preparing process alone",
-    )
-
-    @property
-    def train_corpora(self) -> list[TrainingFiles]:
-        """The training corpora, in the order they are used."""
-        return self.train if isinstance(self.train, list) else [self.train]
-
-
-class FeatureConfig(Section):
-    """Log-mel filterbank features of the audio (rnnsearch.speech.features)."""
-
-    bins: int = Field(40, gt=0, description="mel bands")
-    window_ms: float = Field(25.0, gt=0)
-    hop_ms: float = Field(10.0, gt=0)
-    normalise: Literal["utterance", "none"] = "utterance"
-    stack: int = Field(3, ge=1, description="consecutive frames concatenated into one, shortening the input")
-
-    @property
-    def size(self) -> int:
-        """The size of one encoder input vector."""
-        return self.bins * self.stack
-
-
-class SpokenDigitsConfig(Section):
-    """Spoken digit strings built from the bundled FSDD recordings: the model reads
-    feature vectors and writes digits (rnnsearch.speech.digits)."""
-
-    reads: ClassVar[str] = "audio"
-    described: ClassVar[str] = "a speech model"
-    task: ClassVar[str] = "transcribes speech"
-    aligns_words: ClassVar[bool] = False
-    quality_metric: ClassVar[str] = "error_rate"
-    prepared_on_disk: ClassVar[bool] = False
-    source_subwords: ClassVar[bool] = False
-
-    kind: Literal["spoken_digits"]
-    split: Literal["customary", "speaker"] = Field(
-        "customary", description="customary: test on recordings 0-4; speaker: test on a held-out speaker"
-    )
-    train_utterances: int = Field(8000, gt=0)
-    valid_utterances: int = Field(300, gt=0)
-    test_utterances: int = Field(500, gt=0)
-    min_digits: int = Field(1, ge=1)
-    max_digits: int = Field(8, ge=1)
-    seed: int = 1
-    features: FeatureConfig = FeatureConfig()
-    cache_dir: str = Field("runs/cache", description="computed features are kept here and reused")
-    max_length: int = Field(
-        400, gt=0, description="training utterances longer than this many input vectors are skipped"
-    )
-    src_lang: str = "audio"
-    tgt_lang: str = "digits"
-
-    @property
-    def vector_size(self) -> int:
-        """The size of one encoder input vector."""
-        return self.features.size
-
-    @model_validator(mode="after")
-    def _digit_range(self) -> SpokenDigitsConfig:
-        if self.min_digits > self.max_digits:
-            raise ValueError(f"min_digits ({self.min_digits}) exceeds max_digits ({self.max_digits})")
-        return self
 
 
 class SubwordConfig(Section):
@@ -173,31 +46,46 @@ class SubwordConfig(Section):
         return self
 
 
-def _plural(data: DataConfig | SpokenDigitsConfig) -> str:
+def _plural(data: DataSection) -> str:
     """What the pairs of a kind of data are called in a message: "spoken digits"."""
     return data.kind.replace("_", " ")
 
 
 class Config(Section):
-    data: Annotated[DataConfig | SpokenDigitsConfig, Field(discriminator="kind")]
+    data: SerializeAsAny[DataSection]
     subwords: SubwordConfig = SubwordConfig()
     model: ModelConfig = Field(default_factory=ModelConfig)  # made when needed: its check reads the model's registries
     train: TrainConfig = TrainConfig()
     search: SearchConfig = SearchConfig()
 
-    @model_validator(mode="before")
+    @field_validator("data", mode="before")
     @classmethod
-    def _text_unless_said(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("data"), dict) and "kind" not in data["data"]:
-            return {**data, "data": {**data["data"], "kind": "text"}}
-        return data
+    def _section_of_its_kind(cls, data: Any) -> Any:
+        """A data mapping read by its kind's section (DATA_SECTIONS), text unless it names one."""
+        if not isinstance(data, dict):
+            return data
+        kind = data.get("kind", "text")
+        if kind not in DATA_SECTIONS:
+            raise ValueError(f"kind {kind!r} is not a kind of data; one of {', '.join(DATA_SECTIONS)}")
+        return DATA_SECTIONS[kind].model_validate({**data, "kind": kind})
 
     @model_validator(mode="after")
     def _metric_fits_the_data(self) -> Config:
         metric = self.train.selection_metric
-        if metric not in ("loss", self.data.quality_metric):
-            raise ValueError(f"train.selection_metric {metric} does not apply to data.kind {self.data.kind}")
+        if metric is not None and metric not in (VALIDATION_LOSS.metric, self.data.quality.metric):
+            raise ValueError(
+                f"train.selection_metric {metric} does not apply to data.kind {self.data.kind}; "
+                f"it takes {self.data.quality.metric} or {VALIDATION_LOSS.metric}"
+            )
         return self
+
+    @property
+    def selection(self) -> ValidationScore:
+        """The validation score that selects the best model: train.selection_metric's, by
+        default the kind's quality score."""
+        if self.train.selection_metric == VALIDATION_LOSS.metric:
+            return VALIDATION_LOSS
+        return self.data.quality
 
     @model_validator(mode="after")
     def _location_covers_every_source_position(self) -> Config:
@@ -263,8 +151,6 @@ def _describe(error: ValidationError, origin: str) -> str:
     problems = []
     for item in error.errors():
         loc = list(item["loc"])
-        if loc[:1] == ["data"] and loc[1:2] in (["text"], ["spoken_digits"]):
-            del loc[1]  # the data kind pydantic names in the path; the user's file has no such level
         key = ".".join(str(part) for part in loc) or "(top level)"
         message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"].removeprefix("Value error, ")
         problems.append(f"{key}: {message}")

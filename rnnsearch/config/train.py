@@ -49,8 +49,10 @@ class TrainConfig(Section):
         description="plateau schedule only: validations without improvement before training stops; an annealed "
         "run trains to the end of its budget, since its rate holds (and validation stalls) until the anneal",
     )
-    selection_metric: Literal["bleu", "loss", "error_rate"] = Field(
-        "bleu", description="bleu for text, error_rate (digit error rate) for spoken digits, or loss for either"
+    selection_metric: str | None = Field(
+        None,
+        description="the validation score that selects the best model: the data kind's quality score by default "
+        "(bleu for text, error_rate, the digit error rate, for spoken digits), or loss for any kind",
     )
     valid_every: int = Field(1000, gt=0, description="steps between validations and checkpoints")
     init_from: str | None = Field(

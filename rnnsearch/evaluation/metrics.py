@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sacrebleu
 from sacrebleu.metrics.base import Metric
@@ -27,14 +27,33 @@ DEFAULT_LENGTH_BUCKETS = [0, 10, 20, 30, 40, 50, 60]
 
 @dataclass(frozen=True)
 class Score:
-    """A metric value together with the sacreBLEU signature that produced it."""
+    """A metric value together with the sacreBLEU signature that produced it (or, for a
+    metric sacreBLEU does not compute, the settings and counts behind it), and its `unit`."""
 
     name: str
     value: float
     signature: str
+    unit: str = ""
 
     def __str__(self) -> str:
-        return f"{self.name} = {self.value:.2f} ({self.signature})"
+        return f"{self.name} = {self.value:.2f}{self.unit} ({self.signature})"
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A test set's scores as `rnnsearch evaluate` reports them: each score a line (and an
+    entry of the JSON report), `heading` what was evaluated where the command did not
+    name it, `notes` further lines, and `details` the further figures of the JSON report."""
+
+    scores: list[Score]
+    heading: str | None = None
+    notes: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def report(self) -> dict[str, Any]:
+        """The JSON report: each score with its signature, then the details."""
+        scores = {s.name: {"score": round(s.value, 2), "signature": s.signature} for s in self.scores}
+        return scores | self.details
 
 
 PERPLEXITY_CAP = 50.0

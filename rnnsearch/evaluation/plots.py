@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from rnnsearch.config.data import ValidationScore
 from rnnsearch.files.atomic import replacing
 from rnnsearch.files.metrics_log import MetricsRow
 
@@ -97,9 +98,9 @@ def _series(records: list[dict], key: str) -> tuple[list[float], list[float]]:
     return [row["step"] for row in rows], [row[key] for row in rows]
 
 
-def learning_curves(records: list[MetricsRow], path: str | os.PathLike) -> None:
-    """Save training/validation loss (top) and validation BLEU, or digit error rate for
-    speech (bottom), vs step.
+def learning_curves(records: list[MetricsRow], path: str | os.PathLike, quality: ValidationScore) -> None:
+    """Save training/validation loss (top) and the validation `quality` score of the run's
+    kind of data (bottom: BLEU, digit error rate, …) vs step.
 
     ``records`` are metric rows as logged during training; a row contributes
     to every curve whose key it has, so early runs without validation rows
@@ -111,11 +112,7 @@ def learning_curves(records: list[MetricsRow], path: str | os.PathLike) -> None:
     loss_ax.plot(*_series(records, "valid_loss"), marker="o", label="validation loss")
     loss_ax.set_ylabel("loss")
     loss_ax.legend()
-    score, label = (
-        ("valid_der", "validation digit error rate (%)")
-        if any("valid_der" in row for row in records)
-        else ("valid_bleu", "validation BLEU")
-    )
+    score, label = quality.key, quality.label
     bleu_ax.plot(*_series(records, score), marker="o", color="tab:green")
     bleu_ax.set_ylabel(label)
     bleu_ax.set_xlabel("step")

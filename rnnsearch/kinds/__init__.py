@@ -14,12 +14,13 @@ between kinds, so that no code elsewhere asks which kind it has:
                                     WAV paths)
     translate_chunks(translator, …) `translate`'s input, a chunk of lines at a time
     refused_options                 the `translate` options the kind cannot take, with why
-    evaluate(translator, args)      `rnnsearch evaluate`: the test set and its scores
+    evaluate(translator, src=…, …)  `rnnsearch evaluate`: the test set's scores, an Evaluation
 
 What a kind declares without running anything (what the model reads, whether it aligns
-words, its selection metric, whether it is prepared on disk, its source subwords and
-vector size) is on its section of the config (rnnsearch.config.DataConfig). Adding a
-kind is one config section, one class here, and its entry in KINDS.
+words, the scores its validations log and which selects a model, whether it is prepared
+on disk, its source subwords and vector size) is on its section of the config (a
+rnnsearch.config.data.DataSection). Adding a kind is one config section and its entry in
+DATA_SECTIONS, one class here and its entry in KINDS.
 """
 
 from __future__ import annotations

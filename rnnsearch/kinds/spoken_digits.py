@@ -3,8 +3,6 @@ The audio stack (rnnsearch.speech) is imported only when a speech model runs."""
 
 from __future__ import annotations
 
-import argparse
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,13 +15,12 @@ from rnnsearch.files.metrics_log import MetricsRow
 from rnnsearch.kinds.text import test_set
 from rnnsearch.text.batches import InMemoryPairs
 from rnnsearch.text.subwords import Subwords, train_subwords
-from rnnsearch.training import checkpoint
-from rnnsearch.training.console import say
-from rnnsearch.training.distributed import SINGLE_PROCESS, World
-from rnnsearch.training.run_data import Corpus
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a run's data is made by training's modules, which translating never loads
     from rnnsearch.decoding.results import Translation
+    from rnnsearch.evaluation.metrics import Evaluation
+    from rnnsearch.training.distributed import World
+    from rnnsearch.training.run_data import Corpus
 
 
 class SpokenDigits:
@@ -49,14 +46,14 @@ class SpokenDigits:
         return SpeechInput(seconds_per_vector(config.data))
 
     @staticmethod
-    def prepare_corpus(
-        config: Config, model_dir: Path, resume: bool, world: World = SINGLE_PROCESS
-    ) -> tuple[Corpus, None, Subwords]:
+    def prepare_corpus(config: Config, model_dir: Path, resume: bool, world: World) -> tuple[Corpus, None, Subwords]:
         """Feature vectors in, digit pieces out; only the target has subwords.
 
         Rank 0 computes the features first, so the other ranks find them in the cache.
         """
         from rnnsearch.speech.utterances import part_inputs
+        from rnnsearch.training.console import say
+        from rnnsearch.training.run_data import Corpus
 
         if world.is_main:
             sources, targets = part_inputs(config.data, "train")
@@ -108,32 +105,39 @@ class SpokenDigits:
             yield translator.transcribe_files(paths, beam_size=options["beam_size"], n_best=options["n_best"])
 
     @staticmethod
-    def evaluate(translator: Any, args: argparse.Namespace) -> None:
-        """`rnnsearch evaluate`: digit error rate and string accuracy on a part of the
-        config's spoken digits, or on WAV files listed in --src with digit strings in --ref."""
+    def evaluate(
+        translator: Any,
+        *,
+        src: str | None,
+        ref: str | None,
+        beam_size: int | None,
+        part: str,
+        lowercase_tokenized: bool = False,
+        by_length: bool = False,
+    ) -> Evaluation:
+        """`rnnsearch evaluate`: digit error rate and string accuracy on a `part` of the
+        config's spoken digits, or on WAV files listed in `src` with digit strings in `ref`."""
+        from rnnsearch.evaluation.metrics import Evaluation
         from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
         from rnnsearch.speech.utterances import part_inputs
 
-        if args.src or args.ref:
-            if not (args.src and args.ref):
+        if lowercase_tokenized or by_length:
+            flag = "--lowercase-tokenized" if lowercase_tokenized else "--by-length"
+            raise UserError(f"evaluate {flag}: a speech model's references are digit strings, scored by digit")
+        if src or ref:
+            if not (src and ref):
                 raise UserError("evaluate: give both --src (WAV paths) and --ref (digit strings), or neither")
-            paths, references = test_set(args.src, args.ref)
-            _require_files(paths, args.src)
-            translations = translator.transcribe_files(paths, beam_size=args.beam_size)
-            what = args.src
+            paths, references = test_set(src, ref)
+            _require_files(paths, src)
+            translations = translator.transcribe_files(paths, beam_size=beam_size)
+            heading = src
         else:
-            inputs, references = part_inputs(translator.data, args.part)
-            names = [f"{args.part} {k}" for k in range(1, len(inputs) + 1)]
-            translations = translator.translate_vectors(inputs, names, beam_size=args.beam_size)
-            what = f"{translator.data.split} split, {args.part} part ({len(inputs)} utterances)"
+            inputs, references = part_inputs(translator.data, part)
+            names = [f"{part} {k}" for k in range(1, len(inputs) + 1)]
+            translations = translator.translate_vectors(inputs, names, beam_size=beam_size)
+            heading = f"{translator.data.split} split, {part} part ({len(inputs)} utterances)"
         hypotheses = [t.text for t in translations]
-        scores = [digit_error_rate(hypotheses, references), string_accuracy(hypotheses, references)]
-        if args.json:
-            print(json.dumps({s.name: {"score": round(s.value, 2), "signature": s.signature} for s in scores}))
-            return
-        print(what)
-        for score in scores:
-            print(f"{score.name} = {score.value:.2f}% ({score.signature})")
+        return Evaluation([digit_error_rate(hypotheses, references), string_accuracy(hypotheses, references)], heading)
 
 
 def _require_files(paths: Sequence[str], listing: str) -> None:
@@ -147,6 +151,8 @@ def _require_files(paths: Sequence[str], listing: str) -> None:
 def _digit_subwords(config: Config, targets: list[str]) -> Subwords:
     """The digit pieces of a new run: those of train.init_from, else learnt from the targets."""
     if config.train.init_from:
+        from rnnsearch.training import checkpoint
+
         return checkpoint.init_from_subwords(config.train.init_from, config.model, data_kind=config.data.kind)[1]
     options = config.subwords
     return train_subwords(targets, options.kind, options.vocab_size, options.min_frequency)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,15 +11,14 @@ from rnnsearch.decoding.inputs import TextInput, check_source_lengths
 from rnnsearch.errors import UserError
 from rnnsearch.files import model_directory
 from rnnsearch.files.metrics_log import MetricsRow
-from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
 from rnnsearch.text.corpus import read_lines, read_parallel, require_usable_pairs
 from rnnsearch.text.subwords import Subwords
-from rnnsearch.training import checkpoint
-from rnnsearch.training.distributed import SINGLE_PROCESS, World
-from rnnsearch.training.run_data import PREPARATION_TIMEOUT, Corpus, encode_validation
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a run's data is made by training's modules, which translating never loads
     from rnnsearch.decoding.results import Translation
+    from rnnsearch.evaluation.metrics import Evaluation
+    from rnnsearch.training.distributed import World
+    from rnnsearch.training.run_data import Corpus
 
 
 def test_set(src: str, ref: str) -> tuple[list[str], list[str]]:
@@ -47,7 +44,7 @@ class TextData:
 
     @staticmethod
     def prepare_corpus(
-        config: Config, model_dir: Path, resume: bool, world: World = SINGLE_PROCESS
+        config: Config, model_dir: Path, resume: bool, world: World
     ) -> tuple[Corpus, Subwords, Subwords]:
         """Check the validation set, prepare the training data on disk (or reuse it) and map it.
 
@@ -55,6 +52,9 @@ class TextData:
         resumed run encodes with its model directory's subword models, a fine-tuning run
         with those of the model it starts from.
         """
+        from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
+        from rnnsearch.training.run_data import PREPARATION_TIMEOUT, Corpus, encode_validation
+
         data = config.data
         valid_sources, valid_references = read_parallel(data.valid.src, data.valid.tgt)
         require_usable_pairs(valid_sources, valid_references, data.valid.src, data.valid.tgt, purpose="validation")
@@ -103,50 +103,55 @@ class TextData:
         return translator.translate_chunks(chunks, **options)
 
     @staticmethod
-    def evaluate(translator: Any, args: argparse.Namespace) -> None:
-        """`rnnsearch evaluate`: --src translated and scored against --ref with sacreBLEU
-        and chrF (or lowercased tokenised BLEU), repeated words and BLEU by length."""
+    def evaluate(
+        translator: Any,
+        *,
+        src: str | None,
+        ref: str | None,
+        beam_size: int | None,
+        part: str,
+        lowercase_tokenized: bool = False,
+        by_length: bool = False,
+    ) -> Evaluation:
+        """`rnnsearch evaluate`: `src` translated and scored against `ref` with sacreBLEU
+        and chrF (or `lowercase_tokenized` BLEU), repeated words, and BLEU `by_length`."""
         from rnnsearch.evaluation import metrics
         from rnnsearch.evaluation.repetition import repetitions
 
-        if not (args.src and args.ref):
+        if not (src and ref):
             raise UserError("evaluate: a text model needs --src and --ref")
-        sources, references = test_set(args.src, args.ref)
-        hypotheses = [t.text for t in translator.translate(sources, beam_size=args.beam_size)]
-        if args.lowercase_tokenized:
+        sources, references = test_set(src, ref)
+        hypotheses = [t.text for t in translator.translate(sources, beam_size=beam_size)]
+        if lowercase_tokenized:
             cased = next((n for n, line in enumerate(references, start=1) if line != line.lower()), None)
             if cased is not None:
                 raise UserError(
-                    f"{args.ref}, line {cased}: has capitals, but --lowercase-tokenized compares against lowercased "
+                    f"{ref}, line {cased}: has capitals, but --lowercase-tokenized compares against lowercased "
                     "tokenised references (such as data/multi30k/tok/*.lc.norm.tok.*)"
                 )
-            lang = translator.target_language
-            scores = [metrics.bleu_lowercase_tokenized(hypotheses, references, lang)]
+            scores = [metrics.bleu_lowercase_tokenized(hypotheses, references, translator.target_language)]
         else:
             scores = [metrics.bleu(hypotheses, references), metrics.chrf(hypotheses, references)]
-        report = {s.name: {"score": round(s.value, 2), "signature": s.signature} for s in scores}
         repeated = repetitions(hypotheses, references)
-        report["repeated_words"] = {
-            "per_100_words": round(repeated.per_100_words, 2),
-            "repeated": repeated.repeated,
-            "words": repeated.words,
+        details: dict[str, Any] = {
+            "repeated_words": {
+                "per_100_words": round(repeated.per_100_words, 2),
+                "repeated": repeated.repeated,
+                "words": repeated.words,
+            }
         }
-        if args.by_length:
-            buckets = metrics.bleu_by_length(hypotheses, references, [len(s.split()) for s in sources])
-            report["bleu_by_source_length"] = [
-                {"words": label, "sentences": count, "bleu": round(value, 2)} for label, count, value in buckets
-            ]
-        if args.json:
-            print(json.dumps(report))
-            return
-        for score in scores:
-            print(score)
-        print(
+        notes = [
             f"repeated words = {repeated.per_100_words:.2f} per 100 ({repeated.repeated:,} of {repeated.words:,}: "
             "a 1- or 2-gram again, more often than the reference has it)"
-        )
-        for row in report.get("bleu_by_source_length", []):
-            print(f"source words {row['words']:>6}: {row['sentences']:5d} sentences, BLEU {row['bleu']:6.2f}")
+        ]
+        if by_length:
+            buckets = metrics.bleu_by_length(hypotheses, references, [len(s.split()) for s in sources])
+            rows = [{"words": label, "sentences": count, "bleu": round(value, 2)} for label, count, value in buckets]
+            details["bleu_by_source_length"] = rows
+            notes += [
+                f"source words {r['words']:>6}: {r['sentences']:5d} sentences, BLEU {r['bleu']:6.2f}" for r in rows
+            ]
+        return metrics.Evaluation(scores, notes=notes, details=details)
 
 
 def _given_subwords(config: Config, model_dir: Path, resume: bool) -> tuple[Subwords | None, Subwords] | None:
@@ -155,5 +160,7 @@ def _given_subwords(config: Config, model_dir: Path, resume: bool) -> tuple[Subw
     if resume:
         return model_directory.load_model_files(model_dir)[1:]
     if config.train.init_from:
+        from rnnsearch.training import checkpoint
+
         return checkpoint.init_from_subwords(config.train.init_from, config.model, data_kind=config.data.kind)
     return None

@@ -17,7 +17,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
-from rnnsearch.config import Config, DataConfig, SubwordConfig, TrainingFiles
+from rnnsearch.config import Config, SubwordConfig
+from rnnsearch.config.data import DataConfig, TrainingFiles
 from rnnsearch.errors import UserError
 from rnnsearch.sections import Section
 from rnnsearch.text.subwords import Subwords

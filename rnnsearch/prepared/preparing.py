@@ -13,7 +13,8 @@ import json
 import time
 from pathlib import Path
 
-from rnnsearch.config import Config, DataConfig
+from rnnsearch.config import Config
+from rnnsearch.config.data import DataConfig
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic
 from rnnsearch.prepared.manifest import (

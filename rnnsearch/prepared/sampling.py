@@ -7,7 +7,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 
-from rnnsearch.config import ParallelFiles, SubwordConfig
+from rnnsearch.config import SubwordConfig
+from rnnsearch.config.data import ParallelFiles
 from rnnsearch.prepared import streaming
 from rnnsearch.prepared.streaming import Progress, total_bytes
 from rnnsearch.text.corpus import PairCounts, require_usable, stream_parallel

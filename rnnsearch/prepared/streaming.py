@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from tqdm import tqdm
 
-from rnnsearch.config import ParallelFiles
+from rnnsearch.config.data import ParallelFiles
 
 CHUNK_LINES = 10_000
 """Pairs read, encoded and written together; sampling.py and writing.py read it here when

@@ -19,7 +19,7 @@ from multiprocessing import get_context
 import numpy as np
 
 from rnnsearch.children import die_with
-from rnnsearch.config import ParallelFiles
+from rnnsearch.config.data import ParallelFiles
 from rnnsearch.prepared.links import EncodedLinks, encode_links
 from rnnsearch.prepared.streaming import total_bytes
 from rnnsearch.text.corpus import PairCounts, RawChunk

@@ -17,7 +17,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from rnnsearch.config import TrainingFiles
+from rnnsearch.config.data import TrainingFiles
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic
 from rnnsearch.prepared import streaming

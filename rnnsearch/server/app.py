@@ -36,7 +36,6 @@ from rnnsearch.server.info import describe_model, max_audio_seconds
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.refusals import ERROR_RESPONSES, BodyLimit, add_error_handlers, max_body_bytes
 from rnnsearch.speech.audio import read_wav_bytes
-from rnnsearch.speech.digits import SAMPLE_RATE
 from rnnsearch.translation.text_translation import put_markup_back
 from rnnsearch.translation.translator import Translation, Translator
 
@@ -128,7 +127,7 @@ async def _audio_items(
     translator: Translator, request: schemas.TranslateOptions, max_seconds: float | None
 ) -> tuple[list[np.ndarray], None]:
     """The request's recordings, decoded off the event loop."""
-    return await asyncio.to_thread(_read_audio, request.audio, max_seconds), None
+    return await asyncio.to_thread(_read_audio, request.audio, max_seconds, translator.data.sample_rate), None
 
 
 @dataclass(frozen=True)
@@ -170,12 +169,14 @@ def _alignment_from(translator: Translator, request: schemas.TranslateOptions) -
 
 def _audio_chars(translator: Translator, limits: Limits) -> int | None:
     """The longest base64 WAV file a speech model's server takes; None for a text model."""
-    seconds = max_audio_seconds(translator, limits)
-    return None if seconds is None else schemas.audio_base64_chars(seconds)
+    seconds, rate = max_audio_seconds(translator, limits), translator.data.sample_rate
+    return None if seconds is None or rate is None else schemas.audio_base64_chars(seconds, rate)
 
 
 def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schemas.ModelInfo, limits: Limits) -> None:
-    TranslateRequest = schemas.translate_request_model(limits, _audio_chars(translator, limits))
+    TranslateRequest = schemas.translate_request_model(
+        limits, _audio_chars(translator, limits), sample_rate=translator.data.sample_rate
+    )
     max_seconds = max_audio_seconds(translator, limits)
 
     @app.post("/v1/translate", responses=ERROR_RESPONSES, summary="Translate texts or recordings")
@@ -272,8 +273,8 @@ def _prefixes(texts: list[str], prefixes: list[str] | None) -> list[str]:
     return prefixes
 
 
-def _read_audio(items: list[str], max_seconds: float) -> list[np.ndarray]:
-    """The samples of base64-encoded WAV files, each at SAMPLE_RATE and at most `max_seconds` long.
+def _read_audio(items: list[str], max_seconds: float, sample_rate: int) -> list[np.ndarray]:
+    """The samples of base64-encoded WAV files, each at `sample_rate` and at most `max_seconds` long.
 
     A data URL's "data:audio/wav;base64," prefix is skipped, as browsers write one.
     """
@@ -286,8 +287,8 @@ def _read_audio(items: list[str], max_seconds: float) -> list[np.ndarray]:
             data = base64.b64decode(item, validate=True)
         except (binascii.Error, ValueError) as error:
             raise UserError(f"{name}: not base64 ({error})") from None
-        samples, _ = read_wav_bytes(data, name, expected_rate=SAMPLE_RATE)
-        seconds = len(samples) / SAMPLE_RATE
+        samples, _ = read_wav_bytes(data, name, expected_rate=sample_rate)
+        seconds = len(samples) / sample_rate
         if seconds > max_seconds:
             raise HTTPException(413, f"{name}: {seconds:.2f} s of audio, more than the server's {max_seconds:g} s")
         audio.append(samples)

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rnnsearch.config import load_config
+from rnnsearch.config.data import ValidationScore
 from rnnsearch.errors import UserError
 from rnnsearch.files.metrics_log import read_metrics
 from rnnsearch.files.model_directory import CONFIG, METRICS
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.schemas import MAX_BEAM_SIZE, ModelInfo, ServedLimits, TrainingFigures
-from rnnsearch.speech.digits import SAMPLE_RATE
 from rnnsearch.translation.translator import Translator
 
 
@@ -35,8 +35,8 @@ def describe_model(translator: Translator, model_dir: str | Path | Sequence[str 
         architecture=config.model,
         subwords=config.subwords,
         search=translator.search,
-        training=training_figures(model_dir / METRICS),
-        sample_rate=None if translator.seconds_per_vector is None else SAMPLE_RATE,
+        training=training_figures(model_dir / METRICS, config.data.quality),
+        sample_rate=translator.data.sample_rate,
         seconds_per_vector=translator.seconds_per_vector,
         limits=ServedLimits(
             max_texts=limits.max_texts,
@@ -57,9 +57,9 @@ def max_audio_seconds(translator: Translator, limits: Limits) -> float | None:
     return min(limits.max_audio_seconds, translator.search.max_source_length * translator.seconds_per_vector)
 
 
-def training_figures(metrics: Path) -> TrainingFigures | None:
-    """Steps, validations and the best validation BLEU and perplexity logged in `metrics`,
-    read as every reader of the log reads it (a row torn by a kill dropped).
+def training_figures(metrics: Path, quality: ValidationScore) -> TrainingFigures | None:
+    """Steps, validations and the best validation `quality` score and perplexity logged
+    in `metrics`, read as every reader of the log reads it (a row torn by a kill dropped).
 
     None when there is no such file, or when it is corrupt: the figures are informative
     only, and the server serves without them.
@@ -68,12 +68,15 @@ def training_figures(metrics: Path) -> TrainingFigures | None:
         rows = read_metrics(metrics)
     except (FileNotFoundError, UserError):
         return None
-    validations = [row for row in rows if "valid_bleu" in row or "valid_ppl" in row]
-    bleu = [row["valid_bleu"] for row in validations if isinstance(row.get("valid_bleu"), int | float)]
+    validations = [row for row in rows if quality.key in row or "valid_ppl" in row]
+    scores = [row.get(quality.key) for row in validations]
     perplexity = [row["valid_ppl"] for row in validations if isinstance(row.get("valid_ppl"), int | float)]
+    numbers = [score for score in scores if isinstance(score, int | float)]
     return TrainingFigures(
         steps=max((row["step"] for row in rows), default=0),
         validations=len(validations),
-        best_valid_bleu=max(bleu, default=None),
+        valid_score=quality.key,
+        valid_score_label=quality.label,
+        best_valid_score=max(numbers, key=quality.better, default=None),
         best_valid_perplexity=min(perplexity, default=None),
     )

@@ -15,7 +15,6 @@ from rnnsearch.config.search import MAX_BEAM_SIZE, SearchConfig
 from rnnsearch.markup import MARKUPS
 from rnnsearch.model.settings import ModelConfig
 from rnnsearch.server.limits import Limits
-from rnnsearch.speech.digits import SAMPLE_RATE
 
 
 class ErrorBody(BaseModel):
@@ -51,11 +50,13 @@ class TranslateOptions(BaseModel):
     )
 
 
-def translate_request_model(limits: Limits, audio_chars: int | None = None) -> type[TranslateOptions]:
+def translate_request_model(
+    limits: Limits, audio_chars: int | None = None, *, sample_rate: int | None = None
+) -> type[TranslateOptions]:
     """The request body of POST /v1/translate, with this server's size limits in its schema.
 
     A text model takes `texts`; a speech model (audio_chars: the longest base64 WAV it
-    takes, see `audio_base64_chars`) takes `audio` instead.
+    takes, see `audio_base64_chars`; sample_rate: its recordings' rate) takes `audio` instead.
     """
     if audio_chars is not None:
         item = Annotated[str, Field(max_length=audio_chars)]
@@ -65,7 +66,7 @@ def translate_request_model(limits: Limits, audio_chars: int | None = None) -> t
                 min_length=1,
                 max_length=limits.max_texts,
                 description=(
-                    f"recordings to transcribe, one per item: base64-encoded WAV files, {SAMPLE_RATE} Hz PCM "
+                    f"recordings to transcribe, one per item: base64-encoded WAV files, {sample_rate} Hz PCM "
                     f"(8- or 16-bit, mono or averaged to mono), at most {limits.max_audio_seconds:g} s each"
                 ),
                 examples=[["UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="]],
@@ -116,9 +117,9 @@ WAV_HEADER_ROOM = 4096
 """Bytes a WAV file may hold besides its samples: the RIFF header and extra chunks (LIST, fact)."""
 
 
-def audio_base64_chars(seconds: float) -> int:
-    """Characters of the base64 encoding of a 16-bit mono WAV file of `seconds` at SAMPLE_RATE."""
-    size = int(seconds * SAMPLE_RATE) * 2 + WAV_HEADER_ROOM
+def audio_base64_chars(seconds: float, sample_rate: int) -> int:
+    """Characters of the base64 encoding of a 16-bit mono WAV file of `seconds` at `sample_rate`."""
+    size = int(seconds * sample_rate) * 2 + WAV_HEADER_ROOM
     return 4 * -(-size // 3)
 
 
@@ -174,7 +175,12 @@ class TrainingFigures(BaseModel):
 
     steps: int = Field(description="training steps logged")
     validations: int
-    best_valid_bleu: float | None = Field(description="highest greedy validation BLEU")
+    valid_score: str = Field(
+        description="the model's quality score, as metrics.jsonl names it: valid_bleu (greedy BLEU) for text, "
+        "valid_der (digit error rate, %) for spoken digits",
+    )
+    valid_score_label: str = Field(description="that score in words", examples=["validation BLEU"])
+    best_valid_score: float | None = Field(description="its best value logged: the highest, or the lowest error")
     best_valid_perplexity: float | None = Field(description="lowest validation perplexity")
 
 

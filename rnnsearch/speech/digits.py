@@ -38,12 +38,13 @@ from types import MappingProxyType
 
 import numpy as np
 
+from rnnsearch.config.data import SpokenDigitsConfig
 from rnnsearch.errors import UserError
 from rnnsearch.speech.audio import read_wav_bytes
 
 ARCHIVE = Path(__file__).resolve().parent / "fsdd" / "fsdd-recordings.tar.gz"
 """The recordings, package data (pyproject.toml), so that an installed rnnsearch has them too."""
-SAMPLE_RATE = 8000
+SAMPLE_RATE = SpokenDigitsConfig.sample_rate  # the recordings' own, which the data section declares
 SPLITS = ("customary", "speaker")
 PARTS = ("train", "validation", "test")
 HELD_OUT_SPEAKER = "theo"

@@ -30,7 +30,7 @@ def digit_error_rate(hypotheses: list[str], references: list[str]) -> Score:
         f"({result.substitutions} sub, {result.deletions} del, {result.insertions} ins) "
         f"in {digits} digits of {len(references)} strings"
     )
-    return Score(name="DER", value=100.0 * errors / digits, signature=description)
+    return Score(name="DER", value=100.0 * errors / digits, signature=description, unit="%")
 
 
 def string_accuracy(hypotheses: list[str], references: list[str]) -> Score:
@@ -40,7 +40,7 @@ def string_accuracy(hypotheses: list[str], references: list[str]) -> Score:
         raise ValueError("no strings to score")
     correct = sum(h.split() == r.split() for h, r in zip(hypotheses, references))
     description = f"{correct} of {len(references)} strings exactly right"
-    return Score(name="string accuracy", value=100.0 * correct / len(references), signature=description)
+    return Score(name="string accuracy", value=100.0 * correct / len(references), signature=description, unit="%")
 
 
 def _check(hypotheses: list[str], references: list[str]) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from rnnsearch.config import FeatureConfig, SpokenDigitsConfig
+from rnnsearch.config.data import FeatureConfig, SpokenDigitsConfig
 from rnnsearch.speech.digits import SAMPLE_RATE, Utterance, make_utterances
 from rnnsearch.speech.features import FeatureSettings, cached_features, log_mel, stack_frames
 

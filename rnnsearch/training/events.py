@@ -14,8 +14,10 @@ checkpoint, which the resumed run trains again, are shown once, the resumed run'
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
+from rnnsearch.config.data import VALIDATION_LOSS, ValidationScore
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation.metrics import perplexity
 from rnnsearch.files.metrics_log import MetricsRow
@@ -26,32 +28,33 @@ TAGS = {
     "lr": "train/learning_rate",
     "tokens_per_second": "train/target_tokens_per_second",
     "epoch": "train/epoch",
-    "valid_loss": "valid/loss",
+    VALIDATION_LOSS.key: VALIDATION_LOSS.tag,
     "valid_ppl": "valid/perplexity",
-    "valid_bleu": "valid/bleu",
-    "valid_der": "valid/digit_error_rate",
-    "valid_accuracy": "valid/string_accuracy",
 }
-"""Tags of the rows' values: a curve's name in TensorBoard. A value of the last
-validation over the whole set (valid_bleu_all, …) is its subset's tag + "_all"."""
+"""Tags of the values every run's rows hold: a curve's name in TensorBoard. The scores of
+validation are the kind of data's, each with its tag (`ValidationScore`); a value of the
+last validation over the whole set (valid_bleu_all, …) is its subset's tag + "_all"."""
 
 HEATMAP = re.compile(r"step(\d+)-(\d+)\.png")
 
 
-def tag(key: str) -> str | None:
-    """The TensorBoard tag of a row's key, None for what is not a curve (the step, a count)."""
-    if key in TAGS:
-        return TAGS[key]
-    if key.endswith("_all") and key.removesuffix("_all") in TAGS:
-        return TAGS[key.removesuffix("_all")] + "_all"
+def tag(key: str, scores: Sequence[ValidationScore] = ()) -> str | None:
+    """The TensorBoard tag of a row's key, given the kind's validation `scores`; None for
+    what is not a curve (the step, a count)."""
+    tags = TAGS | {score.key: score.tag for score in scores}
+    if key in tags:
+        return tags[key]
+    if key.endswith("_all") and key.removesuffix("_all") in tags:
+        return tags[key.removesuffix("_all")] + "_all"
     return None
 
 
 class EventLog:
     """The event files of a run in `model_dir`/tensorboard/; `first_step` is the first
-    step this run logs (1, or the resume point's step + 1)."""
+    step this run logs (1, or the resume point's step + 1); `scores`: the validation
+    scores of the run's kind of data."""
 
-    def __init__(self, model_dir: Path, *, first_step: int):
+    def __init__(self, model_dir: Path, *, first_step: int, scores: Sequence[ValidationScore] = ()):
         try:
             from torch.utils.tensorboard import SummaryWriter
         except ImportError:
@@ -61,6 +64,7 @@ class EventLog:
             ) from None
         self.writer = SummaryWriter(str(model_dir / FOLDER), purge_step=first_step)
         self.written: set[tuple[str, int]] = set()
+        self.scores = tuple(scores)
 
     def _add(self, name: str, step: int) -> bool:
         """Whether `name` at `step` is still to be written: the last validation over the
@@ -76,7 +80,7 @@ class EventLog:
         loss, its perplexity too (of the label-smoothed loss, as training minimises it)."""
         step = row["step"]
         for key, value in row.items():
-            name = tag(key)
+            name = tag(key, self.scores)
             if name is not None and self._add(name, step):
                 self.writer.add_scalar(name, value, step)
         if "train_loss" in row and self._add("train/perplexity", step):

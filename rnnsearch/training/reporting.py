@@ -66,7 +66,9 @@ class Reporter:
             file=self.stream,
             disable=not main or self.lines,
         )
-        self.events = EventLog(model_dir, first_step=progress.step + 1) if main and self.options.tensorboard else None
+        self.events = None
+        if main and self.options.tensorboard:
+            self.events = EventLog(model_dir, first_step=progress.step + 1, scores=config.data.scores)
 
     def stepped(self) -> None:
         """One more step done."""

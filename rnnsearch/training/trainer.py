@@ -119,11 +119,8 @@ class TranslationLoop(TrainingLoop):
         row = self.world.from_main(
             lambda: {"step": progress.step, **self.validator(progress.step, everything=everything)}
         )
-        metric = {
-            "bleu": lambda: row["valid_bleu"],
-            "error_rate": lambda: -row["valid_der"],
-            "loss": lambda: -row["valid_loss"],
-        }[options.selection_metric]()
+        selection = self.config.selection
+        metric = selection.better(row[selection.key])
         verdict = schedule.validated(options, progress, metric)
         if verdict.improved and self.world.is_main:
             model_directory.write_tensors(
@@ -134,7 +131,9 @@ class TranslationLoop(TrainingLoop):
         self.log(row)
         if self.world.is_main:
             learning_curves(
-                read_metrics(self.model_dir / model_directory.METRICS), self.model_dir / model_directory.LEARNING_CURVE
+                read_metrics(self.model_dir / model_directory.METRICS),
+                self.model_dir / model_directory.LEARNING_CURVE,
+                self.config.data.quality,
             )
         self.report.validated(row, self.model_dir / model_directory.ALIGNMENTS)
         scores = self.kind.scores_line(row)

@@ -185,8 +185,10 @@ def _require_compatible(directories: list[str | os.PathLike], files: list[ModelF
                 f"{directory}: its target subword model is not that of {first}; "
                 "the members of an ensemble must share the target vocabulary"
             )
-        if config.data.features != first_config.data.features:
+        settings = config.data.input_settings()
+        differing = [key for key, value in settings.items() if value != first_config.data.input_settings()[key]]
+        if differing:
             raise UserError(
-                f"{directory}: its data.features differ from those of {first}; "
-                "the members of a speech ensemble must read the same feature vectors"
+                f"{directory}: its data.{differing[0]} differ from those of {first}; "
+                "the members of an ensemble must read the same input vectors"
             )

@@ -19,7 +19,7 @@ from rnnsearch.alignments.words import (
     combine,
 )
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
-from rnnsearch.config import DataConfig
+from rnnsearch.config.data import DataConfig
 from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.decoding.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.decoding.inputs import END

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from rnnsearch.arguments import checked_list, checked_strings
-from rnnsearch.config import DataConfig, SpokenDigitsConfig
+from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
@@ -20,7 +20,7 @@ class Transcription(Decoding):
     """The Translator's transcription (`transcribe`, `transcribe_files`,
     `translate_vectors`), done here over the decoding it is."""
 
-    data: DataConfig | SpokenDigitsConfig  # the model's data section: for speech, how audio becomes vectors
+    data: DataSection  # the model's data section: how audio becomes vectors, at what sample rate
 
     def transcribe(
         self,
@@ -48,12 +48,11 @@ class Transcription(Decoding):
     ) -> list[Translation]:
         """Recognise WAV files; a file at another sample rate, or not a WAV, is a one-line error."""
         from rnnsearch.speech.audio import read_wav
-        from rnnsearch.speech.digits import SAMPLE_RATE
 
         self.source.require_audio("audio")
         paths = checked_strings(paths, "paths", example='a list such as ["one.wav"]', unicode=False)
         beam_size, n_best = self.widths(beam_size, n_best)
-        audio = [read_wav(path, expected_rate=SAMPLE_RATE)[0] for path in paths]
+        audio = [read_wav(path, expected_rate=self.data.sample_rate)[0] for path in paths]
         return self.transcribe(audio, paths, beam_size, n_best, None)
 
     def translate_vectors(
@@ -68,7 +67,7 @@ class Transcription(Decoding):
         validation set, in order."""
         self.source.require_audio("feature vectors")
         inputs = checked_list(inputs, "inputs", example="a list of (frames, size) tensors")
-        size = self.data.features.size
+        size = self.data.vector_size
         for index, vectors in enumerate(inputs):
             tensor = isinstance(vectors, torch.Tensor) and vectors.is_floating_point()
             if not (tensor and vectors.dim() == 2 and vectors.size(1) == size):

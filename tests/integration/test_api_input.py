@@ -120,3 +120,19 @@ def test_chunks_are_translated_one_at_a_time_with_lines_numbered_across_chunks(t
     refused(TypeError, ("chunks[1]", "single str"), list, translator.translate_chunks([["Ein Hund."], "Katze"]))
     refused(ValueError, ("beam_size",), translator.translate_chunks, [["Ein Hund."]], beam_size=0)
     refused(TypeError, ("chunks", "single str"), translator.translate_chunks, "Ein Hund.")
+
+
+@pytest.mark.parametrize("model", ["model_dir", "speech_model"])
+def test_loading_a_model_imports_nothing_of_training(model, request):
+    """A kind of data prepares corpora through training's modules; translating with it
+    loads none of them (nor the prepared-data machinery), whatever the kind."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, rnnsearch; t = rnnsearch.load(sys.argv[1], device='cpu'); "
+        "print(sorted(m for m in sys.modules if m.startswith(('rnnsearch.training', 'rnnsearch.prepared'))))"
+    )
+    path = str(request.getfixturevalue(model))
+    result = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

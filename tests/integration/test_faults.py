@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rnnsearch.config.data import DataConfig
 from rnnsearch.evaluation.plots import learning_curves
 from rnnsearch.files.model_directory import read_tensors, write_tensors
 from rnnsearch.text.subwords import Subwords, train_subwords
@@ -118,13 +119,14 @@ def test_translations_to_a_full_output_file_name_it(trained, corpus, option):
 
 def test_a_plot_that_cannot_be_written_leaves_the_previous_figure_whole(tmp_path):
     path = tmp_path / "learning_curve.png"
-    learning_curves(ROWS, path)
+    learning_curves(ROWS, path, DataConfig.scores[0])
     before = path.read_bytes()
     code = f"""
 from rnnsearch.errors import UserError
+from rnnsearch.config.data import DataConfig
 from rnnsearch.evaluation.plots import learning_curves
 try:
-    learning_curves({ROWS!r}, "{path}")
+    learning_curves({ROWS!r}, "{path}", DataConfig.scores[0])
 except UserError as error:
     print(error)
 """

@@ -202,7 +202,9 @@ def test_model_description(client, translator, model_dir):
     assert info["training"] == {
         "steps": 20,
         "validations": len(validations),
-        "best_valid_bleu": max(row["valid_bleu"] for row in validations),
+        "valid_score": "valid_bleu",
+        "valid_score_label": "validation BLEU",
+        "best_valid_score": max(row["valid_bleu"] for row in validations),
         "best_valid_perplexity": min(row["valid_ppl"] for row in validations),
     }
     assert info["limits"]["max_texts"] == 4 and info["limits"]["max_chars"] == 1000

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from rnnsearch.config.data import DataConfig
 from rnnsearch.evaluation.metrics import (
     bleu,
     bleu_by_length,
@@ -116,7 +117,7 @@ def test_learning_curves(tmp_path, with_validation):
             {"step": 1000, "valid_loss": 2.5, "valid_ppl": 12.2, "valid_bleu": 25.0},
         ]
     path = tmp_path / "curves.png"
-    learning_curves(records, path)
+    learning_curves(records, path, DataConfig.scores[0])
     assert path.read_bytes().startswith(PNG_MAGIC)
 
 

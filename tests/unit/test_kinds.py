@@ -8,7 +8,8 @@ from typing import get_args
 import pytest
 
 import rnnsearch
-from rnnsearch.config import Config, config_from_dict
+from rnnsearch.config import config_from_dict
+from rnnsearch.config.data import DATA_SECTIONS
 from rnnsearch.kinds import KINDS, data_kind
 from rnnsearch.kinds.spoken_digits import SpokenDigits
 from rnnsearch.kinds.text import TextData
@@ -17,14 +18,21 @@ PACKAGE = Path(rnnsearch.__file__).parent
 ALLOWED = ("kinds/", "speech/")  # the kind objects, and the audio stack a speech kind runs
 KIND_CLASSES = {"SpokenDigitsConfig", "DataConfig", "SpeechInput", "TextInput", "SpokenDigits", "TextData"}
 KIND_WORDS = {"speech", "spoken_digits", "text", "audio"}
+SCORE_KEYS = {
+    f"{score.key}{suffix}" for section in DATA_SECTIONS.values() for score in section.scores for suffix in ("", "_all")
+}
+"""The keys of a kind's own validation scores (valid_bleu, valid_der, …): only the kind and
+its config section, which declares them, may name one."""
 
 
 def _kind_readings(tree: ast.AST) -> list[str]:
     """Where a module reads which kind of data it has: a `.speech` attribute, a kind's
-    name (`data.kind`, `reads`) compared with a constant, or an isinstance test of a
-    kind's class."""
+    name (`data.kind`, `reads`) compared with a constant, an isinstance test of a kind's
+    class, or the key of a kind's own score (`row["valid_der"]`, `"valid_bleu" in row`)."""
     found = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and node.value in SCORE_KEYS:
+            found.append(f"line {node.lineno}: the score key {node.value!r}")
         if isinstance(node, ast.Attribute) and node.attr == "speech":
             found.append(f"line {node.lineno}: .speech")
         elif isinstance(node, ast.Compare):
@@ -47,6 +55,8 @@ def test_no_module_outside_the_kinds_asks_which_kind_of_data_it_has():
         if relative.startswith(ALLOWED):
             continue
         found = _kind_readings(ast.parse(path.read_text(encoding="utf-8")))
+        if relative == "config/data.py":  # where each section declares its scores
+            found = [reading for reading in found if "score key" not in reading]
         if found:
             readings[relative] = found
     assert readings == {}
@@ -55,14 +65,21 @@ def test_no_module_outside_the_kinds_asks_which_kind_of_data_it_has():
 def test_the_check_finds_a_branch_on_the_kind():
     source = (
         "if config.speech:\n    pass\nif config.data.kind == 'spoken_digits':\n    pass\nisinstance(x, SpeechInput)\n"
+        "label = 'DER' if 'valid_der' in row else 'BLEU'\nbest = max(row['valid_bleu_all'] for row in rows)\n"
     )
-    assert len(_kind_readings(ast.parse(source))) == 3
+    assert len(_kind_readings(ast.parse(source))) == 5
 
 
 def test_every_data_section_of_the_config_has_its_kind():
-    sections = get_args(Config.model_fields["data"].annotation)
-    names = {get_args(section.model_fields["kind"].annotation)[0] for section in sections}
-    assert names == set(KINDS)
+    assert set(DATA_SECTIONS) == set(KINDS)
+    for name, section in DATA_SECTIONS.items():
+        assert get_args(section.model_fields["kind"].annotation) == (name,)
+
+
+def test_each_kind_logs_the_scores_its_section_declares():
+    declared = {name: {score.key for score in section.scores} for name, section in DATA_SECTIONS.items()}
+    logged = {name: set(kind.validation_scores(["1 2"], ["1 2"])) for name, kind in KINDS.items()}
+    assert logged == declared
 
 
 @pytest.mark.parametrize(

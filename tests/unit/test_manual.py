@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from rnnsearch.cli import build_parser
 from rnnsearch.config import Config
+from rnnsearch.config.data import DATA_SECTIONS, DataSection
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", ROOT / "BENCHMARKS.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -63,6 +64,8 @@ def in_schema(key: str) -> bool:
         if not fields:
             return False
         models = [t for field in fields for t in _types(field.annotation) if _is_section(t)]
+        if DataSection in models:  # the data key holds the section of its kind
+            models = list(DATA_SECTIONS.values())
     return True
 
 

@@ -52,8 +52,8 @@ function describeModel(model) {
   const training = model.training;
   if (training) {
     parts.push(`${training.steps.toLocaleString("en")} training steps`);
-    if (training.best_valid_bleu !== null) {
-      parts.push(`best validation BLEU ${training.best_valid_bleu.toFixed(2)}`);
+    if (training.best_valid_score !== null) {
+      parts.push(`best ${training.valid_score_label} ${training.best_valid_score.toFixed(2)}`);
     }
   }
   return parts.join(" · ");
