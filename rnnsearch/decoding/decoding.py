@@ -50,9 +50,11 @@ class Decoding:
     """What to do about a model without an alignment module, where one is asked for: the
     Translator says otherwise where `rnnsearch train-aligner` cannot add one."""
 
-    def __init__(self, model: torch.nn.Module, source: InputKind, tgt_subwords: Subwords, search: SearchConfig) -> None:
+    def __init__(
+        self, model: torch.nn.Module, input_kind: InputKind, tgt_subwords: Subwords, search: SearchConfig
+    ) -> None:
         self.model = model
-        self.source = source
+        self.input_kind = input_kind
         self.tgt_subwords = tgt_subwords
         self.search = search
 
@@ -84,7 +86,7 @@ class Decoding:
     @property
     def seconds_per_vector(self) -> float | None:
         """Audio per encoder input vector for a speech model; None for text."""
-        return self.source.seconds_per_column
+        return self.input_kind.seconds_per_column
 
     def require_alignment(self) -> None:
         """Raise a UserError when the model has no alignment to show."""
@@ -94,24 +96,24 @@ class Decoding:
             )
 
     def alignment_source(self, asked: object, *, shown: bool = True) -> str:
-        """What alignments are read from (`alignment.ALIGNMENT_SOURCES`): `asked`, checked, or
+        """What alignments are read from (`alignments.words.ALIGNMENT_SOURCES`): `asked`, checked, or
         for None the alignment module where the model has one and the alignments are
         `shown`, else the attention (search's own α, which costs nothing more; None for a
         model without an alignment)."""
         modules = any(getattr(member, "aligner", None) is not None for member in self.aligned_members)
         if asked is None:
             return default_source(modules=modules, shown=shown)
-        source = ALIGNMENT_SOURCES[checked_choice(asked, "alignment_from", ALIGNMENT_SOURCES)]
-        if source.from_module and self.runtime != "torch":
+        chosen = ALIGNMENT_SOURCES[checked_choice(asked, "alignment_from", ALIGNMENT_SOURCES)]
+        if chosen.from_module and self.runtime != "torch":
             raise ArgumentValueError(
                 f"alignment_from: {asked!r}: an exported package's graphs carry no alignment module; load the model "
                 "directory itself to align with its module"
             )
-        if source.from_module and not modules:
+        if chosen.from_module and not modules:
             raise ArgumentValueError(
                 f"alignment_from: {asked!r}: this model has no alignment module ({self.no_module})"
             )
-        return source.name
+        return chosen.name
 
     @property
     def aligned_members(self) -> list[torch.nn.Module]:
@@ -157,9 +159,11 @@ class Decoding:
         (target piece ids, one list per input) force the start of each output. With
         an `alignment_from` read from the module, every hypothesis's alignment is the module's,
         computed once search has chosen its pieces (search itself is unchanged)."""
-        sources = self.source.sources(inputs, limit=self.search.max_source_length, first_line=first_line)
-        blank = [empty and not (prefixes and prefixes[i]) for i, empty in enumerate(self.source.blank(inputs))]
-        todo = sorted((i for i in range(len(sources)) if not blank[i]), key=lambda i: -self.source.length(sources[i]))
+        sources = self.input_kind.sources(inputs, limit=self.search.max_source_length, first_line=first_line)
+        blank = [empty and not (prefixes and prefixes[i]) for i, empty in enumerate(self.input_kind.blank(inputs))]
+        todo = sorted(
+            (i for i in range(len(sources)) if not blank[i]), key=lambda i: -self.input_kind.length(sources[i])
+        )
         results = {i: _empty(originals[i]) for i in range(len(sources)) if blank[i]}
         with evaluating(self.model):
             for start in range(0, len(todo), SENTENCES_PER_SEARCH):
@@ -167,17 +171,22 @@ class Decoding:
                 chunk_prefixes = None if prefixes is None else [prefixes[i] for i in chunk]
                 hypotheses = self._search([sources[i] for i in chunk], options, chunk_prefixes)
                 for i, nbest in zip(chunk, hypotheses):
-                    results[i] = self._translation(originals[i], self.source.labels(sources[i]), nbest)
+                    results[i] = self._translation(originals[i], self.input_kind.labels(sources[i]), nbest)
                 if ALIGNMENT_SOURCES[alignment_from].from_module:
                     chunk_sources, chunk_results = [sources[i] for i in chunk], [results[i] for i in chunk]
-                    self._align_with_modules(chunk_sources, hypotheses, chunk_results, source=alignment_from)
+                    self._align_with_modules(chunk_sources, hypotheses, chunk_results, alignment_from=alignment_from)
         return [results[i] for i in range(len(sources))]
 
     def _align_with_modules(
-        self, sources: list[Source], hypotheses: list[list[Hypothesis]], translations: list[Translation], *, source: str
+        self,
+        sources: list[Source],
+        hypotheses: list[list[Hypothesis]],
+        translations: list[Translation],
+        *,
+        alignment_from: str,
     ) -> None:
         """Each hypothesis's alignment replaced by the alignment module's β over its pieces
-        (what `source`, an alignment source read from the module, names):
+        (what `alignment_from`, an alignment source read from the module, names):
         a teacher-forced pass of the (aligned) members that have a module, their mean for
         an ensemble, batched as search batches its sentences."""
         sides = self.model.sides if isinstance(self.model, Ensemble) else [0]
@@ -187,8 +196,8 @@ class Decoding:
         rows = []
         for m in with_module:
             pairs = [
-                (source if len(self.source.sides) == 1 else source[sides[m]], h.tokens)
-                for source, nbest in zip(sources, hypotheses)
+                (sentence if len(self.input_kind.sides) == 1 else sentence[sides[m]], h.tokens)
+                for sentence, nbest in zip(sources, hypotheses)
                 for h in nbest
             ]
             rows.append(module_alignments(members[m], pairs, self.search.batch_sentences, bf16=bf16))
@@ -196,13 +205,13 @@ class Decoding:
         for translation in translations:
             for hypothesis in [translation, *translation.alternatives]:
                 hypothesis.alignment = next(combined)[:, : len(hypothesis.source_tokens)]
-                hypothesis.alignment_from = source
+                hypothesis.alignment_from = alignment_from
 
     def _search(
         self, sources: list[Source], options: SearchOptions, prefixes: list[list[int]] | None
     ) -> list[list[Hypothesis]]:
         """One search call over sources in the order given, with room for each prefix and </s>."""
-        src, src_lengths, side_zero_lengths = self.source.tensors(sources)
+        src, src_lengths, side_zero_lengths = self.input_kind.tensors(sources)
         limits = max_output_lengths(side_zero_lengths, self.search.max_length_ratio, self.search.max_length_extra)
         forced = None if prefixes is None else prefix_tensor(prefixes)
         if forced is not None:
@@ -215,7 +224,7 @@ class Decoding:
 
     def _translation(self, source: str, source_tokens: list[str], nbest: list[Hypothesis]) -> Translation:
         """A source's n-best list as its best Translation, the others its alternatives."""
-        source_counts = self.source.word_counts(source)
+        source_counts = self.input_kind.word_counts(source)
         translations = [
             Translation(
                 source=source,

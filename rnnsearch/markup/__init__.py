@@ -6,7 +6,7 @@ around it; the text is translated (or a given translation aligned to it) as any 
 and every tag is put back around the target words aligned to the source words it
 enclosed (Hanneman & Dinu 2020; Zenkel et al. 2021 describe the approach).
 
-MarkupOptions (`parse`, rnnsearch.markup.reading): the line's text, its words and the
+MarkupOptions (`parse`, rnnsearch.markup.parsing): the line's text, its words and the
 elements over them, checked to be well-formed; scripts, stylesheets and what is marked
 `translate="no"` are kept whole, untranslated (that module's docstring has the rules).
 
@@ -42,8 +42,8 @@ from dataclasses import dataclass
 
 from rnnsearch.arguments import checked_choice, checked_count
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
+from rnnsearch.markup.parsing import MARKUPS, Element, MarkedUp, MarkupError, parse
 from rnnsearch.markup.placing import Link, escape, place, transfer
-from rnnsearch.markup.reading import MARKUPS, Element, MarkedUp, MarkupError, parse
 
 __all__ = [
     "MARKUPS",

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from rnnsearch.alignments.symmetrisation import Link
-from rnnsearch.markup.reading import Element, MarkedUp
+from rnnsearch.markup.parsing import Element, MarkedUp
 
 
 def escape(text: str) -> str:

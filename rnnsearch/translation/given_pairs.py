@@ -123,7 +123,7 @@ class GivenPairs(Decoding):
         `alignment_from` says what each alignment is read from, as in `align`; the scores
         are the same either way.
         """
-        self.source.require_text(NOT_TEXT)
+        self.input_kind.require_text(NOT_TEXT)
         asked = self.alignment_source(alignment_from)
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
@@ -142,7 +142,7 @@ class GivenPairs(Decoding):
         length each, such as the lines of two large files: yield each chunk's scores as
         soon as it is done. Errors number the lines across chunks and name `origin`, the
         source file, when given; `alignment_from` as in `score`."""
-        self.source.require_text(NOT_TEXT)
+        self.input_kind.require_text(NOT_TEXT)
         asked = self.alignment_source(alignment_from)
         return self._scored_chunks(checked_iterable(chunks, "chunks"), origin, asked)
 
@@ -224,7 +224,7 @@ class GivenPairs(Decoding):
         if reverse is not None:
             check_reverse(self.data, reverse.data)
         for given in (self, reverse) if reverse is not None else (self,):
-            given.source.require_text(NOT_TEXT)
+            given.input_kind.require_text(NOT_TEXT)
             given.require_alignment()
             check_reading(reading, given.alignment_source(settings.alignment_from))
 
@@ -279,10 +279,10 @@ class GivenPairs(Decoding):
     ) -> list[PairScore]:
         """Score checked pairs; `first_line` is the number of sources[0] in error messages,
         and their alignments come from `alignment_from` (see `AlignSettings`)."""
-        encoded = self.source.sources(
+        encoded = self.input_kind.sources(
             sources, limit=self.search.max_source_length, origin=origin, first_line=first_line
         )
-        sides = [encoded] if len(self.source.sides) == 1 else [list(side) for side in zip(*encoded)]
+        sides = [encoded] if len(self.input_kind.sides) == 1 else [list(side) for side in zip(*encoded)]
         target_ids = self.tgt_subwords.encode(targets)
         source = self.alignment_source(alignment_from)
         forced = self._forced(sides, target_ids, source)
@@ -328,9 +328,9 @@ class GivenPairs(Decoding):
             target=target,
             log_prob=math.fsum(token_log_probs),
             token_log_probs=token_log_probs,
-            source_tokens=self.source.labels(source_ids),
+            source_tokens=self.input_kind.labels(source_ids),
             target_tokens=self.tgt_subwords.pieces(target_ids) + [END],
             alignment=forced.alignment,
-            source_word_counts=self.source.word_counts(source),
+            source_word_counts=self.input_kind.word_counts(source),
             target_word_counts=self.tgt_subwords.word_counts(target),
         )

@@ -80,7 +80,7 @@ class TextTranslation(Decoding):
         an alignment; the alignments' source checked (`Decoding.alignment_source`):
         "attention" for a model without an alignment; and with markup, how it is put back,
         by the reading of that source asked for."""
-        self.source.require_text(NOT_TEXT)
+        self.input_kind.require_text(NOT_TEXT)
         source = self.alignment_source(alignment_from)
         if markup is not None or ALIGNMENT_SOURCES[source].from_module:
             self.require_alignment()

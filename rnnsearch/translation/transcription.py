@@ -34,7 +34,7 @@ class Transcription(Decoding):
         named for the output; `cancelled` as for `translate`."""
         from rnnsearch.speech.utterances import audio_inputs
 
-        self.source.require_audio("audio")
+        self.input_kind.require_audio("audio")
         audio = checked_list(audio, "audio", example="a list of 1-D numpy arrays")
         for index, samples in enumerate(audio):
             if not isinstance(samples, np.ndarray) or samples.ndim != 1:
@@ -49,7 +49,7 @@ class Transcription(Decoding):
         """Recognise WAV files; a file at another sample rate, or not a WAV, is a one-line error."""
         from rnnsearch.speech.audio import read_wav
 
-        self.source.require_audio("audio")
+        self.input_kind.require_audio("audio")
         paths = checked_strings(paths, "paths", example='a list such as ["one.wav"]', unicode=False)
         beam_size, n_best = self.widths(beam_size, n_best)
         audio = [read_wav(path, expected_rate=self.data.sample_rate)[0] for path in paths]
@@ -65,7 +65,7 @@ class Transcription(Decoding):
     ) -> list[Translation]:
         """Decode encoder inputs that are already feature vectors (frames, size), e.g. a
         validation set, in order."""
-        self.source.require_audio("feature vectors")
+        self.input_kind.require_audio("feature vectors")
         inputs = checked_list(inputs, "inputs", example="a list of (frames, size) tensors")
         size = self.data.vector_size
         for index, vectors in enumerate(inputs):

@@ -80,7 +80,7 @@ class Translator(TextTranslation, Transcription, GivenPairs):
     def source_pieces(self, texts: Sequence[str]) -> list[int]:
         """How many source pieces each text is, in the side that cuts it into the most:
         the count search.max_source_length bounds."""
-        return self.source.pieces(texts)
+        return self.input_kind.pieces(texts)
 
 
 def load(

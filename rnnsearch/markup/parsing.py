@@ -1,4 +1,4 @@
-"""Reading a marked-up line: the text to translate, its words, and the elements over them.
+"""Parsing a marked-up line: the text to translate, its words, and the elements over them.
 
 The line is read as a sequence of raw segments, text and tags, whose concatenation is the
 line itself, byte for byte. The text to translate is the text segments with their
@@ -42,7 +42,7 @@ from html.parser import HTMLParser
 from rnnsearch.errors import UserError
 
 MARKUPS = ("xml", "html")
-"""The kinds of markup a line can be read as."""
+"""The markups a line can be parsed as."""
 
 VOID_ELEMENTS = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
