@@ -28,9 +28,9 @@ from rnnsearch.search.rules import (
     SearchOptions,
     check,
     chunk_maxima,
+    constrained_step,
     finished,
     forced_tokens,
-    restrict,
     with_search_kernels,
 )
 
@@ -63,14 +63,15 @@ def beam_search(
             state = new if state is None else state.extend(new)
             beams.join(newcomers, state.padding.size(1))
         scored = beams.live_rows()
-        log_probs, state, weights = model.step(beams.prev, state, scored)  # (L, V), …, (R, S)
         force_end = (max_lengths[beams.sentences] <= beams.positions + 1).repeat_interleave(k).to(device)
         forced = forced_tokens(prefixes, beams.sentences, beams.positions)
         if forced is not None:
             forced = forced.repeat_interleave(k).to(device)
             forced = forced if scored is None else forced[scored]
         force_end = force_end if scored is None else force_end[scored]
-        log_probs = restrict(log_probs, force_end, forced)
+        log_probs, state, weights = constrained_step(  # (L, V), …, (R, S)
+            model, beams.prev, state, scored, at_limit=force_end, forced=forced
+        )
         state = beams.advance(log_probs, scored, weights, state, ended, src_lengths, options)
     return [sorted(hypotheses, key=lambda h: h.score, reverse=True)[:n_best] for hypotheses in ended]
 

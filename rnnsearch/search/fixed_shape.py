@@ -32,8 +32,8 @@ from rnnsearch.search.rules import (
     Hypothesis,
     SearchOptions,
     check,
+    constrained_step,
     finished,
-    restrict,
     with_search_kernels,
 )
 
@@ -189,8 +189,10 @@ class _GreedyLoop(_Loop):
         self.lengths.zero_()
 
     def step(self) -> None:
-        log_probs, state, weights = self.model.step(self.prev, self.state)
-        log_probs = restrict(log_probs, self.max_lengths <= self.position + 1, on_device=True)
+        at_limit = self.max_lengths <= self.position + 1
+        log_probs, state, weights = constrained_step(
+            self.model, self.prev, self.state, at_limit=at_limit, on_device=True
+        )
         best_log_prob, best = log_probs.max(dim=-1)
         running = self.lengths == 0
         self.tokens.index_copy_(1, self.position, best.unsqueeze(1))
@@ -254,9 +256,10 @@ class _BeamLoop(_Loop):
 
     def step(self) -> None:
         k, sentences = self.k, self.sentences
-        log_probs, state, weights = self.model.step(self.prev, self.state)
         force_end = (self.max_lengths <= self.position + 1).unsqueeze(1).expand(-1, k).reshape(-1)
-        log_probs = restrict(log_probs, force_end, on_device=True)
+        log_probs, state, weights = constrained_step(
+            self.model, self.prev, self.state, at_limit=force_end, on_device=True
+        )
         top_log_prob, parent_beam, token = top_extensions(self.log_prob, log_probs, k)
         ends, live_log_prob = accept(top_log_prob, token, self.open_slots)
         parents = (parent_beam + sentences.unsqueeze(1) * k).view(-1)

@@ -21,9 +21,9 @@ from rnnsearch.search.rules import (
     SearchOptions,
     check,
     chunk_maxima,
+    constrained_step,
     finished,
     forced_tokens,
-    restrict,
     with_search_kernels,
 )
 
@@ -62,10 +62,10 @@ def greedy_search(
             state = new if state is None else state.extend(new)
             rows, positions = torch.cat([rows, newcomers]), torch.cat([positions, torch.zeros_like(newcomers)])
             prev = torch.cat([prev, torch.full((len(newcomers),), BOS, dtype=torch.long, device=device)])
-        log_probs, state, weights = model.step(prev, state)
         forced = forced_tokens(prefixes, rows, positions)
         forced = None if forced is None else forced.to(device)
-        log_probs = restrict(log_probs, (max_lengths[rows] <= positions + 1).to(device), forced)
+        at_limit = (max_lengths[rows] <= positions + 1).to(device)
+        log_probs, state, weights = constrained_step(model, prev, state, at_limit=at_limit, forced=forced)
         best_log_prob, best = row_maxima(log_probs)
         tokens[rows, positions] = best.cpu()
         if alignments is not None:

@@ -15,6 +15,7 @@ from rnnsearch import kernels
 from rnnsearch.config.search import SearchConfig
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.reserved import BOS, EOS, PAD
+from rnnsearch.search.contract import SearchModel, SearchState
 
 Cancelled = Callable[[], bool]
 """Asked before every decoder step; True stops the search with SearchCancelled."""
@@ -172,6 +173,25 @@ def chunk_maxima(scores: torch.Tensor) -> torch.Tensor:
     if whole < columns:
         maxima = torch.cat([maxima, scores[:, whole:].amax(1, keepdim=True)], 1)
     return maxima
+
+
+def constrained_step(
+    model: SearchModel,
+    prev: torch.Tensor,
+    state: SearchState,
+    scored: torch.Tensor | None = None,
+    *,
+    at_limit: torch.Tensor,
+    forced: torch.Tensor | None = None,
+    on_device: bool = False,
+) -> tuple[torch.Tensor, SearchState, torch.Tensor | None]:
+    """One decoder step under the rules every search follows: the model's log-probabilities
+    of each row's next piece (of the `scored` rows), its next state and α, with what
+    `restrict` forbids forbidden: rows `at_limit` must end, rows inside a prefix take its
+    `forced` piece. Greedy, beam and both fixed-shape searches step through here alone, so
+    a constraint is written once: in `restrict`, its inputs taken here."""
+    log_probs, state, weights = model.step(prev, state, scored)
+    return restrict(log_probs, at_limit, forced, on_device=on_device), state, weights
 
 
 def restrict(
