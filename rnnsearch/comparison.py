@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rnnsearch.config import load_config, read_yaml
+from rnnsearch.config.data import files_section
 from rnnsearch.errors import UserError
 from rnnsearch.evaluation import metrics
 from rnnsearch.evaluation.plots import bleu_by_length_plot
@@ -83,12 +84,13 @@ def _train_speed(model_dir: Path) -> float:
 def run_variant(experiment: Experiment, name: str) -> tuple[dict[str, Any], list[tuple[str, int, float]]]:
     """Train one variant (resuming if it has a checkpoint) and score it on the test set."""
     config = load_config(experiment.base, _overrides(experiment, name))
-    if config.data.test is None:
-        raise UserError(f"{experiment.base}: data.test is needed to compare variants")
+    test = files_section(config.data).test if config.data.prepared_on_disk else None
+    if test is None:
+        raise UserError(f"{experiment.base}: data.test is needed to compare variants (text, tested on its files)")
     model_dir = Path(config.train.model_dir)
     progress = Trainer(config, model_dir, data_kind(config)).run(resume=(model_dir / model_directory.LAST).exists())
     translator = load(model_dir, device=config.train.device)
-    sources, references = read_lines(config.data.test.src), read_lines(config.data.test.tgt)
+    sources, references = read_lines(test.src), read_lines(test.tgt)
     hypotheses = [t.text for t in translator.translate(sources)]
     row = {
         "variant": name,

@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import gzip
+import inspect
 import math
 import os
 import shutil
@@ -49,7 +50,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from tqdm import tqdm
 
@@ -57,7 +58,7 @@ from rnnsearch.alignments.symmetrisation import DEFAULT_METHOD, METHODS, Link, s
 from rnnsearch.alignments.words import pharaoh
 from rnnsearch.children import die_with
 from rnnsearch.config import Config
-from rnnsearch.config.data import TrainingFiles
+from rnnsearch.config.data import TrainingFiles, files_section
 from rnnsearch.errors import UserError
 from rnnsearch.files.atomic import TEMPORARY_SUFFIX, replacing, write_failure
 from rnnsearch.text.corpus import PairCounts, require_usable, stream_parallel
@@ -101,8 +102,9 @@ def corpora_to_align(config: Config, *, origin: str = "config") -> list[Training
     path) starts the errors."""
     if not config.data.aligns_words:
         raise UserError(f"{origin}: data.kind {config.data.kind} has no parallel text to align")
-    corpora = config.data.train_corpora
-    listed = isinstance(config.data.train, list)
+    data = files_section(config.data)
+    corpora = data.train_corpora
+    listed = isinstance(data.train, list)
     written: set[Path] = set()
     for k, corpus in enumerate(corpora):
         key = f"data.train[{k}].alignments" if listed else "data.train.alignments"
@@ -129,7 +131,7 @@ def align_training_corpora(
     their `alignments` keys name, in order; every corpus is checked before any is read."""
     corpora = corpora_to_align(config, origin=origin)
     return align_corpora(
-        [(corpus.src, corpus.tgt, corpus.alignments) for corpus in corpora],
+        [(corpus.src, corpus.tgt, cast(str, corpus.alignments)) for corpus in corpora],  # each set: checked
         symmetrisation=symmetrisation,
         model=model,
         iterations=iterations,
@@ -187,7 +189,7 @@ def align_corpora(
         link_files = folder / "forward.links", folder / "backward.links"
         total = sum(count.lines for count in counts)
         _run_eflomal(eflomal, aligner, inputs, link_files, pairs=total)
-        links = tuple(_eflomal_links(path, total) for path in link_files)
+        links = (_eflomal_links(link_files[0], total), _eflomal_links(link_files[1], total))
         written = [
             _write(src, tgt, links, temporary, pairs=count.lines, method=symmetrisation, name=path)
             for (src, tgt), count, temporary, path in zip(texts, counts, temporaries, paths, strict=True)
@@ -246,7 +248,7 @@ def _run_eflomal(
 ) -> None:
     """Run eflomal's program over the prepared inputs, writing both directions' links, as a
     child that dies with this process; a failure is one line saying what happened."""
-    program = Path(eflomal.__file__).parent / "bin" / "eflomal"
+    program = Path(inspect.getfile(eflomal)).parent / "bin" / "eflomal"
     first, second, third = eflomal_iterations(aligner, pairs)
     command = [str(program), "-q", "-m", str(aligner.model), "-n", str(aligner.n_samplers)]
     command += ["-N", str(aligner.null_prior), "-1", str(first)]
@@ -346,7 +348,7 @@ def _write(
     to `out`, the temporary of the file `name`; return the links written and the pairs
     without one."""
     forward, backward = links
-    links = unlinked = 0
+    written = unlinked = 0
     opener = gzip.open if out.name.endswith(".gz") else open
     with opener(out, "wt", encoding="utf-8", newline="\n") as handle, _bar(f"writing {name}", pairs) as bar:
         for chunk in stream_parallel(src, tgt):
@@ -364,10 +366,10 @@ def _write(
                 except ValueError as error:
                     raise UserError(f"{src}: line {number}: eflomal's {error}") from None
                 handle.write(pharaoh(combined) + "\n")
-                links += len(combined)
+                written += len(combined)
                 unlinked += not combined
             bar.update(len(chunk.sources))
-    return links, unlinked
+    return written, unlinked
 
 
 def _eflomal_links(path: Path, pairs: int) -> Iterator[list[Link]]:

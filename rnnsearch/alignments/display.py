@@ -26,36 +26,73 @@ LABEL_EVERY = 48  # pixels between labels of narrow columns
 class Shown(Protocol):
     """A translation as results.py's Translation holds it."""
 
-    source: str
-    text: str
-    score: float
-    source_tokens: list[str]
-    target_tokens: list[str]
-    alignment: np.ndarray | None
-    alignment_from: str
-    alternatives: Sequence[Shown]
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def score(self) -> float: ...
+
+    @property
+    def source_tokens(self) -> list[str]: ...
+
+    @property
+    def target_tokens(self) -> list[str]: ...
+
+    @property
+    def alignment(self) -> np.ndarray | None: ...
+
+    @property
+    def alignment_from(self) -> str: ...
+
+    @property
+    def alternatives(self) -> Sequence[Shown]: ...
 
 
 class Scored(Protocol):
     """A given pair and its score, as results.py's PairScore holds them."""
 
-    source: str
-    target: str
-    log_prob: float
-    source_tokens: list[str]
-    target_tokens: list[str]
-    alignment: np.ndarray | None
-    alignment_from: str
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def target(self) -> str: ...
+
+    @property
+    def log_prob(self) -> float: ...
+
+    @property
+    def source_tokens(self) -> list[str]: ...
+
+    @property
+    def target_tokens(self) -> list[str]: ...
+
+    @property
+    def alignment(self) -> np.ndarray | None: ...
+
+    @property
+    def alignment_from(self) -> str: ...
 
 
 class Linked(Protocol):
     """A word alignment, as alignment.py's WordAlignment holds it."""
 
-    source_words: list[str]
-    target_words: list[str]
-    weights: np.ndarray
-    pairs: list[tuple[int, int]]
-    alignment_from: str
+    @property
+    def source_words(self) -> list[str]: ...
+
+    @property
+    def target_words(self) -> list[str]: ...
+
+    @property
+    def weights(self) -> np.ndarray: ...
+
+    @property
+    def pairs(self) -> list[tuple[int, int]]: ...
+
+    @property
+    def alignment_from(self) -> str: ...
 
 
 def translation_html(translation: Shown, *, read_from: str) -> str:

@@ -23,7 +23,7 @@ from rnnsearch.cli.options import (
     add_reading,
     check_markup_flags,
 )
-from rnnsearch.cli.streams import opened
+from rnnsearch.cli.streams import NamedOutput, opened
 from rnnsearch.errors import UserError
 from rnnsearch.markup import markup_line
 
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> None:
         jsonl = opened(files, args.alignments)
         hard = opened(files, args.hard_alignments)
         if not (jsonl or hard or gold or args.markup):
-            hard = sys.stdout
+            hard = NamedOutput(sys.stdout, "<stdout>")
         number = 0
         for chunk in aligned:
             for pair in chunk:

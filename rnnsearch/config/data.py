@@ -6,10 +6,11 @@ in rnnsearch.kinds)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, cast
 
 from pydantic import Field, model_validator
 
+from rnnsearch.errors import UserError
 from rnnsearch.sections import Section
 
 
@@ -220,3 +221,11 @@ class SpokenDigitsConfig(DataSection):
 
 DATA_SECTIONS: dict[str, type[DataSection]] = {"text": DataConfig, "spoken_digits": SpokenDigitsConfig}
 """Each kind of data's config section, by the data.kind that names it (text when none is named)."""
+
+
+def files_section(data: DataSection) -> DataConfig:
+    """`data` where only a kind whose pairs are files on disk reaches (`prepared_on_disk`,
+    text's section): preparing them, aligning a corpus, testing on its files."""
+    if not data.prepared_on_disk:
+        raise UserError(f"data.kind {data.kind}: its pairs are made in memory, not read from files")
+    return cast(DataConfig, data)

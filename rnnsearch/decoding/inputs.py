@@ -14,6 +14,7 @@ input kind.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import torch
 
@@ -56,7 +57,7 @@ class TextInput:
         sides = [subwords.encode(list(texts)) for subwords in self.sides]
         for ids in sides:
             check_source_lengths(ids, limit, origin, first_line=first_line)
-        return sides[0] if len(sides) == 1 else list(zip(*sides))
+        return cast(list[Source], sides[0] if len(sides) == 1 else list(zip(*sides)))  # a tuple: one per side
 
     @staticmethod
     def blank(texts: Sequence[str]) -> list[bool]:

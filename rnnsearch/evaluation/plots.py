@@ -12,7 +12,6 @@ place, so a kill while drawing leaves the previous figure, never a torn one.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -123,7 +122,8 @@ def learning_curves(records: list[MetricsRow], path: str | os.PathLike, quality:
 
 
 def _bucket_start(label: str) -> int:
-    return int(re.match(r"\d+", label).group())
+    """The first length of a bucket's label ("11-20", "61+")."""
+    return int(label.split("-")[0].rstrip("+"))
 
 
 def bleu_by_length_plot(series: dict[str, list[tuple[str, int, float]]], path: str | os.PathLike) -> None:

@@ -94,7 +94,7 @@ class StepGraph(nn.Module):
         if not self.model.has_alignment:  # c, one small vector per row, in place of a shared source side
             given["fixed_context"] = given["fixed_context"].index_select(0, torch.arange(rows) // beam)
             beam = 1
-        state = DecoderState(**{name: given.get(name) for name in (*RECURRENT, *SOURCE_SIDE)}, beam=beam)
+        state = DecoderState.from_names(given, beam=beam)
         log_probs, state, weights = self.model.step(prev_tokens, state, scored)
         recurrent = tuple(getattr(state, name) for name in RECURRENT if name in given)
         return log_probs, *recurrent, *(() if weights is None else (weights,))

@@ -224,7 +224,7 @@ class OnnxModel(nn.Module):
         """src (B, S) ids, src_lengths (B,) → the decoder's initial state over the annotations."""
         outputs = self.encoder.run(None, {"src": _array(src), "src_lengths": _array(src_lengths)})
         given = {name: torch.from_numpy(value) for name, value in zip(self.state_names, outputs)}
-        return DecoderState(**{name: given.get(name) for name in (*RECURRENT, *SOURCE_SIDE)})
+        return DecoderState.from_names(given)
 
     def step(
         self, prev_tokens: torch.Tensor, state: DecoderState, scored: torch.Tensor | None = None

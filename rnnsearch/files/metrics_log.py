@@ -5,30 +5,28 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TypedDict, cast
+from typing import cast
 
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic
 
+MetricsRow = dict[str, float]
+"""One line of the log, a metric's value by its name: a training row (every
+`train.log_every` steps), a validation row, or a row of `rnnsearch train-aligner`.
 
-class MetricsRow(TypedDict, total=False):
-    """One line of the log: a training row (every `train.log_every` steps), a validation
-    row; `rnnsearch train-aligner` writes training rows of its own; each holds the keys of its kind and step."""
+    step                  the update the row was logged after (an int, as every count here)
+    epoch                 training rows: the epoch the step belongs to
+    train_loss            the objective's per-token loss since the last training row
+                          (train-aligner: the alignment module's)
+    lr                    the learning rate of the step
+    tokens_per_second     target tokens per second of computing since the last row
+    valid_loss, valid_ppl validation: the per-token cross-entropy over the whole set, its perplexity
+    valid_sentences_all   how many sentences a validation of the whole set translated
 
-    step: int  # the update the row was logged after
-    epoch: int  # training rows: the epoch the step belongs to
-    train_loss: float  # the objective's per-token loss since the last training row (train-aligner: the module's)
-    lr: float  # the learning rate of the step
-    tokens_per_second: float  # target tokens per second of computing since the last row
-    valid_loss: float  # validation: the per-token cross-entropy over the whole set
-    valid_ppl: float  # its perplexity
-    valid_bleu: float  # text: greedy BLEU over the first train.valid_bleu_sentences
-    valid_der: float  # spoken digits: digit error rate (%) over the same
-    valid_accuracy: float  # spoken digits: strings right (%)
-    valid_bleu_all: float  # the scores of a validation of the whole set, where it is larger
-    valid_der_all: float
-    valid_accuracy_all: float
-    valid_sentences_all: int  # how many sentences that whole set is
+and the scores of the run's kind of data, as its config section declares them
+(rnnsearch.config.data.ValidationScore: valid_bleu for text, …), over the first
+train.valid_bleu_sentences, and with "_all" over the whole set where that is larger.
+"""
 
 
 def append_row(path: Path, row: MetricsRow) -> None:

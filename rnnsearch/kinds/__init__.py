@@ -25,13 +25,62 @@ DATA_SECTIONS, one class here and its entry in KINDS.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
 from rnnsearch.config import Config
+from rnnsearch.files.metrics_log import MetricsRow
 from rnnsearch.kinds.spoken_digits import SpokenDigits
 from rnnsearch.kinds.text import TextData
 
-DataKind = TextData | SpokenDigits
+if TYPE_CHECKING:
+    from rnnsearch.decoding.inputs import InputKind
+    from rnnsearch.decoding.results import Translation
+    from rnnsearch.evaluation.metrics import Evaluation
+    from rnnsearch.text.subwords import Subwords
+    from rnnsearch.training.distributed import World
+    from rnnsearch.training.run_data import Corpus
 
-KINDS: dict[str, type[TextData] | type[SpokenDigits]] = {"text": TextData, "spoken_digits": SpokenDigits}
+
+class DataKind(Protocol):
+    """What a kind of data is to the code that runs it (the methods above)."""
+
+    name: str
+    refused_options: tuple[tuple[str, str], ...]
+
+    def input(self, config: Config, sides: Sequence[Subwords | None]) -> InputKind: ...
+
+    def prepare_corpus(
+        self, config: Config, model_dir: Path, resume: bool, world: World
+    ) -> tuple[Corpus, Subwords | None, Subwords]: ...
+
+    def validation_scores(self, hypotheses: list[str], references: list[str]) -> MetricsRow: ...
+
+    def scores_line(self, row: MetricsRow, suffix: str = "") -> str: ...
+
+    def translate_lines(
+        self, translator: Any, lines: list[str], *, beam_size: int | None, alignment_from: str | None = None
+    ) -> list[Translation]: ...
+
+    def translate_chunks(
+        self, translator: Any, chunks: Iterator[list[str]], **options: Any
+    ) -> Iterator[list[Translation]]: ...
+
+    def evaluate(
+        self,
+        translator: Any,
+        *,
+        src: str | None,
+        ref: str | None,
+        beam_size: int | None,
+        part: str,
+        lowercase_tokenized: bool = False,
+        by_length: bool = False,
+    ) -> Evaluation: ...
+
+
+KINDS: dict[str, type[DataKind]] = {"text": TextData, "spoken_digits": SpokenDigits}
 """Each kind of data, by the value of data.kind that names it."""
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rnnsearch.config import Config
+from rnnsearch.config.data import SpokenDigitsConfig
 from rnnsearch.decoding.inputs import SpeechInput
 from rnnsearch.errors import UserError
 from rnnsearch.files import model_directory
@@ -39,11 +40,11 @@ class SpokenDigits:
     """`translate`'s options that a recording cannot take (argument name, refusal)."""
 
     @staticmethod
-    def input(config: Config, sides: Sequence[None]) -> SpeechInput:
+    def input(config: Config, sides: Sequence[Subwords | None]) -> SpeechInput:
         """Sources as feature vectors, each standing for the audio of its stacked frames."""
         from rnnsearch.speech.utterances import seconds_per_vector
 
-        return SpeechInput(seconds_per_vector(config.data))
+        return SpeechInput(seconds_per_vector(_section(config)))
 
     @staticmethod
     def prepare_corpus(config: Config, model_dir: Path, resume: bool, world: World) -> tuple[Corpus, None, Subwords]:
@@ -56,15 +57,15 @@ class SpokenDigits:
         from rnnsearch.training.run_data import Corpus
 
         if world.is_main:
-            sources, targets = part_inputs(config.data, "train")
-            valid_sources, valid_references = part_inputs(config.data, "validation")
+            sources, targets = part_inputs(_section(config), "train")
+            valid_sources, valid_references = part_inputs(_section(config), "validation")
             if not resume:
                 tgt_subwords = _digit_subwords(config, targets)
                 model_directory.save_model_files(model_dir, config, None, tgt_subwords)
         world.barrier()
         if not world.is_main:
-            sources, targets = part_inputs(config.data, "train")
-            valid_sources, valid_references = part_inputs(config.data, "validation")
+            sources, targets = part_inputs(_section(config), "train")
+            valid_sources, valid_references = part_inputs(_section(config), "validation")
         if resume or not world.is_main:
             _, _, tgt_subwords = model_directory.load_model_files(model_dir)
         limit = config.data.max_length
@@ -138,6 +139,13 @@ class SpokenDigits:
             heading = f"{translator.data.split} split, {part} part ({len(inputs)} utterances)"
         hypotheses = [t.text for t in translations]
         return Evaluation([digit_error_rate(hypotheses, references), string_accuracy(hypotheses, references)], heading)
+
+
+def _section(config: Config) -> SpokenDigitsConfig:
+    """The config's data section, which is this kind's."""
+    if not isinstance(config.data, SpokenDigitsConfig):
+        raise TypeError(f"a data.kind {config.data.kind} config given to the spoken digits kind")
+    return config.data
 
 
 def _require_files(paths: Sequence[str], listing: str) -> None:

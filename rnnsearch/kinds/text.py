@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rnnsearch.config import Config
+from rnnsearch.config.data import files_section
 from rnnsearch.decoding.inputs import TextInput, check_source_lengths
 from rnnsearch.errors import UserError
 from rnnsearch.files import model_directory
@@ -38,9 +39,9 @@ class TextData:
     refused_options: tuple[tuple[str, str], ...] = ()  # `translate` takes every option for text
 
     @staticmethod
-    def input(config: Config, sides: Sequence[Subwords]) -> TextInput:
-        """Sources as the pieces of every source side."""
-        return TextInput(sides)
+    def input(config: Config, sides: Sequence[Subwords | None]) -> TextInput:
+        """Sources as the pieces of every source side (text has a subword model on each)."""
+        return TextInput([cast(Subwords, side) for side in sides])
 
     @staticmethod
     def prepare_corpus(
@@ -55,7 +56,7 @@ class TextData:
         from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
         from rnnsearch.training.run_data import PREPARATION_TIMEOUT, Corpus, encode_validation
 
-        data = config.data
+        data = files_section(config.data)
         valid_sources, valid_references = read_parallel(data.valid.src, data.valid.tgt)
         require_usable_pairs(valid_sources, valid_references, data.valid.src, data.valid.tgt, purpose="validation")
         given = _given_subwords(config, model_dir, resume)
@@ -154,13 +155,16 @@ class TextData:
         return metrics.Evaluation(scores, notes=notes, details=details)
 
 
-def _given_subwords(config: Config, model_dir: Path, resume: bool) -> tuple[Subwords | None, Subwords] | None:
+def _given_subwords(config: Config, model_dir: Path, resume: bool) -> tuple[Subwords, Subwords] | None:
     """The subword models a run must encode its data with: its own when resumed, those of
-    train.init_from when fine-tuning, else None (learnt from the data)."""
+    train.init_from when fine-tuning, else None (learnt from the data). Text has a source
+    subword model, where the model directory's files allow for none."""
     if resume:
-        return model_directory.load_model_files(model_dir)[1:]
-    if config.train.init_from:
+        given = model_directory.load_model_files(model_dir)[1:]
+    elif config.train.init_from:
         from rnnsearch.training import checkpoint
 
-        return checkpoint.init_from_subwords(config.train.init_from, config.model, data_kind=config.data.kind)
-    return None
+        given = checkpoint.init_from_subwords(config.train.init_from, config.model, data_kind=config.data.kind)
+    else:
+        return None
+    return cast(Subwords, given[0]), given[1]

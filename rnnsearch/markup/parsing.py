@@ -213,7 +213,7 @@ class _Builder:
     def add(self, kind: str, raw: str, details: tuple) -> None:
         self.segments.append(raw)
         if self.kept is not None:
-            self._inside_kept(kind, raw, details)
+            self._inside_kept(self.kept, kind, raw, details)
         elif kind == "data":
             self._data(raw)
         elif kind == "reference":
@@ -232,11 +232,10 @@ class _Builder:
     def _void(self, tag: str) -> bool:
         return self.markup == "html" and tag in VOID_ELEMENTS
 
-    def _inside_kept(self, kind: str, raw: str, details: tuple) -> None:
-        """An event inside an element kept whole: checked (its nesting, and for xml its
+    def _inside_kept(self, kept: _Kept, kind: str, raw: str, details: tuple) -> None:
+        """An event inside the element `kept` whole: checked (its nesting, and for xml its
         text, outside a script or a stylesheet), not translated; its end tag makes the
         whole element one standalone piece of markup."""
-        kept = self.kept
         if kind == "data" and kept.why == "untranslated":
             self._check_data(raw)
         elif kind == "reference":

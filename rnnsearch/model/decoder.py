@@ -65,14 +65,16 @@ class Decoder(nn.Module):
         state = kernels.tanh_(self.init_layer(summary)).unflatten(1, (self.rnn.layers, -1))
         feed = summary.new_zeros(summary.size(0), self.output_layer.in_features) if self.input_feeding else None
         coverage = torch.zeros_like(padding, dtype=torch.float32) if self.attention.covers else None
+        source_side = self.attention.source_side(annotations, padding)
         return DecoderState(
             state=state,
             memory=self.rnn.initial_memory(state),
             feed=feed,
             coverage=coverage,
             annotations=annotations,
+            keys=source_side["keys"],
+            fixed_context=source_side["fixed_context"],
             padding=padding,
-            **self.attention.source_side(annotations, padding),
         )
 
     def readout(self, state: torch.Tensor, embedded: torch.Tensor, context: torch.Tensor) -> torch.Tensor:

@@ -4,7 +4,9 @@ module, below the alignment model, the wirings and the decoder, which all read i
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any, cast
 
 import torch
 
@@ -47,6 +49,17 @@ class DecoderState:
     padding: torch.Tensor
     beam: int = 1
 
+    @classmethod
+    def from_fields(cls, fields: Iterable[torch.Tensor | None], *, beam: int = 1) -> DecoderState:
+        """A state of `beam` from its tensors in the order of `fields()`: RECURRENT, then SOURCE_SIDE."""
+        values: dict[str, Any] = dict(zip((*RECURRENT, *SOURCE_SIDE), fields, strict=True))
+        return cls(**values, beam=beam)
+
+    @classmethod
+    def from_names(cls, tensors: Mapping[str, torch.Tensor | None], *, beam: int = 1) -> DecoderState:
+        """A state of `beam` from its tensors by field name (a field not given: None)."""
+        return cls.from_fields((tensors.get(name) for name in (*RECURRENT, *SOURCE_SIDE)), beam=beam)
+
     @property
     def top(self) -> torch.Tensor:
         """The last layer's state (R, D): the query of the alignment model."""
@@ -56,9 +69,8 @@ class DecoderState:
         """The state of the given rows, in that order (retiring rows); with beams, rows
         come in whole blocks of K, and the source side follows their sentences."""
         sources = rows if self.beam == 1 else rows.view(-1, self.beam)[:, 0] // self.beam
-        return DecoderState(
-            *(_rows(t, rows) for t in self.recurrent()),
-            *(_rows(t, sources) for t in self.source_side()),
+        return DecoderState.from_fields(
+            [*(_rows(t, rows) for t in self.recurrent()), *(_rows(t, sources) for t in self.source_side())],
             beam=self.beam,
         )
 
@@ -84,14 +96,14 @@ class DecoderState:
                 if tensor is not None:
                     tensor.index_copy_(0, holes, tensor.index_select(0, movers))
         kept = (None if tensor is None else tensor[:count] for tensor in self.fields())
-        return DecoderState(*kept, beam=1), order
+        return DecoderState.from_fields(kept, beam=1), order
 
     def tile_beams(self, k: int) -> DecoderState:
         """K rows for every sentence, sharing its source side: the start of a beam search."""
         if self.beam != 1:
             raise ValueError("the state is already tiled into beams")
         tiled = (None if t is None else t.repeat_interleave(k, dim=0) for t in self.recurrent())
-        return DecoderState(*tiled, *self.source_side(), beam=k)
+        return DecoderState.from_fields([*tiled, *self.source_side()], beam=k)
 
     def reorder_beams(self, rows: torch.Tensor) -> DecoderState:
         """Reorder the recurrent part only: for beams of one sentence, rows that trade
@@ -114,8 +126,11 @@ class DecoderState:
             raise ValueError(f"cannot join states of beam {self.beam} and {other.beam}")
         length = int(torch.cat([(~self.padding).sum(1), (~other.padding).sum(1)]).max())
         first, second = self.with_source_length(length), other.with_source_length(length)
-        return DecoderState(
-            *(None if a is None else torch.cat([a, b]) for a, b in zip(first.fields(), second.fields())),
+        return DecoderState.from_fields(
+            (
+                None if a is None else torch.cat([a, cast(torch.Tensor, b)])
+                for a, b in zip(first.fields(), second.fields())
+            ),
             beam=self.beam,
         )
 

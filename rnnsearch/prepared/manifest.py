@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from rnnsearch.config import Config, SubwordConfig
-from rnnsearch.config.data import DataConfig, TrainingFiles
+from rnnsearch.config.data import DataConfig, TrainingFiles, files_section
 from rnnsearch.errors import UserError
 from rnnsearch.sections import Section
 from rnnsearch.text.subwords import Subwords
@@ -34,7 +34,8 @@ LINK_ARRAYS = ("links", "links.offsets")  # beside them where a corpus has word 
 
 def prepared_dir(config: Config, model_dir: str | Path) -> Path:
     """Where the prepared data of `config` lives: data.prepared, else MODEL_DIR/prepared."""
-    return Path(config.data.prepared) if config.data.prepared else Path(model_dir) / "prepared"
+    data = files_section(config.data)
+    return Path(data.prepared) if data.prepared else Path(model_dir) / "prepared"
 
 
 # ---- what a dataset is built from -------------------------------------------------------
@@ -165,7 +166,9 @@ def stale_reason(directory: Path, config: Config, subwords: tuple[Subwords, Subw
     problem = manifest_problem(manifest)
     if problem is not None:
         return f"{directory / MANIFEST} is not a valid manifest ({problem})"
-    return _changed(manifest, config.data, config.subwords, subwords) or missing_array(directory, manifest)
+    return _changed(manifest, files_section(config.data), config.subwords, subwords) or missing_array(
+        directory, manifest
+    )
 
 
 def _changed(

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from rnnsearch.config import Config
-from rnnsearch.config.data import DataConfig
+from rnnsearch.config.data import DataConfig, files_section
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic
 from rnnsearch.prepared.manifest import (
@@ -46,7 +46,7 @@ def prepare(
     """
     say(f"preparing the training data in {directory}" + (f": {reason}" if reason else ""))
     (directory / MANIFEST).unlink(missing_ok=True)
-    data, trained = config.data, subwords is None
+    data, trained = files_section(config.data), subwords is None
     if subwords is None:
         subwords = _learn_subwords(config)
     directory.mkdir(parents=True, exist_ok=True)
@@ -108,7 +108,7 @@ def ensure_prepared(
     missing or stale (saying why), reused otherwise (saying so)."""
     reason = stale_reason(directory, config, subwords)
     if reason is None:
-        manifest = read_manifest(directory)
+        manifest = read_manifest(directory) or {}  # not stale: there is one
         say(f"training data: {manifest['pairs']:,} prepared pairs in {directory}, reused")
         return subwords or load_subwords(directory)
     return prepare(config, directory, subwords, reason=reason)

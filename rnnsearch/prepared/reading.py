@@ -61,11 +61,12 @@ class PreparedPairs:
         lengths = (self.source_lengths, self.target_lengths)
         for k, side in enumerate(SIDES):
             self._check_side(side, self.tokens[k], self.offsets[k], lengths[k], vocabulary=len(self._subwords[k]))
-        self.link_rows = self.link_offsets = None
+        self.link_rows: np.ndarray | None = None
+        self.link_offsets: np.ndarray | None = None
         if LINK_ARRAYS[0] in manifest["file_sizes"]:
             self.link_rows = self._map("links", manifest["length_type"]).reshape(-1, 2)
             self.link_offsets = self._map("links.offsets", "int64")
-            self._check_links()
+            self._check_links(self.link_rows, self.link_offsets)
 
     def _checked_subwords(self) -> tuple[Subwords, Subwords]:
         """The subword models beside the arrays, checked to be those that encoded them."""
@@ -103,11 +104,11 @@ class PreparedPairs:
         if len(tokens) and not (PAD < int(tokens.min()) and int(tokens.max()) < vocabulary):
             refuse("tokens", f"a token id outside 1 … {vocabulary - 1}, the subword vocabulary")
 
-    def _check_links(self) -> None:
+    def _check_links(self, rows: np.ndarray, offsets: np.ndarray) -> None:
         """The link arrays against the manifest and each other, once: offsets from 0, one
         per pair and one more, never falling, to the number of link rows; positions below
         data.max_length."""
-        rows, offsets, limit = self.link_rows, self.link_offsets, self.manifest["settings"]["data.max_length"]
+        limit = self.manifest["settings"]["data.max_length"]
 
         def refuse(name: str, what: str) -> None:
             raise UserError(f"{self.directory / name}: {what}; prepare the data again")
@@ -127,7 +128,7 @@ class PreparedPairs:
 
     def links(self, index: int) -> np.ndarray:
         """Pair `index`'s (target piece, source piece) links, (L, 2); none in a dataset without links."""
-        if self.link_rows is None:
+        if self.link_rows is None or self.link_offsets is None:
             return np.zeros((0, 2), dtype=np.int64)
         return self.link_rows[self.link_offsets[index] : self.link_offsets[index + 1]]
 

@@ -73,8 +73,8 @@ class Encoder:
         if chunk.links is not None:
             links = encode_links(chunk, usable, keep, ids, self.subwords, self.length_type)
         return Encoded(
-            tokens=tuple(self._flat(side, keep) for side in ids),
-            lengths=tuple(side[keep].astype(self.length_type) for side in lengths),
+            tokens=(self._flat(ids[0], keep), self._flat(ids[1], keep)),
+            lengths=(lengths[0][keep].astype(self.length_type), lengths[1][keep].astype(self.length_type)),
             counts=counts,
             too_long=int(too_long.sum()),
             uneven=int(uneven.sum()),
@@ -100,6 +100,8 @@ def _start_worker(encoder: Encoder, parent: int) -> None:
 
 
 def _encode_in_worker(raw: RawChunk) -> Encoded:
+    if _WORKER_ENCODER is None:
+        raise RuntimeError("a worker encodes only once its process has started with an encoder")
     return _WORKER_ENCODER(raw)
 
 

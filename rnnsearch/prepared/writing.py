@@ -86,16 +86,17 @@ class Writer:
                 self.offsets[k] = int(offsets[-1])
         self.pairs += len(encoded.lengths[0])
         if self.links is not None:
-            self._add_links(encoded)
+            self.links = self._add_links(encoded, self.links)
 
-    def _add_links(self, encoded: Encoded) -> None:
-        """The chunk's link rows, and where each pair's end; no links for a corpus without them."""
+    def _add_links(self, encoded: Encoded, written: int) -> int:
+        """The chunk's link rows after the `written` ones, and where each pair's end; no
+        links for a corpus without them. The link rows written now."""
         kept = len(encoded.lengths[0])
         counts = np.zeros(kept, dtype=np.int64) if encoded.links is None else encoded.links.counts
         if encoded.links is not None:
             self._write("links", encoded.links.rows.reshape(-1))
-        self._write("links.offsets", self.links + np.cumsum(counts, dtype=np.int64))
-        self.links += int(counts.sum())
+        self._write("links.offsets", written + np.cumsum(counts, dtype=np.int64))
+        return written + int(counts.sum())
 
     def _write(self, name: str, array: np.ndarray) -> None:
         data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()

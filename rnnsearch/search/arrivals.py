@@ -35,10 +35,11 @@ class Arrivals:
             return 0
         return free
 
-    def take(self, count: int):
+    def take(self, count: int) -> tuple[torch.Tensor, SearchState]:
         """The next `count` sentences (fewer at the end) and their initial decoder states."""
         while self.waiting.numel() < count and self.encoded < self.src.size(0):
             self._encode_next()
+        assert self.state is not None, "sentences are taken only while some remain"
         taken, self.waiting = self.waiting[:count], self.waiting[count:]
         rows = torch.arange(self.state.padding.size(0), device=self.src.device)
         state, self.state = self.state.select(rows[:count]), self.state.select(rows[count:])

@@ -21,7 +21,7 @@ import torch
 
 from rnnsearch.reserved import BOS, EOS
 from rnnsearch.search.arrivals import Arrivals
-from rnnsearch.search.contract import SearchModel
+from rnnsearch.search.contract import SearchModel, SearchState
 from rnnsearch.search.rules import (
     CHUNK,
     Hypothesis,
@@ -54,7 +54,8 @@ def beam_search(
     n_best, cancelled = options.n_best, options.cancelled
     beams = _Beams(k, device, model.has_alignment)
     ended: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
-    arrivals, state = Arrivals(model, src, src_lengths, options.in_flight or src.size(0)), None
+    arrivals = Arrivals(model, src, src_lengths, options.in_flight or src.size(0))
+    state: SearchState | None = None
     while arrivals.remaining > 0 or beams.size > 0:
         check(cancelled)
         if joining := arrivals.due(beams.size):
@@ -62,6 +63,7 @@ def beam_search(
             new = new.tile_beams(k)  # K rows each, one source side
             state = new if state is None else state.extend(new)
             beams.join(newcomers, state.padding.size(1))
+        assert state is not None, "a batch in flight has a state"
         scored = beams.live_rows()
         force_end = (max_lengths[beams.sentences] <= beams.positions + 1).repeat_interleave(k).to(device)
         forced = forced_tokens(prefixes, beams.sentences, beams.positions)

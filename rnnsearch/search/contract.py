@@ -4,7 +4,7 @@ Protocols, so each search is written once for all three."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, Self, TypeVar
 
 import torch
 
@@ -16,41 +16,46 @@ class SearchState(Protocol):
     beam: int
     padding: torch.Tensor
 
-    def select(self, rows: torch.Tensor) -> SearchState:
+    def select(self, rows: torch.Tensor) -> Self:
         """The state of the given rows, in that order."""
         ...
 
-    def without(self, ended: torch.Tensor) -> tuple[SearchState, torch.Tensor]:
+    def without(self, ended: torch.Tensor) -> tuple[Self, torch.Tensor]:
         """The state without the rows where `ended`, and the index each kept row had."""
         ...
 
-    def tile_beams(self, k: int) -> SearchState:
+    def tile_beams(self, k: int) -> Self:
         """K rows for every sentence, sharing its source side."""
         ...
 
-    def reorder_beams(self, rows: torch.Tensor) -> SearchState:
+    def reorder_beams(self, rows: torch.Tensor) -> Self:
         """The recurrent part reordered within the beams."""
         ...
 
-    def extend(self, other: SearchState) -> SearchState:
+    def extend(self, other: Self) -> Self:
         """These rows followed by `other`'s."""
         ...
 
 
-class SearchModel(Protocol):
-    """A model as search calls it: encode the sources once, then one step at a time."""
+StateT = TypeVar("StateT", bound=SearchState)
+"""The state a model's steps pass on: `DecoderState`, or an ensemble's members' together."""
+
+
+class SearchModel(Protocol[StateT]):
+    """A model as search calls it: encode the sources once, then one step at a time, on
+    its own kind of state."""
 
     @property
     def has_alignment(self) -> bool:
         """Whether step gives an alignment row (False for the fixed-context baseline)."""
         ...
 
-    def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> SearchState:
+    def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> StateT:
         """The initial decoder state of the sources."""
         ...
 
     def step(
-        self, prev_tokens: torch.Tensor, state: SearchState, scored: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, SearchState, torch.Tensor | None]:
+        self, prev_tokens: torch.Tensor, state: StateT, scored: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, StateT, torch.Tensor | None]:
         """Log-probabilities (of the `scored` rows), the next state and α (or None)."""
         ...

@@ -129,7 +129,9 @@ class _Loop:
 
     def __init__(self, model, start: DecoderState, longest: int):
         self.model = model
-        self.state = DecoderState(*(None if t is None else t.clone() for t in start.fields()), beam=start.beam)
+        self.state = DecoderState.from_fields(
+            (None if t is None else t.clone() for t in start.fields()), beam=start.beam
+        )
         self.position = torch.zeros(1, dtype=torch.long, device=start.padding.device)
         self.max_lengths = torch.zeros(start.padding.size(0), dtype=torch.long, device=start.padding.device)
         self.longest = longest

@@ -15,7 +15,7 @@ from rnnsearch import kernels
 from rnnsearch.config.search import SearchConfig
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.reserved import BOS, EOS, PAD
-from rnnsearch.search.contract import SearchModel, SearchState
+from rnnsearch.search.contract import SearchModel, StateT
 
 Cancelled = Callable[[], bool]
 """Asked before every decoder step; True stops the search with SearchCancelled."""
@@ -176,15 +176,15 @@ def chunk_maxima(scores: torch.Tensor) -> torch.Tensor:
 
 
 def constrained_step(
-    model: SearchModel,
+    model: SearchModel[StateT],
     prev: torch.Tensor,
-    state: SearchState,
+    state: StateT,
     scored: torch.Tensor | None = None,
     *,
     at_limit: torch.Tensor,
     forced: torch.Tensor | None = None,
     on_device: bool = False,
-) -> tuple[torch.Tensor, SearchState, torch.Tensor | None]:
+) -> tuple[torch.Tensor, StateT, torch.Tensor | None]:
     """One decoder step under the rules every search follows: the model's log-probabilities
     of each row's next piece (of the `scored` rows), its next state and α, with what
     `restrict` forbids forbidden: rows `at_limit` must end, rows inside a prefix take its

@@ -18,7 +18,7 @@ import random
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 import torch
@@ -131,10 +131,8 @@ class GuidedBatch(Batch):
     guide: Guide
 
     def to(self, device: torch.device) -> GuidedBatch:
-        return GuidedBatch(
-            *(t.to(device, non_blocking=True) for t in (self.src, self.src_lengths, self.tgt_in, self.tgt_out)),
-            guide=self.guide.to(device),
-        )
+        plain = super().to(device)
+        return GuidedBatch(plain.src, plain.src_lengths, plain.tgt_in, plain.tgt_out, guide=self.guide.to(device))
 
 
 def _rows(sequences: Sequence[Pieces], width: int, offset: int) -> np.ndarray:
@@ -194,7 +192,10 @@ def make_batch(pairs: Sequence[Pair], *, links: Sequence[np.ndarray] | None = No
     with `links`, a `GuidedBatch` whose guide holds each pair's (L, 2) (target piece,
     source piece) word links."""
     sources = [s for s, _ in pairs]
-    src, src_lengths = vector_tensors(sources) if isinstance(sources[0], torch.Tensor) else source_tensors(sources)
+    if isinstance(sources[0], torch.Tensor):
+        src, src_lengths = vector_tensors(cast(list[torch.Tensor], sources))
+    else:
+        src, src_lengths = source_tensors(cast(list[Pieces], sources))
     tgt_in, tgt_out = target_tensors([t for _, t in pairs])
     if links is None:
         return Batch(src=src, src_lengths=src_lengths, tgt_in=tgt_in, tgt_out=tgt_out)

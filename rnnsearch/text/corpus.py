@@ -76,7 +76,9 @@ class _LineFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._disk = _open_binary(path)  # closed by close(), with the decompressor over it
-        self._lines: BinaryIO = gzip.GzipFile(fileobj=self._disk, mode="rb") if path.suffix == ".gz" else self._disk
+        self._lines: BinaryIO | gzip.GzipFile = self._disk
+        if path.suffix == ".gz":
+            self._lines = gzip.GzipFile(fileobj=self._disk, mode="rb")
 
     def __enter__(self) -> _LineFile:
         return self
@@ -254,7 +256,7 @@ def stream_raw_parallel(
             if len(raw_sources) != len(raw_targets):
                 chunk.decode()
                 _refuse_different_lengths(source, target, raw_sources, raw_targets, first, chunk_lines)
-            if links is not None and len(raw_links) != aligned:
+            if links is not None and raw_links is not None and len(raw_links) != aligned:
                 chunk.decode()
                 _refuse_other_alignment_lines(
                     links, source, before=first - 1, pairs=aligned, read=len(raw_links), chunk_lines=chunk_lines

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import sentencepiece as spm
 
@@ -99,7 +100,7 @@ def train_subwords(texts: Sequence[str], kind: str, vocab_size: int, min_frequen
             "one more per character of the text"
         )
     model = io.BytesIO()
-    options = dict(
+    options: dict[str, Any] = dict(
         sentence_iterator=iter(texts),
         model_writer=model,
         model_type=kind,

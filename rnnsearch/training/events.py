@@ -78,7 +78,7 @@ class EventLog:
     def scalars(self, row: MetricsRow) -> None:
         """Every curve's value in a metrics.jsonl row, at the row's step; with the training
         loss, its perplexity too (of the label-smoothed loss, as training minimises it)."""
-        step = row["step"]
+        step = int(row["step"])
         for key, value in row.items():
             name = tag(key, self.scores)
             if name is not None and self._add(name, step):

@@ -92,7 +92,7 @@ class Reporter:
         """A validation row of metrics.jsonl, and the heatmaps it drew in `alignments`."""
         if self.events is not None:
             self.events.scalars(row)
-            self.events.heatmaps(row["step"], alignments)
+            self.events.heatmaps(int(row["step"]), alignments)
             self.events.flush()
 
     def close(self) -> None:

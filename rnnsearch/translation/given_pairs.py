@@ -19,7 +19,7 @@ from rnnsearch.alignments.words import (
     combine,
 )
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
-from rnnsearch.config.data import DataConfig
+from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.decoding.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.decoding.inputs import END
@@ -34,7 +34,7 @@ NOT_TEXT = "scoring and alignment take text sources"
 """What a speech model is given instead of text."""
 
 
-def check_reverse(forward: DataConfig, backward: DataConfig, *, name: str = "reverse") -> None:
+def check_reverse(forward: DataSection, backward: DataSection, *, name: str = "reverse") -> None:
     """Refuse, naming the argument `name`, a reverse model that translates the way the
     forward one does: its config's languages must be the forward model's swapped, or,
     where both configs name the same pair of languages (the defaults, say), its training
@@ -51,7 +51,7 @@ def check_reverse(forward: DataConfig, backward: DataConfig, *, name: str = "rev
     )
 
 
-def _swapped_corpora(forward: DataConfig, backward: DataConfig) -> bool:
+def _swapped_corpora(forward: DataSection, backward: DataSection) -> bool:
     """Whether `backward` trained on `forward`'s text corpora with their sides swapped."""
     if not (forward.aligns_words and backward.aligns_words):  # pairs of words, from text corpora
         return False
@@ -108,7 +108,7 @@ class GivenPairs(Decoding):
     `align`, `align_chunks`), done here over the decoding it is; pairs are batched
     search.batch_sentences at a time, as search batches its sources."""
 
-    data: DataConfig  # the model's data section, whose languages say which way it translates
+    data: DataSection  # the model's data section, whose languages say which way it translates
 
     def score(
         self, sources: Iterable[str], targets: Iterable[str], *, alignment_from: str | None = None
