@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import cast
 
 from rnnsearch.cli.options import add_config
 from rnnsearch.errors import UserError
@@ -41,6 +42,7 @@ def run_prepare(args: argparse.Namespace) -> None:
     """Encode the config's training corpus into the model directory's prepared data."""
     from rnnsearch.config import load_config
     from rnnsearch.prepared import ensure_prepared, prepared_dir
+    from rnnsearch.text.subwords import Subwords
 
     config = load_config(args.config, args.set)
     if not config.data.prepared_on_disk:
@@ -50,7 +52,7 @@ def run_prepare(args: argparse.Namespace) -> None:
         from rnnsearch.training.checkpoint import init_from_subwords
 
         given = init_from_subwords(config.train.init_from, config.model, data_kind=config.data.kind)
-        ensure_prepared(config, directory, given)
+        ensure_prepared(config, directory, (cast(Subwords, given[0]), given[1]))  # text's: a source model
     else:
         ensure_prepared(config, directory)
     print(f"prepared training data in {directory}")

@@ -12,6 +12,7 @@ and wrong types are rejected with a one-line message naming the key.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -183,7 +184,7 @@ def config_from_dict(tree: dict[str, Any], origin: str = "config") -> Config:
         raise UserError(_describe(error, origin)) from None
 
 
-def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
+def load_config(path: str | Path, overrides: Sequence[str] = ()) -> Config:
     """Read a YAML config, apply `section.key=value` overrides and validate it."""
     path = Path(path)
     try:

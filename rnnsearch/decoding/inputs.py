@@ -14,12 +14,12 @@ input kind.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
+from typing import Any, Protocol, cast
 
 import torch
 
 from rnnsearch.errors import UserError
-from rnnsearch.text.batches import Source, side_tensors, source_tensors, vector_tensors
+from rnnsearch.text.batches import Pieces, Source, side_tensors, source_tensors, vector_tensors
 from rnnsearch.text.corpus import is_blank
 from rnnsearch.text.subwords import Subwords
 
@@ -84,8 +84,8 @@ class TextInput:
     def tensors(self, sources: Sequence[Source]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Padded ids (N, S), or (N, S, sides) with several sides; their lengths and side 0's (N,)."""
         if len(self.sides) > 1:
-            return side_tensors(sources)
-        src, src_lengths = source_tensors(sources)
+            return side_tensors(cast(Sequence[Sequence[Pieces]], sources))
+        src, src_lengths = source_tensors(cast(Sequence[Pieces], sources))
         return src, src_lengths, src_lengths
 
     @staticmethod
@@ -100,7 +100,7 @@ class TextInput:
 
     def labels(self, source: Source) -> list[str]:
         """Side 0's pieces and </s>."""
-        return self.sides[0].pieces(source[0] if isinstance(source, tuple) else source) + [END]
+        return self.sides[0].pieces(cast(Sequence[int], source[0] if isinstance(source, tuple) else source)) + [END]
 
 
 class SpeechInput:
@@ -109,6 +109,7 @@ class SpeechInput:
     def __init__(self, seconds_per_column: float):
         """`seconds_per_column`: the audio each input vector stands for."""
         self.seconds_per_column = seconds_per_column
+        self.sides: list[Subwords] = []  # a recording has no source subword model
 
     @staticmethod
     def sources(
@@ -133,6 +134,11 @@ class SpeechInput:
         """Audio (and the feature vectors made from it) is what this kind reads."""
 
     @staticmethod
+    def pieces(texts: Sequence[str]) -> list[int]:
+        """Refused: a recording is not cut into pieces."""
+        raise UserError("this model reads audio, not text: it has no source pieces")
+
+    @staticmethod
     def tensors(sources: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Padded vectors (N, S, size), their lengths (N,) twice."""
         src, src_lengths = vector_tensors(sources)
@@ -152,4 +158,36 @@ class SpeechInput:
         return [f"{j * self.seconds_per_column:.2f}s" for j in range(len(source))]
 
 
-InputKind = TextInput | SpeechInput
+class InputKind(Protocol):
+    """What the encoder reads, as decoding asks it; an input (a text, a recording's
+    vectors) becomes a source (piece ids, the vectors), and sources become tensors."""
+
+    @property
+    def seconds_per_column(self) -> float | None:
+        """The audio one encoder input stands for; None for text."""
+        ...
+
+    @property
+    def sides(self) -> list[Subwords]:
+        """The source subword models, side 0 first; none for audio."""
+        ...
+
+    def sources(
+        self, inputs: Sequence[Any], *, limit: int, origin: str | None = None, first_line: int = 1
+    ) -> list[Any]: ...
+
+    def blank(self, inputs: Sequence[Any]) -> list[bool]: ...
+
+    def require_text(self, use: str) -> None: ...
+
+    def require_audio(self, what: str) -> None: ...
+
+    def tensors(self, sources: Sequence[Any]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: ...
+
+    def length(self, source: Any) -> int: ...
+
+    def word_counts(self, text: str) -> list[int] | None: ...
+
+    def labels(self, source: Any) -> list[str]: ...
+
+    def pieces(self, texts: Sequence[str]) -> list[int]: ...

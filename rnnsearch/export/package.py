@@ -129,7 +129,7 @@ def _largest_difference(model: RNNSearch, exported: OnnxModel, sources: list[lis
             expected, ours, expected_weights = model.step(tokens, ours)
             found, theirs, found_weights = exported.step(tokens, theirs)
             largest = max(largest, float((expected - found).abs().max()))
-            if expected_weights is not None:
+            if expected_weights is not None and found_weights is not None:
                 largest = max(largest, float((expected_weights - found_weights).abs().max()))
             tokens = expected.argmax(1)
     return largest

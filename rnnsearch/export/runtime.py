@@ -237,9 +237,11 @@ class OnnxModel(nn.Module):
         outputs = self.step_graph.run(None, {name: _array(feed[name]) for name in self.step_inputs})
         returned = {name: torch.from_numpy(value) for name, value in zip(self.step_outputs, outputs)}
         recurrent = {name: returned[f"next_{name}"] for name in RECURRENT if f"next_{name}" in returned}
-        new_state = DecoderState(
-            **{name: recurrent.get(name) for name in RECURRENT},
-            **{name: getattr(state, name) for name in SOURCE_SIDE},
+        new_state = DecoderState.from_names(
+            {
+                **{name: recurrent.get(name) for name in RECURRENT},
+                **{name: getattr(state, name) for name in SOURCE_SIDE},
+            },
             beam=state.beam,
         )
         return returned["log_probs"], new_state, returned.get("weights")

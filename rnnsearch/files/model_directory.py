@@ -85,7 +85,7 @@ def tensors_digest(tensors: dict[str, torch.Tensor]) -> str:
     for name in sorted(tensors):
         tensor = tensors[name].detach().cpu().contiguous()
         digest.update(f"{name}\0{tensor.dtype}\0{tuple(tensor.shape)}\0".encode())
-        digest.update(tensor.reshape(-1).view(torch.uint8).numpy())
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy().data)
     return digest.hexdigest()
 
 
@@ -239,6 +239,8 @@ def source_and_target_sizes(
     """build_model's size arguments: source vocabulary (or feature size), target vocabulary, vector input."""
     if config.data.vector_size is not None:
         return config.data.vector_size, len(tgt_subwords), True
+    if src_subwords is None:
+        raise ValueError("a model that reads subword ids needs its source subword model")
     return len(src_subwords), len(tgt_subwords), False
 
 

@@ -52,7 +52,7 @@ class AdditiveScore(nn.Module):
         """query s (B, T, D), keys (B, S, n), coverage C (B, T, S) where the score has V_a →
         energies e (B, T, S)."""
         queries = self.query_layer(query)  # W_a s: (B, T, n)
-        if coverage is not None:  # U_a h_j + V_a C_{i-1,j}: per target position, (B, T, S, n)
+        if coverage is not None and self.coverage_layer is not None:  # U_a h_j + V_a C_{i-1,j}: (B, T, S, n)
             keys = keys.unsqueeze(1) + coverage.unsqueeze(-1).to(keys.dtype) * self.coverage_layer.weight[:, 0]
         fast = kernels.active().additive_energies
         if fast is not None:

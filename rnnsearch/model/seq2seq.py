@@ -101,6 +101,7 @@ def build_model(config: ModelConfig, source_size: int, tgt_vocab_size: int, vect
         dropout=config.dropout,
         vector_input=vector_input,
     )
+    attention: Attention | FixedContext
     if config.attention == "none":
         attention = FixedContext(enc.bidirectional)
     else:

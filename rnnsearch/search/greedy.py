@@ -68,7 +68,7 @@ def greedy_search(
         log_probs, state, weights = constrained_step(model, prev, state, at_limit=at_limit, forced=forced)
         best_log_prob, best = row_maxima(log_probs)
         tokens[rows, positions] = best.cpu()
-        if alignments is not None:
+        if alignments is not None and weights is not None:  # a model with alignments gives them at every step
             alignments[rows, positions, : weights.size(1)] = weights.float().cpu()
         log_probs_sum[rows] += best_log_prob.cpu()
         positions += 1

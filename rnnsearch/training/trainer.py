@@ -56,7 +56,8 @@ class Trainer:
             raise UserError(f"{self.model_dir}: already holds a trained model; use --resume or another directory")
         restart = resume and not started
         world = join_world(self.device)
-        loop = None
+        loop: TranslationLoop | None = None
+        setup: TrainingSetup | None = None
         try:
             with flushing_denormals():
                 setup = set_up(

@@ -9,7 +9,7 @@ trusted input, already checked when the run started."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import torch
 
@@ -21,6 +21,7 @@ from rnnsearch.evaluation.metrics import perplexity
 from rnnsearch.evaluation.plots import alignment_heatmap
 from rnnsearch.files.metrics_log import MetricsRow
 from rnnsearch.model.modes import evaluating
+from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.text.batches import epoch_batches, make_batch
 from rnnsearch.training.loss import sequence_loss
 
@@ -53,7 +54,7 @@ class Validator:
         translated = len(sources) if everything else min(scored, len(sources))
         names = [f"validation {k}" for k in range(1, translated + 1)]
         with evaluating(model):
-            loss = self._loss(model)
+            loss = self._loss(cast(RNNSearch, model))  # training validates the model it trains
             translations = self.decoding.decode(names, sources[:translated], self.decoding.options(1, 1))
         self._draw_alignments(translations[: self.config.train.valid_heatmaps], step)
         hypotheses = [t.text for t in translations]
@@ -66,7 +67,7 @@ class Validator:
             row["valid_sentences_all"] = translated
         return row
 
-    def _loss(self, model: torch.nn.Module) -> float:
+    def _loss(self, model: RNNSearch) -> float:
         """The per-token loss over the validation set, batched as in training, so that
         validation never needs more memory than a training step."""
         options, device = self.config.train, self.decoding.device

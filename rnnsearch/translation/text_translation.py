@@ -84,11 +84,11 @@ class TextTranslation(Decoding):
         source = self.alignment_source(alignment_from)
         if markup is not None or ALIGNMENT_SOURCES[source].from_module:
             self.require_alignment()
-        checked_choice(reading, "reading", READINGS)
+        chosen = checked_choice(reading, "reading", READINGS)
         if markup is None:
             return source, None
-        check_reading(reading, source)
-        return source, Placing(markup, reading)
+        check_reading(chosen, source)
+        return source, Placing(markup, chosen)
 
     def translate_chunks(
         self,

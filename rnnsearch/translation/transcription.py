@@ -4,12 +4,13 @@ one Translation each, named for the output."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 import numpy as np
 import torch
 
 from rnnsearch.arguments import checked_list, checked_strings
-from rnnsearch.config.data import DataSection
+from rnnsearch.config.data import DataSection, SpokenDigitsConfig
 from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
@@ -41,7 +42,8 @@ class Transcription(Decoding):
                 raise ArgumentTypeError(f"audio[{index}]: expected a 1-D numpy array of samples")
         names = _names(names, len(audio))
         beam_size, n_best = self.widths(beam_size, n_best)
-        return self.translate_vectors(audio_inputs(audio, self.data), names, beam_size, n_best, cancelled)
+        vectors = audio_inputs(audio, cast(SpokenDigitsConfig, self.data))  # the section of the kind that reads audio
+        return self.translate_vectors(vectors, names, beam_size, n_best, cancelled)
 
     def transcribe_files(
         self, paths: Iterable[str], beam_size: int | None = None, n_best: int = 1

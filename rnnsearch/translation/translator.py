@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import torch
+
 from rnnsearch.config import Config
 from rnnsearch.config.search import MAX_BEAM_SIZE
 from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH
@@ -20,8 +22,6 @@ from rnnsearch.decoding.inputs import check_source_lengths
 from rnnsearch.decoding.results import PairScore, Translation
 from rnnsearch.devices import resolve_device
 from rnnsearch.kinds import data_kind
-from rnnsearch.model.ensemble import Ensemble
-from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.translation.assembly import ModelDirs, assemble
 from rnnsearch.translation.given_pairs import GivenPairs
@@ -51,12 +51,12 @@ class Translator(TextTranslation, Transcription, GivenPairs):
 
     def __init__(
         self,
-        model: RNNSearch | Ensemble,
+        model: torch.nn.Module,
         src_subwords: Subwords | None,
         tgt_subwords: Subwords,
         config: Config,
         *,
-        source_sides: Sequence[Subwords] | None = None,
+        source_sides: Sequence[Subwords | None] | None = None,
         exported: bool = False,
     ):
         """src_subwords is None for a speech model, whose source is audio. For an ensemble
