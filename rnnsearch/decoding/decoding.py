@@ -13,6 +13,7 @@ order. Text translation, speech transcription and the scoring of given pairs
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import torch
@@ -28,6 +29,7 @@ from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.search.choice import choose_search
+from rnnsearch.search.contract import SearchModel
 from rnnsearch.search.rules import (
     Cancelled,
     Hypothesis,
@@ -60,22 +62,26 @@ class Decoding:
 
     @property
     def members(self) -> list[torch.nn.Module]:
-        """The models that search together: an ensemble's members, or the model alone."""
+        """The models that search together: an ensemble's members, or the model alone (an
+        RNNSearch, or an exported package's model on ONNX Runtime)."""
         return list(self.model.members) if isinstance(self.model, Ensemble) else [self.model]
 
     @property
     def runtime(self) -> str:
         """What runs the search: "torch", or "onnx fp32" / "onnx int8" for exported packages."""
-        exported = sorted({member.precision for member in self.members if not isinstance(member, RNNSearch)})
+        exported = sorted({str(member.precision) for member in self.members if not isinstance(member, RNNSearch)})
         return "torch" if not exported else "onnx " + "+".join(exported)
 
     @property
     def parameters(self) -> int:
         """The trained weights of the model, or of all members of an ensemble."""
-        return sum(
-            sum(p.numel() for p in member.parameters()) if isinstance(member, RNNSearch) else member.parameter_count
-            for member in self.members
-        )
+        total = 0
+        for member in self.members:
+            if isinstance(member, RNNSearch):
+                total += sum(p.numel() for p in member.parameters())
+            else:  # an exported package's model counts the weights its graphs hold
+                total += cast(int, member.parameter_count)
+        return total
 
     @property
     def device(self) -> torch.device:
@@ -200,8 +206,9 @@ class Decoding:
                 for sentence, nbest in zip(sources, hypotheses)
                 for h in nbest
             ]
-            rows.append(module_alignments(members[m], pairs, self.search.batch_sentences, bf16=bf16))
-        combined = iter(np.mean(alignments, axis=0, dtype=np.float32) for alignments in zip(*rows))
+            member = cast(RNNSearch, members[m])  # with a module: a model directory's
+            rows.append(module_alignments(member, cast(list, pairs), self.search.batch_sentences, bf16=bf16))
+        combined = iter(np.asarray(np.mean(alignments, axis=0, dtype=np.float32)) for alignments in zip(*rows))
         for translation in translations:
             for hypothesis in [translation, *translation.alternatives]:
                 hypothesis.alignment = next(combined)[:, : len(hypothesis.source_tokens)]
@@ -214,13 +221,14 @@ class Decoding:
         src, src_lengths, side_zero_lengths = self.input_kind.tensors(sources)
         limits = max_output_lengths(side_zero_lengths, self.search.max_length_ratio, self.search.max_length_extra)
         forced = None if prefixes is None else prefix_tensor(prefixes)
-        if forced is not None:
+        if prefixes is not None and forced is not None:
             limits = torch.maximum(limits, torch.tensor([len(prefix) + 1 for prefix in prefixes]))
         src, src_lengths = src.to(self.device), src_lengths.to(self.device)
-        search = choose_search(self.model, self.device, options, prefixes=forced is not None)
+        model = cast(SearchModel, self.model)  # an RNNSearch, an Ensemble or an exported package's model
+        search = choose_search(model, self.device, options, prefixes=forced is not None)
         forcing = {} if forced is None else {"prefixes": forced}
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.search.precision == "bf16"):
-            return search(self.model, src, src_lengths, max_lengths=limits, options=options, **forcing)
+            return search(model, src, src_lengths, max_lengths=limits, options=options, **forcing)
 
     def _translation(self, source: str, source_tokens: list[str], nbest: list[Hypothesis]) -> Translation:
         """A source's n-best list as its best Translation, the others its alternatives."""

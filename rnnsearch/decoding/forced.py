@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import torch
@@ -63,7 +64,7 @@ def teacher_forced(
         log_probs, weights = _batch_log_probs(model, batch, from_module)
         for row, index in enumerate(indices):
             results[index] = _unpadded(log_probs, weights, batch, row)
-    return results
+    return cast(list[ForcedPair], results)  # every pair is in one batch
 
 
 @torch.no_grad()
@@ -76,11 +77,12 @@ def module_alignments(
     results: list[np.ndarray | None] = [None] * len(pairs)
     for batch, indices in _batches(model, pairs, max_sentences, bf16):
         readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
-        rows = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out).alignment()
+        attention = cast(torch.Tensor, weights)  # a model with a module attends
+        rows = model.aligner_rows(batch.src, state, readout, attention, batch.tgt_out).alignment()
         for row, index in enumerate(indices):
             length, source_length = int((batch.tgt_out[row] != PAD).sum()), int(batch.src_lengths[row])
             results[index] = rows[row, :length, :source_length].float().cpu().numpy()
-    return results
+    return cast(list[np.ndarray], results)  # every pair is in one batch
 
 
 def _batches(
@@ -103,8 +105,10 @@ def mean_forced(passes: Sequence[Sequence[ForcedPair]], aligned: Sequence[int]) 
     alignment of the `aligned` members (None when there are none)."""
     combined = []
     for pair in zip(*passes, strict=True):
-        log_probs = np.mean([forced.log_probs for forced in pair], axis=0, dtype=np.float32)
-        alignment = np.mean([pair[m].alignment for m in aligned], axis=0, dtype=np.float32) if aligned else None
+        log_probs = np.asarray(np.mean([forced.log_probs for forced in pair], axis=0, dtype=np.float32))
+        alignment = None
+        if aligned:
+            alignment = np.asarray(np.mean([pair[m].alignment for m in aligned], axis=0, dtype=np.float32))
         combined.append(ForcedPair(log_probs, alignment))
     return combined
 
@@ -117,8 +121,8 @@ def _batch_log_probs(model: RNNSearch, batch: Batch, from_module: bool) -> tuple
     time, so no (B · T, V) tensor of logits is ever held whole.
     """
     readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
-    if from_module:
-        weights = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out).alignment()
+    if from_module:  # a model with a module attends
+        weights = model.aligner_rows(batch.src, state, readout, cast(torch.Tensor, weights), batch.tgt_out).alignment()
     real = batch.tgt_out != PAD
     rows, targets = readout[real], batch.tgt_out[real]
     chosen = torch.empty(len(targets), dtype=torch.float32, device=rows.device)

@@ -10,12 +10,13 @@ state carries it from step to step (state.py) and the wirings add each step's α
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import torch
 from torch import nn
 
 if TYPE_CHECKING:
+    from rnnsearch.model.scores import Score
     from rnnsearch.model.state import DecoderState
 
 
@@ -33,7 +34,7 @@ def masked_softmax(energies: torch.Tensor, padding: torch.Tensor) -> torch.Tenso
 class Attention(nn.Module):
     """Soft attention of Bahdanau et al. (2015), eqs. (5) and (6), around a score."""
 
-    def __init__(self, score: nn.Module):
+    def __init__(self, score: Score):
         super().__init__()
         self.score = score
 
@@ -54,10 +55,11 @@ class Attention(nn.Module):
         covers, each query's C_{i-1} (B, [T,] S) → context c (B, [T,] A), weights α (B, [T,] S)."""
         one_position = query.dim() == 2
         queries = query.unsqueeze(1) if one_position else query
+        keys = cast(torch.Tensor, source.keys)  # held wherever a score attends
         if coverage is None:
-            energies = self.score(queries, source.keys)
+            energies = self.score(queries, keys)
         else:
-            energies = self.score(queries, source.keys, coverage.unsqueeze(1) if one_position else coverage)
+            energies = self.score(queries, keys, coverage.unsqueeze(1) if one_position else coverage)
         energies = energies.float()  # e_ij: (B, T, S), in fp32 under autocast too
         weights = masked_softmax(energies, source.padding.unsqueeze(1))  # α_ij
         context = torch.bmm(weights.to(source.annotations.dtype), source.annotations)  # c_i: (B, T, A)
@@ -96,6 +98,7 @@ class FixedContext(nn.Module):
     ) -> tuple[torch.Tensor, None]:
         """The same context c (B, [T,] A) whatever the position; there are no weights to
         return, and no coverage to read."""
+        context = cast(torch.Tensor, source.fixed_context)  # the baseline's state always holds it
         if query.dim() == 3:
-            return source.fixed_context.unsqueeze(1).expand(-1, query.size(1), -1), None
-        return source.fixed_context, None
+            return context.unsqueeze(1).expand(-1, query.size(1), -1), None
+        return context, None

@@ -36,6 +36,7 @@ class Encoder(nn.Module):
     ):
         """source_size: the vocabulary size for ids, the feature size for vectors."""
         super().__init__()
+        self.embedding: Linear | nn.Embedding
         if vector_input:
             self.embedding = Linear(source_size, embedding_size)
         else:

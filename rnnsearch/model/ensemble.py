@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import nn
@@ -100,13 +101,18 @@ class Ensemble(nn.Module):
     def side_count(self) -> int:
         return max(self.sides) + 1
 
+    def _members(self) -> list[RNNSearch]:
+        """The members, as the models they are (an ONNX Runtime package's model stands in
+        for an RNNSearch, with the same `encode` and `step`)."""
+        return cast(list[RNNSearch], list(self.members))
+
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> EnsembleState:
         """Every member's initial state over its own annotations of the source."""
         if self.side_count == 1:
-            states = tuple(member.encode(src, src_lengths) for member in self.members)
+            states = tuple(member.encode(src, src_lengths) for member in self._members())
             return EnsembleState(states, self.reference)
         sides = [_side(src, g) for g in range(self.side_count)]
-        states = tuple(member.encode(*sides[side]) for member, side in zip(self.members, self.sides))
+        states = tuple(member.encode(*sides[side]) for member, side in zip(self._members(), self.sides))
         return EnsembleState(states, self.reference)
 
     def step(
@@ -114,9 +120,9 @@ class Ensemble(nn.Module):
     ) -> tuple[torch.Tensor, EnsembleState, torch.Tensor | None]:
         """One search step of every member: the mean of their log p(y_i) (of the `scored`
         rows only, if given), their next states, the mean α_i of the aligned members."""
-        steps = [member.step(prev_tokens, s, scored) for member, s in zip(self.members, state.members)]
+        steps = [member.step(prev_tokens, s, scored) for member, s in zip(self._members(), state.members)]
         log_probs = mean([log_p for log_p, _, _ in steps])
-        weights = mean([steps[m][2] for m in self.aligned]) if self.aligned else None
+        weights = mean([cast(torch.Tensor, steps[m][2]) for m in self.aligned]) if self.aligned else None  # aligned: α
         return log_probs, EnsembleState(tuple(s for _, s, _ in steps), self.reference), weights
 
 

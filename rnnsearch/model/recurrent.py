@@ -13,12 +13,15 @@ part x_i (a context or an attentional vector) whose share is added step by step.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import cast
+
 import torch
 from torch import nn
 
 from rnnsearch import kernels
 
-CELLS: dict[str, type[nn.RNNBase]] = {"gru": nn.GRU, "lstm": nn.LSTM}
+CELLS: dict[str, Callable[..., nn.RNNBase]] = {"gru": nn.GRU, "lstm": nn.LSTM}
 
 
 def gru_update(gi: torch.Tensor, gh: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
@@ -67,7 +70,7 @@ class DecoderRNN(nn.Module):
 
     def embedding_gates(self, embedded: torch.Tensor) -> torch.Tensor:
         """The first layer's input gates from E y_{i-1} alone, for any leading shape (…, E) → (…, G·D)."""
-        return kernels.linear(embedded, self._input_columns(0, self.embedding_size), self.rnn.bias_ih_l0)
+        return kernels.linear(embedded, self._input_columns(0, self.embedding_size), self._parameter("bias_ih_l0"))
 
     def step_input_weight(self) -> torch.Tensor:
         """The first layer's input weights for the per-step part x_i.
@@ -77,11 +80,15 @@ class DecoderRNN(nn.Module):
         """
         return self._input_columns(self.embedding_size, None)
 
+    def _parameter(self, name: str) -> torch.Tensor:
+        """The recurrence's weight or bias `name` (torch's names: weight_ih_l0, bias_hh_l1, …)."""
+        return getattr(self.rnn, name)
+
     def _input_columns(self, start: int, end: int | None) -> torch.Tensor:
         """Columns of the first layer's input weights: a contiguous copy under autograd, where
         the backward matrix products run faster on it, and a plain view in search, where a
         copy at every decoding step would be wasted work."""
-        columns = self.rnn.weight_ih_l0[:, start:end]
+        columns = self._parameter("weight_ih_l0")[:, start:end]
         return columns.contiguous() if torch.is_grad_enabled() else columns
 
     def initial_memory(self, hidden: torch.Tensor) -> torch.Tensor | None:
@@ -99,15 +106,11 @@ class DecoderRNN(nn.Module):
                 gi = first_gates
             else:
                 below = self.between_layers(below)
-                gi = kernels.linear(
-                    below, getattr(self.rnn, f"weight_ih_l{layer}"), getattr(self.rnn, f"bias_ih_l{layer}")
-                )
+                gi = kernels.linear(below, self._parameter(f"weight_ih_l{layer}"), self._parameter(f"bias_ih_l{layer}"))
             previous = layer_state(hidden, layer)
-            gh = kernels.linear(
-                previous, getattr(self.rnn, f"weight_hh_l{layer}"), getattr(self.rnn, f"bias_hh_l{layer}")
-            )
+            gh = kernels.linear(previous, self._parameter(f"weight_hh_l{layer}"), self._parameter(f"bias_hh_l{layer}"))
             if self.is_lstm:
-                below, cell = lstm_update(gi, gh, previous, memory[:, layer])
+                below, cell = lstm_update(gi, gh, previous, cast(torch.Tensor, memory)[:, layer])
                 memories.append(cell)
             else:
                 below = gru_update(gi, gh, previous)
@@ -116,9 +119,9 @@ class DecoderRNN(nn.Module):
 
     def sequence(self, embedded: torch.Tensor, hidden: torch.Tensor, memory: torch.Tensor | None) -> torch.Tensor:
         """The top layer's states for every position (B, T, D) in one call; no per-step input."""
-        initial = hidden.transpose(0, 1).contiguous()
-        if self.is_lstm:
-            initial = (initial, memory.transpose(0, 1).contiguous())
+        initial: torch.Tensor | tuple[torch.Tensor, torch.Tensor] = hidden.transpose(0, 1).contiguous()
+        if self.is_lstm:  # an LSTM's state has its cells
+            initial = (hidden.transpose(0, 1).contiguous(), cast(torch.Tensor, memory).transpose(0, 1).contiguous())
         outputs, _ = self.rnn(embedded, initial)
         return outputs
 

@@ -18,6 +18,7 @@ for it (Tu et al. 2016); the config refuses coverage with any other.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -27,7 +28,18 @@ from rnnsearch import kernels
 from rnnsearch.model.linear import Linear
 
 
-class AdditiveScore(nn.Module):
+class Score(nn.Module):
+    """What every score a(s, h_j) is to the attention that reads it: its keys, computed
+    once per batch from the annotations (`keys`), the energies e of queries against
+    them (`forward`), and whether it reads the coverage C (`reads_coverage`)."""
+
+    reads_coverage: ClassVar[bool] = False
+
+    def keys(self, annotations: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+
+class AdditiveScore(Score):
     """e_ij = v_aᵀ tanh(W_a s + U_a h_j): Bahdanau et al. (2015), eq. (6) and A.1.2.
 
     With coverage, e_ij = v_aᵀ tanh(W_a s + U_a h_j + V_a C_{i-1,j}), V_a ∈ R^{n×1}: Tu
@@ -62,7 +74,7 @@ class AdditiveScore(nn.Module):
         return self.v(hidden).squeeze(-1)
 
 
-class GeneralScore(nn.Module):
+class GeneralScore(Score):
     """e_ij = sᵀ W_a h_j (bilinear): Luong et al. (2015), "general". W_a h_j is a key."""
 
     reads_coverage = False
@@ -78,7 +90,7 @@ class GeneralScore(nn.Module):
         return torch.bmm(query, keys.transpose(1, 2))
 
 
-class DotScore(nn.Module):
+class DotScore(Score):
     """e_ij = sᵀ h_j: Luong et al. (2015), "dot".
 
     When s and h_j differ in size, h_j is first projected to the size of s (a learned
@@ -118,7 +130,7 @@ class CosineScore(DotScore):
         return super().forward(F.normalize(query, dim=-1), keys)
 
 
-class LocationScore(nn.Module):
+class LocationScore(Score):
     """α_i = softmax(W_a s): Luong et al. (2015), "location".
 
     The energies depend on the decoder state alone, one per source position up to
@@ -143,7 +155,7 @@ class LocationScore(nn.Module):
         return self.positions(query)[..., : keys.size(1)]
 
 
-SCORES: dict[str, type[nn.Module]] = {
+SCORES: dict[str, type[Score]] = {
     "additive": AdditiveScore,
     "general": GeneralScore,
     "dot": DotScore,

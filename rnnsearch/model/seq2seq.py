@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 from torch import nn
 
@@ -127,7 +129,7 @@ def build_model(config: ModelConfig, source_size: int, tgt_vocab_size: int, vect
         attention=attention,
         rnn=rnn,
         wiring=wiring,
-        readout=dec.readout,
+        readout=cast(str, dec.readout),  # its wiring's default where the config gives none
         readout_size=dec.readout_size,
         dropout=config.dropout,
         tied_embeddings=dec.tied_embeddings,
@@ -144,7 +146,7 @@ def build_aligner(model: RNNSearch, *, size: int) -> Aligner:
     or added to a trained model by `rnnsearch train-aligner`."""
     decoder = model.decoder
     return Aligner(
-        model.encoder.embedding.num_embeddings,
+        cast(nn.Embedding, model.encoder.embedding).num_embeddings,  # the module aligns words: the model reads ids
         decoder.embedding.num_embeddings,
         annotation_size=model.encoder.annotation_size,
         embedding_size=model.encoder.embedding.weight.size(1),

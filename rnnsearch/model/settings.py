@@ -16,12 +16,11 @@ from pydantic import Field, field_validator, model_validator
 from rnnsearch.sections import Section, registered_name
 
 if TYPE_CHECKING:
-    from torch import nn
-
+    from rnnsearch.model.scores import Score
     from rnnsearch.model.wirings import BahdanauWiring, LuongWiring
 
 
-def _scores() -> dict[str, type[nn.Module]]:
+def _scores() -> dict[str, type[Score]]:
     from rnnsearch.model.scores import SCORES
 
     return SCORES
@@ -93,7 +92,7 @@ class DecoderConfig(Section):
         "or luong (update, then attend with s_i)",
     )
     input_feeding: bool = Field(False, description="luong only: give h̃_{i-1} to the next step's RNN input")
-    readout: Literal["maxout", "tanh"] = Field(
+    readout: Literal["maxout", "tanh"] | None = Field(
         None, description="g in t_i (bahdanau) or h̃_i (luong); default: maxout for bahdanau, tanh for luong"
     )
     readout_size: int = Field(256, gt=0, le=MAX_WIDTH, description="size of t_i (bahdanau) or h̃_i (luong)")
@@ -157,7 +156,10 @@ class ModelConfig(Section):
 
     @model_validator(mode="after")
     def _coverage_where_the_score_reads_it(self) -> ModelConfig:
-        score = None if self.attention == "none" else self.attention.score
-        if score is not None and self.attention.coverage and not _scores()[score].reads_coverage:
+        attention = self.attention
+        if attention == "none":
+            return self
+        score = attention.score
+        if attention.coverage and not _scores()[score].reads_coverage:
             raise ValueError(f"model.attention.coverage needs the additive score; the {score} score has no use for it")
         return self

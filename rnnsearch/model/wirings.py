@@ -25,7 +25,7 @@ forcing every position then waits for the one before.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Protocol
+from typing import Protocol, cast
 
 import torch
 
@@ -97,8 +97,9 @@ class BahdanauWiring:
         """Readouts t_i (B, T, l) and α (B, T, S) for every target position."""
         fused = kernels.active().attentive_gru
         if fused is not None and fusable(decoder, state):
-            rnn, score = decoder.rnn, decoder.attention.score
-            tops, contexts, weights = fused(
+            rnn, score = decoder.rnn, cast(AdditiveScore, cast(Attention, decoder.attention).score)  # fusable
+            coverage_layer = score.coverage_layer
+            fused_tops, fused_contexts, fused_weights = fused(
                 rnn.embedding_gates(embedded),
                 state.top,
                 state.keys,
@@ -110,9 +111,9 @@ class BahdanauWiring:
                 weight_hh=rnn.rnn.weight_hh_l0,
                 bias_hh=rnn.rnn.bias_hh_l0,
                 coverage=state.coverage,
-                coverage_weight=None if state.coverage is None else score.coverage_layer.weight[:, 0],  # V_a
+                coverage_weight=None if coverage_layer is None else coverage_layer.weight[:, 0],  # V_a
             )
-            return decoder.readout(tops, embedded, contexts), weights
+            return decoder.readout(fused_tops, embedded, fused_contexts), fused_weights
         tops, contexts, weights, _ = step_by_step(self, decoder, embedded, state)
         return decoder.readout(torch.stack(tops, 1), embedded, torch.stack(contexts, 1)), _stacked(weights)
 
@@ -173,8 +174,8 @@ class LuongWiring:
             states = decoder.rnn.sequence(embedded, state.state, state.memory)  # s_i for every i: (B, T, D)
             context, weights = decoder.attend(states, state)
             return decoder.readout(states, embedded, context), weights
-        _, _, weights, readouts = step_by_step(self, decoder, embedded, state)
-        return torch.stack(readouts, 1), _stacked(weights)
+        _, _, step_weights, readouts = step_by_step(self, decoder, embedded, state)
+        return torch.stack(cast(list[torch.Tensor], readouts), 1), _stacked(step_weights)  # Luong's steps give h̃_i
 
     def search_step(
         self, decoder: WiredParts, embedded: torch.Tensor, state: DecoderState, scored: torch.Tensor | None
@@ -182,6 +183,7 @@ class LuongWiring:
         """h̃_i of the `scored` rows (all if None), the new state and α_i."""
         gates = decoder.rnn.embedding_gates(embedded)
         state, _, weights, readout = self.step(decoder, gates, embedded, state, decoder.rnn.step_input_weight())
+        readout = cast(torch.Tensor, readout)  # Luong's step gives h̃_i
         return (readout if scored is None else readout[scored]), state, weights
 
 
@@ -207,7 +209,7 @@ def fusable(decoder: WiredParts, state: DecoderState) -> bool:
 
 def covered(state: DecoderState, weights: torch.Tensor | None) -> torch.Tensor | None:
     """The coverage after a step that attended with α_i: C_i = C_{i-1} + α_i (None without coverage)."""
-    return None if state.coverage is None else state.coverage + weights
+    return None if state.coverage is None else state.coverage + cast(torch.Tensor, weights)  # a covering score: α
 
 
 def step_by_step(
@@ -229,4 +231,4 @@ def step_by_step(
 
 def _stacked(weights: list[torch.Tensor | None]) -> torch.Tensor | None:
     """α_i for every i as (B, T, S); None for the fixed-context baseline."""
-    return None if weights[0] is None else torch.stack(weights, 1)
+    return None if weights[0] is None else torch.stack(cast(list[torch.Tensor], weights), 1)

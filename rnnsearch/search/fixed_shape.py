@@ -142,13 +142,17 @@ class _Loop:
         """Begin a batch of the same shape: its initial state, and the output steps allowed
         to each sentence."""
         for buffer, value in zip(self.state.fields(), start.fields()):
-            if buffer is not None:
+            if buffer is not None and value is not None:  # a shape's states hold the same fields
                 buffer.copy_(value)
         self.position.zero_()
         self.max_lengths.copy_(max_lengths)
 
     def step(self) -> None:
         """One search step for every row; reads nothing back to the host."""
+        raise NotImplementedError
+
+    def hypotheses(self, src_lengths: list[int], options: SearchOptions) -> list[list[Hypothesis]]:
+        """Each sentence's results, once the batch is done."""
         raise NotImplementedError
 
     def done(self) -> bool:
@@ -169,7 +173,7 @@ class _Loop:
     def _advance_state(self, state: DecoderState) -> None:
         """Take the recurrent part of the next state; the source side never changes."""
         for buffer, value in zip(self.state.recurrent(), state.recurrent()):
-            if buffer is not None:
+            if buffer is not None and value is not None:
                 buffer.copy_(value)
 
 
@@ -198,7 +202,7 @@ class _GreedyLoop(_Loop):
         best_log_prob, best = log_probs.max(dim=-1)
         running = self.lengths == 0
         self.tokens.index_copy_(1, self.position, best.unsqueeze(1))
-        if self.alignments is not None:
+        if self.alignments is not None and weights is not None:  # a model with alignments gives α
             self.alignments.index_copy_(1, self.position, weights.float().unsqueeze(1))
         self.log_prob += best_log_prob.masked_fill(~running, 0.0)
         self.lengths.copy_(torch.where(running & (best == EOS), self.position + 1, self.lengths))
@@ -273,7 +277,7 @@ class _BeamLoop(_Loop):
         self.finished_tokens.index_put_(place, history.view(len(sentences), k, -1))
         self.finished_log_prob.index_put_(place, top_log_prob)
         self.finished_length.index_put_(place, (self.position + 1).expand_as(slot))
-        if self.weights_history is not None:
+        if self.weights_history is not None and self.finished_alignments is not None and weights is not None:
             weights_history = self.weights_history.index_select(0, parents)
             weights_history.index_copy_(1, self.position, weights.float().index_select(0, parents).unsqueeze(1))
             self.weights_history.copy_(weights_history)

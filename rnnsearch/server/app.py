@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from fastapi import FastAPI, HTTPException, Request
@@ -114,20 +114,23 @@ def _transcribing(translator: Translator) -> TranslateFn:
 
 
 async def _text_items(
-    translator: Translator, request: schemas.TranslateOptions, max_seconds: float | None
+    translator: Translator, request: Any, max_seconds: float | None
 ) -> tuple[list[tuple[str, str]], list[MarkedUp | None] | None]:
-    """The request's texts (their markup parsed) with their prefixes, and the parsed markup."""
+    """The request's texts (their markup parsed) with their prefixes, and the parsed markup;
+    `request` is of the model made with the server's limits (`schemas.translate_request_model`)."""
     marked = await asyncio.to_thread(_marked_up, translator, request.texts, request.markup)
-    texts = request.texts if marked is None else [parsed.text for parsed in marked]  # not lenient: all parsed
+    texts = request.texts if marked is None else [cast(MarkedUp, parsed).text for parsed in marked]  # all parsed
     _check_source_lengths(translator, texts)
     return list(zip(texts, _prefixes(texts, request.prefixes))), marked
 
 
 async def _audio_items(
-    translator: Translator, request: schemas.TranslateOptions, max_seconds: float | None
+    translator: Translator, request: Any, max_seconds: float | None
 ) -> tuple[list[np.ndarray], None]:
-    """The request's recordings, decoded off the event loop."""
-    return await asyncio.to_thread(_read_audio, request.audio, max_seconds, translator.data.sample_rate), None
+    """The request's recordings, decoded off the event loop; `request` as for `_text_items`,
+    `max_seconds` and the sample rate a speech model's."""
+    limit, rate = cast(float, max_seconds), cast(int, translator.data.sample_rate)
+    return await asyncio.to_thread(_read_audio, request.audio, limit, rate), None
 
 
 @dataclass(frozen=True)
@@ -180,19 +183,23 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
     max_seconds = max_audio_seconds(translator, limits)
 
     @app.post("/v1/translate", responses=ERROR_RESPONSES, summary="Translate texts or recordings")
-    async def translate(request: TranslateRequest, connection: Request) -> schemas.TranslateResponse:
+    async def translate(
+        request: TranslateRequest,  # type: ignore[valid-type]  # a model made for the server's limits
+        connection: Request,
+    ) -> schemas.TranslateResponse:
         """Translate every text (or transcribe every recording); requests arriving together are decoded together."""
-        beam_size, _ = translator.widths(request.beam_size, request.n_best)
+        options = cast(schemas.TranslateOptions, request)
+        beam_size, _ = translator.widths(options.beam_size, options.n_best)
         items, marked = await INPUTS[translator.data.reads].items(translator, request, max_seconds)
-        alignment_from = _alignment_from(translator, request)
+        alignment_from = _alignment_from(translator, options)
         try:
             work = asyncio.wait_for(
-                _translated(batcher, items, marked, beam_size, request.n_best, alignment_from), limits.timeout
+                _translated(batcher, items, marked, beam_size, options.n_best, alignment_from), limits.timeout
             )
             results = await _while_connected(connection, work)
         except TimeoutError:
             raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
-        alignments = request.alignments and translator.model.has_alignment
+        alignments = options.alignments and bool(translator.model.has_alignment)
         return schemas.TranslateResponse(translations=[_translation(t, alignments) for t in results])
 
     @app.get("/v1/model", summary="Describe the served model")
@@ -329,7 +336,7 @@ def _add_page(app: FastAPI) -> None:
     @app.get("/docs", include_in_schema=False)
     async def docs() -> HTMLResponse:
         return get_swagger_ui_html(
-            openapi_url=app.openapi_url,
+            openapi_url=app.openapi_url or "/openapi.json",
             title="rnnsearch API",
             swagger_js_url="/static/swagger/swagger-ui-bundle.js",
             swagger_css_url="/static/swagger/swagger-ui.css",

@@ -11,6 +11,7 @@ never concurrently with itself, as torch modules are not meant to be.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
@@ -106,9 +107,11 @@ class Batcher:
         loop = asyncio.get_running_loop()
         while True:
             pending = self._drop_withdrawn()
-            left = pending[0].arrived + self.max_wait - loop.time() if pending else None
-            if pending and (left <= 0 or self._batch_is_full(pending)):
-                return
+            left = None  # nothing waits: wait for an arrival however long
+            if pending:
+                left = pending[0].arrived + self.max_wait - loop.time()
+                if left <= 0 or self._batch_is_full(pending):
+                    return
             self._arrival.clear()
             with suppress(TimeoutError):
                 await asyncio.wait_for(self._arrival.wait(), left)
@@ -153,7 +156,8 @@ class Batcher:
             return all(job.future.done() for job in batch)
 
         try:
-            results = await loop.run_in_executor(self._worker, self._translate, items, *settings, cancelled)
+            translating = functools.partial(self._translate, items, *settings, cancelled)
+            results = await loop.run_in_executor(self._worker, translating)
         except SearchCancelled:  # raised only once cancelled() is True: no request is left to answer
             self.cancelled_calls += 1
             return

@@ -5,7 +5,7 @@ so every bound a request must respect is declared here rather than checked by ha
 The request model is built per server because its size limits are server options.
 """
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
@@ -15,6 +15,13 @@ from rnnsearch.config.search import MAX_BEAM_SIZE, SearchConfig
 from rnnsearch.markup import MARKUPS
 from rnnsearch.model.settings import ModelConfig
 from rnnsearch.server.limits import Limits
+
+if TYPE_CHECKING:  # the names a request may give, from the registries: any str to the type checker
+    AlignmentFrom = str
+    MarkupName = str
+else:
+    AlignmentFrom = Literal[tuple(ALIGNMENT_SOURCES)]
+    MarkupName = Literal[MARKUPS]
 
 
 class ErrorBody(BaseModel):
@@ -43,7 +50,7 @@ class TranslateOptions(BaseModel):
     beam_size: BeamWidth | None = Field(None, description="1 is greedy search; default: the model's search.beam_size")
     n_best: BeamWidth = Field(1, description="hypotheses per text, at most the beam size")
     alignments: bool = Field(True, description="include each hypothesis's alignment matrix")
-    alignment_from: Literal[tuple(ALIGNMENT_SOURCES)] | None = Field(
+    alignment_from: AlignmentFrom | None = Field(
         None,
         description="what the alignments are read from: aligner, the model's alignment module, which sees each "
         "target word it aligns, or attention (α); default: the module where the model has one",
@@ -94,7 +101,7 @@ def translate_request_model(
         ),
     ]
     markup = Annotated[
-        Literal[MARKUPS] | None,
+        MarkupName | None,
         Field(
             description=(
                 "read each text as a line with inline markup (<b>…</b>, <a href=…>, <br/>, &amp;): its text is "
@@ -138,7 +145,7 @@ class Hypothesis(BaseModel):
             "null when alignments were not asked for or the model has no alignment model"
         ),
     )
-    alignment_from: Literal[tuple(ALIGNMENT_SOURCES)] | None = Field(
+    alignment_from: AlignmentFrom | None = Field(
         None, description="what `alignment` is: attention (α) or aligner (the alignment module's β); null without one"
     )
     marked_up: str | None = Field(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
+from typing import cast
 
 import torch
 
@@ -31,9 +32,11 @@ from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic, model_directory
 from rnnsearch.files.metrics_log import forget_rows_after
+from rnnsearch.model.aligner import Aligner
 from rnnsearch.model.objectives import OBJECTIVES
 from rnnsearch.model.seq2seq import RNNSearch, build_aligner
 from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
+from rnnsearch.text.subwords import Subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.console import say
 from rnnsearch.training.environment import configure_cpu, flushing_denormals
@@ -93,7 +96,7 @@ def train_aligner(model_dir: str | Path, overrides: list[str], *, resume: bool) 
             say(f"{run_dir}: no checkpoint to resume from (stopped before its first one); starting again")
         (run_dir / model_directory.METRICS).unlink(missing_ok=True)
     data_dir = prepared_dir(config, run_dir if config.data != model_config.data else model_dir)
-    ensure_prepared(config, data_dir, (src_subwords, tgt_subwords))
+    ensure_prepared(config, data_dir, (cast(Subwords, src_subwords), tgt_subwords))  # text: it aligns words
     train = PreparedPairs(data_dir)
     say(
         f"alignment module: {sum(p.numel() for p in model.aligner.parameters()):,} parameters on {device}, "
@@ -146,8 +149,9 @@ def _save(
 ) -> None:
     """The module's weights (what loading attaches), recording the digest of the translation
     weights it was trained on, then the resume point."""
-    weights = {f"aligner.{name}": tensor for name, tensor in model.aligner.state_dict().items()}
-    info = {"size": model.aligner.size, "translation": translation_digest, "step": progress.step}
+    module = attached_module(model)
+    weights = {f"aligner.{name}": tensor for name, tensor in module.state_dict().items()}
+    info = {"size": module.size, "translation": translation_digest, "step": progress.step}
     model_directory.write_tensors(run_dir / model_directory.ALIGNER_WEIGHTS, weights, info)
     optimizer_tensors, optimizer_info = checkpoint.optimizer_tensors(optimizer)
     resume_info = {**info, "progress": asdict(progress), **optimizer_info}
@@ -165,13 +169,21 @@ def _restored(
             f"{path}: the module was trained on other translation weights than the model's now; "
             f"delete {run_dir} to train it afresh"
         )
-    if info.get("size") != model.aligner.size:
-        raise UserError(f"{path}: a module of size {info.get('size')}, not model.aligner_size {model.aligner.size}")
+    module = attached_module(model)
+    if info.get("size") != module.size:
+        raise UserError(f"{path}: a module of size {info.get('size')}, not model.aligner_size {module.size}")
     model_directory.require_finite(tensors, path, refusal="a run cannot resume from it")
     model_directory.assign_weights(
-        model.aligner, tensors, path, prefix="aligner.", described="the alignment module they are for"
+        module, tensors, path, prefix="aligner.", described="the alignment module they are for"
     )
     checkpoint.restore_optimizer(optimizer, tensors, info["param_groups"])
     progress = Progress(**info["progress"])
     say(f"resuming {run_dir} at step {progress.step}")
     return progress
+
+
+def attached_module(model: RNNSearch) -> Aligner:
+    """The alignment module a run trains, attached to the model before the run's first step."""
+    if model.aligner is None:
+        raise ValueError("the model has no alignment module attached")
+    return model.aligner

@@ -20,11 +20,14 @@ the number of shapes met; `train.cuda_graphs: false` turns this off.
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from rnnsearch.kernels.capture import garbage_collector_paused
+from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.reserved import PAD
 from rnnsearch.text.batches import Batch
 from rnnsearch.training.loss import Objective, guide_links, translation_loss
@@ -38,7 +41,7 @@ class DecoderLoss(nn.Module):
     annotations and summary: target positions holding <pad> count for nothing, and the
     guided term, where the objective has one, reads the links as a dense matrix."""
 
-    def __init__(self, model: nn.Module, objective: Objective):
+    def __init__(self, model: RNNSearch, objective: Objective):
         super().__init__()
         self.model, self.objective = model, objective
 
@@ -98,7 +101,7 @@ class GraphedLoss:
     depend on when shapes are first met (a resumed run meets them at other steps).
     """
 
-    def __init__(self, model: nn.Module, objective: Objective, longest_source: int):
+    def __init__(self, model: RNNSearch, objective: Objective, longest_source: int):
         if objective.aligner is not None or not objective.translation:
             raise ValueError("the alignment module's terms are computed eagerly; this objective has them")
         self.model, self.objective, self.longest_source = model, objective, longest_source
@@ -131,9 +134,10 @@ class GraphedLoss:
             torch.random.fork_rng(devices=[inputs[0].device.index]),
             torch.enable_grad(),
         ):
-            return torch.cuda.make_graphed_callables(
+            graphed = torch.cuda.make_graphed_callables(
                 DecoderLoss(self.model, self.objective), samples, pool=self.pool, allow_unused_input=True
             )
+            return cast(nn.Module, graphed)  # a module given, a module returned
 
 
 def _round_up(value: int, multiple: int) -> int:

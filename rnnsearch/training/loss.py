@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -74,7 +75,7 @@ class OutputLayerLoss(torch.autograd.Function):
     @staticmethod
     def forward(ctx, readout, weight, bias, targets, smoothing: float) -> torch.Tensor:
         total, grads = _chunked_loss(readout, weight, bias, targets, smoothing, gradients=True)
-        ctx.save_for_backward(*grads)
+        ctx.save_for_backward(*cast(tuple[torch.Tensor, ...], grads))  # asked for: never None
         return total
 
     @staticmethod
@@ -121,8 +122,8 @@ def translation_loss(
     else:
         rows, targets = readout[real], tgt_out[real]
     loss = output_layer_loss(rows, model.decoder.output_layer, targets, objective.label_smoothing)
-    if links is not None:
-        loss = loss + objective.guided_alignment_weight * guided_alignment_loss(weights, links)
+    if links is not None:  # a guided model attends: it has α
+        loss = loss + objective.guided_alignment_weight * guided_alignment_loss(cast(torch.Tensor, weights), links)
     return loss
 
 
@@ -145,7 +146,7 @@ def aligner_loss(model: RNNSearch, batch: Batch, forced: tuple, objective: Objec
     rows = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out, vocabulary=vocabulary)
     links = PieceLinks(batch.guide.entries, batch.guide.weights) if isinstance(batch, GuidedBatch) else None
     loss = readout.new_zeros((), dtype=torch.float32)
-    for term in terms_of(objective.aligner):
+    for term in terms_of(cast(str, objective.aligner)):  # called for an objective with the module's terms
         loss = loss + term.loss(rows, real, links)
     return loss
 

@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import torch
 
@@ -25,6 +26,7 @@ from rnnsearch.export.manifest import is_package, require_whole_package
 from rnnsearch.files import model_directory
 from rnnsearch.files.model_directory import load_model, load_model_files
 from rnnsearch.model.ensemble import Ensemble, side_numbers
+from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.text.subwords import Subwords
 
 ModelDirs = str | os.PathLike | Sequence[str | os.PathLike]
@@ -63,7 +65,8 @@ def assemble(
     as `rnnsearch.translation.translator.load` documents its arguments."""
     search = _search_overrides(precision, batch_sentences, runtime, coverage_penalty, search)
     SearchConfig().overridden(search)  # refused before any model loads
-    directories = [model_dir] if isinstance(model_dir, (str, os.PathLike)) else _model_dirs(model_dir)
+    given = [model_dir] if isinstance(model_dir, (str, os.PathLike)) else _model_dirs(model_dir)
+    directories = [Path(directory) for directory in given]
     packages = [is_package(directory) for directory in directories]
     on_onnx = [_runs_on_onnx(d, package, runtime, precision) for d, package in zip(directories, packages)]
     target = torch.device("cpu") if all(on_onnx) and device == "auto" else resolve_device(device)
@@ -116,13 +119,14 @@ def _search_overrides(
 def _ensemble(models: list[torch.nn.Module], sources: list[Subwords | None]) -> tuple[Ensemble, list[Subwords | None]]:
     """The members as one Ensemble, and the source subword models by side: members whose
     source subword models are the same read the same side."""
+    members = cast(list[RNNSearch], models)  # an exported package's model stands in for an RNNSearch
     keys = [None if subwords is None else subwords.model_bytes for subwords in sources]
-    sides = side_numbers(keys, [model.has_alignment for model in models])
+    sides = side_numbers(keys, [model.has_alignment for model in members])
     by_side = {side: subwords for side, subwords in zip(sides, sources)}
-    return Ensemble(models, sides).eval(), [by_side[side] for side in range(len(by_side))]
+    return Ensemble(members, sides).eval(), [by_side[side] for side in range(len(by_side))]
 
 
-def _runs_on_onnx(directory: str | os.PathLike, package: bool, runtime: str | None, precision: str | None) -> bool:
+def _runs_on_onnx(directory: Path, package: bool, runtime: str | None, precision: str | None) -> bool:
     """Whether the model in `directory` (an exported `package` or not) runs on ONNX
     Runtime, refusing a runtime or a precision it cannot run with."""
     if runtime != "torch":
@@ -144,7 +148,7 @@ def _runs_on_onnx(directory: str | os.PathLike, package: bool, runtime: str | No
 
 
 def _load_onnx(
-    directory: str | os.PathLike, config: Config, src_subwords: Subwords | None, tgt_subwords: Subwords, precision: str
+    directory: Path, config: Config, src_subwords: Subwords | None, tgt_subwords: Subwords, precision: str
 ) -> torch.nn.Module:
     """The graphs of an exported package, on as many threads as PyTorch uses, its subword
     models checked to be those its weights record."""
@@ -173,7 +177,7 @@ def _model_dirs(model_dirs: object) -> list[str | os.PathLike]:
     return list(model_dirs)
 
 
-def _require_compatible(directories: list[str | os.PathLike], files: list[ModelFiles]) -> None:
+def _require_compatible(directories: list[Path], files: list[ModelFiles]) -> None:
     """Refuse members that cannot decode together, naming the first that differs from the first member."""
     first, (first_config, _, first_target) = directories[0], files[0]
     for directory, (config, _, target) in zip(directories[1:], files[1:]):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from rnnsearch.alignments.symmetrisation import DEFAULT_METHOD, METHODS
 from rnnsearch.alignments.words import (
@@ -90,14 +91,15 @@ def _align_settings(
     """`align`'s arguments as one record, the reverse model checked to be a Translator."""
     if reverse is not None and not isinstance(reverse, GivenPairs):
         raise ArgumentTypeError(f"reverse: expected a Translator (rnnsearch.load), got {type(reverse).__name__}")
-    return AlignSettings(reverse, symmetrize, reading, markup, alignment_from)
+    asked = cast(str | None, alignment_from)  # checked where it is read, by Decoding.alignment_source
+    return AlignSettings(reverse, symmetrize, reading, markup, asked)
 
 
 def _checked_pairs(chunk: object, index: int) -> tuple[list[str], list[str]]:
     """A chunk of (sources, targets), each a list of str, as many targets as sources."""
-    sources, targets = chunk
-    sources = checked_strings(sources, f"chunks[{index}] sources", example='a list such as ["Ein Hund."]')
-    targets = checked_strings(targets, f"chunks[{index}] targets", example='a list such as ["A dog."]')
+    given_sources, given_targets = cast(tuple[object, object], chunk)
+    sources = checked_strings(given_sources, f"chunks[{index}] sources", example='a list such as ["Ein Hund."]')
+    targets = checked_strings(given_targets, f"chunks[{index}] targets", example='a list such as ["A dog."]')
     if len(sources) != len(targets):
         raise ArgumentValueError(f"chunks[{index}]: {len(targets)} targets for {len(sources)} sources")
     return sources, targets
@@ -293,7 +295,7 @@ class GivenPairs(Decoding):
         """The teacher-forced pass of every member over its side's sources, an ensemble's
         combined as its search combines them; alignments from `source`, an ensemble's
         from its aligned members that have what `source` names."""
-        model, members = self.model, self.members
+        model, members = self.model, cast(list[RNNSearch], self.members)  # checked below
         from_module = ALIGNMENT_SOURCES[source].from_module
         if not all(isinstance(member, RNNSearch) for member in members):
             raise UserError(
@@ -315,7 +317,7 @@ class GivenPairs(Decoding):
             ]
         if len(passes) == 1:
             return passes[0]
-        aligned = [m for m in model.aligned if not from_module or members[m].aligner is not None]
+        aligned = [m for m in cast(Ensemble, model).aligned if not from_module or members[m].aligner is not None]
         return mean_forced(passes, aligned)
 
     def _pair_score(

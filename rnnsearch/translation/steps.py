@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
+from typing import Any, cast
 
 import torch
 
@@ -33,6 +34,7 @@ from rnnsearch import kernels
 from rnnsearch.arguments import checked_strings
 from rnnsearch.decoding.inputs import END
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
+from rnnsearch.model.attention import Attention
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.model.wirings import step_by_step
@@ -111,7 +113,7 @@ def attention_steps(translator: Translator, sources: list[str], targets: list[st
     check_source_lengths(source_ids, translator.search.max_source_length)
     target_ids = translator.tgt_subwords.encode(targets)
     batch = make_batch(list(zip(source_ids, target_ids))).to(translator.device)
-    steps = decoder_steps(model, batch)
+    steps: dict[str, Any] = decoder_steps(model, batch)
     return AttentionSteps(
         **steps,
         source_tokens=[translator.src_subwords.pieces(ids) + [END] for ids in source_ids],
@@ -126,7 +128,7 @@ def decoder_steps(model: RNNSearch, batch: Batch) -> dict[str, torch.Tensor | No
     energies: list[torch.Tensor] = []
     attention = model.decoder.attention
     hook = None
-    if model.has_alignment:
+    if isinstance(attention, Attention):  # a model with an alignment model: its energies e_ij
         hook = attention.score.register_forward_hook(lambda module, inputs, output: energies.append(output))
     try:
         with evaluating(model), kernels.use(kernels.choose(batch.src.device, purpose="search")):
@@ -139,7 +141,7 @@ def decoder_steps(model: RNNSearch, batch: Batch) -> dict[str, torch.Tensor | No
     return {
         "annotations": state.annotations.float().cpu(),
         "energies": torch.cat(energies, dim=1).float().cpu() if energies else None,
-        "weights": None if weights[0] is None else torch.stack(weights, 1).float().cpu(),
+        "weights": None if weights[0] is None else torch.stack(cast(list[torch.Tensor], weights), 1).float().cpu(),
         "contexts": torch.stack(contexts, 1).float().cpu(),
         "states": torch.stack(states, 1).float().cpu(),
         "initial_states": state.top.float().cpu(),
