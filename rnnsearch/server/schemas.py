@@ -66,20 +66,30 @@ def translate_request_model(
     takes, see `audio_base64_chars`; sample_rate: its recordings' rate) takes `audio` instead.
     """
     if audio_chars is not None:
-        item = Annotated[str, Field(max_length=audio_chars)]
-        audio = Annotated[
-            list[item],
-            Field(
-                min_length=1,
-                max_length=limits.max_texts,
-                description=(
-                    f"recordings to transcribe, one per item: base64-encoded WAV files, {sample_rate} Hz PCM "
-                    f"(8- or 16-bit, mono or averaged to mono), at most {limits.max_audio_seconds:g} s each"
-                ),
-                examples=[["UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="]],
+        return _audio_request(limits, audio_chars, sample_rate)
+    return _text_request(limits)
+
+
+def _audio_request(limits: Limits, audio_chars: int, sample_rate: int | None) -> type[TranslateOptions]:
+    """The request of a speech model: `audio`, recordings of at most `audio_chars` base64 characters."""
+    item = Annotated[str, Field(max_length=audio_chars)]
+    audio = Annotated[
+        list[item],
+        Field(
+            min_length=1,
+            max_length=limits.max_texts,
+            description=(
+                f"recordings to transcribe, one per item: base64-encoded WAV files, {sample_rate} Hz PCM "
+                f"(8- or 16-bit, mono or averaged to mono), at most {limits.max_audio_seconds:g} s each"
             ),
-        ]
-        return create_model("TranslateRequest", __base__=TranslateOptions, audio=(audio, ...))
+            examples=[["UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="]],
+        ),
+    ]
+    return create_model("TranslateRequest", __base__=TranslateOptions, audio=(audio, ...))
+
+
+def _text_request(limits: Limits) -> type[TranslateOptions]:
+    """The request of a text model: `texts`, with their `prefixes` and `markup`."""
     text = Annotated[str, Field(max_length=limits.max_chars)]
     texts = Annotated[
         list[text],
