@@ -4,7 +4,7 @@ Two BLEU conventions are offered because the literature uses both:
 ``bleu`` is the standard detokenised, cased sacreBLEU score, while
 ``bleu_lowercase_tokenized`` reproduces the Multi30k convention of scoring
 lowercased, Moses-tokenised text against the pre-tokenised reference files.
-Every ``Score`` carries a signature so results are never reported without
+Every ``MetricScore`` carries a signature so results are never reported without
 the settings that produced them.
 """
 
@@ -26,7 +26,7 @@ DEFAULT_LENGTH_BUCKETS = [0, 10, 20, 30, 40, 50, 60]
 
 
 @dataclass(frozen=True)
-class Score:
+class MetricScore:
     """A metric value together with the sacreBLEU signature that produced it (or, for a
     metric sacreBLEU does not compute, the settings and counts behind it), and its `unit`."""
 
@@ -45,7 +45,7 @@ class Evaluation:
     entry of the JSON report), `heading` what was evaluated where the command did not
     name it, `notes` further lines, and `details` the further figures of the JSON report."""
 
-    scores: list[Score]
+    scores: list[MetricScore]
     heading: str | None = None
     notes: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
@@ -71,20 +71,20 @@ def _check_counts(hypotheses: list[str], references: list[str]) -> None:
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
 
 
-def _score(metric: Metric, hypotheses: list[str], references: list[str], signature_suffix: str = "") -> Score:
+def _score(metric: Metric, hypotheses: list[str], references: list[str], signature_suffix: str = "") -> MetricScore:
     result = metric.corpus_score(hypotheses, [references])
     # The signature needs the number of references, known only after scoring.
     signature = str(metric.get_signature()) + signature_suffix
-    return Score(name=result.name, value=float(result.score), signature=signature)
+    return MetricScore(name=result.name, value=float(result.score), signature=signature)
 
 
-def bleu(hypotheses: list[str], references: list[str]) -> Score:
+def bleu(hypotheses: list[str], references: list[str]) -> MetricScore:
     """Cased sacreBLEU with its default 13a tokenisation on detokenised text."""
     _check_counts(hypotheses, references)
     return _score(sacrebleu.BLEU(), hypotheses, references)
 
 
-def chrf(hypotheses: list[str], references: list[str]) -> Score:
+def chrf(hypotheses: list[str], references: list[str]) -> MetricScore:
     """sacreBLEU chrF (character n-gram F-score, default settings)."""
     _check_counts(hypotheses, references)
     return _score(sacrebleu.CHRF(), hypotheses, references)
@@ -117,7 +117,7 @@ def moses_lowercase_tokenize(lines: list[str], lang: str) -> list[str]:
     ]
 
 
-def bleu_lowercase_tokenized(hypotheses: list[str], references: list[str], lang: str) -> Score:
+def bleu_lowercase_tokenized(hypotheses: list[str], references: list[str], lang: str) -> MetricScore:
     """BLEU in the Multi30k convention: lowercased, Moses-tokenised text.
 
     Hypotheses are raw (detokenised) model output and are tokenised here;

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 if TYPE_CHECKING:
-    from rnnsearch.model.scores import Score
+    from rnnsearch.model.scores import AttentionScore
     from rnnsearch.model.state import DecoderState
 
 
@@ -34,7 +34,7 @@ def masked_softmax(energies: torch.Tensor, padding: torch.Tensor) -> torch.Tenso
 class Attention(nn.Module):
     """Soft attention of Bahdanau et al. (2015), eqs. (5) and (6), around a score."""
 
-    def __init__(self, score: Score):
+    def __init__(self, score: AttentionScore):
         super().__init__()
         self.score = score
 

@@ -28,7 +28,7 @@ from rnnsearch import kernels
 from rnnsearch.model.linear import Linear
 
 
-class Score(nn.Module):
+class AttentionScore(nn.Module):
     """What every score a(s, h_j) is to the attention that reads it: its keys, computed
     once per batch from the annotations (`keys`), the energies e of queries against
     them (`forward`), and whether it reads the coverage C (`reads_coverage`)."""
@@ -39,7 +39,7 @@ class Score(nn.Module):
         raise NotImplementedError
 
 
-class AdditiveScore(Score):
+class AdditiveScore(AttentionScore):
     """e_ij = v_aᵀ tanh(W_a s + U_a h_j): Bahdanau et al. (2015), eq. (6) and A.1.2.
 
     With coverage, e_ij = v_aᵀ tanh(W_a s + U_a h_j + V_a C_{i-1,j}), V_a ∈ R^{n×1}: Tu
@@ -74,7 +74,7 @@ class AdditiveScore(Score):
         return self.v(hidden).squeeze(-1)
 
 
-class GeneralScore(Score):
+class GeneralScore(AttentionScore):
     """e_ij = sᵀ W_a h_j (bilinear): Luong et al. (2015), "general". W_a h_j is a key."""
 
     reads_coverage = False
@@ -90,7 +90,7 @@ class GeneralScore(Score):
         return torch.bmm(query, keys.transpose(1, 2))
 
 
-class DotScore(Score):
+class DotScore(AttentionScore):
     """e_ij = sᵀ h_j: Luong et al. (2015), "dot".
 
     When s and h_j differ in size, h_j is first projected to the size of s (a learned
@@ -130,7 +130,7 @@ class CosineScore(DotScore):
         return super().forward(F.normalize(query, dim=-1), keys)
 
 
-class LocationScore(Score):
+class LocationScore(AttentionScore):
     """α_i = softmax(W_a s): Luong et al. (2015), "location".
 
     The energies depend on the decoder state alone, one per source position up to
@@ -155,7 +155,7 @@ class LocationScore(Score):
         return self.positions(query)[..., : keys.size(1)]
 
 
-SCORES: dict[str, type[Score]] = {
+SCORES: dict[str, type[AttentionScore]] = {
     "additive": AdditiveScore,
     "general": GeneralScore,
     "dot": DotScore,

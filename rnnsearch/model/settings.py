@@ -16,11 +16,11 @@ from pydantic import Field, field_validator, model_validator
 from rnnsearch.sections import Section, registered_name
 
 if TYPE_CHECKING:
-    from rnnsearch.model.scores import Score
+    from rnnsearch.model.scores import AttentionScore
     from rnnsearch.model.wirings import BahdanauWiring, LuongWiring
 
 
-def _scores() -> dict[str, type[Score]]:
+def _scores() -> dict[str, type[AttentionScore]]:
     from rnnsearch.model.scores import SCORES
 
     return SCORES

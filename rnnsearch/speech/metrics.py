@@ -5,7 +5,7 @@ jiwer: (substitutions + deletions + insertions) / reference digits, so "1 3" aga
 "1 2 3" is one deletion in three digits. It can exceed 100% when a recogniser
 inserts digits. Whole-string accuracy counts strings recognised exactly, the figure
 that matters when a digit string is a phone or account number. Both are percentages
-in a `Score`, like BLEU, with a description of how they were computed.
+in a `MetricScore`, like BLEU, with a description of how they were computed.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from importlib.metadata import version
 
 import jiwer
 
-from rnnsearch.evaluation.metrics import Score
+from rnnsearch.evaluation.metrics import MetricScore
 
 
-def digit_error_rate(hypotheses: list[str], references: list[str]) -> Score:
+def digit_error_rate(hypotheses: list[str], references: list[str]) -> MetricScore:
     """Word error rate over digits, in percent of the reference digits."""
     _check(hypotheses, references)
     if not any(reference.split() for reference in references):
@@ -30,17 +30,17 @@ def digit_error_rate(hypotheses: list[str], references: list[str]) -> Score:
         f"({result.substitutions} sub, {result.deletions} del, {result.insertions} ins) "
         f"in {digits} digits of {len(references)} strings"
     )
-    return Score(name="DER", value=100.0 * errors / digits, signature=description, unit="%")
+    return MetricScore(name="DER", value=100.0 * errors / digits, signature=description, unit="%")
 
 
-def string_accuracy(hypotheses: list[str], references: list[str]) -> Score:
+def string_accuracy(hypotheses: list[str], references: list[str]) -> MetricScore:
     """Percentage of strings recognised exactly (ignoring extra whitespace)."""
     _check(hypotheses, references)
     if not references:
         raise ValueError("no strings to score")
     correct = sum(h.split() == r.split() for h, r in zip(hypotheses, references))
     description = f"{correct} of {len(references)} strings exactly right"
-    return Score(name="string accuracy", value=100.0 * correct / len(references), signature=description, unit="%")
+    return MetricScore(name="string accuracy", value=100.0 * correct / len(references), signature=description, unit="%")
 
 
 def _check(hypotheses: list[str], references: list[str]) -> None:

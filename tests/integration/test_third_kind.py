@@ -16,7 +16,7 @@ import rnnsearch
 from rnnsearch.config import config_from_dict, load_config
 from rnnsearch.config.data import DATA_SECTIONS, DataSection, ValidationScore
 from rnnsearch.decoding.inputs import TextInput
-from rnnsearch.evaluation.metrics import Evaluation, Score
+from rnnsearch.evaluation.metrics import Evaluation, MetricScore
 from rnnsearch.files import model_directory
 from rnnsearch.files.metrics_log import read_metrics
 from rnnsearch.kinds import KINDS, data_kind
@@ -96,7 +96,7 @@ class Reversal:
     def evaluate(translator, *, src, ref, beam_size, part, **_) -> Evaluation:
         sources, references = Path(src).read_text().splitlines(), Path(ref).read_text().splitlines()
         hypotheses = [t.text for t in translator.translate(sources, beam_size=beam_size)]
-        return Evaluation([Score("exact", _exact(hypotheses, references), "exact string match", "%")])
+        return Evaluation([MetricScore("exact", _exact(hypotheses, references), "exact string match", "%")])
 
 
 @pytest.fixture
