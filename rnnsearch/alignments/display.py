@@ -4,7 +4,7 @@ down the side, black = 0, white = 1).
 
 The SVG is written here, as text: no network, no plotting library, nothing for the
 notebook to fetch, and every token escaped. `Translation._repr_html_` and its kin in
-results.py and alignment.py call these functions; this module reads their fields
+decoding/results.py and words.py call these functions; this module reads their fields
 and imports neither.
 """
 
@@ -24,7 +24,7 @@ LABEL_EVERY = 48  # pixels between labels of narrow columns
 
 
 class Shown(Protocol):
-    """A translation as results.py's Translation holds it."""
+    """A translation as decoding/results.py's Translation holds it."""
 
     @property
     def source(self) -> str: ...
@@ -52,7 +52,7 @@ class Shown(Protocol):
 
 
 class Scored(Protocol):
-    """A given pair and its score, as results.py's PairScore holds them."""
+    """A given pair and its score, as decoding/results.py's PairScore holds them."""
 
     @property
     def source(self) -> str: ...
@@ -77,7 +77,7 @@ class Scored(Protocol):
 
 
 class Linked(Protocol):
-    """A word alignment, as alignment.py's WordAlignment holds it."""
+    """A word alignment, as words.py's WordAlignment holds it."""
 
     @property
     def source_words(self) -> list[str]: ...

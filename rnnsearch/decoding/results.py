@@ -49,7 +49,7 @@ class Translation:
     words: WordAlignment | None = field(default=None, repr=False)
 
     def _repr_html_(self) -> str:
-        """Jupyter's view: the text and the alignment heatmap (display.py)."""
+        """Jupyter's view: the text and the alignment heatmap (alignments/display.py)."""
         return display.translation_html(self, read_from=ALIGNMENT_SOURCES[self.alignment_from].described)
 
 
