@@ -9,7 +9,9 @@ ensembles run it unchanged: only the arithmetic of a step moves into the graphs.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import google.protobuf.message
 import numpy as np
@@ -237,13 +239,8 @@ class OnnxModel(nn.Module):
         outputs = self.step_graph.run(None, {name: _array(feed[name]) for name in self.step_inputs})
         returned = {name: torch.from_numpy(value) for name, value in zip(self.step_outputs, outputs)}
         recurrent = {name: returned[f"next_{name}"] for name in RECURRENT if f"next_{name}" in returned}
-        new_state = DecoderState.from_names(
-            {
-                **{name: recurrent.get(name) for name in RECURRENT},
-                **{name: getattr(state, name) for name in SOURCE_SIDE},
-            },
-            beam=state.beam,
-        )
+        changed: dict[str, Any] = {name: recurrent.get(name) for name in RECURRENT}
+        new_state = replace(state, **changed)  # the source side stays
         return returned["log_probs"], new_state, returned.get("weights")
 
 

@@ -101,10 +101,10 @@ class Ensemble(nn.Module):
     def side_count(self) -> int:
         return max(self.sides) + 1
 
-    def _members(self) -> list[RNNSearch]:
+    def _members(self) -> Sequence[RNNSearch]:
         """The members, as the models they are (an ONNX Runtime package's model stands in
-        for an RNNSearch, with the same `encode` and `step`)."""
-        return cast(list[RNNSearch], list(self.members))
+        for an RNNSearch, with the same `encode` and `step`); not copied, as every step reads them."""
+        return cast(Sequence[RNNSearch], self.members)
 
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> EnsembleState:
         """Every member's initial state over its own annotations of the source."""

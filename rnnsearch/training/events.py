@@ -14,7 +14,7 @@ checkpoint, which the resumed run trains again, are shown once, the resumed run'
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rnnsearch.config.data import VALIDATION_LOSS, ValidationScore
@@ -38,10 +38,14 @@ last validation over the whole set (valid_bleu_all, …) is its subset's tag + "
 HEATMAP = re.compile(r"step(\d+)-(\d+)\.png")
 
 
-def tag(key: str, scores: Sequence[ValidationScore] = ()) -> str | None:
-    """The TensorBoard tag of a row's key, given the kind's validation `scores`; None for
-    what is not a curve (the step, a count)."""
-    tags = TAGS | {score.key: score.tag for score in scores}
+def tags_of(scores: Sequence[ValidationScore]) -> dict[str, str]:
+    """The tags of a run's rows: every run's (TAGS) and those of its kind's validation `scores`."""
+    return TAGS | {score.key: score.tag for score in scores}
+
+
+def tag(key: str, tags: Mapping[str, str] = TAGS) -> str | None:
+    """The TensorBoard tag of a row's key among `tags` (`tags_of`); None for what is not a
+    curve (the step, a count)."""
     if key in tags:
         return tags[key]
     if key.endswith("_all") and key.removesuffix("_all") in tags:
@@ -64,7 +68,7 @@ class EventLog:
             ) from None
         self.writer = SummaryWriter(str(model_dir / FOLDER), purge_step=first_step)
         self.written: set[tuple[str, int]] = set()
-        self.scores = tuple(scores)
+        self.tags = tags_of(scores)
 
     def _add(self, name: str, step: int) -> bool:
         """Whether `name` at `step` is still to be written: the last validation over the
@@ -80,7 +84,7 @@ class EventLog:
         loss, its perplexity too (of the label-smoothed loss, as training minimises it)."""
         step = int(row["step"])
         for key, value in row.items():
-            name = tag(key, self.scores)
+            name = tag(key, self.tags)
             if name is not None and self._add(name, step):
                 self.writer.add_scalar(name, value, step)
         if "train_loss" in row and self._add("train/perplexity", step):

@@ -103,16 +103,12 @@ class TranslationLoop(TrainingLoop):
         """The last step is validated if the last validation was not of it, or not of the whole set."""
         return super().owes_a_last_checkpoint(last) or self._validation_capped()
 
-    def checkpoint(self, *, everything: bool = False) -> bool:
-        """Validate and save (with `everything`, the whole validation set is translated)."""
-        return self._validate_and_save(everything=everything)
-
     def _validation_capped(self) -> bool:
         """Whether validations translate only the first train.valid_bleu_sentences."""
         cap = self.config.train.valid_bleu_sentences
         return cap is not None and cap < len(self.corpus.valid_sources)
 
-    def _validate_and_save(self, *, everything: bool = False) -> bool:
+    def checkpoint(self, *, everything: bool = False) -> bool:
         """Validate, update schedule and best checkpoint, keep this step's weights (with
         train.keep_checkpoints), save the last one; True to stop. With `everything`, the
         whole validation set is translated (see `Validator`)."""
