@@ -40,15 +40,17 @@ def run(args: argparse.Namespace) -> None:
     them, its config's part of the spoken digits), as lines or as JSON: the scores of the
     model's kind of data (rnnsearch.kinds)."""
     translator = load(args)
-    evaluation = translator.kind.evaluate(
-        translator,
-        src=args.src,
-        ref=args.ref,
-        beam_size=args.beam_size,
+    from rnnsearch.evaluation.metrics import EvaluationRequest
+
+    asked = EvaluationRequest(
+        args.src,
+        args.ref,
+        args.beam_size,
         part=args.part,
         lowercase_tokenized=args.lowercase_tokenized,
         by_length=args.by_length,
     )
+    evaluation = translator.kind.evaluate(translator, asked)
     if args.json:
         print(json.dumps(evaluation.report()))
         return

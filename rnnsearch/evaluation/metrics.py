@@ -40,6 +40,21 @@ class MetricScore:
 
 
 @dataclass(frozen=True)
+class EvaluationRequest:
+    """What `rnnsearch evaluate` asks of a kind of data: the test set's `src` and `ref`
+    files (or, for a kind with a test part of its own, neither and that `part`), the beam,
+    and the text-only choices of BLEU against lowercased tokenised references and BLEU by
+    source length."""
+
+    src: str | None
+    ref: str | None
+    beam_size: int | None
+    part: str = "test"
+    lowercase_tokenized: bool = False
+    by_length: bool = False
+
+
+@dataclass(frozen=True)
 class Evaluation:
     """A test set's scores as `rnnsearch evaluate` reports them: each score a line (and an
     entry of the JSON report), `heading` what was evaluated where the command did not

@@ -14,7 +14,7 @@ between kinds, so that no code elsewhere asks which kind it has:
                                     WAV paths)
     translate_chunks(translator, …) `translate`'s input, a chunk of lines at a time
     refused_options                 the `translate` options the kind cannot take, with why
-    evaluate(translator, src=…, …)  `rnnsearch evaluate`: the test set's scores, an Evaluation
+    evaluate(translator, asked)     `rnnsearch evaluate`: the test set's scores, an Evaluation
 
 What a kind declares without running anything (what the model reads, whether it aligns
 words, the scores its validations log and which selects a model, whether it is prepared
@@ -37,7 +37,7 @@ from rnnsearch.kinds.text import TextData
 if TYPE_CHECKING:
     from rnnsearch.decoding.inputs import InputKind
     from rnnsearch.decoding.results import Translation
-    from rnnsearch.evaluation.metrics import Evaluation
+    from rnnsearch.evaluation.metrics import Evaluation, EvaluationRequest
     from rnnsearch.text.subwords import Subwords
     from rnnsearch.training.distributed import World
     from rnnsearch.training.run_data import Corpus
@@ -67,17 +67,7 @@ class DataKind(Protocol):
         self, translator: Any, chunks: Iterator[list[str]], **options: Any
     ) -> Iterator[list[Translation]]: ...
 
-    def evaluate(
-        self,
-        translator: Any,
-        *,
-        src: str | None,
-        ref: str | None,
-        beam_size: int | None,
-        part: str,
-        lowercase_tokenized: bool = False,
-        by_length: bool = False,
-    ) -> Evaluation: ...
+    def evaluate(self, translator: Any, asked: EvaluationRequest) -> Evaluation: ...
 
 
 KINDS: dict[str, type[DataKind]] = {"text": TextData, "spoken_digits": SpokenDigits}

@@ -19,7 +19,7 @@ from rnnsearch.text.subwords import Subwords, train_subwords
 
 if TYPE_CHECKING:  # a run's data is made by training's modules, which translating never loads
     from rnnsearch.decoding.results import Translation
-    from rnnsearch.evaluation.metrics import Evaluation
+    from rnnsearch.evaluation.metrics import Evaluation, EvaluationRequest
     from rnnsearch.training.distributed import World
     from rnnsearch.training.run_data import Corpus
 
@@ -106,37 +106,29 @@ class SpokenDigits:
             yield translator.transcribe_files(paths, beam_size=options["beam_size"], n_best=options["n_best"])
 
     @staticmethod
-    def evaluate(
-        translator: Any,
-        *,
-        src: str | None,
-        ref: str | None,
-        beam_size: int | None,
-        part: str,
-        lowercase_tokenized: bool = False,
-        by_length: bool = False,
-    ) -> Evaluation:
-        """`rnnsearch evaluate`: digit error rate and string accuracy on a `part` of the
-        config's spoken digits, or on WAV files listed in `src` with digit strings in `ref`."""
+    def evaluate(translator: Any, asked: EvaluationRequest) -> Evaluation:
+        """`rnnsearch evaluate`: digit error rate and string accuracy on a part of the config's
+        spoken digits (`asked.part`), or on WAV files listed in `asked.src` with digit strings
+        in `asked.ref`."""
         from rnnsearch.evaluation.metrics import Evaluation
         from rnnsearch.speech.metrics import digit_error_rate, string_accuracy
         from rnnsearch.speech.utterances import part_inputs
 
-        if lowercase_tokenized or by_length:
-            flag = "--lowercase-tokenized" if lowercase_tokenized else "--by-length"
+        if asked.lowercase_tokenized or asked.by_length:
+            flag = "--lowercase-tokenized" if asked.lowercase_tokenized else "--by-length"
             raise UserError(f"evaluate {flag}: a speech model's references are digit strings, scored by digit")
-        if src or ref:
-            if not (src and ref):
+        if asked.src or asked.ref:
+            if not (asked.src and asked.ref):
                 raise UserError("evaluate: give both --src (WAV paths) and --ref (digit strings), or neither")
-            paths, references = test_set(src, ref)
-            _require_files(paths, src)
-            translations = translator.transcribe_files(paths, beam_size=beam_size)
-            heading = src
+            paths, references = test_set(asked.src, asked.ref)
+            _require_files(paths, asked.src)
+            translations = translator.transcribe_files(paths, beam_size=asked.beam_size)
+            heading = asked.src
         else:
-            inputs, references = part_inputs(translator.data, part)
-            names = [f"{part} {k}" for k in range(1, len(inputs) + 1)]
-            translations = translator.translate_vectors(inputs, names, beam_size=beam_size)
-            heading = f"{translator.data.split} split, {part} part ({len(inputs)} utterances)"
+            inputs, references = part_inputs(translator.data, asked.part)
+            names = [f"{asked.part} {k}" for k in range(1, len(inputs) + 1)]
+            translations = translator.translate_vectors(inputs, names, beam_size=asked.beam_size)
+            heading = f"{translator.data.split} split, {asked.part} part ({len(inputs)} utterances)"
         hypotheses = [t.text for t in translations]
         return Evaluation([digit_error_rate(hypotheses, references), string_accuracy(hypotheses, references)], heading)
 

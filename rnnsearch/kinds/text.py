@@ -17,7 +17,7 @@ from rnnsearch.text.subwords import Subwords
 
 if TYPE_CHECKING:  # a run's data is made by training's modules, which translating never loads
     from rnnsearch.decoding.results import Translation
-    from rnnsearch.evaluation.metrics import Evaluation
+    from rnnsearch.evaluation.metrics import Evaluation, EvaluationRequest
     from rnnsearch.training.distributed import World
     from rnnsearch.training.run_data import Corpus
 
@@ -104,30 +104,21 @@ class TextData:
         return translator.translate_chunks(chunks, **options)
 
     @staticmethod
-    def evaluate(
-        translator: Any,
-        *,
-        src: str | None,
-        ref: str | None,
-        beam_size: int | None,
-        part: str,
-        lowercase_tokenized: bool = False,
-        by_length: bool = False,
-    ) -> Evaluation:
-        """`rnnsearch evaluate`: `src` translated and scored against `ref` with sacreBLEU
-        and chrF (or `lowercase_tokenized` BLEU), repeated words, and BLEU `by_length`."""
+    def evaluate(translator: Any, asked: EvaluationRequest) -> Evaluation:
+        """`rnnsearch evaluate`: `asked.src` translated and scored against `asked.ref` with
+        sacreBLEU and chrF (or lowercased tokenised BLEU), repeated words, and BLEU by length."""
         from rnnsearch.evaluation import metrics
         from rnnsearch.evaluation.repetition import repetitions
 
-        if not (src and ref):
+        if not (asked.src and asked.ref):
             raise UserError("evaluate: a text model needs --src and --ref")
-        sources, references = test_set(src, ref)
-        hypotheses = [t.text for t in translator.translate(sources, beam_size=beam_size)]
-        if lowercase_tokenized:
+        sources, references = test_set(asked.src, asked.ref)
+        hypotheses = [t.text for t in translator.translate(sources, beam_size=asked.beam_size)]
+        if asked.lowercase_tokenized:
             cased = next((n for n, line in enumerate(references, start=1) if line != line.lower()), None)
             if cased is not None:
                 raise UserError(
-                    f"{ref}, line {cased}: has capitals, but --lowercase-tokenized compares against lowercased "
+                    f"{asked.ref}, line {cased}: has capitals, but --lowercase-tokenized compares against lowercased "
                     "tokenised references (such as data/multi30k/tok/*.lc.norm.tok.*)"
                 )
             scores = [metrics.bleu_lowercase_tokenized(hypotheses, references, translator.target_language)]
@@ -145,7 +136,7 @@ class TextData:
             f"repeated words = {repeated.per_100_words:.2f} per 100 ({repeated.repeated:,} of {repeated.words:,}: "
             "a 1- or 2-gram again, more often than the reference has it)"
         ]
-        if by_length:
+        if asked.by_length:
             buckets = metrics.bleu_by_length(hypotheses, references, [len(s.split()) for s in sources])
             rows = [{"words": label, "sentences": count, "bleu": round(value, 2)} for label, count, value in buckets]
             details["bleu_by_source_length"] = rows

@@ -1,10 +1,11 @@
 """A kind of data is three things, as docs/architecture.md promises: its config section,
 its class, and their registry entries. This test defines a third kind, made in memory
 (reversed symbol strings, scored by exact match), and trains, validates, selects,
-draws, reports and translates with it, touching no other module."""
+draws, reports, translates and evaluates with it, touching no other module."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -13,10 +14,11 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import rnnsearch
+from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict, load_config
 from rnnsearch.config.data import DATA_SECTIONS, DataSection, ValidationScore
 from rnnsearch.decoding.inputs import TextInput
-from rnnsearch.evaluation.metrics import Evaluation, MetricScore
+from rnnsearch.evaluation.metrics import Evaluation, EvaluationRequest, MetricScore
 from rnnsearch.files import model_directory
 from rnnsearch.files.metrics_log import read_metrics
 from rnnsearch.kinds import KINDS, data_kind
@@ -93,9 +95,9 @@ class Reversal:
         return translator.translate_chunks(chunks, **options)
 
     @staticmethod
-    def evaluate(translator, *, src, ref, beam_size, part, **_) -> Evaluation:
-        sources, references = Path(src).read_text().splitlines(), Path(ref).read_text().splitlines()
-        hypotheses = [t.text for t in translator.translate(sources, beam_size=beam_size)]
+    def evaluate(translator, asked: EvaluationRequest) -> Evaluation:
+        sources, references = Path(asked.src).read_text().splitlines(), Path(asked.ref).read_text().splitlines()
+        hypotheses = [t.text for t in translator.translate(sources, beam_size=asked.beam_size)]
         return Evaluation([MetricScore("exact", _exact(hypotheses, references), "exact string match", "%")])
 
 
@@ -142,4 +144,10 @@ def test_a_third_kind_trains_validates_and_translates_through_its_registry_entri
     translator = rnnsearch.load(model, device="cpu")
     assert isinstance(translator.kind, Reversal)
     [translation] = translator.translate(["w1 w2 w3"], beam_size=2)
-    assert set(translation.text.split()) <= {f"w{i}" for i in range(8)}
+    assert len(translation.source_tokens) == 4  # three words and </s>
+    assert translation.alignment.shape == (len(translation.target_tokens), 4)
+    src, ref = tmp_path / "test.src", tmp_path / "test.ref"
+    src.write_text("w1 w2 w3\nw4 w5\n")
+    ref.write_text("w3 w2 w1\nw5 w4\n")
+    assert main(["evaluate", str(model), "--src", str(src), "--ref", str(ref), "--json"]) == 0
+    assert 0.0 <= json.loads(capsys.readouterr().out)["exact"]["score"] <= 100.0
