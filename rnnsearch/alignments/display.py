@@ -23,11 +23,28 @@ CHAR = 7.5  # pixels per character of a 12-pixel label, roughly
 LABEL_EVERY = 48  # pixels between labels of narrow columns
 
 
-class Shown(Protocol):
-    """A translation as decoding/results.py's Translation holds it."""
+class Aligned(Protocol):
+    """What a translation and a scored pair both show: the source, the pieces of both
+    sides, and the alignment between them with what it was read from."""
 
     @property
     def source(self) -> str: ...
+
+    @property
+    def source_tokens(self) -> list[str]: ...
+
+    @property
+    def target_tokens(self) -> list[str]: ...
+
+    @property
+    def alignment(self) -> np.ndarray | None: ...
+
+    @property
+    def alignment_from(self) -> str: ...
+
+
+class Shown(Aligned, Protocol):
+    """A translation as decoding/results.py's Translation holds it."""
 
     @property
     def text(self) -> str: ...
@@ -36,44 +53,17 @@ class Shown(Protocol):
     def score(self) -> float: ...
 
     @property
-    def source_tokens(self) -> list[str]: ...
-
-    @property
-    def target_tokens(self) -> list[str]: ...
-
-    @property
-    def alignment(self) -> np.ndarray | None: ...
-
-    @property
-    def alignment_from(self) -> str: ...
-
-    @property
     def alternatives(self) -> Sequence[Shown]: ...
 
 
-class Scored(Protocol):
+class Scored(Aligned, Protocol):
     """A given pair and its score, as decoding/results.py's PairScore holds them."""
-
-    @property
-    def source(self) -> str: ...
 
     @property
     def target(self) -> str: ...
 
     @property
     def log_prob(self) -> float: ...
-
-    @property
-    def source_tokens(self) -> list[str]: ...
-
-    @property
-    def target_tokens(self) -> list[str]: ...
-
-    @property
-    def alignment(self) -> np.ndarray | None: ...
-
-    @property
-    def alignment_from(self) -> str: ...
 
 
 class Linked(Protocol):
