@@ -149,7 +149,7 @@ def _save(
 ) -> None:
     """The module's weights (what loading attaches), recording the digest of the translation
     weights it was trained on, then the resume point."""
-    module = attached_module(model)
+    module = _attached_module(model)
     weights = {f"aligner.{name}": tensor for name, tensor in module.state_dict().items()}
     info = {"size": module.size, "translation": translation_digest, "step": progress.step}
     model_directory.write_tensors(run_dir / model_directory.ALIGNER_WEIGHTS, weights, info)
@@ -169,7 +169,7 @@ def _restored(
             f"{path}: the module was trained on other translation weights than the model's now; "
             f"delete {run_dir} to train it afresh"
         )
-    module = attached_module(model)
+    module = _attached_module(model)
     if info.get("size") != module.size:
         raise UserError(f"{path}: a module of size {info.get('size')}, not model.aligner_size {module.size}")
     model_directory.require_finite(tensors, path, refusal="a run cannot resume from it")
@@ -182,7 +182,7 @@ def _restored(
     return progress
 
 
-def attached_module(model: RNNSearch) -> Aligner:
+def _attached_module(model: RNNSearch) -> Aligner:
     """The alignment module a run trains, attached to the model before the run's first step."""
     if model.aligner is None:
         raise ValueError("the model has no alignment module attached")

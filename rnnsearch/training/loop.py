@@ -142,14 +142,8 @@ class TrainingLoop:
     advice = "Too large a learning rate does this: lower train.learning_rate"
 
     def __init__(self, config: Config, model_dir: Path, *, context: StepContext, pairs: PairSource, progress: Progress):
-        self.config, self.model_dir, self.context, self.pairs, self.progress = (
-            config,
-            model_dir,
-            context,
-            pairs,
-            progress,
-        )
-        self.world = context.world
+        self.config, self.model_dir, self.progress = config, model_dir, progress
+        self.context, self.pairs, self.world = context, pairs, context.world
         self.device = next(p.device for p in context.model.parameters() if p.requires_grad)
         self.report = Reporter(config, model_dir, progress, main=self.world.is_main)
         self._last_tick = time.monotonic()
