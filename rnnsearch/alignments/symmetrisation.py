@@ -22,12 +22,24 @@ that orientation.
 The growing visits words in order, source word then target word, and the neighbours in
 Koehn's order, and sees the links it has added as it goes: that order is part of the
 definition, since it decides which of two competing links comes first.
+
+Soft combination (SOFT_METHODS) reads what each direction's links were taken from, its
+word weights, instead of its argmax links (as Mask-Align, Chen et al. 2021, combines the
+two directions' attention):
+
+    soft             a link wherever the mean of the two directions' weights on it,
+                     (w_fwd[t, s] + w_bwd[s, t]) / 2, reaches SOFT_THRESHOLD
+
+A pair that both directions weigh highly is linked however many other words it has, and
+one that only one direction picks, by a narrow argmax, is not.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable
+
+import numpy as np
 
 Link = tuple[int, int]
 """A word link, (source word, target word), both 0-based: the one definition every module
@@ -102,6 +114,25 @@ METHODS: dict[str, Callable[[set[Link], set[Link]], set[Link]]] = {
 }
 """Each heuristic, by the name the CLI and the statistical tools give it."""
 
+SOFT_THRESHOLD = 0.4
+"""The mean weight at which `soft` links two words: chosen on Multi30k test_2016_flickr
+against eflomal's links, and reported on human alignments (BENCHMARKS.md, "Alignments of
+text the module never saw links for")."""
+
+
+def _soft_mean(forward: np.ndarray, backward: np.ndarray) -> set[Link]:
+    mean = (forward + backward) / 2
+    return {(int(source), int(target)) for target, source in zip(*np.nonzero(mean >= SOFT_THRESHOLD), strict=True)}
+
+
+SOFT_METHODS: dict[str, Callable[[np.ndarray, np.ndarray], set[Link]]] = {"soft": _soft_mean}
+"""Each soft combination, by name: from the forward direction's (target words × source
+words) weights and the backward direction's read transposed (the same shape), the links."""
+
+COMBINATIONS = (*METHODS, *SOFT_METHODS)
+"""What a pair's two directions can be combined by where both directions' weights are at
+hand (`align --reverse`, `Translator.align(reverse=…)`); links alone (eflomal's) take METHODS."""
+
 
 def symmetrise(
     forward: Iterable[Link],
@@ -124,3 +155,15 @@ def symmetrise(
         if not (0 <= i < source_length and 0 <= j < target_length):
             raise ValueError(f"link {i}-{j} lies outside a pair of {source_length} and {target_length} words")
     return sorted(METHODS[method](forward, backward))
+
+
+def symmetrise_weights(forward: np.ndarray, backward: np.ndarray, *, method: str) -> list[Link]:
+    """One sentence pair's links from both directions' word weights, combined by the soft
+    `method` (SOFT_METHODS), sorted: `forward` (target words × source words) of the
+    source→target model, `backward` (source words × target words) of the target→source one."""
+    if method not in SOFT_METHODS:
+        raise ValueError(f"unknown soft combination {method!r}; choose from {', '.join(SOFT_METHODS)}")
+    forward, backward = np.asarray(forward, dtype=np.float64), np.asarray(backward, dtype=np.float64).T
+    if forward.shape != backward.shape:
+        raise ValueError(f"the directions' weights differ in shape: {forward.shape} and {backward.shape} transposed")
+    return sorted(SOFT_METHODS[method](forward, backward))

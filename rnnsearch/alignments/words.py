@@ -62,7 +62,7 @@ from typing import Protocol
 import numpy as np
 
 from rnnsearch.alignments import display
-from rnnsearch.alignments.symmetrisation import symmetrise
+from rnnsearch.alignments.symmetrisation import SOFT_METHODS, symmetrise, symmetrise_weights
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.reserved import WORD_START
 
@@ -355,8 +355,9 @@ def _unplaced(source: list[str], target: list[str]) -> WordAlignment:
 
 
 def combine(forward: WordAlignment, backward: WordAlignment, *, method: str) -> WordAlignment:
-    """`forward`'s alignment with its links replaced by both directions' combined by the
-    symmetrisation `method`; `backward` aligns the same pair the other way round (its
+    """`forward`'s alignment with its links replaced by both directions' combined by
+    `method` (a heuristic over their links, or a soft combination of their weights;
+    symmetrisation.COMBINATIONS); `backward` aligns the same pair the other way round (its
     source words are `forward`'s target words)."""
     if (backward.target_words, backward.source_words) != (forward.source_words, forward.target_words):
         raise ValueError(
@@ -365,6 +366,8 @@ def combine(forward: WordAlignment, backward: WordAlignment, *, method: str) -> 
         )
     if not (forward.placed and backward.placed):
         return _unplaced(forward.source_words, forward.target_words)
+    if method in SOFT_METHODS:
+        return replace(forward, pairs=symmetrise_weights(forward.weights, backward.weights, method=method))
     links = symmetrise(
         forward.pairs,
         [(source, target) for target, source in backward.pairs],

@@ -11,8 +11,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from rnnsearch.alignments.symmetrisation import DEFAULT_METHOD
-from rnnsearch.alignments.symmetrisation import METHODS as SYMMETRISATIONS
+from rnnsearch.alignments.symmetrisation import COMBINATIONS, DEFAULT_METHOD
 from rnnsearch.cli.alignments import report_plain, report_unplaced, write_alignments
 from rnnsearch.cli.loading import load_for_pairs
 from rnnsearch.cli.options import (
@@ -56,8 +55,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     align.add_argument(
         "--symmetrize",
-        choices=tuple(SYMMETRISATIONS),
-        help="how --reverse's links and the model's combine (Koehn et al. 2003; default grow-diag-final-and)",
+        choices=COMBINATIONS,
+        help="how --reverse's links and the model's combine: a heuristic over their links (Koehn et al. 2003; "
+        "default grow-diag-final-and), or soft, a link where the mean of the two directions' word weights "
+        "reaches symmetrisation.SOFT_THRESHOLD",
     )
     add_reading(align)
     add_alignment_from(align)

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
-from rnnsearch.alignments.symmetrisation import DEFAULT_METHOD, METHODS
+from rnnsearch.alignments.symmetrisation import COMBINATIONS, DEFAULT_METHOD
 from rnnsearch.alignments.words import (
     ALIGNMENT_SOURCES,
     DEFAULT_READING,
@@ -165,7 +165,8 @@ class GivenPairs(Decoding):
         `sources[k]`, read off the teacher-forced α as `reading` says
         (`rnnsearch.alignments.words.READINGS`), each target word to the source word it weighs
         most. With `reverse`, a model that translates targets into sources, both
-        directions' links combined by `symmetrize` (`rnnsearch.alignments.symmetrisation.METHODS`).
+        directions combined by `symmetrize` (`rnnsearch.alignments.symmetrisation.COMBINATIONS`:
+        a heuristic over their links, or a soft combination of their word weights).
         Words are the texts' whitespace-separated words; `pairs` of each result holds
         the (source word, target word) links, 0-based.
 
@@ -222,7 +223,7 @@ class GivenPairs(Decoding):
         one, if any, of the other direction."""
         reverse, reading = settings.reverse, settings.reading
         checked_choice(reading, "reading", READINGS)
-        checked_choice(settings.symmetrize, "symmetrize", METHODS)
+        checked_choice(settings.symmetrize, "symmetrize", COMBINATIONS)
         if reverse is not None:
             check_reverse(self.data, reverse.data)
         for given in (self, reverse) if reverse is not None else (self,):

@@ -115,3 +115,19 @@ def speech_model(tmp_path_factory) -> Path:
     ]
     assert main(["train", str(SPEECH_CONFIG), *[a for o in overrides for a in ("--set", o)]]) == 0
     return folder / "run"
+
+
+@pytest.fixture(scope="session")
+def reverse_model_dir(corpus, tmp_path_factory) -> Path:
+    """The tiny model's config trained the other way round, English to German: a reverse
+    model for --reverse."""
+    folder = tmp_path_factory.mktemp("reverse")
+    config = tiny_config(corpus, folder / "run")
+    config["data"] |= {
+        "train": {"src": str(corpus / "train.en"), "tgt": str(corpus / "train.de")},
+        "valid": {"src": str(corpus / "val.en"), "tgt": str(corpus / "val.de")},
+        "src_lang": "en",
+        "tgt_lang": "de",
+    }
+    assert main(["train", str(write_config(folder / "config.yaml", config))]) == 0
+    return folder / "run"

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import rnnsearch
+from rnnsearch.alignments import symmetrisation
 from rnnsearch.alignments.symmetrisation import symmetrise
 from rnnsearch.alignments.words import (
     READINGS,
@@ -63,22 +64,6 @@ def pairs(corpus) -> tuple[list[str], list[str]]:
 @pytest.fixture(scope="module")
 def translator(model_dir) -> Translator:
     return rnnsearch.load(model_dir, device="cpu")
-
-
-@pytest.fixture(scope="module")
-def reverse_model_dir(corpus, tmp_path_factory) -> Path:
-    """The tiny model's config trained the other way round, English to German: a reverse
-    model for --reverse."""
-    folder = tmp_path_factory.mktemp("reverse")
-    config = tiny_config(corpus, folder / "run")
-    config["data"] |= {
-        "train": {"src": str(corpus / "train.en"), "tgt": str(corpus / "train.de")},
-        "valid": {"src": str(corpus / "val.en"), "tgt": str(corpus / "val.de")},
-        "src_lang": "en",
-        "tgt_lang": "de",
-    }
-    assert main(["train", str(write_config(folder / "config.yaml", config))]) == 0
-    return folder / "run"
 
 
 @pytest.fixture(scope="module")
@@ -520,6 +505,29 @@ def test_the_python_api_combines_a_reverse_model_as_the_cli_does(
     combined = translator.align(*pairs, reverse=reverse, symmetrize="grow-diag")
     assert out.split("\n")[:-1] == [aligned.pharaoh() for aligned in combined]
     assert [a.source_words for a in combined] == [line.split() for line in pairs[0]]
+
+
+def test_soft_combination_links_where_both_directions_word_weights_agree(
+    model_dir, reverse_model_dir, translator, pairs, own_links, capsys, monkeypatch
+):
+    """`soft` reads each direction's word weights, the reverse's transposed; the CLI and
+    the API give the same links. The tiny models' weights are diffuse, so the threshold is
+    set to the median of their mean weights, where some words link and others do not."""
+    reverse = rnnsearch.load(reverse_model_dir, device="cpu")
+    forward, backward = translator.align(*pairs), reverse.align(pairs[1], pairs[0])
+    means = [(ahead.weights + back.weights.T) / 2 for ahead, back in zip(forward, backward, strict=True)]
+    threshold = float(np.median(np.concatenate([mean.flatten() for mean in means])))
+    monkeypatch.setattr(symmetrisation, "SOFT_THRESHOLD", threshold)
+    combined = translator.align(*pairs, reverse=reverse, symmetrize="soft")
+    for soft, mean in zip(combined, means, strict=True):
+        assert soft.pairs == sorted((int(s), int(t)) for t, s in zip(*np.nonzero(mean >= threshold)))
+    linked = sum(len(soft.pairs) for soft in combined)
+    assert 0 < linked < sum(mean.size for mean in means)
+    source, target, _ = own_links
+    arguments = ["--src", source, "--tgt", target, "--reverse", reverse_model_dir, "--symmetrize", "soft"]
+    status, out, err = run_cli(capsys, "align", model_dir, *arguments)
+    assert status == 0, err
+    assert out.split("\n")[:-1] == [aligned.pharaoh() for aligned in combined]
 
 
 def test_the_python_api_scores_alignments_against_gold(translator, pairs, own_links, tmp_path):

@@ -3,9 +3,17 @@ hand. Links are (source word, target word)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from rnnsearch.alignments.symmetrisation import METHODS, symmetrise
+from rnnsearch.alignments.symmetrisation import (
+    COMBINATIONS,
+    METHODS,
+    SOFT_METHODS,
+    SOFT_THRESHOLD,
+    symmetrise,
+    symmetrise_weights,
+)
 
 # Both directions agree on 0-0 and 1-1; each adds a link far from those, on source word
 # 4: forward 4-3, backward 4-4.
@@ -78,3 +86,32 @@ def test_growing_costs_what_the_links_cost_not_the_square_of_the_sentence():
         links = symmetrise(forward, backward, source_length=100_000, target_length=100_000, method=method)
         assert links == sorted(backward)
     assert symmetrise([], [], source_length=100_000, target_length=100_000) == []
+
+
+def test_soft_links_where_the_directions_mean_weight_reaches_the_threshold():
+    """Forward (target words × source words) and backward (source words × target words),
+    worked out by hand with SOFT_THRESHOLD = 0.4: target 0 is source 0 in both (mean 0.9);
+    target 1 picks source 2 narrowly forward (0.55), but backward hardly weighs it (0.05):
+    mean 0.3, no link, though grow-diag-final-and keeps the forward argmax; source 1 and
+    target 1 weigh each other 0.45 and 0.6 (mean 0.525): a link, which the forward argmax
+    does not make."""
+    assert SOFT_THRESHOLD == 0.4
+    forward = np.array([[0.9, 0.05, 0.05], [0.0, 0.45, 0.55]])
+    backward = np.array([[0.9, 0.1], [0.4, 0.6], [0.2, 0.05]])
+    assert symmetrise_weights(forward, backward, method="soft") == [(0, 0), (1, 1)]
+    argmax_forward = {(0, 0), (2, 1)}
+    argmax_backward = {(0, 0), (1, 1), (2, 0)}
+    hard = symmetrise(argmax_forward, argmax_backward, source_length=3, target_length=2, method="grow-diag-final-and")
+    assert (2, 1) in hard
+
+
+def test_soft_combination_refuses_directions_of_other_shapes():
+    with pytest.raises(ValueError, match="differ in shape"):
+        symmetrise_weights(np.zeros((2, 3)), np.zeros((2, 3)), method="soft")
+    with pytest.raises(ValueError, match="unknown soft combination"):
+        symmetrise_weights(np.zeros((2, 3)), np.zeros((3, 2)), method="intersect")
+
+
+def test_every_combination_is_a_heuristic_or_a_soft_one_by_a_name_of_its_own():
+    assert set(COMBINATIONS) == set(METHODS) | set(SOFT_METHODS)
+    assert not set(METHODS) & set(SOFT_METHODS)
