@@ -1,32 +1,43 @@
-"""How well the alignment module aligns: AER against human English–French alignments, and
-agreement with eflomal in the models' own domain, for each objective of the module.
+"""How well the alignment module aligns text whose links it never saw: AER against human
+English–French alignments, and agreement with eflomal in the models' own domain, for
+each objective of the module, with self-training rounds and the soft combination.
 
     python bench/aligner.py [--work runs/bench-alignment] [--steps 1200] [--threads 1]
-                            [--objectives prediction links both] [--json out.json]
+                            [--objectives prediction links both] [--scored-links withheld seen]
+                            [--self-train-rounds N] [--json out.json]
     python bench/aligner.py --speed MODEL_DIR [--work runs/bench-alignment] [--threads 2]
 
 1. The two baseline models of `bench/alignment.py` (English→French and French→English,
    trained on Multi30k's training text plus the 447 Hansards pairs, in `--work`; run that
-   script first) are copied, weights and all, into `--work`/aligner-OBJECTIVE/, once per
-   objective of `--objectives`.
+   script first) are copied, weights and all, into `--work`/aligner-OBJECTIVE[-withheld]/,
+   once per objective of `--objectives` and set-up of `--scored-links`.
 2. Each copy gets an alignment module from `rnnsearch train-aligner`, trained `--steps`
    steps (default: as many as the translation models trained) on the models' own training
    text, the translation frozen; `links` and `both` learn from eflomal's grow-diag-final-and
    links of that text (`guide.en-fr` and `guide.fr-en` in `--work`, as the guided variants
    of bench/alignment.py use). Both directions train at once, `--threads` threads each.
-3. The Hansards pairs aligned by each module (`Translator.align(alignment_from="aligner")`),
-   each direction and every symmetrisation of the two, scored against
-   `data/alignment/enfr.gold`; beside them the attention of the same models and eflomal,
-   from the files bench/alignment.py left in `--work`.
-4. On Multi30k test_2016_flickr, the English→French module's links against eflomal's
+   `--scored-links withheld` (the headline, and the case of every new text a user aligns
+   or translates) withholds the links of the 447 scored Hansards pairs from that training,
+   their text kept (`guide.withheld.*`: those lines empty); `seen` trains on them too, as
+   earlier figures did, where the module can at best learn eflomal's answer.
+3. With `--self-train-rounds N`, the withheld modules of each objective are copied to
+   `--work`/self-trained-OBJECTIVE/ and given N rounds of `rnnsearch self-train` (each
+   round `--steps` steps per direction), scored after each round.
+4. The Hansards pairs aligned by each module (`Translator.align(alignment_from="aligner")`),
+   each direction and every combination of the two (the heuristics and `soft`), scored
+   against `data/alignment/enfr.gold`; beside them the attention of the same models and
+   eflomal, from the files bench/alignment.py left in `--work`. For `soft`, its threshold
+   swept: AER on test_2016_flickr against eflomal's links (where it is chosen) and on the
+   Hansards against the human links (where it is reported).
+5. On Multi30k test_2016_flickr, the English→French module's links against eflomal's
    grow-diag-final-and links (bench/alignment.py's in-domain reference).
-5. The module's training speed (target tokens/s, from its log) against the translation
+6. The module's training speed (target tokens/s, from its log) against the translation
    model's, and the time `align` takes for 1,000 test_2016_flickr pairs with the module
    and with α. Those logs are of runs that share the CPU: `--speed MODEL_DIR` times a
    model with a module alone, alternating α and the module, and a `train-aligner` step
    against a translation step on the same batches.
 
-Modules already trained in `--work` are reused. Prints Markdown tables.
+Modules and rounds already trained in `--work` are reused. Prints Markdown tables.
 """
 
 from __future__ import annotations
@@ -48,6 +59,8 @@ import alignment as bench  # noqa: E402  (bench/alignment.py: the corpus, efloma
 
 OBJECTIVES = ("prediction", "links", "both")
 DIRECTIONS = ("en-fr", "fr-en")
+SCORED_LINKS = ("withheld", "seen")
+SOFT_THRESHOLDS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)
 
 
 def copy_model(source: Path, target: Path) -> None:
@@ -59,11 +72,37 @@ def copy_model(source: Path, target: Path) -> None:
     (target / "prepared").symlink_to((source / "prepared").resolve())
 
 
-def train_modules(work: Path, objective: str, *, steps: int, threads: int) -> dict[str, Path]:
+def withheld_guides(work: Path) -> dict[str, Path]:
+    """eflomal's links of the training text with the scored Hansards pairs' lines emptied
+    (their text stays in the corpus): `guide.withheld.en-fr` and `guide.withheld.fr-en`."""
+    scored = len(bench.hansards_pairs())
+    paths = {}
+    for direction in DIRECTIONS:
+        path = work / f"guide.withheld.{direction}"
+        if not path.exists():
+            lines = (work / f"guide.{direction}").read_text(encoding="utf-8").splitlines()
+            path.write_text("\n".join([*lines[:-scored], *[""] * scored]) + "\n", encoding="utf-8")
+        paths[direction] = path
+    return paths
+
+
+def guides(work: Path, scored_links: str) -> dict[str, Path]:
+    """The links each direction's module learns from: eflomal's, the scored pairs' included or withheld."""
+    if scored_links == "withheld":
+        return withheld_guides(work)
+    return {direction: work / f"guide.{direction}" for direction in DIRECTIONS}
+
+
+def module_folder(work: Path, objective: str, scored_links: str) -> Path:
+    return work / (f"aligner-{objective}" if scored_links == "seen" else f"aligner-{objective}-withheld")
+
+
+def train_modules(work: Path, objective: str, *, scored_links: str, steps: int, threads: int) -> dict[str, Path]:
     """Both directions' modules of `objective`, trained at once (reused when done)."""
     models, running = {}, []
+    links = guides(work, scored_links)
     for direction in DIRECTIONS:
-        model_dir = work / f"aligner-{objective}" / direction
+        model_dir = module_folder(work, objective, scored_links) / direction
         copy_model(work / direction, model_dir)
         models[direction] = model_dir
         if (model_dir / "aligner" / "trained").exists():
@@ -76,7 +115,7 @@ def train_modules(work: Path, objective: str, *, steps: int, threads: int) -> di
             "train.log_every=50",
         ]
         if objective != "prediction":
-            settings.append(f"data.train.alignments={(work / f'guide.{direction}').resolve()}")
+            settings.append(f"data.train.alignments={links[direction].resolve()}")
         resume = ["--resume"] if (model_dir / "aligner" / "last.safetensors").exists() else []
         command = [sys.executable, "-m", "rnnsearch", "train-aligner", str(model_dir), *resume]
         command += [item for setting in settings for item in ("--set", setting)]
@@ -89,10 +128,40 @@ def train_modules(work: Path, objective: str, *, steps: int, threads: int) -> di
     return models
 
 
+def self_train(work: Path, objective: str, round_number: int, *, steps: int, threads: int) -> dict[str, Path]:
+    """The withheld modules of `objective` after `round_number` rounds of `rnnsearch
+    self-train` (in `--work`/self-trained-OBJECTIVE/, reused and resumed)."""
+    folder = work / f"self-trained-{objective}"
+    models = {direction: folder / direction for direction in DIRECTIONS}
+    source = module_folder(work, objective, "withheld")
+    for direction, model_dir in models.items():
+        if not model_dir.exists():
+            shutil.copytree(source / direction, model_dir, symlinks=True)
+    marker = folder / f"round-{round_number}.done"
+    if marker.exists():
+        return models
+    settings = [
+        f"train.aligner_objective={objective if objective != 'prediction' else 'both'}",
+        f"train.max_steps={steps}",
+        f"train.threads={threads}",
+        f"train.valid_every={max(steps // 4, 1)}",
+        "train.log_every=50",
+    ]
+    resume = ["--resume"] if (models["en-fr"] / "self-training").exists() else []
+    command = [sys.executable, "-m", "rnnsearch", "self-train", str(models["en-fr"]), "--reverse"]
+    command += [str(models["fr-en"]), "--rounds", str(round_number), *resume]
+    command += [item for setting in settings for item in ("--set", setting)]
+    with open(folder / "self-train.log", "a", encoding="utf-8") as log:
+        if subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT).returncode != 0:
+            raise SystemExit(f"self-train failed: see {folder / 'self-train.log'}")
+    marker.touch()
+    return models
+
+
 def module_links(models: dict[str, Path], alignment_from: str) -> dict[str, bench.Links]:
-    """Each direction's links on the Hansards pairs, and every symmetrisation of the two."""
+    """Each direction's links on the Hansards pairs, and every combination of the two."""
     import rnnsearch
-    from rnnsearch.alignments.symmetrisation import METHODS
+    from rnnsearch.alignments.symmetrisation import COMBINATIONS
     from rnnsearch.alignments.words import combine
 
     pairs = bench.hansards_pairs()
@@ -104,10 +173,41 @@ def module_links(models: dict[str, Path], alignment_from: str) -> dict[str, benc
         f"{alignment_from} en→fr": [a.pairs for a in forward],
         f"{alignment_from} fr→en": [[(e, f) for f, e in a.pairs] for a in backward],
     }
-    for method in METHODS:
+    for method in COMBINATIONS:
         links = [combine(f, b, method=method).pairs for f, b in zip(forward, backward, strict=True)]
         systems[f"{alignment_from} {method}"] = links
     return systems
+
+
+def soft_sweep(models: dict[str, Path], flickr: bench.Links | None) -> list[dict]:
+    """AER of the soft combination at each threshold of SOFT_THRESHOLDS: on test_2016_flickr
+    against eflomal's links, and on the Hansards against the human links."""
+    import numpy as np
+
+    import rnnsearch
+    from rnnsearch.evaluation.alignment_error import alignment_error_rate, read_gold
+
+    en_fr, fr_en = (rnnsearch.load(models[name], device="cpu") for name in DIRECTIONS)
+    sets = {"hansards": (bench.hansards_pairs(), read_gold(bench.HANSARDS / "enfr.gold", one_based=True))}
+    if flickr is not None:
+        sets["flickr"] = (bench.multi30k_test_pairs(), bench.as_gold(flickr))
+    means = {}
+    for name, (pairs, _) in sets.items():
+        english, french = [p[0] for p in pairs], [p[1] for p in pairs]
+        forward = en_fr.align(english, french, alignment_from="aligner")
+        backward = fr_en.align(french, english, alignment_from="aligner")
+        means[name] = [(f.weights + b.weights.T) / 2 for f, b in zip(forward, backward, strict=True)]
+    rows = []
+    for threshold in SOFT_THRESHOLDS:
+        row: dict = {"threshold": threshold}
+        for name, (_, gold) in sets.items():
+            links = [
+                sorted((int(s), int(t)) for t, s in zip(*np.nonzero(mean >= threshold), strict=True))
+                for mean in means[name]
+            ]
+            row[name] = round(alignment_error_rate(links, gold).aer, 1)
+        rows.append(row)
+    return rows
 
 
 def flickr_agreement(model: Path, flickr: bench.Links | None) -> dict[str, float]:
@@ -203,12 +303,31 @@ def step_speed(model: Path, prepared: Path, *, steps: int = 17, rounds: int = 2)
     return speeds
 
 
+def scored_modules(models: dict[str, Path], gold: list, flickr: bench.Links | None) -> dict:
+    """Every figure of one pair of modules: the Hansards rows, in-domain agreement, the soft sweep."""
+    rows = [bench.scored(name, links, gold) for name, links in module_links(models, "aligner").items()]
+    return {"hansards": rows, "flickr": flickr_agreement(models["en-fr"], flickr), "soft": soft_sweep(models, flickr)}
+
+
+def report(title: str, figures: dict) -> None:
+    print(f"\n## {title}\n\n{bench.table(figures['hansards'])}")
+    print(json.dumps({k: v for k, v in figures.items() if k not in ("hansards", "soft")}))
+    print("\n| soft threshold | flickr against eflomal | Hansards against people |\n|---|---|---|")
+    for row in figures["soft"]:
+        print(f"| {row['threshold']} | {row.get('flickr', '')} | {row['hansards']} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=ROOT / "runs" / "bench-alignment")
     parser.add_argument("--steps", type=int, default=1200)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES))
+    parser.add_argument(
+        "--scored-links", nargs="+", choices=SCORED_LINKS, default=["withheld"],
+        help="whether the modules train on eflomal's links of the scored pairs (seen) or not (withheld, the default)",
+    )  # fmt: skip
+    parser.add_argument("--self-train-rounds", type=int, default=0, help="self-training rounds of the withheld modules")
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--speed",
@@ -236,16 +355,22 @@ def main() -> None:
     figures: dict = {"baseline": rows}
     flickr = bench.flickr_links(args.work)
     for objective in args.objectives:
-        models = train_modules(args.work, objective, steps=args.steps, threads=args.threads)
-        scored = [bench.scored(name, links, gold) for name, links in module_links(models, "aligner").items()]
-        figures[objective] = {
-            "hansards": scored,
-            "flickr": flickr_agreement(models["en-fr"], flickr),
-            "align_seconds": align_seconds(models["en-fr"]),
-            "training_speed": training_speed(models["en-fr"]),
-        }
-        print(f"\n## objective {objective}, {args.steps} steps\n\n{bench.table(scored)}")
-        print(json.dumps({k: v for k, v in figures[objective].items() if k != "hansards"}))
+        for scored_links in args.scored_links:
+            models = train_modules(
+                args.work, objective, scored_links=scored_links, steps=args.steps, threads=args.threads
+            )
+            name = f"{objective}, scored pairs' links {scored_links}"
+            figures[name] = scored_modules(models, gold, flickr)
+            figures[name] |= {
+                "align_seconds": align_seconds(models["en-fr"]),
+                "training_speed": training_speed(models["en-fr"]),
+            }
+            report(f"objective {objective}, {args.steps} steps, the scored pairs' links {scored_links}", figures[name])
+        for round_number in range(1, args.self_train_rounds + 1):
+            models = self_train(args.work, objective, round_number, steps=args.steps, threads=2 * args.threads)
+            name = f"{objective}, withheld, self-training round {round_number}"
+            figures[name] = scored_modules(models, gold, flickr)
+            report(name, figures[name])
     print(f"\n## the attention of the same models, and eflomal\n\n{bench.table(rows)}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1, ensure_ascii=False), encoding="utf-8")

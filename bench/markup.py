@@ -2,7 +2,8 @@
 human alignments give them, and what `translate --markup` costs.
 
     python bench/markup.py [--work runs/bench-alignment] [--steps 1200] [--threads 1]
-                           [--variants NAME ...] [--seed 1] [--json out.json]
+                           [--variants NAME ...] [--modules FOLDER ...] [--placement-only]
+                           [--seed 1] [--json out.json]
 
 1. Models and links as bench/alignment.py makes them (and reuses, in the same `--work`):
    English→French and French→English trained on Multi30k plus the Hansards' text,
@@ -15,7 +16,10 @@ human alignments give them, and what `translate --markup` costs.
    human sure links (rnnsearch.markup's rules); each system places them on the same
    translation by its own links, as `rnnsearch align --markup` does: the attention of the
    English→French model (and both directions combined by grow-diag-final-and), guided
-   attention, and eflomal's grow-diag-final-and links. Reported: the share of tags placed
+   attention, eflomal's grow-diag-final-and links, and the alignment modules of
+   `--modules` (folders of `--work` holding en-fr and fr-en models with modules, as
+   bench/aligner.py leaves them: aligner-both-withheld, self-trained-both), each direction
+   alone and both combined by grow-diag-final-and and by `soft`. Reported: the share of tags placed
    exactly where the reference places them (the same target words, or for a tag without
    words the same boundary), and the word-level F1 of the elements' spans, summed over
    every element the reference gives words.
@@ -23,7 +27,7 @@ human alignments give them, and what `translate --markup` costs.
    each English sentence, `translate(…, markup="xml")` against plain translation. The
    translations must be the same (so BLEU is), every output well-formed, and every tag
    kept; 20 examples are printed. Then the speed of both, alternating, the best of
-   `--rounds` each, in sentences per second.
+   `--rounds` each, in sentences per second. `--placement-only` stops after 2.
 """
 
 from __future__ import annotations
@@ -110,15 +114,20 @@ def placement(pairs: list[tuple[MarkedUp, list[str]]], links: Links, reference: 
     return {"exact": 100 * exact / total, "span_f1": 100 * f1, "elements": total}
 
 
-def model_links(model: Path, pairs: list[tuple[MarkedUp, list[str]]], reverse: Path | None = None) -> Links:
-    """The links `align --markup` places tags by: the model's, with `reverse` both directions'."""
+def model_links(
+    model: Path, pairs: list[tuple[MarkedUp, list[str]]], reverse: Path | None = None, symmetrize: str | None = None
+) -> Links:
+    """The links `align --markup` places tags by: the model's, with `reverse` both
+    directions' combined by `symmetrize` (None: `align`'s default)."""
     import rnnsearch
 
     translator = rnnsearch.load(model, device="cpu")
     backward = None if reverse is None else rnnsearch.load(reverse, device="cpu")
     sources = [marked.line for marked, _ in pairs]
     targets = [" ".join(target) for _, target in pairs]
-    return [words.pairs for words in translator.align(sources, targets, reverse=backward, markup="xml")]
+    combined = {} if symmetrize is None else {"symmetrize": symmetrize}
+    aligned = translator.align(sources, targets, reverse=backward, markup="xml", **combined)
+    return [words.pairs for words in aligned]
 
 
 def flickr(model: Path, seed: int, rounds: int) -> dict:
@@ -171,6 +180,11 @@ def main() -> None:
         "--variants", nargs="*", choices=[v for v in setup.VARIANTS if v != "baseline"], default=["guided-1"],
         help="guided or coverage variants whose attention places tags too (default guided-1)",
     )  # fmt: skip
+    parser.add_argument(
+        "--modules", nargs="*", default=[],
+        help="folders of --work holding en-fr and fr-en models with alignment modules, whose links place tags too",
+    )  # fmt: skip
+    parser.add_argument("--placement-only", action="store_true", help="skip the translations of test_2016_flickr")
     parser.add_argument("--seed", type=int, default=1, help="the synthetic markup's seed")
     parser.add_argument("--rounds", type=int, default=3, help="timed runs of each way of translating")
     parser.add_argument("--json", type=Path, help="write every figure here")
@@ -195,6 +209,11 @@ def main() -> None:
     for variant in args.variants:
         directions = trained[variant]
         systems[f"{variant} attention en→fr"] = model_links(directions["en-fr"], pairs)
+    for folder in args.modules:
+        forward, backward = args.work / folder / "en-fr", args.work / folder / "fr-en"
+        systems[f"module {folder} en→fr"] = model_links(forward, pairs)
+        for method in ("grow-diag-final-and", "soft"):
+            systems[f"module {folder}, both directions ({method})"] = model_links(forward, pairs, backward, method)
     if eflomal:
         systems["eflomal grow-diag-final-and"] = eflomal["eflomal grow-diag-final-and"]
     rows = {name: placement(pairs, links, reference) for name, links in systems.items()}
@@ -202,6 +221,10 @@ def main() -> None:
     for name, row in rows.items():
         print(f"| {name} | {row['exact']:.1f} | {row['span_f1']:.1f} |")
     print(f"\n{next(iter(rows.values()))['elements']:,} elements on {len(pairs)} Hansards pairs (seed {args.seed})")
+    if args.placement_only:
+        if args.json:
+            args.json.write_text(json.dumps({"placement": rows}, ensure_ascii=False, indent=1))
+        return
     figures = flickr(trained["baseline"]["en-fr"], args.seed, args.rounds)
     print(json.dumps({key: value for key, value in figures.items() if key != "examples"}, indent=1))
     print("\n| source | translation with its markup |\n|---|---|")

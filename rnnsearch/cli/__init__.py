@@ -20,6 +20,7 @@ from rnnsearch.cli import (
     experiments,
     export,
     score,
+    self_train,
     serve,
     train,
     train_aligner,
@@ -32,6 +33,7 @@ from rnnsearch.errors import UserError
 COMMANDS = (
     train,
     train_aligner,
+    self_train,
     align_corpus,
     translate,
     evaluate,

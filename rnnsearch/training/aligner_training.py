@@ -64,14 +64,18 @@ def run_config(model_dir: Path, overrides: list[str]) -> Config:
     return config
 
 
-def train_aligner(model_dir: str | Path, overrides: list[str], *, resume: bool) -> Progress:
-    """Train the alignment module of the model in `model_dir` (see the module docstring)."""
+def train_aligner(
+    model_dir: str | Path, overrides: list[str], *, resume: bool, run_dir: Path | None = None
+) -> Progress:
+    """Train the alignment module of the model in `model_dir` (see the module docstring);
+    the run lives in `run_dir` (None: the model directory's aligner/, the module loading
+    attaches; self-training runs its rounds elsewhere and installs the module they end with)."""
     model_dir = Path(model_dir)
     model_config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
     if not model_config.data.aligns_words:
         raise UserError(f"train-aligner: {model_dir} {model_config.data.task}; the alignment module aligns words")
     config = run_config(model_dir, overrides)
-    run_dir = model_dir / model_directory.ALIGNER_DIR
+    run_dir = run_dir or model_dir / model_directory.ALIGNER_DIR
     started = (run_dir / model_directory.LAST).exists()
     if started and not resume:
         raise UserError(f"{run_dir}: already holds an alignment module's run; use --resume to continue it")
@@ -85,7 +89,7 @@ def train_aligner(model_dir: str | Path, overrides: list[str], *, resume: bool) 
     model.aligner.requires_grad_(True)
     model.to(device)
     optimizer = torch.optim.Adam(model.aligner.parameters(), lr=config.train.learning_rate)
-    run_dir.mkdir(exist_ok=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
     checkpoint.remove_temporaries(run_dir)
     atomic.atomic_write(run_dir / model_directory.CONFIG, config.to_yaml().encode("utf-8"))
     progress = _restored(model, optimizer, run_dir, translation_digest) if started and resume else Progress()

@@ -13,6 +13,7 @@ COMMANDS = (
     "train",
     "prepare",
     "train-aligner",
+    "self-train",
     "align-corpus",
     "translate",
     "evaluate",

@@ -1,0 +1,119 @@
+"""`rnnsearch self-train`: a round writes both modules' combined links for the training
+pairs that carry none, keeps a corpus's own links, trains a new module for each
+direction on them, and a round stopped part way resumes to the same modules."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+import rnnsearch
+from rnnsearch.cli import main
+from rnnsearch.files.model_directory import ALIGNER_DIR, ALIGNER_WEIGHTS, read_tensors
+from tests.integration.conftest import write_lines
+from tests.integration.test_score_align import assert_one_line_error, run_cli
+
+MODULE = ["--set", "train.aligner_objective=prediction", "--set", "train.max_steps=3", "--set", "train.log_every=1"]
+ROUND = ["--set", "train.aligner_objective=both", "--set", "train.valid_every=2", "--set", "train.log_every=1"]
+
+
+def with_module(model_dir: Path, target: Path, *settings: str) -> Path:
+    shutil.copytree(model_dir, target, ignore=shutil.ignore_patterns(ALIGNER_DIR, "prepared"))
+    assert main(["train-aligner", str(target), *MODULE, *settings]) == 0
+    return target
+
+
+@pytest.fixture(scope="module")
+def pair(model_dir, reverse_model_dir, corpus, tmp_path_factory) -> tuple[Path, Path]:
+    """Both tiny models with modules; the de→en module learnt from its corpus with links on
+    every third pair (each word to the word at its position), none on the others."""
+    folder = tmp_path_factory.mktemp("self-training")
+    sources = (corpus / "train.de").read_text().splitlines()
+    targets = (corpus / "train.en").read_text().splitlines()
+    taught = [
+        " ".join(f"{j}-{j}" for j in range(min(len(s.split()), len(t.split())))) if k % 3 == 0 else ""
+        for k, (s, t) in enumerate(zip(sources, targets, strict=True))
+    ]
+    links = write_lines(folder / "taught.links", taught)
+    forward = with_module(model_dir, folder / "de-en", "--set", f"data.train.alignments={links}")
+    return forward, with_module(reverse_model_dir, folder / "en-de")
+
+
+def copied(pair: tuple[Path, Path], folder: Path) -> tuple[Path, Path]:
+    return tuple(Path(shutil.copytree(model, folder / model.name)) for model in pair)  # type: ignore[return-value]
+
+
+def weights(path: Path) -> dict[str, torch.Tensor]:
+    return read_tensors(path)[0]
+
+
+def assert_same(first: dict[str, torch.Tensor], second: dict[str, torch.Tensor]) -> None:
+    assert first.keys() == second.keys()
+    for name in first:
+        torch.testing.assert_close(second[name], first[name], rtol=0, atol=0)
+
+
+def test_a_round_writes_the_modules_links_where_a_pair_has_none_and_installs_its_modules(pair, tmp_path):
+    forward, backward = copied(pair, tmp_path)
+    config = yaml.safe_load((forward / ALIGNER_DIR / "config.yaml").read_text())["data"]["train"]
+    sources = Path(config["src"]).read_text().splitlines()
+    targets = Path(config["tgt"]).read_text().splitlines()
+    taught = Path(config["alignments"]).read_text().splitlines()
+    translator, reverse = rnnsearch.load(forward, device="cpu"), rnnsearch.load(backward, device="cpu")
+    combined = translator.align(sources, targets, reverse=reverse, alignment_from="aligner")
+    started = {model: weights(model / ALIGNER_DIR / ALIGNER_WEIGHTS) for model in (forward, backward)}
+
+    arguments = ["self-train", str(forward), "--reverse", str(backward), *ROUND, "--set", "train.max_steps=2"]
+    assert main(arguments) == 0
+
+    links = (forward / "self-training" / "round-1" / "corpus-0.links").read_text().splitlines()
+    assert len(links) == len(sources)
+    for k, line in enumerate(links):
+        assert line == (taught[k] if taught[k] else combined[k].pharaoh())
+    assert any(line for k, line in enumerate(links) if not taught[k])  # the modules' links, not empty lines
+    reversed_links = (backward / "self-training" / "round-1" / "corpus-0.links").read_text().splitlines()
+    assert reversed_links == [
+        " ".join(f"{t}-{s}" for t, s in sorted((int(t), int(s)) for s, t in (x.split("-") for x in line.split())))
+        for line in links
+    ]
+    for model in (forward, backward):
+        installed = weights(model / ALIGNER_DIR / ALIGNER_WEIGHTS)
+        assert_same(installed, weights(model / "self-training" / "round-1" / ALIGNER_DIR / ALIGNER_WEIGHTS))
+        assert_same(started[model], weights(model / "self-training" / "round-0.safetensors"))
+        assert any(not torch.equal(installed[name], started[model][name]) for name in installed)
+
+
+def test_a_round_stopped_part_way_resumes_to_the_uninterrupted_modules(pair, tmp_path):
+    """The state a kill leaves after the de→en run's checkpoint at step 2 of 4, before the
+    en→de run began: links written, one run half done, nothing installed."""
+    whole = copied(pair, tmp_path / "whole")
+    arguments = ["--reverse", str(whole[1]), *ROUND, "--set", "train.max_steps=4"]
+    assert main(["self-train", str(whole[0]), *arguments]) == 0
+
+    forward, backward = copied(pair, tmp_path / "stopped")
+    short = ["--reverse", str(backward), *ROUND, "--set", "train.max_steps=2"]
+    assert main(["self-train", str(forward), *short]) == 0
+    (forward / "self-training" / "round-1" / ALIGNER_DIR / "finished").unlink()
+    shutil.rmtree(backward / "self-training" / "round-1" / ALIGNER_DIR)
+    for model in (forward, backward):
+        shutil.copyfile(model / "self-training" / "round-0.safetensors", model / ALIGNER_DIR / ALIGNER_WEIGHTS)
+
+    resumed = ["--reverse", str(backward), *ROUND, "--set", "train.max_steps=4", "--resume"]
+    assert main(["self-train", str(forward), *resumed]) == 0
+    for done, again in zip(whole, (forward, backward), strict=True):
+        assert_same(weights(done / ALIGNER_DIR / ALIGNER_WEIGHTS), weights(again / ALIGNER_DIR / ALIGNER_WEIGHTS))
+
+
+def test_self_train_refuses_what_it_cannot_start_from_in_one_line(pair, model_dir, tmp_path, capsys):
+    forward, backward = copied(pair, tmp_path)
+    status, _, err = run_cli(capsys, "self-train", forward, "--reverse", model_dir)
+    assert_one_line_error(status, err, str(model_dir), "no alignment module", "train-aligner")
+    status, _, err = run_cli(capsys, "self-train", forward, "--reverse", backward, "--set", "data.train.src=x")
+    assert_one_line_error(status, err, "data.train.src", "its own links")
+    (forward / "self-training").mkdir()
+    status, _, err = run_cli(capsys, "self-train", forward, "--reverse", backward)
+    assert_one_line_error(status, err, "already holds self-training rounds", "--resume")
