@@ -38,12 +38,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rnnsearch.alignments.symmetrisation import COMBINATIONS
+from rnnsearch.alignments.words import transposed_pharaoh
 from rnnsearch.config import load_config
 from rnnsearch.config.data import TrainingFiles
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic, model_directory
 from rnnsearch.text.corpus import is_blank, stream_raw_parallel
-from rnnsearch.training.aligner_training import train_aligner
+from rnnsearch.training.aligner_training import run_config, train_aligner
 from rnnsearch.training.console import say
 from rnnsearch.translation.translator import Translator, load
 
@@ -99,8 +100,12 @@ def self_train(
     for number in range(1, rounds + 1):
         if not all((d.run_dir(number) / FINISHED).exists() for d in (forward, backward)):
             _write_links(forward, backward, corpora, number=number, symmetrize=symmetrize)
-            for direction, reverse in ((forward, False), (backward, True)):
-                _train_round(direction, corpora, number=number, reverse=reverse, overrides=overrides)
+            round_data = _round_data(forward, corpora, number, reverse=False)
+            if run_config(forward.model_dir, [*overrides, round_data]).train.aligner_agreement_weight:
+                _train_together(forward, backward, corpora, number=number, overrides=overrides)
+            else:
+                for direction, reverse in ((forward, False), (backward, True)):
+                    _train_round(direction, corpora, number=number, reverse=reverse, overrides=overrides)
         for direction in (forward, backward):
             _install(direction, number)
         say(f"self-training round {number} of {rounds} done")
@@ -156,7 +161,7 @@ def _write_links(
         forward.round_dir(number).mkdir(parents=True, exist_ok=True)
         backward.round_dir(number).mkdir(parents=True, exist_ok=True)
         atomic.atomic_write(forward.links(number, k), "".join(f"{line}\n" for line in lines).encode("utf-8"))
-        transposed = "".join(f"{_transposed(line)}\n" for line in lines)
+        transposed = "".join(f"{transposed_pharaoh(line)}\n" for line in lines)
         atomic.atomic_write(backward.links(number, k), transposed.encode("utf-8"))
 
 
@@ -199,10 +204,17 @@ def _alignable(translator: Translator, reverse: Translator, sources: list[str], 
     ]
 
 
-def _transposed(line: str) -> str:
-    """A Pharaoh line read the other way round: "i-j" becomes "j-i", sorted."""
-    links = sorted((int(j), int(i)) for i, j in (link.split("-") for link in line.split()))
-    return " ".join(f"{i}-{j}" for i, j in links)
+def _round_data(direction: Direction, corpora: list[TrainingFiles], number: int, *, reverse: bool) -> str:
+    """The --set of a round's run: its corpora as `direction` reads them, with the round's links."""
+    data = [
+        {
+            "src": str(Path(corpus.tgt if reverse else corpus.src).resolve()),
+            "tgt": str(Path(corpus.src if reverse else corpus.tgt).resolve()),
+            "alignments": str(direction.links(number, k).resolve()),
+        }
+        for k, corpus in enumerate(corpora)
+    ]
+    return f"data.train={json.dumps(data)}"
 
 
 def _train_round(
@@ -213,19 +225,33 @@ def _train_round(
     run_dir = direction.run_dir(number)
     if (run_dir / FINISHED).exists():
         return
-    data = [
-        {
-            "src": str(Path(corpus.tgt if reverse else corpus.src).resolve()),
-            "tgt": str(Path(corpus.src if reverse else corpus.tgt).resolve()),
-            "alignments": str(direction.links(number, k).resolve()),
-        }
-        for k, corpus in enumerate(corpora)
-    ]
     say(f"self-training round {number}: training {direction.model_dir}'s module on the round's links")
     started = (run_dir / model_directory.LAST).exists()
-    run = [*overrides, f"data.train={json.dumps(data)}"]
+    run = [*overrides, _round_data(direction, corpora, number, reverse=reverse)]
     train_aligner(direction.model_dir, run, resume=started, run_dir=run_dir)
     atomic.atomic_write(run_dir / FINISHED, b"")
+
+
+def _train_together(
+    forward: Direction, backward: Direction, corpora: list[TrainingFiles], *, number: int, overrides: list[str]
+) -> None:
+    """Both directions' new modules of the round trained together, agreeing
+    (train.aligner_agreement_weight), on the round's links read both ways; then marked finished."""
+    run_dir = forward.run_dir(number)
+    say(f"self-training round {number}: training both directions' modules together on the round's links")
+    started = (run_dir / model_directory.LAST).exists()
+    run = [*overrides, _round_data(forward, corpora, number, reverse=False)]
+    reverse_run_dir = backward.run_dir(number)
+    train_aligner(
+        forward.model_dir,
+        run,
+        resume=started,
+        run_dir=run_dir,
+        reverse_dir=backward.model_dir,
+        reverse_run_dir=reverse_run_dir,
+    )
+    for folder in (run_dir, reverse_run_dir):
+        atomic.atomic_write(folder / FINISHED, b"")
 
 
 def _install(direction: Direction, number: int) -> None:

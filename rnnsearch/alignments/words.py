@@ -305,6 +305,13 @@ def pharaoh(pairs: Sequence[tuple[int, int]]) -> str:
     return " ".join(f"{source}-{target}" for source, target in sorted(pairs))
 
 
+def transposed_pharaoh(line: str) -> str:
+    """A Pharaoh line read the other way round, as the reverse direction counts its words:
+    each "i-j" becomes "j-i", sorted."""
+    links = sorted((int(target), int(source)) for source, target in (link.split("-") for link in line.split()))
+    return pharaoh(links)
+
+
 def on_text_words(words: Words, text: str, counts: Sequence[int] | None) -> Words | None:
     """`words`, the model's words of one side, renumbered as the whitespace-separated words
     of `text`, given how many model words each text word became (`counts`, see the module

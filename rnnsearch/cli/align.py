@@ -75,9 +75,9 @@ def run(args: argparse.Namespace) -> None:
     (the JSON rows stay the forward model's α). With --gold, print the links' AER,
     precision and recall against those human links, read a line at a time beside the
     pairs. With --markup, --src is marked up, and each target is printed with its markup."""
+    from rnnsearch.config.data import check_reverse
     from rnnsearch.evaluation.alignment_error import AlignmentCounts
     from rnnsearch.text.corpus import stream_lines, stream_parallel
-    from rnnsearch.translation.given_pairs import check_reverse
 
     _check_flags(args)
     check_markup_flags(args, "align")

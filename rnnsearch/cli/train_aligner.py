@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rnnsearch.config.train import ALIGNER_RUN_KEYS
 
@@ -24,6 +25,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="SECTION.KEY=VALUE",
         help="override a value of the model's config for this run (repeatable)",
     )
+    parser.add_argument(
+        "--reverse",
+        metavar="REVERSE_MODEL_DIR",
+        help="a model of the other direction, with the same vocabularies swapped: its module trains too, on the "
+        "same pairs read the other way round, the two agreeing by train.aligner_agreement_weight; it is written "
+        "to REVERSE_MODEL_DIR/aligner/",
+    )
     parser.add_argument("--resume", action="store_true", help="continue the module's run from its last checkpoint")
     parser.set_defaults(run=run)
 
@@ -32,6 +40,7 @@ def run(args: argparse.Namespace) -> None:
     """Train the module and say where it went."""
     from rnnsearch.training.aligner_training import train_aligner
 
-    progress = train_aligner(args.model_dir, args.set, resume=args.resume)
+    reverse = None if args.reverse is None else Path(args.reverse)
+    progress = train_aligner(args.model_dir, args.set, resume=args.resume, reverse_dir=reverse)
     minutes = progress.seconds / 60
     print(f"trained the alignment module {progress.step} steps in {minutes:.1f} min; in {args.model_dir}/aligner")

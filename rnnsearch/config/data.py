@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar, Literal, cast
 
 from pydantic import Field, model_validator
 
-from rnnsearch.errors import UserError
+from rnnsearch.errors import ArgumentValueError, UserError
 from rnnsearch.sections import Section
 
 
@@ -229,3 +229,28 @@ def files_section(data: DataSection) -> DataConfig:
     if not data.prepared_on_disk:
         raise UserError(f"data.kind {data.kind}: its pairs are made in memory, not read from files")
     return cast(DataConfig, data)
+
+
+def check_reverse(forward: DataSection, backward: DataSection, *, name: str = "reverse") -> None:
+    """Refuse, naming the argument `name`, a reverse model that translates the way the
+    forward one does: its config's languages must be the forward model's swapped, or,
+    where both configs name the same pair of languages (the defaults, say), its training
+    corpora the forward model's with their sides swapped."""
+    languages = (forward.src_lang, forward.tgt_lang)
+    if (backward.tgt_lang, backward.src_lang) == languages:
+        return
+    if (backward.src_lang, backward.tgt_lang) == languages and _swapped_corpora(forward, backward):
+        return
+    raise ArgumentValueError(
+        f"{name}: the reverse model translates {backward.src_lang}→{backward.tgt_lang}, but the model translates "
+        f"{forward.src_lang}→{forward.tgt_lang}; give a model of the other direction, "
+        f"{forward.tgt_lang}→{forward.src_lang}"
+    )
+
+
+def _swapped_corpora(forward: DataSection, backward: DataSection) -> bool:
+    """Whether `backward` trained on `forward`'s text corpora with their sides swapped."""
+    if not (forward.aligns_words and backward.aligns_words):  # pairs of words, from text corpora
+        return False
+    swapped = [(corpus.tgt, corpus.src) for corpus in backward.train_corpora]
+    return swapped == [(corpus.src, corpus.tgt) for corpus in forward.train_corpora]

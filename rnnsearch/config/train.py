@@ -33,6 +33,13 @@ class TrainConfig(Section):
         "rnnsearch.model.objectives.OBJECTIVES: prediction (predict each y_i through the module's own alignment, "
         "no links needed), links (the word links of data.train[].alignments), or both (their sum); docs/model.md",
     )
+    aligner_agreement_weight: float = Field(
+        0.0,
+        ge=0.0,
+        description="weight of the agreement term when `rnnsearch train-aligner MODEL_DIR --reverse REVERSE_DIR` "
+        "trains both directions' alignment modules together: the summed squared difference between the model's "
+        "β and the reverse model's, transposed (docs/model.md); 0: off",
+    )
     lr_schedule: Literal["plateau", "anneal"] = Field(
         "plateau",
         description="plateau: multiply the rate by lr_decay_factor after lr_patience validations without gain; "
@@ -120,6 +127,7 @@ class TrainConfig(Section):
 ALIGNER_RUN_KEYS = (
     "model.aligner_size",
     "train.aligner_objective",
+    "train.aligner_agreement_weight",
     "train.max_steps",
     "train.max_minutes",
     "train.learning_rate",

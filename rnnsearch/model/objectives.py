@@ -9,6 +9,10 @@ new term is a class here with its name, whether it reads links (so that batches 
 them and a config whose corpora name none is refused), and its loss; a new objective is
 an entry of OBJECTIVES. The trainer, `train-aligner` and the config's check read them
 from here and nowhere else.
+
+One term reads two modules: `agreement_loss`, between a model's module and its reverse
+model's, which `train-aligner --reverse` trains together (weighed by
+`train.aligner_agreement_weight`).
 """
 
 from __future__ import annotations
@@ -86,3 +90,20 @@ def terms_of(objective: str) -> list[AlignerTerm]:
 def needs_links(objective: str) -> bool:
     """Whether a term of `objective` reads word links."""
     return any(term.needs_links for term in terms_of(objective))
+
+
+def agreement_loss(
+    forward: AlignerRows, backward: AlignerRows, forward_real: torch.Tensor, backward_real: torch.Tensor
+) -> torch.Tensor:
+    """Σ_ij (β_fwd[i, j] − β_bwd[j, i])² over the real pieces of a batch read both ways
+    (Liang, Taskar & Klein 2006; Mask-Align's agreement loss): `forward` the rows of the
+    model's module (target pieces × source pieces, (B, T, S)), `backward` the reverse
+    model's for the same pairs the other way round ((B, S, T): its targets are the
+    model's sources, </s> included), `forward_real` (B, T) and `backward_real` (B, S)
+    their unpadded target pieces. Symmetric in the two directions, and its gradient
+    reaches both modules."""
+    ahead, back = forward.alignment(), backward.alignment().transpose(1, 2)
+    if ahead.shape != back.shape:
+        raise ValueError(f"the directions' rows do not transpose: {tuple(ahead.shape)} and {tuple(back.shape)}")
+    real = forward_real.unsqueeze(2) & backward_real.unsqueeze(1)  # (B, T, S)
+    return ((ahead - back).square() * real).sum()

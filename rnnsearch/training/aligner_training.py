@@ -19,14 +19,17 @@ checkpoint (`--resume`), drawing the same batches.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import torch
 
 from rnnsearch import kernels
+from rnnsearch.alignments.words import transposed_pharaoh
 from rnnsearch.config import Config, load_config
+from rnnsearch.config.data import check_reverse
 from rnnsearch.config.train import ALIGNER_RUN_KEYS
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
@@ -36,6 +39,7 @@ from rnnsearch.model.aligner import Aligner
 from rnnsearch.model.objectives import OBJECTIVES
 from rnnsearch.model.seq2seq import RNNSearch, build_aligner
 from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
+from rnnsearch.text.corpus import stream_lines
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.console import say
@@ -64,35 +68,62 @@ def run_config(model_dir: Path, overrides: list[str]) -> Config:
     return config
 
 
+@dataclass(frozen=True)
+class Attached:
+    """A model whose module a run trains: the model (its translation frozen), the digest
+    of its translation weights, and the folder its module is written to."""
+
+    model: RNNSearch
+    digest: str | None
+    run_dir: Path
+
+
 def train_aligner(
-    model_dir: str | Path, overrides: list[str], *, resume: bool, run_dir: Path | None = None
+    model_dir: str | Path,
+    overrides: list[str],
+    *,
+    resume: bool,
+    run_dir: Path | None = None,
+    reverse_dir: Path | None = None,
+    reverse_run_dir: Path | None = None,
 ) -> Progress:
     """Train the alignment module of the model in `model_dir` (see the module docstring);
     the run lives in `run_dir` (None: the model directory's aligner/, the module loading
-    attaches; self-training runs its rounds elsewhere and installs the module they end with)."""
+    attaches; self-training runs its rounds elsewhere and installs the module they end with).
+    With `reverse_dir`, a model of the other direction whose vocabularies are the model's
+    swapped, its module trains too, on the same pairs read the other way round, the two
+    meeting in the agreement term (train.aligner_agreement_weight); it is written to
+    `reverse_run_dir` (None: the reverse model's aligner/), and the run's resume point
+    holds both."""
     model_dir = Path(model_dir)
     model_config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
     if not model_config.data.aligns_words:
         raise UserError(f"train-aligner: {model_dir} {model_config.data.task}; the alignment module aligns words")
     config = run_config(model_dir, overrides)
+    if config.train.aligner_agreement_weight and reverse_dir is None:
+        raise UserError(
+            "train-aligner: train.aligner_agreement_weight is the agreement of two directions' modules; "
+            "give the other direction's model with --reverse REVERSE_MODEL_DIR"
+        )
     run_dir = run_dir or model_dir / model_directory.ALIGNER_DIR
     started = (run_dir / model_directory.LAST).exists()
     if started and not resume:
         raise UserError(f"{run_dir}: already holds an alignment module's run; use --resume to continue it")
     device = resolve_device(config.train.device, "train.device")
     configure_cpu(config.train.threads)
-    model = model_directory.load_model(model_dir, model_config, src_subwords, tgt_subwords, aligner=False)
-    translation_digest = model_directory.stored_digest(model_directory.weights_path(model_dir))
     torch.manual_seed(config.train.seed)
-    model.aligner = build_aligner(model, size=config.model.aligner_size)
-    model.requires_grad_(False)
-    model.aligner.requires_grad_(True)
-    model.to(device)
-    optimizer = torch.optim.Adam(model.aligner.parameters(), lr=config.train.learning_rate)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    checkpoint.remove_temporaries(run_dir)
+    attached = [_attach(model_dir, run_dir, config, device)]
+    if reverse_dir is not None:
+        reverse_run_dir = reverse_run_dir or Path(reverse_dir) / model_directory.ALIGNER_DIR
+        _check_reverse(model_dir, Path(reverse_dir), reverse_run_dir, fresh=not (started and resume))
+        attached.append(_attach(Path(reverse_dir), reverse_run_dir, config, device))
+    modules = [_attached_module(each.model) for each in attached]
+    optimizer = torch.optim.Adam([p for m in modules for p in m.parameters()], lr=config.train.learning_rate)
+    for each in attached:
+        each.run_dir.mkdir(parents=True, exist_ok=True)
+        checkpoint.remove_temporaries(each.run_dir)
     atomic.atomic_write(run_dir / model_directory.CONFIG, config.to_yaml().encode("utf-8"))
-    progress = _restored(model, optimizer, run_dir, translation_digest) if started and resume else Progress()
+    progress = _restored(attached, optimizer) if started and resume else Progress()
     if started and resume:
         forget_rows_after(run_dir / model_directory.METRICS, progress.step)
     else:
@@ -102,21 +133,101 @@ def train_aligner(
     data_dir = prepared_dir(config, run_dir if config.data != model_config.data else model_dir)
     ensure_prepared(config, data_dir, (cast(Subwords, src_subwords), tgt_subwords))  # text: it aligns words
     train = PreparedPairs(data_dir)
+    if reverse_dir is not None:
+        _write_reverse_config(Path(reverse_dir), attached[1].run_dir, config)
     say(
-        f"alignment module: {sum(p.numel() for p in model.aligner.parameters()):,} parameters on {device}, "
-        f"objective {config.train.aligner_objective} ({' + '.join(OBJECTIVES[config.train.aligner_objective])}); "
-        "the translation's weights frozen"
+        f"alignment module: {sum(p.numel() for p in modules[0].parameters()):,} parameters on {device}, "
+        f"objective {config.train.aligner_objective} ({' + '.join(OBJECTIVES[config.train.aligner_objective])})"
+        + (
+            f", trained with {reverse_dir}'s, agreement weight {config.train.aligner_agreement_weight}"
+            if reverse_dir
+            else ""
+        )
+        + "; the translation's weights frozen"
     )
-    context = StepContext(model, optimizer, Objective.of(config, translation=False), config.train.clip_norm)
-    loop = ModuleLoop(config, run_dir, context=context, pairs=train, progress=progress, digest=translation_digest)
+    context = StepContext(
+        attached[0].model,
+        optimizer,
+        Objective.of(config, translation=False),
+        config.train.clip_norm,
+        reverse=attached[1].model if len(attached) > 1 else None,
+    )
+    loop = ModuleLoop(config, run_dir, context=context, pairs=train, progress=progress, attached=attached)
     with flushing_denormals(), kernels.use(kernels.choose(device, purpose="train")):
         loop.run()
     return progress
 
 
+def _together(reverse_dir: Path | None, config: Config) -> str:
+    """What the run's first line says of a reverse model's module trained with the model's."""
+    if reverse_dir is None:
+        return ""
+    return f", trained with {reverse_dir}'s (agreement weight {config.train.aligner_agreement_weight})"
+
+
+def _attach(model_dir: Path, run_dir: Path, config: Config, device: torch.device) -> Attached:
+    """The model of `model_dir`, frozen, with a new module of model.aligner_size attached, on `device`."""
+    model_config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
+    model = model_directory.load_model(model_dir, model_config, src_subwords, tgt_subwords, aligner=False)
+    digest = model_directory.stored_digest(model_directory.weights_path(model_dir))
+    model.aligner = build_aligner(model, size=config.model.aligner_size)
+    model.requires_grad_(False)
+    model.aligner.requires_grad_(True)
+    return Attached(model.to(device), digest, run_dir)
+
+
+def _check_reverse(model_dir: Path, reverse_dir: Path, folder: Path, *, fresh: bool) -> None:
+    """Refuse, in one line, a reverse model that is not of the other direction, whose
+    subword models are not the model's swapped (agreement compares the two directions
+    piece by piece), or, for a run that starts, whose module's `folder` holds one already."""
+    config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
+    reverse, reverse_src, reverse_tgt = model_directory.load_model_files(reverse_dir)
+    try:
+        check_reverse(config.data, reverse.data, name=f"--reverse {reverse_dir}")
+    except ValueError as error:
+        raise UserError(f"train-aligner: {error}") from None
+    if _model_bytes(reverse_src) != _model_bytes(tgt_subwords) or _model_bytes(reverse_tgt) != _model_bytes(
+        src_subwords
+    ):
+        raise UserError(
+            f"train-aligner: --reverse {reverse_dir}: its subword models are not {model_dir}'s swapped; the modules "
+            "agree piece by piece, so both models need the same vocabularies (a joint vocabulary of the same text)"
+        )
+    held = [name for name in (model_directory.ALIGNER_WEIGHTS, model_directory.LAST) if (folder / name).exists()]
+    if fresh and held:
+        raise UserError(
+            f"train-aligner: {folder} already holds a module ({held[0]}); a run that trains it again with "
+            f"{model_dir}'s would replace it: delete {folder} first"
+        )
+
+
+def _model_bytes(subwords: Subwords | None) -> bytes | None:
+    return None if subwords is None else subwords.model_bytes
+
+
+def _write_reverse_config(reverse_dir: Path, run_dir: Path, config: Config) -> None:
+    """The reverse module's run config: the reverse model's own with the run's settings,
+    and as its training data the run's corpora with their sides swapped, their links read
+    transposed (written beside it, `corpus-K.links`), as its module learnt from them."""
+    keys = {key.removeprefix("train.") for key in ALIGNER_RUN_KEYS if key.startswith("train.")}
+    swapped = []
+    for k, corpus in enumerate(config.data.train_corpora):
+        swapped.append({"src": corpus.tgt, "tgt": corpus.src})
+        if corpus.alignments is not None:
+            links = run_dir / f"corpus-{k}.links"
+            with atomic.replacing(links) as temporary, open(temporary, "w", encoding="utf-8") as out:
+                out.writelines(f"{transposed_pharaoh(line)}\n" for line in stream_lines(corpus.alignments))
+            swapped[-1]["alignments"] = str(links.resolve())
+    settings = [f"train.{key}={json.dumps(value)}" for key, value in config.train.model_dump(include=keys).items()]
+    settings += [f"model.aligner_size={config.model.aligner_size}", f"data.train={json.dumps(swapped)}"]
+    reverse = load_config(reverse_dir / model_directory.CONFIG, [*settings, "model.aligner=true"])
+    atomic.atomic_write(run_dir / model_directory.CONFIG, reverse.to_yaml().encode("utf-8"))
+
+
 class ModuleLoop(TrainingLoop):
-    """The training loop of the alignment module: the module alone trains, on the frozen
-    model's pass, and a checkpoint writes the module and the run's resume point."""
+    """The training loop of the alignment module: the module alone trains (with a reverse
+    model's, both), on the frozen models' passes, and a checkpoint writes the modules and
+    the run's resume point."""
 
     command = "train-aligner"
     failed_loss = "the alignment module's loss"
@@ -129,57 +240,69 @@ class ModuleLoop(TrainingLoop):
         context: StepContext,
         pairs: PreparedPairs,
         progress: Progress,
-        digest: str | None,
+        attached: list[Attached],
     ):
         super().__init__(config, run_dir, context=context, pairs=pairs, progress=progress)
-        self.digest = digest  # the translation weights' (`_save`)
+        self.attached = attached  # the models whose modules train, the run's own first (`_save`)
 
     def start(self) -> None:
-        """The frozen translation runs without dropout; the module has none."""
-        self.context.model.eval()
+        """The frozen translations run without dropout; the modules have none."""
+        for each in self.attached:
+            each.model.eval()
 
     def checkpoint(self, *, everything: bool = False) -> bool:
-        """Save the module and the resume point; the run goes on until its budget is spent."""
-        _save(self.context.model, self.context.optimizer, self.progress, self.model_dir, self.digest)
+        """Save the modules and the resume point; the run goes on until its budget is spent."""
+        _save(self.attached, self.context.optimizer, self.progress)
         return False
 
 
-def _save(
-    model: RNNSearch,
-    optimizer: torch.optim.Optimizer,
-    progress: Progress,
-    run_dir: Path,
-    translation_digest: str | None,
-) -> None:
-    """The module's weights (what loading attaches), recording the digest of the translation
-    weights it was trained on, then the resume point."""
-    module = _attached_module(model)
-    weights = {f"aligner.{name}": tensor for name, tensor in module.state_dict().items()}
-    info = {"size": module.size, "translation": translation_digest, "step": progress.step}
-    model_directory.write_tensors(run_dir / model_directory.ALIGNER_WEIGHTS, weights, info)
+RESUME_PREFIXES = ("aligner.", "reverse.aligner.")
+"""The names of each module's weights in a run's resume point: the model's, the reverse model's."""
+
+
+def _save(attached: list[Attached], optimizer: torch.optim.Optimizer, progress: Progress) -> None:
+    """Each module's weights (what loading attaches) in its own folder, recording the
+    digest of the translation weights it was trained on, then the run's resume point."""
+    resume_weights: dict[str, torch.Tensor] = {}
+    for each, prefix in zip(attached, RESUME_PREFIXES, strict=False):
+        module = _attached_module(each.model)
+        state = module.state_dict()
+        info = {"size": module.size, "translation": each.digest, "step": progress.step}
+        weights = {f"aligner.{name}": tensor for name, tensor in state.items()}
+        model_directory.write_tensors(each.run_dir / model_directory.ALIGNER_WEIGHTS, weights, info)
+        resume_weights |= {f"{prefix}{name}": tensor for name, tensor in state.items()}
+    first = attached[0]
+    module = _attached_module(first.model)
     optimizer_tensors, optimizer_info = checkpoint.optimizer_tensors(optimizer)
-    resume_info = {**info, "progress": asdict(progress), **optimizer_info}
-    model_directory.write_tensors(run_dir / model_directory.LAST, weights | optimizer_tensors, resume_info)
+    resume_info: dict[str, Any] = {"size": module.size, "translation": first.digest, "step": progress.step}
+    resume_info |= {"progress": asdict(progress), **optimizer_info}
+    if len(attached) > 1:
+        resume_info["reverse_translation"] = attached[1].digest
+    model_directory.write_tensors(first.run_dir / model_directory.LAST, resume_weights | optimizer_tensors, resume_info)
 
 
-def _restored(
-    model: RNNSearch, optimizer: torch.optim.Optimizer, run_dir: Path, translation_digest: str | None
-) -> Progress:
-    """The module, Adam's state and the progress of the run's last checkpoint."""
+def _restored(attached: list[Attached], optimizer: torch.optim.Optimizer) -> Progress:
+    """The modules, Adam's state and the progress of the run's last checkpoint."""
+    run_dir = attached[0].run_dir
     path = run_dir / model_directory.LAST
     tensors, info = model_directory.read_tensors(path)
-    if info.get("translation") != translation_digest:
-        raise UserError(
-            f"{path}: the module was trained on other translation weights than the model's now; "
-            f"delete {run_dir} to train it afresh"
+    digests = [info.get("translation"), info.get("reverse_translation")]
+    if ("reverse_translation" in info) != (len(attached) > 1):
+        given = "with" if len(attached) > 1 else "without"
+        raise UserError(f"{path}: a run of {'two modules' if digests[1] else 'one module'}, resumed {given} --reverse")
+    for each, digest, prefix in zip(attached, digests, RESUME_PREFIXES, strict=False):
+        if digest != each.digest:
+            raise UserError(
+                f"{path}: the module was trained on other translation weights than {each.run_dir.parent}'s now; "
+                f"delete {run_dir} to train it afresh"
+            )
+        module = _attached_module(each.model)
+        if info.get("size") != module.size:
+            raise UserError(f"{path}: a module of size {info.get('size')}, not model.aligner_size {module.size}")
+        model_directory.require_finite(tensors, path, refusal="a run cannot resume from it")
+        model_directory.assign_weights(
+            module, tensors, path, prefix=prefix, described="the alignment module they are for"
         )
-    module = _attached_module(model)
-    if info.get("size") != module.size:
-        raise UserError(f"{path}: a module of size {info.get('size')}, not model.aligner_size {module.size}")
-    model_directory.require_finite(tensors, path, refusal="a run cannot resume from it")
-    model_directory.assign_weights(
-        module, tensors, path, prefix="aligner.", described="the alignment module they are for"
-    )
     checkpoint.restore_optimizer(optimizer, tensors, info["param_groups"])
     progress = Progress(**info["progress"])
     say(f"resuming {run_dir} at step {progress.step}")

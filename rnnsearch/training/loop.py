@@ -28,12 +28,20 @@ from rnnsearch.errors import UserError
 from rnnsearch.files import model_directory
 from rnnsearch.files.metrics_log import MetricsRow, append_row
 from rnnsearch.model.seq2seq import RNNSearch
-from rnnsearch.text.batches import Batch, EpochBatches, LinkedPairs, PairSource, epoch_batches, make_batch
+from rnnsearch.text.batches import (
+    Batch,
+    EpochBatches,
+    LinkedPairs,
+    PairSource,
+    Pieces,
+    epoch_batches,
+    make_batch,
+)
 from rnnsearch.training import schedule
 from rnnsearch.training.console import say
 from rnnsearch.training.distributed import SINGLE_PROCESS, World
 from rnnsearch.training.graphed_loss import GraphedLoss
-from rnnsearch.training.loss import Objective, sequence_loss
+from rnnsearch.training.loss import Objective, sequence_loss, two_way_loss
 from rnnsearch.training.reporting import Reporter
 from rnnsearch.training.schedule import Progress
 
@@ -51,8 +59,10 @@ class NonFiniteUpdate(Exception):
 class StepContext:
     """What every update of a run works with: the model and the optimizer of the weights
     that train, the objective, the clipping norm; under DDP the `world` of ranks and the
-    model's `ddp` wrapper; the precision of the forward pass; and on a GPU the loss as
-    CUDA graphs (`graphed`), made for the same objective."""
+    model's `ddp` wrapper; the precision of the forward pass; on a GPU the loss as
+    CUDA graphs (`graphed`), made for the same objective; and where two directions'
+    alignment modules train together (`train-aligner --reverse`), the `reverse` model,
+    whose module `optimizer` updates too (its batches: `swapped_batch`)."""
 
     model: RNNSearch
     optimizer: torch.optim.Optimizer
@@ -62,9 +72,10 @@ class StepContext:
     precision: str = "fp32"
     graphed: GraphedLoss | None = None
     ddp: DistributedDataParallel | None = None
+    reverse: RNNSearch | None = None
 
 
-def training_step(context: StepContext, batch: Batch) -> tuple[float, int]:
+def training_step(context: StepContext, batch: Batch, reverse_batch: Batch | None = None) -> tuple[float, int]:
     """One update on the per-token mean of the objective's loss, gradients clipped.
 
     Under DDP (N ranks) the mean is over the tokens of all ranks' batches: DDP averages
@@ -72,17 +83,24 @@ def training_step(context: StepContext, batch: Batch) -> tuple[float, int]:
     bfloat16 autocast. Returns this rank's summed loss and its number of target tokens.
     Gradients whose norm is not finite (from a loss that is not, or overflowing in the
     backward pass) are a NonFiniteUpdate: DDP has averaged the gradients, so every rank
-    sees the same norm and stops at the same step, with no exchange of its own.
+    sees the same norm and stops at the same step, with no exchange of its own. With a
+    `reverse` model, `reverse_batch` holds the same pairs the other way round.
     """
     world = context.world
     if context.graphed is not None:
         loss, tokens = context.graphed(batch)
     else:
         with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=context.precision == "bf16"):
-            loss, tokens = sequence_loss(context.model, batch, context.objective, ddp=context.ddp)
+            if context.reverse is not None:
+                both = (batch, cast(Batch, reverse_batch))  # the loop makes it for a context with a reverse
+                loss, tokens = two_way_loss(context.model, context.reverse, both, context.objective)
+            else:
+                loss, tokens = sequence_loss(context.model, batch, context.objective, ddp=context.ddp)
     context.optimizer.zero_grad(set_to_none=True)
     (loss / world.total(tokens) * world.size).backward()
     norm = _clipped(context.model, context.clip_norm)
+    if context.reverse is not None:
+        norm = torch.maximum(norm, _clipped(context.reverse, context.clip_norm))
     context.optimizer.step()
     value, norm_value = torch.stack([loss.detach().float(), norm.float()]).tolist()  # one copy to the host
     if not math.isfinite(norm_value):
@@ -120,6 +138,21 @@ def step_batch(pairs: PairSource, indices: np.ndarray, objective: Objective, dev
     """The pairs at `indices` as a batch on `device`, with their word links where the objective reads them."""
     links = [cast(LinkedPairs, pairs).links(i) for i in indices] if objective.guided else None
     return make_batch([pairs[i] for i in indices], links=links).to(device)
+
+
+def swapped_batch(pairs: PairSource, indices: np.ndarray, objective: Objective, device: torch.device) -> Batch:
+    """`step_batch` of the same pairs read the other way round, targets as sources, their
+    links turned round with them: a reverse model's batch (whose vocabularies are the
+    model's, swapped)."""
+    links = (
+        [np.ascontiguousarray(cast(LinkedPairs, pairs).links(i)[:, ::-1]) for i in indices]
+        if objective.guided
+        else None
+    )
+    swapped = [
+        (target, cast(Pieces, source)) for source, target in (pairs[i] for i in indices)
+    ]  # text: it aligns words
+    return make_batch(swapped, links=links).to(device)
 
 
 def refuse_non_finite(command: str, step: int, loss: float, *, what: str, kept: str, advice: str) -> NoReturn:
@@ -176,10 +209,13 @@ class TrainingLoop:
             tick = time.perf_counter()
             order, indices = next_batch(self.pairs, order, progress, options, self.world)
             batch = step_batch(self.pairs, indices, context.objective, self.device)
+            reverse_batch = None
+            if context.reverse is not None:
+                reverse_batch = swapped_batch(self.pairs, indices, context.objective, self.device)
             for group in context.optimizer.param_groups:
                 group["lr"] = schedule.learning_rate(options, progress)
             try:
-                loss, n_tokens = training_step(context, batch)
+                loss, n_tokens = training_step(context, batch, reverse_batch)
             except NonFiniteUpdate as failure:
                 progress.step += 1
                 self.report.close()

@@ -15,8 +15,9 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from rnnsearch.config import Config
+from rnnsearch.model.aligner import AlignerRows
 from rnnsearch.model.linear import CHUNK_ELEMENTS
-from rnnsearch.model.objectives import PieceLinks, needs_links, terms_of
+from rnnsearch.model.objectives import PieceLinks, agreement_loss, needs_links, terms_of
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.reserved import PAD
 from rnnsearch.text.batches import Batch, GuidedBatch
@@ -140,6 +141,13 @@ def aligner_loss(model: RNNSearch, batch: Batch, forced: tuple, objective: Objec
     terms its objective names (model/objectives.py), from the teacher-forced pass `forced`
     (`RNNSearch.teacher_forced`'s readout, α and state). Its inputs are detached, so it
     trains the module alone."""
+    return _module_terms(model, batch, forced, objective)[0]
+
+
+def _module_terms(
+    model: RNNSearch, batch: Batch, forced: tuple, objective: Objective
+) -> tuple[torch.Tensor, AlignerRows]:
+    """`aligner_loss`, and the module's rows it was computed from."""
     readout, weights, state = forced
     real = batch.tgt_out != PAD
     vocabulary = batch.tgt_out[real].unique()
@@ -148,7 +156,29 @@ def aligner_loss(model: RNNSearch, batch: Batch, forced: tuple, objective: Objec
     loss = readout.new_zeros((), dtype=torch.float32)
     for term in terms_of(cast(str, objective.aligner)):  # called for an objective with the module's terms
         loss = loss + term.loss(rows, real, links)
-    return loss
+    return loss, rows
+
+
+def two_way_loss(
+    model: RNNSearch, reverse: RNNSearch, batches: tuple[Batch, Batch], objective: Objective
+) -> tuple[torch.Tensor, int]:
+    """Both directions' modules trained together (`train-aligner --reverse`), both
+    translations frozen: each module's terms on its direction of the same pairs
+    (`batches`: the model's batch and the same pairs read the other way round), plus
+    `objective.agreement_weight` times their agreement (model/objectives.py), and the
+    target tokens of both."""
+    losses, rows, real = [], [], []
+    for net, batch in zip((model, reverse), batches, strict=True):
+        with torch.no_grad():
+            forced = net.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
+        loss, module_rows = _module_terms(net, batch, forced, objective)
+        losses.append(loss)
+        rows.append(module_rows)
+        real.append(batch.tgt_out != PAD)
+    total = losses[0] + losses[1]
+    if objective.agreement_weight:
+        total = total + objective.agreement_weight * agreement_loss(rows[0], rows[1], real[0], real[1])
+    return total, int(real[0].sum() + real[1].sum())
 
 
 @dataclass(frozen=True)
@@ -157,14 +187,16 @@ class Objective:
     cross-entropy, label-smoothed by ε (`label_smoothing`), plus λ
     (`guided_alignment_weight`) times the guided alignment loss of a batch that carries
     word links, unless `translation` is False; plus the alignment module's terms, those
-    its objective `aligner` names (model/objectives.py; None: no module to train).
-    `sequence_loss` computes them all; a new translation term is a field here and its
+    its objective `aligner` names (model/objectives.py; None: no module to train), and,
+    where a reverse model's module trains with it, `agreement_weight` times their agreement.
+    `sequence_loss` computes them all (`two_way_loss` for two modules); a new translation term is a field here and its
     term there, a new term of the module a class in model/objectives.py."""
 
     label_smoothing: float = 0.0
     guided_alignment_weight: float = 0.0
     aligner: str | None = None
     translation: bool = True
+    agreement_weight: float = 0.0
 
     @classmethod
     def of(cls, config: Config, *, translation: bool = True) -> Objective:
@@ -173,7 +205,9 @@ class Objective:
         module's `train.aligner_objective` where the model has one (model.aligner)."""
         train = config.train
         aligner = train.aligner_objective if config.model.aligner else None
-        return cls(train.label_smoothing, train.guided_alignment_weight, aligner, translation)
+        return cls(
+            train.label_smoothing, train.guided_alignment_weight, aligner, translation, train.aligner_agreement_weight
+        )
 
     @property
     def guided(self) -> bool:

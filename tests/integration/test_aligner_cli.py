@@ -195,6 +195,12 @@ def test_bad_module_settings_are_one_line_errors(model_dir, speech_model, corpus
     fixed["model"]["aligner"] = True
     status, _, err = run_cli(capsys, "train", write_config(tmp_path / "fixed.yaml", fixed))
     assert_one_line_error(status, err, "model.aligner", "fixed-context")
+    agreeing = tiny_config(corpus, tmp_path / "agreeing")
+    agreeing["model"]["aligner"] = True
+    agreeing["train"]["aligner_objective"] = "prediction"
+    agreeing["train"]["aligner_agreement_weight"] = 1.0
+    status, _, err = run_cli(capsys, "train", write_config(tmp_path / "agreeing.yaml", agreeing))
+    assert_one_line_error(status, err, "train.aligner_agreement_weight", "train-aligner", "--reverse")
 
 
 def test_a_module_trained_with_the_model_leaves_its_translation_weights_as_they_were(corpus, tmp_path):
@@ -253,3 +259,39 @@ def test_a_module_step_that_is_not_finite_stops_in_one_line_and_saves_nothing_of
     assert_one_line_error(status, err, "train-aligner: step", "the alignment module's loss is", "train.learning_rate")
     if (model / ALIGNER_DIR / ALIGNER_WEIGHTS).exists():
         assert all(bool(torch.isfinite(tensor).all()) for tensor in module_weights(model).values())
+
+
+AGREEING = [*MODULE, "--set", "train.aligner_agreement_weight=1"]
+
+
+def test_two_directions_modules_train_together_each_attachable_alone_and_resume_exactly(
+    model_dir, reverse_model_dir, corpus, tmp_path
+):
+    whole = [copied(model, tmp_path / f"whole-{k}") for k, model in enumerate((model_dir, reverse_model_dir))]
+    arguments = ["--reverse", str(whole[1]), *AGREEING]
+    assert main(["train-aligner", str(whole[0]), *arguments, "--set", "train.max_steps=4"]) == 0
+    split = [copied(model, tmp_path / f"split-{k}") for k, model in enumerate((model_dir, reverse_model_dir))]
+    arguments = ["--reverse", str(split[1]), *AGREEING]
+    assert main(["train-aligner", str(split[0]), *arguments, "--set", "train.max_steps=2"]) == 0
+    assert main(["train-aligner", str(split[0]), *arguments, "--set", "train.max_steps=4", "--resume"]) == 0
+    for done, again in zip(whole, split, strict=True):
+        whole_weights, resumed = module_weights(done), module_weights(again)
+        assert whole_weights.keys() == resumed.keys()
+        for name in whole_weights:
+            torch.testing.assert_close(resumed[name], whole_weights[name], rtol=0, atol=0)
+    english = (corpus / "val.en").read_text().splitlines()[:3]
+    german = (corpus / "val.de").read_text().splitlines()[:3]
+    reverse = rnnsearch.load(whole[1], device="cpu")
+    assert [a.alignment_from for a in reverse.align(english, german)] == ["aligner"] * 3
+    rows = [json.loads(line) for line in (whole[0] / ALIGNER_DIR / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows] == [1, 2, 3, 4]
+
+
+def test_agreement_needs_a_reverse_model_of_the_other_direction_in_one_line(model_dir, tmp_path, capsys):
+    model = copied(model_dir, tmp_path / "model")
+    status, _, err = run_cli(capsys, "train-aligner", model, *AGREEING)
+    assert_one_line_error(status, err, "train.aligner_agreement_weight", "--reverse")
+    other = copied(model_dir, tmp_path / "same-direction")
+    status, _, err = run_cli(capsys, "train-aligner", model, "--reverse", other, *AGREEING)
+    assert_one_line_error(status, err, "--reverse", "translates de→en")
+    assert not (model / ALIGNER_DIR / LAST).exists()

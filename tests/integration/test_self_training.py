@@ -88,24 +88,25 @@ def test_a_round_writes_the_modules_links_where_a_pair_has_none_and_installs_its
 
 
 def test_a_round_stopped_part_way_resumes_to_the_uninterrupted_modules(pair, tmp_path):
-    """The state a kill leaves after the de→en run's checkpoint at step 2 of 4, before the
-    en→de run began: links written, one run half done, nothing installed."""
+    """Both directions trained together, agreeing: the state a kill leaves after the
+    joint run's checkpoint at step 2 of 4 (links written, both modules of step 2 in their
+    round folders, the resume point in the model's, nothing marked finished or installed)."""
+    agreeing = [*ROUND, "--set", "train.aligner_agreement_weight=1"]
     whole = copied(pair, tmp_path / "whole")
-    arguments = ["--reverse", str(whole[1]), *ROUND, "--set", "train.max_steps=4"]
-    assert main(["self-train", str(whole[0]), *arguments]) == 0
+    assert main(["self-train", str(whole[0]), "--reverse", str(whole[1]), *agreeing, "--set", "train.max_steps=4"]) == 0
 
     forward, backward = copied(pair, tmp_path / "stopped")
-    short = ["--reverse", str(backward), *ROUND, "--set", "train.max_steps=2"]
+    short = ["--reverse", str(backward), *agreeing, "--set", "train.max_steps=2"]
     assert main(["self-train", str(forward), *short]) == 0
-    (forward / "self-training" / "round-1" / ALIGNER_DIR / "finished").unlink()
-    shutil.rmtree(backward / "self-training" / "round-1" / ALIGNER_DIR)
     for model in (forward, backward):
+        (model / "self-training" / "round-1" / ALIGNER_DIR / "finished").unlink()
         shutil.copyfile(model / "self-training" / "round-0.safetensors", model / ALIGNER_DIR / ALIGNER_WEIGHTS)
 
-    resumed = ["--reverse", str(backward), *ROUND, "--set", "train.max_steps=4", "--resume"]
+    resumed = ["--reverse", str(backward), *agreeing, "--set", "train.max_steps=4", "--resume"]
     assert main(["self-train", str(forward), *resumed]) == 0
     for done, again in zip(whole, (forward, backward), strict=True):
         assert_same(weights(done / ALIGNER_DIR / ALIGNER_WEIGHTS), weights(again / ALIGNER_DIR / ALIGNER_WEIGHTS))
+    assert not (backward / "self-training" / "round-1" / ALIGNER_DIR / "last.safetensors").exists()  # one run, both
 
 
 def test_self_train_refuses_what_it_cannot_start_from_in_one_line(pair, model_dir, tmp_path, capsys):

@@ -10,7 +10,7 @@ import torch
 from rnnsearch.config import config_from_dict
 from rnnsearch.errors import UserError
 from rnnsearch.model.ensemble import Ensemble
-from rnnsearch.model.objectives import OBJECTIVES, TERMS, Prediction
+from rnnsearch.model.objectives import OBJECTIVES, TERMS, Prediction, agreement_loss
 from rnnsearch.model.seq2seq import build_aligner
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
@@ -18,7 +18,7 @@ from rnnsearch.search.greedy import greedy_search
 from rnnsearch.search.rules import SearchOptions, max_output_lengths
 from rnnsearch.text.batches import make_batch, source_tensors
 from rnnsearch.text.subwords import BOS
-from rnnsearch.training.loss import Objective, sequence_loss
+from rnnsearch.training.loss import Objective, sequence_loss, two_way_loss
 from tests.conftest import random_sources, tiny_model
 
 VOCAB = 12
@@ -201,3 +201,53 @@ def test_an_objective_outside_the_registry_is_refused_naming_the_registered_ones
     tree = {"data": {"train": {"src": "a", "tgt": "b"}, "valid": {"src": "a", "tgt": "b"}}}
     with pytest.raises(UserError, match="train.aligner_objective: unknown alignment module objective 'agree'; choose"):
         config_from_dict({**tree, "train": {"aligner_objective": "agree"}})
+
+
+def both_ways(count: int, seed: int):
+    """A batch of pairs and the same pairs read the other way round."""
+    given = pairs(count, seed=seed)
+    return make_batch(given), make_batch([(target, source) for source, target in given])
+
+
+def frozen_with_module(seed: int):
+    model = with_module(seed)
+    model.requires_grad_(False)
+    model.aligner.requires_grad_(True)
+    return model
+
+
+def test_agreement_is_the_same_either_way_round_and_its_gradient_reaches_both_modules():
+    forward, backward = frozen_with_module(0), frozen_with_module(5)
+    batch, reverse = both_ways(6, seed=2)
+    agreeing = Objective(aligner="prediction", translation=False, agreement_weight=1.0)
+    loss, tokens = two_way_loss(forward, backward, (batch, reverse), agreeing)
+    swapped, swapped_tokens = two_way_loss(backward, forward, (reverse, batch), agreeing)
+    torch.testing.assert_close(swapped, loss, rtol=1e-6, atol=0)
+    assert tokens == swapped_tokens == batch.target_tokens + reverse.target_tokens
+    apart = Objective(aligner="prediction", translation=False)
+    assert loss > two_way_loss(forward, backward, (batch, reverse), apart)[0]
+    with torch.no_grad():
+        rows = [
+            forced_rows(net, b.src, b.src_lengths, b.tgt_out)[1] for net, b in ((forward, batch), (backward, reverse))
+        ]
+    assert not torch.allclose(rows[0], rows[1].transpose(1, 2))  # two random modules disagree
+    forward_rows, backward_rows = (module_rows(net, b) for net, b in ((forward, batch), (backward, reverse)))
+    agreement_loss(forward_rows, backward_rows, batch.tgt_out != 0, reverse.tgt_out != 0).backward()
+    for net in (forward, backward):
+        assert all(p.grad is not None for p in net.aligner.parameters())
+        assert any(p.grad.abs().sum() > 0 for p in net.aligner.parameters())
+
+
+def module_rows(model, batch):
+    readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
+    return model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out)
+
+
+def test_with_no_agreement_two_modules_trained_together_have_the_losses_each_has_alone():
+    forward, backward = frozen_with_module(0), frozen_with_module(5)
+    batch, reverse = both_ways(6, seed=2)
+    apart = Objective(aligner="both", translation=False)
+    together, tokens = two_way_loss(forward, backward, (batch, reverse), apart)
+    alone = [sequence_loss(net, b, apart) for net, b in ((forward, batch), (backward, reverse))]
+    assert torch.equal(together, alone[0][0] + alone[1][0])
+    assert tokens == alone[0][1] + alone[1][1]
