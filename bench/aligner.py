@@ -4,7 +4,7 @@ each objective of the module, with self-training rounds and the soft combination
 
     python bench/aligner.py [--work runs/bench-alignment] [--steps 1200] [--threads 1]
                             [--objectives prediction links both] [--scored-links withheld seen]
-                            [--self-train-rounds N] [--json out.json]
+                            [--agreement WEIGHT ...] [--self-train-rounds N] [--json out.json]
     python bench/aligner.py --speed MODEL_DIR [--work runs/bench-alignment] [--threads 2]
 
 1. The two baseline models of `bench/alignment.py` (English→French and French→English,
@@ -20,7 +20,10 @@ each objective of the module, with self-training rounds and the soft combination
    or translates) withholds the links of the 447 scored Hansards pairs from that training,
    their text kept (`guide.withheld.*`: those lines empty); `seen` trains on them too, as
    earlier figures did, where the module can at best learn eflomal's answer.
-3. With `--self-train-rounds N`, the withheld modules of each objective are copied to
+3. With `--agreement W ...`, both directions' modules also train together, withheld,
+   agreeing with weight W (`train-aligner en-fr --reverse fr-en`, in
+   aligner-OBJECTIVE-withheld-agreement-W/, one process of 2 × `--threads` threads).
+   With `--self-train-rounds N`, the withheld modules of each objective are copied to
    `--work`/self-trained-OBJECTIVE/ and given N rounds of `rnnsearch self-train` (each
    round `--steps` steps per direction), scored after each round.
 4. The Hansards pairs aligned by each module (`Translator.align(alignment_from="aligner")`),
@@ -93,19 +96,24 @@ def guides(work: Path, scored_links: str) -> dict[str, Path]:
     return {direction: work / f"guide.{direction}" for direction in DIRECTIONS}
 
 
-def module_folder(work: Path, objective: str, scored_links: str) -> Path:
-    return work / (f"aligner-{objective}" if scored_links == "seen" else f"aligner-{objective}-withheld")
+def module_folder(work: Path, objective: str, scored_links: str, agreement: float = 0.0) -> Path:
+    name = f"aligner-{objective}" if scored_links == "seen" else f"aligner-{objective}-withheld"
+    return work / (f"{name}-agreement-{agreement:g}" if agreement else name)
 
 
-def train_modules(work: Path, objective: str, *, scored_links: str, steps: int, threads: int) -> dict[str, Path]:
-    """Both directions' modules of `objective`, trained at once (reused when done)."""
+def train_modules(
+    work: Path, objective: str, *, scored_links: str, steps: int, threads: int, agreement: float = 0.0
+) -> dict[str, Path]:
+    """Both directions' modules of `objective`, trained at once (reused when done); with
+    `agreement`, in one run (`train-aligner --reverse`) whose agreement term weighs that."""
     models, running = {}, []
     links = guides(work, scored_links)
+    folder = module_folder(work, objective, scored_links, agreement)
     for direction in DIRECTIONS:
-        model_dir = module_folder(work, objective, scored_links) / direction
+        model_dir = folder / direction
         copy_model(work / direction, model_dir)
         models[direction] = model_dir
-        if (model_dir / "aligner" / "trained").exists():
+        if (model_dir / "aligner" / "trained").exists() or (agreement and direction == "fr-en"):
             continue
         settings = [
             f"train.aligner_objective={objective}",
@@ -118,6 +126,9 @@ def train_modules(work: Path, objective: str, *, scored_links: str, steps: int, 
             settings.append(f"data.train.alignments={links[direction].resolve()}")
         resume = ["--resume"] if (model_dir / "aligner" / "last.safetensors").exists() else []
         command = [sys.executable, "-m", "rnnsearch", "train-aligner", str(model_dir), *resume]
+        if agreement:
+            command += ["--reverse", str(folder / "fr-en")]
+            settings += [f"train.aligner_agreement_weight={agreement}", f"train.threads={2 * threads}"]
         command += [item for setting in settings for item in ("--set", setting)]
         log = open(model_dir.parent / f"{direction}.log", "a", encoding="utf-8")
         running.append((model_dir, subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)))
@@ -125,6 +136,8 @@ def train_modules(work: Path, objective: str, *, scored_links: str, steps: int, 
         if process.wait() != 0:
             raise SystemExit(f"train-aligner failed for {model_dir}: see {model_dir.parent}")
         (model_dir / "aligner" / "trained").touch()
+        if agreement:
+            (folder / "fr-en" / "aligner" / "trained").touch()
     return models
 
 
@@ -328,6 +341,10 @@ def main() -> None:
         help="whether the modules train on eflomal's links of the scored pairs (seen) or not (withheld, the default)",
     )  # fmt: skip
     parser.add_argument("--self-train-rounds", type=int, default=0, help="self-training rounds of the withheld modules")
+    parser.add_argument(
+        "--agreement", type=float, nargs="*", default=[],
+        help="agreement weights: each trains both directions' modules together (train-aligner --reverse), withheld",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--speed",
@@ -366,6 +383,13 @@ def main() -> None:
                 "training_speed": training_speed(models["en-fr"]),
             }
             report(f"objective {objective}, {args.steps} steps, the scored pairs' links {scored_links}", figures[name])
+        for weight in args.agreement:
+            models = train_modules(
+                args.work, objective, scored_links="withheld", steps=args.steps, threads=args.threads, agreement=weight
+            )
+            name = f"{objective}, withheld, both directions together, agreement weight {weight:g}"
+            figures[name] = scored_modules(models, gold, flickr)
+            report(name, figures[name])
         for round_number in range(1, args.self_train_rounds + 1):
             models = self_train(args.work, objective, round_number, steps=args.steps, threads=2 * args.threads)
             name = f"{objective}, withheld, self-training round {round_number}"
