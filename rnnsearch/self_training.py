@@ -40,7 +40,7 @@ from pathlib import Path
 from rnnsearch.alignments.symmetrisation import COMBINATIONS
 from rnnsearch.alignments.words import transposed_pharaoh
 from rnnsearch.config import load_config
-from rnnsearch.config.data import TrainingFiles
+from rnnsearch.config.data import TrainingFiles, check_reverse
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic, model_directory
 from rnnsearch.text.corpus import is_blank, stream_raw_parallel
@@ -116,9 +116,9 @@ def _taught_corpora(direction: Direction) -> list[TrainingFiles]:
     """The corpora the model's module learnt from, with the links it was taught (its
     run's data section, where train-aligner set one: word links added, say), else the
     model's training corpora."""
-    run_config = direction.module.parent / model_directory.CONFIG
-    if run_config.is_file():
-        return load_config(run_config).data.train_corpora
+    recorded = direction.module.parent / model_directory.CONFIG
+    if recorded.is_file():
+        return load_config(recorded).data.train_corpora
     return model_directory.load_model_files(direction.model_dir)[0].data.train_corpora
 
 
@@ -143,6 +143,11 @@ def _check(
             )
         if direction.folder.exists() and not resume:
             raise UserError(f"{direction.folder}: already holds self-training rounds; use --resume to continue them")
+    check_reverse(
+        model_directory.load_model_files(forward.model_dir)[0].data,
+        model_directory.load_model_files(backward.model_dir)[0].data,
+        name=f"--reverse {backward.model_dir}",
+    )
 
 
 def _write_links(

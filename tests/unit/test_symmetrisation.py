@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rnnsearch.alignments import symmetrisation
 from rnnsearch.alignments.symmetrisation import (
     COMBINATIONS,
     METHODS,
     SOFT_METHODS,
-    SOFT_THRESHOLD,
     symmetrise,
     symmetrise_weights,
 )
@@ -88,14 +88,14 @@ def test_growing_costs_what_the_links_cost_not_the_square_of_the_sentence():
     assert symmetrise([], [], source_length=100_000, target_length=100_000) == []
 
 
-def test_soft_links_where_the_directions_mean_weight_reaches_the_threshold():
+def test_soft_links_where_the_directions_mean_weight_reaches_the_threshold(monkeypatch):
     """Forward (target words × source words) and backward (source words × target words),
-    worked out by hand with SOFT_THRESHOLD = 0.4: target 0 is source 0 in both (mean 0.9);
+    worked out by hand with a threshold of 0.4: target 0 is source 0 in both (mean 0.9);
     target 1 picks source 2 narrowly forward (0.55), but backward hardly weighs it (0.05):
     mean 0.3, no link, though grow-diag-final-and keeps the forward argmax; source 1 and
     target 1 weigh each other 0.45 and 0.6 (mean 0.525): a link, which the forward argmax
     does not make."""
-    assert SOFT_THRESHOLD == 0.4
+    monkeypatch.setattr(symmetrisation, "SOFT_THRESHOLD", 0.4)
     forward = np.array([[0.9, 0.05, 0.05], [0.0, 0.45, 0.55]])
     backward = np.array([[0.9, 0.1], [0.4, 0.6], [0.2, 0.05]])
     assert symmetrise_weights(forward, backward, method="soft") == [(0, 0), (1, 1)]
