@@ -186,9 +186,8 @@ def _check_reverse(model_dir: Path, reverse_dir: Path, folder: Path, *, fresh: b
         check_reverse(config.data, reverse.data, name=f"--reverse {reverse_dir}")
     except ValueError as error:
         raise UserError(f"train-aligner: {error}") from None
-    if _model_bytes(reverse_src) != _model_bytes(tgt_subwords) or _model_bytes(reverse_tgt) != _model_bytes(
-        src_subwords
-    ):
+    swapped = [cast(Subwords, subwords).digest for subwords in (reverse_src, reverse_tgt)]
+    if swapped != [cast(Subwords, subwords).digest for subwords in (tgt_subwords, src_subwords)]:
         raise UserError(
             f"train-aligner: --reverse {reverse_dir}: its subword models are not {model_dir}'s swapped; the modules "
             "agree piece by piece, so both models need the same vocabularies (a joint vocabulary of the same text)"
@@ -199,10 +198,6 @@ def _check_reverse(model_dir: Path, reverse_dir: Path, folder: Path, *, fresh: b
             f"train-aligner: {folder} already holds a module ({held[0]}); a run that trains it again with "
             f"{model_dir}'s would replace it: delete {folder} first"
         )
-
-
-def _model_bytes(subwords: Subwords | None) -> bytes | None:
-    return None if subwords is None else subwords.model_bytes
 
 
 def _write_reverse_config(reverse_dir: Path, run_dir: Path, config: Config) -> None:

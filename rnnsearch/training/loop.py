@@ -62,7 +62,7 @@ class StepContext:
     model's `ddp` wrapper; the precision of the forward pass; on a GPU the loss as
     CUDA graphs (`graphed`), made for the same objective; and where two directions'
     alignment modules train together (`train-aligner --reverse`), the `reverse` model,
-    whose module `optimizer` updates too (its batches: `swapped_batch`)."""
+    whose module `optimizer` updates too (its batches: `step_batch(…, swapped=True)`)."""
 
     model: RNNSearch
     optimizer: torch.optim.Optimizer
@@ -134,25 +134,19 @@ def next_batch(
     return order, order[progress.batch_in_epoch - world.size + world.rank]
 
 
-def step_batch(pairs: PairSource, indices: np.ndarray, objective: Objective, device: torch.device) -> Batch:
-    """The pairs at `indices` as a batch on `device`, with their word links where the objective reads them."""
+def step_batch(
+    pairs: PairSource, indices: np.ndarray, objective: Objective, device: torch.device, *, swapped: bool = False
+) -> Batch:
+    """The pairs at `indices` as a batch on `device`, with their word links where the
+    objective reads them; `swapped`: read the other way round, targets as sources and
+    their links turned with them, as a reverse model (whose vocabularies are the model's,
+    swapped) reads them."""
+    chosen = [pairs[i] for i in indices]
     links = [cast(LinkedPairs, pairs).links(i) for i in indices] if objective.guided else None
-    return make_batch([pairs[i] for i in indices], links=links).to(device)
-
-
-def swapped_batch(pairs: PairSource, indices: np.ndarray, objective: Objective, device: torch.device) -> Batch:
-    """`step_batch` of the same pairs read the other way round, targets as sources, their
-    links turned round with them: a reverse model's batch (whose vocabularies are the
-    model's, swapped)."""
-    links = (
-        [np.ascontiguousarray(cast(LinkedPairs, pairs).links(i)[:, ::-1]) for i in indices]
-        if objective.guided
-        else None
-    )
-    swapped = [
-        (target, cast(Pieces, source)) for source, target in (pairs[i] for i in indices)
-    ]  # text: it aligns words
-    return make_batch(swapped, links=links).to(device)
+    if swapped:  # text: a reverse model aligns words
+        chosen = [(target, cast(Pieces, source)) for source, target in chosen]
+        links = None if links is None else [np.ascontiguousarray(rows[:, ::-1]) for rows in links]
+    return make_batch(chosen, links=links).to(device)
 
 
 def refuse_non_finite(command: str, step: int, loss: float, *, what: str, kept: str, advice: str) -> NoReturn:
@@ -211,7 +205,7 @@ class TrainingLoop:
             batch = step_batch(self.pairs, indices, context.objective, self.device)
             reverse_batch = None
             if context.reverse is not None:
-                reverse_batch = swapped_batch(self.pairs, indices, context.objective, self.device)
+                reverse_batch = step_batch(self.pairs, indices, context.objective, self.device, swapped=True)
             for group in context.optimizer.param_groups:
                 group["lr"] = schedule.learning_rate(options, progress)
             try:
