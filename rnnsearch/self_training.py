@@ -13,7 +13,9 @@ A round:
    modules' combined links elsewhere;
 3. trains a new module for each direction on those links (`train-aligner`'s run, with
    the round's data section; the reverse model reads the same pairs the other way round,
-   the links transposed), and makes it the model's module.
+   the links transposed), and makes it the model's module. The new modules keep the
+   size, the NULL option and the agreement of the run that trained the first (both
+   directions train together, agreeing, where it did), --set on top.
 
 Its files, in each of the two model directories:
 
@@ -44,12 +46,14 @@ from rnnsearch.config.data import TrainingFiles, check_reverse
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic, model_directory
 from rnnsearch.text.corpus import is_blank, stream_raw_parallel
-from rnnsearch.training.aligner_training import run_config, train_aligner
+from rnnsearch.training.aligner_training import run_config, run_settings, train_aligner
 from rnnsearch.training.console import say
 from rnnsearch.translation.translator import Translator, load
 
 SELF_TRAINING = "self-training"
 FINISHED = "finished"
+KEPT_SETTINGS = ("model.aligner_size=", "model.aligner_null=", "train.aligner_agreement_weight=")
+"""What a round's modules keep of the starting module's training (`_taught_settings`)."""
 CHUNK_PAIRS = 2_000  # pairs aligned at once: a chunk's weights stay well within memory
 
 
@@ -92,6 +96,7 @@ def self_train(
     forward, backward = Direction(Path(model_dir)), Direction(Path(reverse_dir))
     _check(forward, backward, rounds=rounds, symmetrize=symmetrize, overrides=overrides, resume=resume)
     corpora = _taught_corpora(forward)
+    overrides = [*_taught_settings(forward), *overrides]
     for direction in (forward, backward):
         direction.folder.mkdir(exist_ok=True)
         start = direction.folder / "round-0.safetensors"
@@ -110,6 +115,17 @@ def self_train(
             _install(direction, number)
         say(f"self-training round {number} of {rounds} done")
     return rounds
+
+
+def _taught_settings(direction: Direction) -> list[str]:
+    """What every round's modules keep of how the model's module was trained (its run's
+    settings, `run_settings`): their size, their NULL option and the directions'
+    agreement; nothing where it was trained with the translation, whose config the rounds
+    read. A round's objective and budget are the model's config's, or --set's."""
+    recorded = direction.module.parent / model_directory.CONFIG
+    if not recorded.is_file():
+        return []
+    return [setting for setting in run_settings(load_config(recorded)) if setting.startswith(KEPT_SETTINGS)]
 
 
 def _taught_corpora(direction: Direction) -> list[TrainingFiles]:

@@ -46,7 +46,10 @@ source of the symbol before it, and there "input" is right.
 
 Hard alignment. Each target word is aligned to the source word it weighs most (argmax,
 the lowest index on a tie), the usual rule for reading alignments off attention. A
-target word that puts no weight at all on a source word is left unaligned.
+target word that puts no weight at all on a source word is left unaligned. The rows of
+an alignment module with the NULL option (model/aligner.py) fall short of 1 by their mass
+on NULL, no source word: a target word whose pieces put more mass there, on average,
+than on any one source word is left unaligned too.
 
 Pharaoh format. "i-j" pairs, i the 0-based source word and j the 0-based target word,
 sorted, space-separated, one line per sentence; no words gives an empty line.
@@ -108,12 +111,16 @@ class AlignmentSource:
     from_module: its rows are the alignment module's β (rnnsearch.model.aligner), which
       the model's members must carry; a teacher-forced pass computes them, after search
       has chosen the pieces, so that search itself is unchanged
+    null_mass: what its rows fall short of 1 is their mass on NULL, which a target word
+      may prefer to every source word (the module's NULL option); else nothing, the
+      source's "</s>" being a column of its own
     """
 
     name: str
     described: str
     readings: tuple[str, ...]
     from_module: bool = False
+    null_mass: bool = False
 
 
 ALIGNMENT_SOURCES: dict[str, AlignmentSource] = {
@@ -125,6 +132,7 @@ ALIGNMENT_SOURCES: dict[str, AlignmentSource] = {
             "alignment read from the model's alignment module β, which sees each target word it aligns",
             (DEFAULT_READING,),
             from_module=True,
+            null_mass=True,
         ),
     )
 }
@@ -291,13 +299,28 @@ def merge(alignment: np.ndarray, source: Words, target: Words) -> np.ndarray:
     return (target_member / np.maximum(counts, 1.0)).T @ weights @ _membership(source)
 
 
-def hard_alignment(weights: np.ndarray) -> list[tuple[int, int]]:
+def hard_alignment(weights: np.ndarray, null: np.ndarray | None = None) -> list[tuple[int, int]]:
     """Sorted (source word, target word) pairs: each target word to its argmax source word.
 
-    A target word whose row is all zero stays unaligned.
+    A target word whose row is all zero stays unaligned, and so does one whose mass on
+    NULL (`null`, one per target word; None: none) exceeds its weight on every source word.
     """
-    pairs = [(int(np.argmax(row)), target) for target, row in enumerate(weights) if row.size and row.max() > 0]
+    if null is None:
+        null = np.zeros(len(weights))
+    pairs = [
+        (int(np.argmax(row)), target)
+        for target, (row, nothing) in enumerate(zip(weights, null, strict=True))
+        if row.size and row.max() > 0 and row.max() >= nothing
+    ]
     return sorted(pairs)
+
+
+def null_mass(alignment: np.ndarray, target: Words) -> np.ndarray:
+    """Each target word's mass on NULL: the mean, over its pieces, of what their rows of
+    `alignment` (target pieces × source pieces and "</s>") fall short of 1."""
+    target_member = _membership(target)
+    missing = np.clip(1.0 - np.asarray(alignment, dtype=np.float64).sum(axis=1), 0.0, None)
+    return missing @ (target_member / np.maximum(target_member.sum(axis=0), 1.0))
 
 
 def pharaoh(pairs: Sequence[tuple[int, int]]) -> str:
@@ -334,9 +357,13 @@ def align_words(
     return _aligned(source_words(source_tokens), target_words(target_tokens), alignment, reading)
 
 
-def _aligned(source: Words, target: Words, alignment: np.ndarray, reading: str) -> WordAlignment:
-    weights = merge(reading_rows(alignment, reading), source, target)
-    return WordAlignment(source.texts, target.texts, weights, hard_alignment(weights))
+def _aligned(source: Words, target: Words, alignment: np.ndarray, reading: str, *, null: bool = False) -> WordAlignment:
+    """The word alignment of `alignment`'s rows read as `reading`; `null`: their shortfall
+    from 1 is mass on NULL (AlignmentSource.null_mass)."""
+    rows = reading_rows(alignment, reading)
+    weights = merge(rows, source, target)
+    unaligned = null_mass(rows, target) if null else None
+    return WordAlignment(source.texts, target.texts, weights, hard_alignment(weights, unaligned))
 
 
 def align_translation(translation: Attended, *, reading: str = DEFAULT_READING) -> WordAlignment:
@@ -353,7 +380,9 @@ def align_translation(translation: Attended, *, reading: str = DEFAULT_READING) 
     if on_source is None or on_target is None:
         unplaced = _unplaced(translation.source.split(), translation.text.split())
         return replace(unplaced, alignment_from=alignment_from)
-    return replace(_aligned(on_source, on_target, translation.alignment, reading), alignment_from=alignment_from)
+    null = ALIGNMENT_SOURCES[alignment_from].null_mass
+    aligned = _aligned(on_source, on_target, translation.alignment, reading, null=null)
+    return replace(aligned, alignment_from=alignment_from)
 
 
 def _unplaced(source: list[str], target: list[str]) -> WordAlignment:

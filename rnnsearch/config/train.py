@@ -126,6 +126,7 @@ class TrainConfig(Section):
 
 ALIGNER_RUN_KEYS = (
     "model.aligner_size",
+    "model.aligner_null",
     "train.aligner_objective",
     "train.aligner_agreement_weight",
     "train.max_steps",
@@ -143,7 +144,7 @@ ALIGNER_RUN_KEYS = (
     "train.threads",
     "data.train",
 )
-"""The keys a train-aligner run may set (--set), each one it uses: the module's size, its
-objective, its budget, learning rate and batches, where it runs, and the training corpora
+"""The keys a train-aligner run may set (--set), each one it uses: the module's size and NULL
+option, its objective and the directions' agreement, its budget, learning rate and batches, where it runs, and the training corpora
 (to add word links for the links objective, say; a key under data.train too). Every other
 key is the frozen model's, or one the run does not read, and is refused."""

@@ -299,7 +299,10 @@ def attach_aligner(model: RNNSearch, directory: Path, translation: Path) -> None
     size = info.get("size")
     if not isinstance(size, int) or size <= 0:
         raise UserError(f"{path}: corrupt alignment module (its info has no size)")
-    module = build_aligner(model, size=size)
+    null = info.get("null", False)  # modules written before the NULL option have none
+    if not isinstance(null, bool):
+        raise UserError(f"{path}: corrupt alignment module (its info's null is not true or false)")
+    module = build_aligner(model, size=size, null=null)
     assign_weights(module, tensors, path, prefix="aligner.", described="the alignment module they are for")
     model.aligner = module
 

@@ -13,6 +13,14 @@ the translation model computed, detached, so training it never changes the trans
     β_ij  = softmax_j(log π_ij + τ_ij)               the alignment of y_i: the posterior, y_i in view
     p'(y_i | x) = Σ_j π_ij t(y_i | x_j)              the module's own model of y_i
 
+With the NULL option (`model.aligner_null`), j also runs over one more position, ∅, that
+stands for no source word (the IBM models' NULL word; Mask-Align's leaky attention):
+k_∅ and g_∅ are learnt vectors, and e_i∅ = W_q t_i · k_∅ / √d + b_∅ takes the learnt
+energy b_∅ where the other positions take their attention term. A target piece that no
+source piece translates (an article French needs and English lacks) puts its mass on ∅
+and gets no link, instead of being forced onto some source word. b_∅ starts at
+NULL_START, so that ∅ first takes about a tenth of the prior.
+
 t_i is the readout p(y_i) is computed from, α_i the attention of the step that outputs
 y_i: the prior starts as that attention (w = (0, 1, 0), W_q = 0) and learns where, beside
 it, the word it predicts comes from. The lexicon t(y | x) reads the source piece alone,
@@ -42,6 +50,7 @@ from torch import nn
 from rnnsearch.model.linear import CHUNK_ELEMENTS, Linear
 
 FLOOR = 1e-6  # α floored before its log: the prior reads a weight that underflowed as small, not as −∞
+NULL_START = math.log(0.1)  # b_∅ at the start: beside attention rows that sum to 1, ∅ takes 1/11 of the prior
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,9 @@ class AlignerSource:
     pieces   x_j (B, S), the source piece ids
     lexical  g_j (B, S, d)
     padding  (B, S) True at padded positions
+
+    With the NULL option each holds one more position, ∅, last: k_∅, g_∅, piece NO_PIECE,
+    never padded.
     """
 
     keys: torch.Tensor
@@ -63,10 +75,11 @@ class AlignerSource:
 @dataclass(frozen=True)
 class AlignerRows:
     """The module's rows for a batch's target pieces: log π_ij and τ_ij, each (B, T, S),
-    −inf at padded source positions."""
+    −inf at padded source positions; with `null`, one more column, ∅'s, last (B, T, S + 1)."""
 
     log_prior: torch.Tensor
     log_lexical: torch.Tensor
+    null: bool = False
 
     @property
     def log_joint(self) -> torch.Tensor:
@@ -74,16 +87,28 @@ class AlignerRows:
         return self.log_prior + self.log_lexical
 
     def alignment(self) -> torch.Tensor:
-        """β_ij, each row a distribution over the source (B, T, S)."""
-        return self.log_joint.softmax(dim=-1)
+        """β_ij over the source pieces (B, T, S): each row a distribution, less the mass it
+        puts on ∅ with `null`."""
+        weights = self.log_joint.softmax(dim=-1)
+        return weights[..., :-1] if self.null else weights
+
+    def log_null(self) -> torch.Tensor:
+        """log β_i∅, the log-mass each row puts on no source word (B, T); only with `null`."""
+        if not self.null:
+            raise ValueError("these rows have no NULL position")
+        return self.log_joint.log_softmax(dim=-1)[..., -1]
 
     def log_likelihood(self) -> torch.Tensor:
         """log p'(y_i | x) = log Σ_j π_ij t(y_i | x_j), (B, T)."""
         return self.log_joint.logsumexp(dim=-1)
 
 
+NO_PIECE = -1  # the piece id of ∅ in AlignerSource.pieces: no source piece
+
+
 class Aligner(nn.Module):
-    """W_k, W_q, w, the lexicon's W_g and G over the source pieces, and its F and b over the target pieces."""
+    """W_k, W_q, w, the lexicon's W_g and G over the source pieces, and its F and b over
+    the target pieces; with `null`, k_∅, b_∅ and g_∅."""
 
     def __init__(
         self,
@@ -94,6 +119,7 @@ class Aligner(nn.Module):
         embedding_size: int,
         readout_size: int,
         size: int,
+        null: bool = False,
     ):
         super().__init__()
         self.key_layer = Linear(annotation_size + embedding_size, size, bias=False)  # W_k
@@ -106,6 +132,11 @@ class Aligner(nn.Module):
         for uniform in (self.query_layer.weight, self.source_words.weight, self.words.weight):
             nn.init.zeros_(uniform)
         self.size = size
+        self.null = null
+        if null:
+            self.null_key = nn.Parameter(torch.zeros(size))  # k_∅
+            self.null_energy = nn.Parameter(torch.tensor(NULL_START))  # b_∅
+            self.null_word = nn.Parameter(torch.zeros(size))  # g_∅
 
     def source_side(
         self, pieces: torch.Tensor, annotations: torch.Tensor, embedded: torch.Tensor, padding: torch.Tensor
@@ -113,7 +144,22 @@ class Aligner(nn.Module):
         """k_j and g_j of source pieces x_j (B, S), from h_j (B, S, A) and E_x x_j (B, S, E), both detached."""
         embedded = embedded.detach().float()
         keys = self.key_layer(torch.cat([annotations.detach().float(), embedded], dim=-1))
-        return AlignerSource(keys, pieces, self._lexical(pieces, embedded), padding)
+        source = AlignerSource(keys, pieces, self._lexical(pieces, embedded), padding)
+        return self._with_null(source) if self.null else source
+
+    def _with_null(self, source: AlignerSource) -> AlignerSource:
+        """`source` with ∅ after its last position (every pair's, padded or not)."""
+        batch = source.pieces.size(0)
+
+        def appended(values: torch.Tensor, last: torch.Tensor) -> torch.Tensor:
+            return torch.cat([values, last.expand(batch, 1, *values.shape[2:])], dim=1)
+
+        return AlignerSource(
+            appended(source.keys, self.null_key),
+            appended(source.pieces, source.pieces.new_tensor(NO_PIECE)),
+            appended(source.lexical, self.null_word),
+            appended(source.padding, source.padding.new_tensor(False)),
+        )
 
     def _lexical(self, pieces: torch.Tensor, embedded: torch.Tensor) -> torch.Tensor:
         """g = tanh(W_g E_x x) + G_x."""
@@ -137,13 +183,16 @@ class Aligner(nn.Module):
         blocked = source.padding.unsqueeze(1)  # (B, 1, S)
         queries = self.query_layer(readout.detach().float())  # q_i: (B, T, d)
         energies = torch.bmm(queries, source.keys.transpose(1, 2)) / math.sqrt(self.size)
-        energies = energies + _neighbours(attention.detach().float().clamp_min(FLOOR).log()) @ self.attention_weights
+        beside = _neighbours(attention.detach().float().clamp_min(FLOOR).log()) @ self.attention_weights
+        if self.null:  # ∅ takes b_∅ where the source positions take their attention term
+            beside = torch.cat([beside, self.null_energy.expand(*beside.shape[:2], 1)], dim=-1)
+        energies = energies + beside
         log_prior = energies.masked_fill(blocked, -math.inf).log_softmax(dim=-1)
         word_scores = torch.bmm(self.words(targets), source.lexical.transpose(1, 2))  # F_{y_i} · g_j
         word_scores = word_scores + self.word_bias[targets].unsqueeze(-1)
         normaliser = self._log_normaliser(source, vocabulary)
         log_lexical = (word_scores - normaliser.unsqueeze(1)).masked_fill(blocked, -math.inf)
-        return AlignerRows(log_prior, log_lexical)
+        return AlignerRows(log_prior, log_lexical, self.null)
 
     def _log_normaliser(self, source: AlignerSource, vocabulary: torch.Tensor | None) -> torch.Tensor:
         """log Σ_v exp(F_v · g_j + b_v) over `vocabulary` (all pieces if None), (B, S). Over
@@ -153,7 +202,7 @@ class Aligner(nn.Module):
         pieces, where = source.pieces.unique(return_inverse=True)
         first = torch.full(pieces.shape, source.pieces.numel(), dtype=torch.long, device=pieces.device)
         first.scatter_reduce_(0, where.flatten(), torch.arange(where.numel(), device=pieces.device), reduce="amin")
-        rows = source.lexical.flatten(0, 1)[first]  # g of each distinct piece
+        rows = source.lexical.flatten(0, 1)[first]  # g of each distinct piece (and of ∅)
         step = max(1, CHUNK_ELEMENTS // self.words.num_embeddings)
         parts = [
             (rows[start : start + step] @ self.words.weight.t() + self.word_bias).logsumexp(dim=-1)

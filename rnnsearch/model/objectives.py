@@ -23,15 +23,30 @@ from typing import ClassVar
 import torch
 
 from rnnsearch.model.aligner import AlignerRows
+from rnnsearch.reserved import EOS, PAD
 
 
 @dataclass(frozen=True)
 class PieceLinks:
     """A batch's word links spread over its pieces: `entries` (E, 3) rows of (pair,
-    target piece, source piece), each with its weight in `weights` (E,)."""
+    target piece, source piece), each with its weight in `weights` (E,); `unlinked` (B, T)
+    marks the target pieces of words that a pair with links leaves unlinked (what its
+    aligner aligned to NULL; never "</s>" or padding)."""
 
     entries: torch.Tensor
     weights: torch.Tensor
+    unlinked: torch.Tensor
+
+
+def piece_links(entries: torch.Tensor, weights: torch.Tensor, targets: torch.Tensor) -> PieceLinks:
+    """The PieceLinks of a batch whose target pieces are `targets` (B, T: each pair's
+    pieces, "</s>", padding), from its guide's `entries` and `weights`."""
+    linked_pairs = torch.zeros(targets.size(0), dtype=torch.bool, device=targets.device)
+    linked_pairs[entries[:, 0]] = True
+    linked = torch.zeros_like(targets, dtype=torch.bool)
+    linked[entries[:, 0], entries[:, 1]] = True
+    words = (targets != EOS) & (targets != PAD)
+    return PieceLinks(entries, weights, words & linked_pairs.unsqueeze(1) & ~linked)
 
 
 class AlignerTerm:
@@ -58,7 +73,8 @@ class Prediction(AlignerTerm):
 
 class LinkFollowing(AlignerTerm):
     """−Σ_ij A_ij log β_ij over the linked pieces: the posterior β follows the word links
-    (A: the links spread over the pieces, as guided alignment spreads them)."""
+    (A: the links spread over the pieces, as guided alignment spreads them). A module with
+    the NULL option also learns −log β_i∅ for every piece its pair's links leave unlinked."""
 
     name = "links"
     needs_links = True
@@ -68,7 +84,10 @@ class LinkFollowing(AlignerTerm):
             return rows.log_prior.new_zeros((), dtype=torch.float32)
         pair, target, source = links.entries.unbind(1)
         log_alignment = rows.log_joint.log_softmax(dim=-1)  # log β
-        return -(links.weights * log_alignment[pair, target, source]).sum()
+        loss = -(links.weights * log_alignment[pair, target, source]).sum()
+        if rows.null:
+            loss = loss - log_alignment[..., -1][links.unlinked].sum()
+        return loss
 
 
 TERMS: dict[str, AlignerTerm] = {term.name: term for term in (Prediction(), LinkFollowing())}

@@ -137,13 +137,14 @@ def build_model(config: ModelConfig, source_size: int, tgt_vocab_size: int, vect
     model = RNNSearch(encoder, decoder)
     if config.aligner:
         with torch.random.fork_rng(devices=[]):  # the generator goes on as without the module: same dropout masks
-            model.aligner = build_aligner(model, size=config.aligner_size)
+            model.aligner = build_aligner(model, size=config.aligner_size, null=config.aligner_null)
     return model
 
 
-def build_aligner(model: RNNSearch, *, size: int) -> Aligner:
-    """An alignment module of size d = `size` for `model` (fresh weights): with model.aligner,
-    or added to a trained model by `rnnsearch train-aligner`."""
+def build_aligner(model: RNNSearch, *, size: int, null: bool = False) -> Aligner:
+    """An alignment module of size d = `size` for `model` (fresh weights), with a NULL
+    position if `null`: with model.aligner, or added to a trained model by `rnnsearch
+    train-aligner`."""
     decoder = model.decoder
     return Aligner(
         cast(nn.Embedding, model.encoder.embedding).num_embeddings,  # the module aligns words: the model reads ids
@@ -152,4 +153,5 @@ def build_aligner(model: RNNSearch, *, size: int) -> Aligner:
         embedding_size=model.encoder.embedding.weight.size(1),
         readout_size=decoder.output_layer.in_features,
         size=size,
+        null=null,
     ).to(decoder.output_layer.weight.device)

@@ -136,6 +136,11 @@ class ModelConfig(Section):
     aligner_size: int = Field(
         256, gt=0, le=MAX_WIDTH, description="the alignment module's size d (its keys, queries and words)"
     )
+    aligner_null: bool = Field(
+        False,
+        description="give the alignment module a NULL position beside the source (docs/model.md): a target word "
+        "that no source word translates puts its weight there and is left unaligned",
+    )
 
     @model_validator(mode="after")
     def _aligner_reads_an_attention(self) -> ModelConfig:

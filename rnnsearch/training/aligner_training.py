@@ -68,6 +68,17 @@ def run_config(model_dir: Path, overrides: list[str]) -> Config:
     return config
 
 
+def run_settings(config: Config) -> list[str]:
+    """`config`'s value of every key of ALIGNER_RUN_KEYS but data.train, as --set
+    assignments: how a run with `config` trained its module, for another run to train alike."""
+    settings = []
+    for key in ALIGNER_RUN_KEYS:
+        section, _, name = key.partition(".")
+        if section != "data":
+            settings.append(f"{key}={json.dumps(getattr(getattr(config, section), name))}")
+    return settings
+
+
 @dataclass(frozen=True)
 class Attached:
     """A model whose module a run trains: the model (its translation frozen), the digest
@@ -170,7 +181,7 @@ def _attach(model_dir: Path, run_dir: Path, config: Config, device: torch.device
     model_config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
     model = model_directory.load_model(model_dir, model_config, src_subwords, tgt_subwords, aligner=False)
     digest = model_directory.stored_digest(model_directory.weights_path(model_dir))
-    model.aligner = build_aligner(model, size=config.model.aligner_size)
+    model.aligner = build_aligner(model, size=config.model.aligner_size, null=config.model.aligner_null)
     model.requires_grad_(False)
     model.aligner.requires_grad_(True)
     return Attached(model.to(device), digest, run_dir)
@@ -204,7 +215,6 @@ def _write_reverse_config(reverse_dir: Path, run_dir: Path, config: Config) -> N
     """The reverse module's run config: the reverse model's own with the run's settings,
     and as its training data the run's corpora with their sides swapped, their links read
     transposed (written beside it, `corpus-K.links`), as its module learnt from them."""
-    keys = {key.removeprefix("train.") for key in ALIGNER_RUN_KEYS if key.startswith("train.")}
     swapped = []
     for k, corpus in enumerate(config.data.train_corpora):
         swapped.append({"src": corpus.tgt, "tgt": corpus.src})
@@ -213,9 +223,8 @@ def _write_reverse_config(reverse_dir: Path, run_dir: Path, config: Config) -> N
             with atomic.replacing(links) as temporary, open(temporary, "w", encoding="utf-8") as out:
                 out.writelines(f"{transposed_pharaoh(line)}\n" for line in stream_lines(corpus.alignments))
             swapped[-1]["alignments"] = str(links.resolve())
-    settings = [f"train.{key}={json.dumps(value)}" for key, value in config.train.model_dump(include=keys).items()]
-    settings += [f"model.aligner_size={config.model.aligner_size}", f"data.train={json.dumps(swapped)}"]
-    reverse = load_config(reverse_dir / model_directory.CONFIG, [*settings, "model.aligner=true"])
+    settings = [*run_settings(config), f"data.train={json.dumps(swapped)}", "model.aligner=true"]
+    reverse = load_config(reverse_dir / model_directory.CONFIG, settings)
     atomic.atomic_write(run_dir / model_directory.CONFIG, reverse.to_yaml().encode("utf-8"))
 
 
@@ -262,14 +271,15 @@ def _save(attached: list[Attached], optimizer: torch.optim.Optimizer, progress: 
     for each, prefix in zip(attached, RESUME_PREFIXES, strict=False):
         module = _attached_module(each.model)
         state = module.state_dict()
-        info = {"size": module.size, "translation": each.digest, "step": progress.step}
+        info = {"size": module.size, "null": module.null, "translation": each.digest, "step": progress.step}
         weights = {f"aligner.{name}": tensor for name, tensor in state.items()}
         model_directory.write_tensors(each.run_dir / model_directory.ALIGNER_WEIGHTS, weights, info)
         resume_weights |= {f"{prefix}{name}": tensor for name, tensor in state.items()}
     first = attached[0]
     module = _attached_module(first.model)
     optimizer_tensors, optimizer_info = checkpoint.optimizer_tensors(optimizer)
-    resume_info: dict[str, Any] = {"size": module.size, "translation": first.digest, "step": progress.step}
+    resume_info: dict[str, Any] = {"size": module.size, "null": module.null, "translation": first.digest}
+    resume_info["step"] = progress.step
     resume_info |= {"progress": asdict(progress), **optimizer_info}
     if len(attached) > 1:
         resume_info["reverse_translation"] = attached[1].digest
@@ -294,6 +304,8 @@ def _restored(attached: list[Attached], optimizer: torch.optim.Optimizer) -> Pro
         module = _attached_module(each.model)
         if info.get("size") != module.size:
             raise UserError(f"{path}: a module of size {info.get('size')}, not model.aligner_size {module.size}")
+        if info.get("null", False) != module.null:
+            raise UserError(f"{path}: a module with model.aligner_null {info.get('null', False)}, not {module.null}")
         model_directory.require_finite(tensors, path, refusal="a run cannot resume from it")
         model_directory.assign_weights(
             module, tensors, path, prefix=prefix, described="the alignment module they are for"

@@ -29,8 +29,9 @@ def with_module(model_dir: Path, target: Path, *settings: str) -> Path:
 
 @pytest.fixture(scope="module")
 def pair(model_dir, reverse_model_dir, corpus, tmp_path_factory) -> tuple[Path, Path]:
-    """Both tiny models with modules; the de→en module learnt from its corpus with links on
-    every third pair (each word to the word at its position), none on the others."""
+    """Both tiny models with modules; the de→en module, with the NULL option, learnt from
+    its corpus with links on every third pair (each word to the word at its position),
+    none on the others."""
     folder = tmp_path_factory.mktemp("self-training")
     sources = (corpus / "train.de").read_text().splitlines()
     targets = (corpus / "train.en").read_text().splitlines()
@@ -39,7 +40,9 @@ def pair(model_dir, reverse_model_dir, corpus, tmp_path_factory) -> tuple[Path, 
         for k, (s, t) in enumerate(zip(sources, targets, strict=True))
     ]
     links = write_lines(folder / "taught.links", taught)
-    forward = with_module(model_dir, folder / "de-en", "--set", f"data.train.alignments={links}")
+    forward = with_module(
+        model_dir, folder / "de-en", "--set", f"data.train.alignments={links}", "--set", "model.aligner_null=true"
+    )
     return forward, with_module(reverse_model_dir, folder / "en-de")
 
 
@@ -80,11 +83,12 @@ def test_a_round_writes_the_modules_links_where_a_pair_has_none_and_installs_its
         " ".join(f"{t}-{s}" for t, s in sorted((int(t), int(s)) for s, t in (x.split("-") for x in line.split())))
         for line in links
     ]
-    for model in (forward, backward):
-        installed = weights(model / ALIGNER_DIR / ALIGNER_WEIGHTS)
+    for model in (forward, backward):  # both new modules keep the de→en module's NULL option
+        installed, info = read_tensors(model / ALIGNER_DIR / ALIGNER_WEIGHTS)
+        assert info["null"] and "aligner.null_word" in installed
         assert_same(installed, weights(model / "self-training" / "round-1" / ALIGNER_DIR / ALIGNER_WEIGHTS))
         assert_same(started[model], weights(model / "self-training" / "round-0.safetensors"))
-        assert any(not torch.equal(installed[name], started[model][name]) for name in installed)
+        assert any(not torch.equal(installed[name], started[model][name]) for name in started[model])
 
 
 def test_a_round_stopped_part_way_resumes_to_the_uninterrupted_modules(pair, tmp_path):

@@ -7,6 +7,7 @@ import functools
 import pytest
 import torch
 
+from rnnsearch.alignments.words import hard_alignment
 from rnnsearch.config import config_from_dict
 from rnnsearch.errors import UserError
 from rnnsearch.model.ensemble import Ensemble
@@ -24,12 +25,12 @@ from tests.conftest import random_sources, tiny_model
 VOCAB = 12
 
 
-def with_module(seed: int = 0):
+def with_module(seed: int = 0, *, null: bool = False):
     """A tiny model with a module whose weights are random: a fresh module starts from a
     uniform lexicon and the attention as its prior, which would hide what it reads."""
     model = tiny_model(VOCAB, seed=seed)
     torch.manual_seed(seed + 1)
-    model.aligner = build_aligner(model, size=8)
+    model.aligner = build_aligner(model, size=8, null=null)
     with torch.no_grad():
         for parameter in model.aligner.parameters():
             parameter.normal_(std=0.5)
@@ -59,13 +60,19 @@ def test_the_modules_row_for_y_i_sees_y_i_and_the_attentions_does_not():
     assert moved.min() > 1e-2  # every sentence's row moved
 
 
-def test_rows_are_distributions_over_the_real_source_positions():
-    model = with_module()
-    src, lengths = source_tensors(random_sources(5, VOCAB, seed=5))
+@pytest.mark.parametrize("null", [False, True], ids=["without-null", "with-null"])
+def test_rows_are_distributions_over_the_real_source_positions(null):
+    """With the NULL option, a row and its mass on NULL make one distribution."""
+    model = with_module(null=null)
+    batch = make_batch(pairs(5, seed=5))
     with torch.no_grad():
-        _, beta = forced_rows(model, src, lengths, torch.randint(4, VOCAB, (5, 4)))
-    torch.testing.assert_close(beta.sum(-1), torch.ones(5, 4))
-    padded = torch.arange(src.size(1)).unsqueeze(0) >= lengths.unsqueeze(1)
+        rows = module_rows(model, batch)
+    beta = rows.alignment()
+    assert beta.shape == (*batch.tgt_out.shape, batch.src.size(1))
+    nothing = rows.log_null().exp() if null else torch.zeros(batch.tgt_out.shape)
+    torch.testing.assert_close(beta.sum(-1) + nothing, torch.ones(batch.tgt_out.shape))
+    assert not null or (nothing[batch.tgt_out != 0] > 0).all()
+    padded = torch.arange(batch.src.size(1)).unsqueeze(0) >= batch.src_lengths.unsqueeze(1)
     assert (beta.masked_select(padded.unsqueeze(1).expand_as(beta)) == 0).all()
 
 
@@ -251,3 +258,36 @@ def test_with_no_agreement_two_modules_trained_together_have_the_losses_each_has
     alone = [sequence_loss(net, b, apart) for net, b in ((forward, batch), (backward, reverse))]
     assert torch.equal(together, alone[0][0] + alone[1][0])
     assert tokens == alone[0][1] + alone[1][1]
+
+
+def test_a_target_word_no_source_word_translates_puts_its_mass_on_null_and_gets_no_link():
+    """Targets translate their sources piece by piece and carry one more piece, FILLER,
+    that no source piece stands for and no link names: a module with the NULL option
+    learns to put FILLER's mass on NULL, and the hard links leave it unaligned."""
+    filler = VOCAB - 1
+    generator = torch.Generator().manual_seed(3)
+    data, links = [], []
+    for source in random_sources(12, VOCAB - 1, seed=8, min_len=3):
+        at = int(torch.randint(0, len(source) + 1, (1,), generator=generator))
+        target = [*source[:at], filler, *source[at:]]
+        data.append((source, target))
+        links.append(torch.tensor([[k + (k >= at), k] for k in range(len(source))]).numpy())
+    model = with_module(seed=2, null=True)
+    batch = make_batch(data, links=links)
+    model.requires_grad_(False)
+    model.aligner.requires_grad_(True)
+    optimizer = torch.optim.Adam(model.aligner.parameters(), lr=0.05)
+    for _ in range(100):
+        loss, _ = sequence_loss(model, batch, Objective(aligner="both", translation=False))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    with torch.no_grad():
+        rows = module_rows(model, batch)
+    on_null, beta = rows.log_null().exp(), rows.alignment()
+    for b, (source, target) in enumerate(data):
+        at = target.index(filler)
+        assert on_null[b, at] > 0.5
+        words = beta[b, : len(target), : len(source)].numpy()  # each piece a word; "</s>" left out
+        linked = {word for _, word in hard_alignment(words, on_null[b, : len(target)].numpy())}
+        assert linked == set(range(len(target))) - {at}

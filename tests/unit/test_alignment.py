@@ -17,6 +17,7 @@ from rnnsearch.alignments.words import (
     group_words,
     hard_alignment,
     merge,
+    null_mass,
     on_text_words,
     pharaoh,
     reading_rows,
@@ -245,6 +246,26 @@ def test_hard_alignment_breaks_ties_low_and_leaves_weightless_words_unaligned():
     weights = np.array([[0.4, 0.4, 0.2], [0.0, 0.0, 0.0]])
     assert hard_alignment(weights) == [(0, 0)]
     assert hard_alignment(np.zeros((2, 0))) == []
+
+
+def test_a_word_that_weighs_null_above_every_source_word_is_left_unaligned():
+    """What a row falls short of 1 is NULL's (the module's NULL option), averaged over a
+    word's pieces; the weight on the source's "</s>" is a column of its own, not NULL's."""
+    source = source_words(["▁x", "▁y", "</s>"])
+    target = target_words(["▁a", "▁b", "c", "▁d", "</s>"])
+    alignment = np.array(
+        [
+            [0.6, 0.1, 0.0],  # a: NULL 0.3, below x's 0.6
+            [0.2, 0.1, 0.0],  # b's first piece: NULL 0.7
+            [0.3, 0.2, 0.0],  # its second: NULL 0.5; the word: x 0.25, y 0.15, NULL 0.6
+            [0.1, 0.3, 0.6],  # d: most on "</s>", none on NULL
+            [0.0, 0.0, 1.0],
+        ]
+    )
+    weights = merge(alignment, source, target)
+    assert np.allclose(null_mass(alignment, target), [0.3, 0.6, 0.0])
+    assert hard_alignment(weights, null_mass(alignment, target)) == [(0, 0), (1, 2)]
+    assert hard_alignment(weights) == [(0, 0), (0, 1), (1, 2)]
 
 
 def test_pharaoh_is_sorted_source_first_and_space_separated():
