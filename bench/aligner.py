@@ -4,7 +4,7 @@ each objective of the module, with self-training rounds and the soft combination
 
     python bench/aligner.py [--work runs/bench-alignment] [--steps 1200] [--threads 1]
                             [--objectives prediction links both] [--scored-links withheld seen]
-                            [--agreement WEIGHT ...] [--self-train-rounds N] [--json out.json]
+                            [--agreement WEIGHT ...] [--self-train-rounds N] [--null] [--json out.json]
     python bench/aligner.py --speed MODEL_DIR [--work runs/bench-alignment] [--threads 2]
 
 1. The two baseline models of `bench/alignment.py` (English→French and French→English,
@@ -23,9 +23,11 @@ each objective of the module, with self-training rounds and the soft combination
 3. With `--agreement W ...`, both directions' modules also train together, withheld,
    agreeing with weight W (`train-aligner en-fr --reverse fr-en`, in
    aligner-OBJECTIVE-withheld-agreement-W/, one process of 2 × `--threads` threads).
-   With `--self-train-rounds N`, the withheld modules of each objective are copied to
-   `--work`/self-trained-OBJECTIVE/ and given N rounds of `rnnsearch self-train` (each
-   round `--steps` steps per direction), scored after each round.
+   With `--self-train-rounds N`, the withheld modules of each objective, and the agreeing
+   ones of each weight, are copied to `--work`/self-trained-OBJECTIVE[-agreement-W]/ and
+   given N rounds of `rnnsearch self-train` (each round `--steps` steps per direction,
+   the agreeing modules' rounds agreeing too), scored after each round. `--null` trains
+   every module with the NULL option (`model.aligner_null`; folders ending in -null).
 4. The Hansards pairs aligned by each module (`Translator.align(alignment_from="aligner")`),
    each direction and every combination of the two (the heuristics and `soft`), scored
    against `data/alignment/enfr.gold`; beside them the attention of the same models and
@@ -96,19 +98,28 @@ def guides(work: Path, scored_links: str) -> dict[str, Path]:
     return {direction: work / f"guide.{direction}" for direction in DIRECTIONS}
 
 
-def module_folder(work: Path, objective: str, scored_links: str, agreement: float = 0.0) -> Path:
+def module_folder(work: Path, objective: str, scored_links: str, agreement: float = 0.0, null: bool = False) -> Path:
     name = f"aligner-{objective}" if scored_links == "seen" else f"aligner-{objective}-withheld"
-    return work / (f"{name}-agreement-{agreement:g}" if agreement else name)
+    name = f"{name}-agreement-{agreement:g}" if agreement else name
+    return work / (f"{name}-null" if null else name)
 
 
 def train_modules(
-    work: Path, objective: str, *, scored_links: str, steps: int, threads: int, agreement: float = 0.0
+    work: Path,
+    objective: str,
+    *,
+    scored_links: str,
+    steps: int,
+    threads: int,
+    agreement: float = 0.0,
+    null: bool = False,
 ) -> dict[str, Path]:
     """Both directions' modules of `objective`, trained at once (reused when done); with
-    `agreement`, in one run (`train-aligner --reverse`) whose agreement term weighs that."""
+    `agreement`, in one run (`train-aligner --reverse`) whose agreement term weighs that;
+    with `null`, modules with the NULL option."""
     models, running = {}, []
     links = guides(work, scored_links)
-    folder = module_folder(work, objective, scored_links, agreement)
+    folder = module_folder(work, objective, scored_links, agreement, null)
     for direction in DIRECTIONS:
         model_dir = folder / direction
         copy_model(work / direction, model_dir)
@@ -121,6 +132,7 @@ def train_modules(
             f"train.threads={threads}",
             f"train.valid_every={max(steps // 4, 1)}",
             "train.log_every=50",
+            f"model.aligner_null={str(null).lower()}",
         ]
         if objective != "prediction":
             settings.append(f"data.train.alignments={links[direction].resolve()}")
@@ -141,12 +153,14 @@ def train_modules(
     return models
 
 
-def self_train(work: Path, objective: str, round_number: int, *, steps: int, threads: int) -> dict[str, Path]:
-    """The withheld modules of `objective` after `round_number` rounds of `rnnsearch
-    self-train` (in `--work`/self-trained-OBJECTIVE/, reused and resumed)."""
-    folder = work / f"self-trained-{objective}"
+def self_train(
+    work: Path, source: Path, round_number: int, *, objective: str, steps: int, threads: int
+) -> dict[str, Path]:
+    """The withheld modules of `source` (a `module_folder`) after `round_number` rounds of
+    `rnnsearch self-train` (in `--work`/self-trained-…/, named after `source`, reused and
+    resumed); the rounds keep the modules' NULL option and agreement."""
+    folder = work / ("self-trained-" + source.name.removeprefix("aligner-").replace("-withheld", ""))
     models = {direction: folder / direction for direction in DIRECTIONS}
-    source = module_folder(work, objective, "withheld")
     for direction, model_dir in models.items():
         if not model_dir.exists():
             shutil.copytree(source / direction, model_dir, symlinks=True)
@@ -345,6 +359,7 @@ def main() -> None:
         "--agreement", type=float, nargs="*", default=[],
         help="agreement weights: each trains both directions' modules together (train-aligner --reverse), withheld",
     )  # fmt: skip
+    parser.add_argument("--null", action="store_true", help="train modules with the NULL option (model.aligner_null)")
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--speed",
@@ -371,12 +386,13 @@ def main() -> None:
     rows += [bench.scored(name, links, gold) for name, links in eflomal.items()]
     figures: dict = {"baseline": rows}
     flickr = bench.flickr_links(args.work)
+    null = ", NULL option" if args.null else ""
     for objective in args.objectives:
         for scored_links in args.scored_links:
             models = train_modules(
-                args.work, objective, scored_links=scored_links, steps=args.steps, threads=args.threads
+                args.work, objective, scored_links=scored_links, steps=args.steps, threads=args.threads, null=args.null
             )
-            name = f"{objective}, scored pairs' links {scored_links}"
+            name = f"{objective}, scored pairs' links {scored_links}{null}"
             figures[name] = scored_modules(models, gold, flickr)
             figures[name] |= {
                 "align_seconds": align_seconds(models["en-fr"]),
@@ -385,16 +401,26 @@ def main() -> None:
             report(f"objective {objective}, {args.steps} steps, the scored pairs' links {scored_links}", figures[name])
         for weight in args.agreement:
             models = train_modules(
-                args.work, objective, scored_links="withheld", steps=args.steps, threads=args.threads, agreement=weight
+                args.work,
+                objective,
+                scored_links="withheld",
+                steps=args.steps,
+                threads=args.threads,
+                agreement=weight,
+                null=args.null,
             )
-            name = f"{objective}, withheld, both directions together, agreement weight {weight:g}"
+            name = f"{objective}, withheld, both directions together, agreement weight {weight:g}{null}"
             figures[name] = scored_modules(models, gold, flickr)
             report(name, figures[name])
-        for round_number in range(1, args.self_train_rounds + 1):
-            models = self_train(args.work, objective, round_number, steps=args.steps, threads=2 * args.threads)
-            name = f"{objective}, withheld, self-training round {round_number}"
-            figures[name] = scored_modules(models, gold, flickr)
-            report(name, figures[name])
+        for weight in [0.0, *args.agreement]:
+            source = module_folder(args.work, objective, "withheld", weight, args.null)
+            for round_number in range(1, args.self_train_rounds + 1):
+                models = self_train(
+                    args.work, source, round_number, objective=objective, steps=args.steps, threads=2 * args.threads
+                )
+                name = f"{source.name}, self-training round {round_number}"
+                figures[name] = scored_modules(models, gold, flickr)
+                report(name, figures[name])
     print(f"\n## the attention of the same models, and eflomal\n\n{bench.table(rows)}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1, ensure_ascii=False), encoding="utf-8")
