@@ -154,11 +154,12 @@ def train_modules(
 
 
 def self_train(
-    work: Path, source: Path, round_number: int, *, objective: str, steps: int, threads: int
+    work: Path, source: Path, round_number: int, *, objective: str, agreement: float, steps: int, threads: int
 ) -> dict[str, Path]:
     """The withheld modules of `source` (a `module_folder`) after `round_number` rounds of
     `rnnsearch self-train` (in `--work`/self-trained-…/, named after `source`, reused and
-    resumed); the rounds keep the modules' NULL option and agreement."""
+    resumed); the rounds keep the modules' NULL option, and agree with weight `agreement`
+    (0: each direction in a run of its own)."""
     folder = work / ("self-trained-" + source.name.removeprefix("aligner-").replace("-withheld", ""))
     models = {direction: folder / direction for direction in DIRECTIONS}
     for direction, model_dir in models.items():
@@ -169,6 +170,7 @@ def self_train(
         return models
     settings = [
         f"train.aligner_objective={objective if objective != 'prediction' else 'both'}",
+        f"train.aligner_agreement_weight={agreement}",
         f"train.max_steps={steps}",
         f"train.threads={threads}",
         f"train.valid_every={max(steps // 4, 1)}",
@@ -416,7 +418,13 @@ def main() -> None:
             source = module_folder(args.work, objective, "withheld", weight, args.null)
             for round_number in range(1, args.self_train_rounds + 1):
                 models = self_train(
-                    args.work, source, round_number, objective=objective, steps=args.steps, threads=2 * args.threads
+                    args.work,
+                    source,
+                    round_number,
+                    objective=objective,
+                    agreement=weight,
+                    steps=args.steps,
+                    threads=2 * args.threads,
                 )
                 name = f"{source.name}, self-training round {round_number}"
                 figures[name] = scored_modules(models, gold, flickr)

@@ -34,11 +34,12 @@ class TrainConfig(Section):
         "no links needed), links (the word links of data.train[].alignments), or both (their sum); docs/model.md",
     )
     aligner_agreement_weight: float = Field(
-        0.0,
+        1.0,
         ge=0.0,
-        description="weight of the agreement term when `rnnsearch train-aligner MODEL_DIR --reverse REVERSE_DIR` "
-        "trains both directions' alignment modules together: the summed squared difference between the model's "
-        "β and the reverse model's, transposed (docs/model.md); 0: off",
+        description="weight of the agreement term where two directions' alignment modules train together "
+        "(`rnnsearch train-aligner MODEL_DIR --reverse REVERSE_DIR`, `rnnsearch self-train`): the summed squared "
+        "difference between the model's β and the reverse model's, transposed (docs/model.md; 1, the measured "
+        "best, by default); 0: side by side without agreeing. A run of one module has none to agree with",
     )
     lr_schedule: Literal["plateau", "anneal"] = Field(
         "plateau",
@@ -145,6 +146,7 @@ ALIGNER_RUN_KEYS = (
     "data.train",
 )
 """The keys a train-aligner run may set (--set), each one it uses: the module's size and NULL
-option, its objective and the directions' agreement, its budget, learning rate and batches, where it runs, and the training corpora
-(to add word links for the links objective, say; a key under data.train too). Every other
+option, its objective and the directions' agreement, its budget, learning rate and
+batches, where it runs, and the training corpora (to add word links for the links
+objective, say; a key under data.train too). Every other
 key is the frozen model's, or one the run does not read, and is refused."""

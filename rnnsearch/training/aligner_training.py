@@ -111,7 +111,8 @@ def train_aligner(
     if not model_config.data.aligns_words:
         raise UserError(f"train-aligner: {model_dir} {model_config.data.task}; the alignment module aligns words")
     config = run_config(model_dir, overrides)
-    if config.train.aligner_agreement_weight and reverse_dir is None:
+    agreeing = any(o.partition("=")[0] == "train.aligner_agreement_weight" for o in overrides)
+    if agreeing and config.train.aligner_agreement_weight and reverse_dir is None:
         raise UserError(
             "train-aligner: train.aligner_agreement_weight is the agreement of two directions' modules; "
             "give the other direction's model with --reverse REVERSE_MODEL_DIR"

@@ -65,11 +65,6 @@ def set_up(
             "DistributedDataParallel wrapper, whose ranks would not share its gradients; train it with "
             "`rnnsearch train-aligner` after the run, or in one process"
         )
-    if options.aligner_agreement_weight:
-        raise UserError(
-            "train.aligner_agreement_weight: agreement is between two directions' alignment modules, which "
-            "`rnnsearch train-aligner MODEL_DIR --reverse REVERSE_MODEL_DIR` trains together; `train` trains one model"
-        )
     if restart and world.is_main:
         say(f"{model_dir}: no checkpoint to resume from (stopped before its first one); starting again")
     device = world.device(device)

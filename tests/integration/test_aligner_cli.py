@@ -195,12 +195,6 @@ def test_bad_module_settings_are_one_line_errors(model_dir, speech_model, corpus
     fixed["model"]["aligner"] = True
     status, _, err = run_cli(capsys, "train", write_config(tmp_path / "fixed.yaml", fixed))
     assert_one_line_error(status, err, "model.aligner", "fixed-context")
-    agreeing = tiny_config(corpus, tmp_path / "agreeing")
-    agreeing["model"]["aligner"] = True
-    agreeing["train"]["aligner_objective"] = "prediction"
-    agreeing["train"]["aligner_agreement_weight"] = 1.0
-    status, _, err = run_cli(capsys, "train", write_config(tmp_path / "agreeing.yaml", agreeing))
-    assert_one_line_error(status, err, "train.aligner_agreement_weight", "train-aligner", "--reverse")
 
 
 def test_a_module_trained_with_the_model_leaves_its_translation_weights_as_they_were(corpus, tmp_path):
