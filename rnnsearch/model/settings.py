@@ -137,9 +137,10 @@ class ModelConfig(Section):
         256, gt=0, le=MAX_WIDTH, description="the alignment module's size d (its keys, queries and words)"
     )
     aligner_null: bool = Field(
-        False,
+        True,
         description="give the alignment module a NULL position beside the source (docs/model.md): a target word "
-        "that no source word translates puts its weight there and is left unaligned",
+        "that no source word translates puts its weight there and is left unaligned (on by default, the measured "
+        "better; false: every target word is linked somewhere)",
     )
 
     @model_validator(mode="after")

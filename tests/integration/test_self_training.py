@@ -31,7 +31,7 @@ def with_module(model_dir: Path, target: Path, *settings: str) -> Path:
 def pair(model_dir, reverse_model_dir, corpus, tmp_path_factory) -> tuple[Path, Path]:
     """Both tiny models with modules; the de→en module, with the NULL option, learnt from
     its corpus with links on every third pair (each word to the word at its position),
-    none on the others."""
+    none on the others; the en→de module has no NULL option."""
     folder = tmp_path_factory.mktemp("self-training")
     sources = (corpus / "train.de").read_text().splitlines()
     targets = (corpus / "train.en").read_text().splitlines()
@@ -40,10 +40,8 @@ def pair(model_dir, reverse_model_dir, corpus, tmp_path_factory) -> tuple[Path, 
         for k, (s, t) in enumerate(zip(sources, targets, strict=True))
     ]
     links = write_lines(folder / "taught.links", taught)
-    forward = with_module(
-        model_dir, folder / "de-en", "--set", f"data.train.alignments={links}", "--set", "model.aligner_null=true"
-    )
-    return forward, with_module(reverse_model_dir, folder / "en-de")
+    forward = with_module(model_dir, folder / "de-en", "--set", f"data.train.alignments={links}")
+    return forward, with_module(reverse_model_dir, folder / "en-de", "--set", "model.aligner_null=false")
 
 
 def copied(pair: tuple[Path, Path], folder: Path) -> tuple[Path, Path]:
