@@ -14,7 +14,7 @@ each way of reading α, each symmetrisation, and eflomal trained on the same tex
    annealed over the last 25%, `--threads` CPU threads each; both train at once. A model
    whose run finished is reused.
 3. For each model, the Hansards pairs aligned by teacher forcing (`Translator.align`)
-   with each reading of α in `rnnsearch.alignments.words.READINGS`, and, with the other
+   with each reading of α in `rnnsearch.alignments.readings.READINGS`, and, with the other
    direction's model as the reverse, every symmetrisation in `rnnsearch.alignments.symmetrisation`;
    for English→French also the other rule, a link wherever a word's weight reaches
    0.3 or 0.5; each scored against `data/alignment/enfr.gold` (sure and possible links,
@@ -251,8 +251,9 @@ Links = list[list[tuple[int, int]]]  # per pair, (English word, French word) lin
 def rnnsearch_links(models: dict[str, Path]) -> dict[str, Links]:
     """Each direction's links read each way from α, and every symmetrisation of the two."""
     import rnnsearch
+    from rnnsearch.alignments.readings import READINGS
     from rnnsearch.alignments.symmetrisation import METHODS
-    from rnnsearch.alignments.words import READINGS, combine
+    from rnnsearch.alignments.words import combine
 
     pairs = hansards_pairs()
     english, french = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -465,7 +466,8 @@ def agreement_with_eflomal(models: dict[str, Path], pairs: list[tuple[str, str]]
     """RNNsearch's links on `pairs` scored against eflomal's grow-diag-final-and links
     (`reference`) taken as sure links: each reading, English→French and symmetrised."""
     import rnnsearch
-    from rnnsearch.alignments.words import READINGS, combine
+    from rnnsearch.alignments.readings import READINGS
+    from rnnsearch.alignments.words import combine
 
     gold = as_gold(reference)
     english, french = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -654,7 +656,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args()
     write_corpus(args.work)
-    from rnnsearch.alignments.words import DEFAULT_READING
+    from rnnsearch.alignments.readings import DEFAULT_READING
     from rnnsearch.evaluation.alignment_error import read_gold
 
     gold = read_gold(HANSARDS / "enfr.gold", one_based=True)

@@ -8,7 +8,7 @@ the model's initialisation, which the test leaves at 0) and prints, every `--eve
 steps, each model's exact-match accuracy on the held-out reversals: all of them, the
 short ones and the long ones, with the seconds spent training; and at the end
 RNNsearch's AER against reversal's true alignment, its links read from α in each way
-`rnnsearch.alignments.words.READINGS` offers. Run it a second time under
+`rnnsearch.alignments.readings.READINGS` offers. Run it a second time under
 `ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2` for the
 trajectories with AVX2 kernels, as `make test` runs the learning tests with both.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rnnsearch.alignments.words import READINGS  # noqa: E402
+from rnnsearch.alignments.readings import READINGS  # noqa: E402
 from rnnsearch.model.settings import AttentionConfig  # noqa: E402
 from tests.integration.test_learning import (  # noqa: E402
     STEPS,

@@ -7,7 +7,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-from rnnsearch.alignments.words import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS
+from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS
 from rnnsearch.config.search import (
     MAX_BEAM_SIZE,
     PRECISIONS,

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from rnnsearch.alignments.words import DEFAULT_READING
+from rnnsearch.alignments.readings import DEFAULT_READING
 from rnnsearch.cli.alignments import write_alignments
 from rnnsearch.cli.loading import load_for_pairs
 from rnnsearch.cli.options import add_alignment_from, add_output_file, add_pairs

@@ -93,7 +93,7 @@ def _alignment_from(translator: Translator, args: argparse.Namespace) -> str:
     """What the alignments come from (--alignment-from, or the best the model has where
     alignments are written or placing markup), the reading checked against it; a plain
     translation keeps search's own α, which costs nothing more."""
-    from rnnsearch.alignments.words import check_reading
+    from rnnsearch.alignments.readings import check_reading
 
     shown = bool(args.alignments or args.hard_alignments or args.markup)
     source = translator.alignment_source(args.alignment_from, shown=shown)

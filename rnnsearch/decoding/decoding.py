@@ -18,7 +18,7 @@ from typing import cast
 import numpy as np
 import torch
 
-from rnnsearch.alignments.words import ALIGNMENT_SOURCES, default_source
+from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, default_source
 from rnnsearch.arguments import checked_choice, checked_count
 from rnnsearch.config.search import MAX_BEAM_SIZE, SearchConfig
 from rnnsearch.decoding.forced import module_alignments
@@ -102,7 +102,7 @@ class Decoding:
             )
 
     def alignment_source(self, asked: object, *, shown: bool = True) -> str:
-        """What alignments are read from (`alignments.words.ALIGNMENT_SOURCES`): `asked`, checked, or
+        """What alignments are read from (`alignments.readings.ALIGNMENT_SOURCES`): `asked`, checked, or
         for None the alignment module where the model has one and the alignments are
         `shown`, else the attention (search's own α, which costs nothing more; None for a
         model without an alignment)."""

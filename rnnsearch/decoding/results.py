@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rnnsearch.alignments import display
-from rnnsearch.alignments.words import ALIGNMENT_SOURCES, WordAlignment
+from rnnsearch.alignments.readings import ALIGNMENT_SOURCES
+from rnnsearch.alignments.words import WordAlignment
 
 
 @dataclass

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
-from rnnsearch.alignments.words import ALIGNMENT_SOURCES
+from rnnsearch.alignments.readings import ALIGNMENT_SOURCES
 from rnnsearch.config import SubwordConfig
 from rnnsearch.config.search import MAX_BEAM_SIZE, SearchConfig
 from rnnsearch.markup import MARKUPS

@@ -9,16 +9,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
+from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, check_reading
 from rnnsearch.alignments.symmetrisation import COMBINATIONS, DEFAULT_METHOD
-from rnnsearch.alignments.words import (
-    ALIGNMENT_SOURCES,
-    DEFAULT_READING,
-    READINGS,
-    WordAlignment,
-    align_translation,
-    check_reading,
-    combine,
-)
+from rnnsearch.alignments.words import WordAlignment, align_translation, combine
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.config.data import DataSection, check_reverse
 from rnnsearch.decoding.decoding import Decoding
@@ -138,7 +131,7 @@ class GivenPairs(Decoding):
     ) -> list[WordAlignment]:
         """The word alignment of each given translation, in order: `targets[k]` to
         `sources[k]`, read off the teacher-forced α as `reading` says
-        (`rnnsearch.alignments.words.READINGS`), each target word to the source word it weighs
+        (`rnnsearch.alignments.readings.READINGS`), each target word to the source word it weighs
         most. With `reverse`, a model that translates targets into sources, both
         directions combined by `symmetrize` (`rnnsearch.alignments.symmetrisation.COMBINATIONS`:
         a heuristic over their links, or a soft combination of their word weights).

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from rnnsearch.alignments.words import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, align_translation, check_reading
+from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, check_reading
+from rnnsearch.alignments.words import align_translation
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.decoding.results import Translation
@@ -56,7 +57,7 @@ class TextTranslation(Decoding):
         `marked_up` stays None. A marked-up text longer than `max_markup_chars` characters
         (None: rnnsearch.markup.MAX_MARKUP_CHARS) is refused. It needs a model with an
         alignment. The tags are placed by each hypothesis's word alignment, read from its `alignment` as `reading` says
-        (rnnsearch.alignments.words.READINGS), and kept as its `words`.
+        (rnnsearch.alignments.readings.READINGS), and kept as its `words`.
 
         `alignment_from` ("attention" or "aligner") says what each hypothesis's `alignment`
         is: the attention α of its search, or the alignment module's β (docs/model.md),

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import rnnsearch
-from rnnsearch.alignments.words import DEFAULT_READING, align_translation
+from rnnsearch.alignments.readings import DEFAULT_READING
+from rnnsearch.alignments.words import align_translation
 from rnnsearch.cli import main
 from tests.integration.conftest import tiny_config, write_config, write_lines
 

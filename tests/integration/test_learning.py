@@ -21,7 +21,8 @@ import pytest
 import torch
 
 from rnnsearch import kernels
-from rnnsearch.alignments.words import hard_alignment, reading_rows
+from rnnsearch.alignments.readings import reading_rows
+from rnnsearch.alignments.words import hard_alignment
 from rnnsearch.decoding.forced import teacher_forced
 from rnnsearch.evaluation.alignment_error import GoldLinks, alignment_error_rate
 from rnnsearch.model.seq2seq import build_aligner, build_model
@@ -146,7 +147,7 @@ def mirror_alignment_error(model: torch.nn.Module, pairs: Pairs, *, reading: str
     """The AER, in percent, of the model's teacher-forced attention against reversal's true
     alignment (output symbol j comes from source symbol n−1−j), read off as the toolkit
     reads word alignments: each output symbol to its argmax source symbol, its row of α
-    chosen by `reading` (`rnnsearch.alignments.words.READINGS`)."""
+    chosen by `reading` (`rnnsearch.alignments.readings.READINGS`)."""
     forced = teacher_forced(model, pairs, max_sentences=64)
     predicted, mirrors = [], []
     for (source, target), result in zip(pairs, forced, strict=True):

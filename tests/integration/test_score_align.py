@@ -12,16 +12,9 @@ import torch
 
 import rnnsearch
 from rnnsearch.alignments import symmetrisation
+from rnnsearch.alignments.readings import READINGS
 from rnnsearch.alignments.symmetrisation import symmetrise
-from rnnsearch.alignments.words import (
-    READINGS,
-    align_translation,
-    hard_alignment,
-    merge,
-    pharaoh,
-    source_words,
-    target_words,
-)
+from rnnsearch.alignments.words import align_translation, hard_alignment, merge, pharaoh, source_words, target_words
 from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict, load_config
 from rnnsearch.errors import UserError

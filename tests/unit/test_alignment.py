@@ -8,19 +8,16 @@ import numpy as np
 import pytest
 
 import rnnsearch
+from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, READINGS, check_reading, reading_rows
 from rnnsearch.alignments.words import (
-    ALIGNMENT_SOURCES,
-    READINGS,
     align_translation,
     align_words,
-    check_reading,
     group_words,
     hard_alignment,
     merge,
     null_mass,
     on_text_words,
     pharaoh,
-    reading_rows,
     source_words,
     target_words,
 )
