@@ -52,7 +52,7 @@ from rnnsearch.translation.translator import Translator, load
 
 SELF_TRAINING = "self-training"
 FINISHED = "finished"
-KEPT_SETTINGS = ("model.aligner_size=", "model.aligner_null=", "train.aligner_agreement_weight=")
+KEPT_SETTINGS = ("model.aligner_size", "model.aligner_null", "train.aligner_agreement_weight")
 """What a round's modules keep of the starting module's training (`_taught_settings`)."""
 CHUNK_PAIRS = 2_000  # pairs aligned at once: a chunk's weights stay well within memory
 
@@ -125,7 +125,7 @@ def _taught_settings(direction: Direction) -> list[str]:
     recorded = direction.module.parent / model_directory.CONFIG
     if not recorded.is_file():
         return []
-    return [setting for setting in run_settings(load_config(recorded)) if setting.startswith(KEPT_SETTINGS)]
+    return run_settings(load_config(recorded), KEPT_SETTINGS)
 
 
 def _taught_corpora(direction: Direction) -> list[TrainingFiles]:

@@ -193,9 +193,14 @@ def merge(alignment: np.ndarray, source: Words, target: Words) -> np.ndarray:
     expected = (len(target.of_piece), len(source.of_piece))
     if weights.shape != expected:
         raise ValueError(f"alignment has shape {weights.shape} but the pieces need {expected} (target × source)")
+    return _target_means(target).T @ weights @ _membership(source)
+
+
+def _target_means(target: Words) -> np.ndarray:
+    """(pieces, words): each target word's pieces weighed 1 / its number of pieces, so that
+    rows of pieces times it are averaged over each word's pieces."""
     target_member = _membership(target)
-    counts = target_member.sum(axis=0)
-    return (target_member / np.maximum(counts, 1.0)).T @ weights @ _membership(source)
+    return target_member / np.maximum(target_member.sum(axis=0), 1.0)
 
 
 def hard_alignment(weights: np.ndarray, null: np.ndarray | None = None) -> list[tuple[int, int]]:
@@ -217,9 +222,8 @@ def hard_alignment(weights: np.ndarray, null: np.ndarray | None = None) -> list[
 def null_mass(alignment: np.ndarray, target: Words) -> np.ndarray:
     """Each target word's mass on NULL: the mean, over its pieces, of what their rows of
     `alignment` (target pieces × source pieces and "</s>") fall short of 1."""
-    target_member = _membership(target)
     missing = np.clip(1.0 - np.asarray(alignment, dtype=np.float64).sum(axis=1), 0.0, None)
-    return missing @ (target_member / np.maximum(target_member.sum(axis=0), 1.0))
+    return missing @ _target_means(target)
 
 
 def pharaoh(pairs: Sequence[tuple[int, int]]) -> str:

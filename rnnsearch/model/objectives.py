@@ -29,24 +29,24 @@ from rnnsearch.reserved import EOS, PAD
 @dataclass(frozen=True)
 class PieceLinks:
     """A batch's word links spread over its pieces: `entries` (E, 3) rows of (pair,
-    target piece, source piece), each with its weight in `weights` (E,); `unlinked` (B, T)
-    marks the target pieces of words that a pair with links leaves unlinked (what its
-    aligner aligned to NULL; never "</s>" or padding)."""
+    target piece, source piece), each with its weight in `weights` (E,), for the batch
+    whose target pieces are `targets` (B, T: each pair's pieces, "</s>", padding)."""
 
     entries: torch.Tensor
     weights: torch.Tensor
-    unlinked: torch.Tensor
+    targets: torch.Tensor
 
-
-def piece_links(entries: torch.Tensor, weights: torch.Tensor, targets: torch.Tensor) -> PieceLinks:
-    """The PieceLinks of a batch whose target pieces are `targets` (B, T: each pair's
-    pieces, "</s>", padding), from its guide's `entries` and `weights`."""
-    linked_pairs = torch.zeros(targets.size(0), dtype=torch.bool, device=targets.device)
-    linked_pairs[entries[:, 0]] = True
-    linked = torch.zeros_like(targets, dtype=torch.bool)
-    linked[entries[:, 0], entries[:, 1]] = True
-    words = (targets != EOS) & (targets != PAD)
-    return PieceLinks(entries, weights, words & linked_pairs.unsqueeze(1) & ~linked)
+    def unlinked(self) -> torch.Tensor:
+        """(B, T) the target pieces of words that a pair with links leaves unlinked (what
+        its aligner aligned to NULL; never "</s>" or padding). Computed where a term
+        reads it, a module with the NULL option's."""
+        pair, target = self.entries[:, 0], self.entries[:, 1]
+        linked_pairs = torch.zeros(self.targets.size(0), dtype=torch.bool, device=self.targets.device)
+        linked_pairs[pair] = True
+        linked = torch.zeros_like(self.targets, dtype=torch.bool)
+        linked[pair, target] = True
+        words = (self.targets != EOS) & (self.targets != PAD)
+        return words & linked_pairs.unsqueeze(1) & ~linked
 
 
 class AlignerTerm:
@@ -86,7 +86,7 @@ class LinkFollowing(AlignerTerm):
         log_alignment = rows.log_joint.log_softmax(dim=-1)  # log β
         loss = -(links.weights * log_alignment[pair, target, source]).sum()
         if rows.null:
-            loss = loss - log_alignment[..., -1][links.unlinked].sum()
+            loss = loss - log_alignment[..., -1][links.unlinked()].sum()
         return loss
 
 

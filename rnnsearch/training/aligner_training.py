@@ -68,14 +68,17 @@ def run_config(model_dir: Path, overrides: list[str]) -> Config:
     return config
 
 
-def run_settings(config: Config) -> list[str]:
-    """`config`'s value of every key of ALIGNER_RUN_KEYS but data.train, as --set
+MODULE_RUN_KEYS = tuple(key for key in ALIGNER_RUN_KEYS if not key.startswith("data."))
+"""The keys of how a run trained its module, beside the corpora it trained on."""
+
+
+def run_settings(config: Config, keys: tuple[str, ...] = MODULE_RUN_KEYS) -> list[str]:
+    """`config`'s value of each of `keys` (section.name, none under data), as --set
     assignments: how a run with `config` trained its module, for another run to train alike."""
     settings = []
-    for key in ALIGNER_RUN_KEYS:
+    for key in keys:
         section, _, name = key.partition(".")
-        if section != "data":
-            settings.append(f"{key}={json.dumps(getattr(getattr(config, section), name))}")
+        settings.append(f"{key}={json.dumps(getattr(getattr(config, section), name))}")
     return settings
 
 
@@ -279,9 +282,14 @@ def _save(attached: list[Attached], optimizer: torch.optim.Optimizer, progress: 
     first = attached[0]
     module = _attached_module(first.model)
     optimizer_tensors, optimizer_info = checkpoint.optimizer_tensors(optimizer)
-    resume_info: dict[str, Any] = {"size": module.size, "null": module.null, "translation": first.digest}
-    resume_info["step"] = progress.step
-    resume_info |= {"progress": asdict(progress), **optimizer_info}
+    resume_info: dict[str, Any] = {
+        "size": module.size,
+        "null": module.null,
+        "translation": first.digest,
+        "step": progress.step,
+        "progress": asdict(progress),
+        **optimizer_info,
+    }
     if len(attached) > 1:
         resume_info["reverse_translation"] = attached[1].digest
     model_directory.write_tensors(first.run_dir / model_directory.LAST, resume_weights | optimizer_tensors, resume_info)

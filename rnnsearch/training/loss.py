@@ -17,7 +17,7 @@ from torch.nn.parallel import DistributedDataParallel
 from rnnsearch.config import Config
 from rnnsearch.model.aligner import AlignerRows
 from rnnsearch.model.linear import CHUNK_ELEMENTS
-from rnnsearch.model.objectives import agreement_loss, needs_links, piece_links, terms_of
+from rnnsearch.model.objectives import PieceLinks, agreement_loss, needs_links, terms_of
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.reserved import PAD
 from rnnsearch.text.batches import Batch, GuidedBatch
@@ -154,7 +154,7 @@ def _module_terms(
     rows = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out, vocabulary=vocabulary)
     links = None
     if isinstance(batch, GuidedBatch):
-        links = piece_links(batch.guide.entries, batch.guide.weights, batch.tgt_out)
+        links = PieceLinks(batch.guide.entries, batch.guide.weights, batch.tgt_out)
     loss = readout.new_zeros((), dtype=torch.float32)
     for term in terms_of(cast(str, objective.aligner)):  # called for an objective with the module's terms
         loss = loss + term.loss(rows, real, links)

@@ -129,19 +129,24 @@ def test_training_the_module_leaves_every_translation_weight_as_it_was(objective
         torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
+def train_module(model, batch, objective: str, *, steps: int) -> None:
+    """`steps` updates of the model's module alone (Adam, rate 0.05) on one batch by `objective`."""
+    model.requires_grad_(False)
+    model.aligner.requires_grad_(True)
+    optimizer = torch.optim.Adam(model.aligner.parameters(), lr=0.05)
+    for _ in range(steps):
+        loss, _ = sequence_loss(model, batch, Objective(aligner=objective, translation=False))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
 def test_the_links_term_pulls_the_rows_towards_the_links():
     model = with_module(seed=4)
     data = pairs(8, seed=9)
     links = [torch.tensor([[k, len(s) - 1 - k] for k in range(len(s))]).numpy() for s, _ in data]
     batch = make_batch(data, links=links)
-    model.requires_grad_(False)
-    model.aligner.requires_grad_(True)
-    optimizer = torch.optim.Adam(model.aligner.parameters(), lr=0.05)
-    for _ in range(150):
-        loss, _ = sequence_loss(model, batch, Objective(aligner="links", translation=False))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+    train_module(model, batch, "links", steps=150)
     with torch.no_grad():
         _, beta = forced_rows(model, batch.src, batch.src_lengths, batch.tgt_out)
     hits = total = 0
@@ -274,14 +279,7 @@ def test_a_target_word_no_source_word_translates_puts_its_mass_on_null_and_gets_
         links.append(torch.tensor([[k + (k >= at), k] for k in range(len(source))]).numpy())
     model = with_module(seed=2, null=True)
     batch = make_batch(data, links=links)
-    model.requires_grad_(False)
-    model.aligner.requires_grad_(True)
-    optimizer = torch.optim.Adam(model.aligner.parameters(), lr=0.05)
-    for _ in range(100):
-        loss, _ = sequence_loss(model, batch, Objective(aligner="both", translation=False))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+    train_module(model, batch, "both", steps=100)
     with torch.no_grad():
         rows = module_rows(model, batch)
     on_null, beta = rows.log_null().exp(), rows.alignment()
