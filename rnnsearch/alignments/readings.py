@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rnnsearch.alignments.distortion import CONTIGUITY, JumpPrior
 from rnnsearch.errors import ArgumentValueError
 
 
@@ -64,6 +65,10 @@ class AlignmentSource:
     null_mass: what its rows fall short of 1 is their mass on NULL, which a target word
       may prefer to every source word (the module's NULL option); else nothing, the
       source's "</s>" being a column of its own
+    prior: the jump prior its word weights are read with (distortion.py): each target
+      word's weights become its posterior given its neighbours'; None: read as they are
+    combination: how two directions' alignments of it are combined where none is asked
+      for (a name of symmetrisation.COMBINATIONS): the measured best (BENCHMARKS.md)
     """
 
     name: str
@@ -71,6 +76,8 @@ class AlignmentSource:
     readings: tuple[str, ...]
     from_module: bool = False
     null_mass: bool = False
+    prior: JumpPrior | None = None
+    combination: str = "grow-diag-final-and"
 
 
 ALIGNMENT_SOURCES: dict[str, AlignmentSource] = {
@@ -83,6 +90,8 @@ ALIGNMENT_SOURCES: dict[str, AlignmentSource] = {
             (DEFAULT_READING,),
             from_module=True,
             null_mass=True,
+            prior=CONTIGUITY,
+            combination="soft",
         ),
     )
 }

@@ -57,6 +57,7 @@ from typing import Protocol
 import numpy as np
 
 from rnnsearch.alignments import display
+from rnnsearch.alignments.distortion import JumpPrior, posterior
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, check_reading, reading_rows
 from rnnsearch.alignments.symmetrisation import SOFT_METHODS, symmetrise, symmetrise_weights
 from rnnsearch.reserved import WORD_START
@@ -260,19 +261,38 @@ def align_words(
     return _aligned(source_words(source_tokens), target_words(target_tokens), alignment, reading)
 
 
-def _aligned(source: Words, target: Words, alignment: np.ndarray, reading: str, *, null: bool = False) -> WordAlignment:
+def _aligned(
+    source: Words,
+    target: Words,
+    alignment: np.ndarray,
+    reading: str,
+    *,
+    null: bool = False,
+    prior: JumpPrior | None = None,
+) -> WordAlignment:
     """The word alignment of `alignment`'s rows read as `reading`; `null`: their shortfall
-    from 1 is mass on NULL (AlignmentSource.null_mass)."""
+    from 1 is mass on NULL (AlignmentSource.null_mass); `prior`: the word weights are the
+    posteriors of the rows under that jump prior (AlignmentSource.prior, distortion.py)."""
     rows = reading_rows(alignment, reading)
     weights = merge(rows, source, target)
     unaligned = null_mass(rows, target) if null else None
+    if prior is not None:
+        weights, unaligned = posterior(weights, unaligned, prior)
     return WordAlignment(source.texts, target.texts, weights, hard_alignment(weights, unaligned))
 
 
 def align_translation(translation: Attended, *, reading: str = DEFAULT_READING) -> WordAlignment:
     """The word-level alignment of a Translation (its chosen hypothesis, not the
     alternatives), over the whitespace-separated words of its texts (see the module
-    docstring)."""
+    docstring), its word weights read with the jump prior of what its rows come from
+    (AlignmentSource.prior)."""
+    prior = ALIGNMENT_SOURCES[translation.alignment_from].prior
+    return read_translation(translation, reading=reading, prior=prior)
+
+
+def read_translation(translation: Attended, *, reading: str, prior: JumpPrior | None) -> WordAlignment:
+    """`align_translation` with the jump prior `prior` (None: the word weights as the rows
+    give them), whatever its rows come from: to compare priors on the same rows."""
     if translation.alignment is None:
         raise ValueError("this translation has no alignment (model without an alignment model)")
     alignment_from = translation.alignment_from
@@ -284,7 +304,7 @@ def align_translation(translation: Attended, *, reading: str = DEFAULT_READING) 
         unplaced = _unplaced(translation.source.split(), translation.text.split())
         return replace(unplaced, alignment_from=alignment_from)
     null = ALIGNMENT_SOURCES[alignment_from].null_mass
-    aligned = _aligned(on_source, on_target, translation.alignment, reading, null=null)
+    aligned = _aligned(on_source, on_target, translation.alignment, reading, null=null, prior=prior)
     return replace(aligned, alignment_from=alignment_from)
 
 

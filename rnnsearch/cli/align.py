@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from rnnsearch.alignments.symmetrisation import COMBINATIONS, DEFAULT_METHOD
+from rnnsearch.alignments.symmetrisation import COMBINATIONS
 from rnnsearch.cli.alignments import report_plain, report_unplaced, write_alignments
 from rnnsearch.cli.loading import load_for_pairs
 from rnnsearch.cli.options import (
@@ -56,9 +56,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     align.add_argument(
         "--symmetrize",
         choices=COMBINATIONS,
-        help="how --reverse's links and the model's combine: a heuristic over their links (Koehn et al. 2003; "
-        "default grow-diag-final-and), or soft, a link where the mean of the two directions' word weights "
-        "reaches symmetrisation.SOFT_THRESHOLD",
+        help="how --reverse's links and the model's combine: a heuristic over their links (Koehn et al. 2003), "
+        "or soft, a link where the mean of the two directions' word weights reaches "
+        "symmetrisation.SOFT_THRESHOLD; default: soft for alignment modules, grow-diag-final-and for the attention "
+        "(the measured best of each)",
     )
     add_reading(align)
     add_alignment_from(align)
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> None:
         chunks,
         origin=args.src,
         reverse=reverse,
-        symmetrize=args.symmetrize or DEFAULT_METHOD,
+        symmetrize=args.symmetrize,
         reading=args.reading,
         alignment_from=args.alignment_from,
         markup=args.markup,

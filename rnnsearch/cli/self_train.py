@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import argparse
 
-from rnnsearch.alignments.symmetrisation import COMBINATIONS, DEFAULT_METHOD
+from rnnsearch.alignments.readings import ALIGNMENT_SOURCES
+from rnnsearch.alignments.symmetrisation import COMBINATIONS
 from rnnsearch.cli.options import positive
 from rnnsearch.config.train import ALIGNER_RUN_KEYS
+
+MODULE_COMBINATION = ALIGNMENT_SOURCES["aligner"].combination
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -33,8 +36,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--symmetrize",
         choices=COMBINATIONS,
-        default=DEFAULT_METHOD,
-        help=f"how the two directions' links combine (default {DEFAULT_METHOD})",
+        default=MODULE_COMBINATION,
+        help=f"how the two directions' links combine (default {MODULE_COMBINATION}, as the modules' alignments do)",
     )
     parser.add_argument(
         "--set",

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import cast
 
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, check_reading
-from rnnsearch.alignments.symmetrisation import COMBINATIONS, DEFAULT_METHOD
+from rnnsearch.alignments.symmetrisation import COMBINATIONS
 from rnnsearch.alignments.words import WordAlignment, align_translation, combine
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.config.data import DataSection, check_reverse
@@ -42,19 +42,20 @@ class AlignedPair:
 @dataclass(frozen=True)
 class AlignSettings:
     """How given pairs are aligned (`align` and `align_chunks` make it once):
-    with a reverse model (or None) whose links combine by `symmetrize`, α read as
+    with a reverse model (or None) whose links combine by `symmetrize` (None: as what
+    they are read from combines by default, AlignmentSource.combination), α read as
     `reading`, the sources read as `markup` (or None), the alignments taken from
     `alignment_from` (None: the alignment module where a model has one)."""
 
     reverse: GivenPairs | None
-    symmetrize: str
+    symmetrize: str | None
     reading: str
     markup: MarkupOptions | None
     alignment_from: str | None = None
 
 
 def _align_settings(
-    reverse: object, symmetrize: str, reading: str, markup: MarkupOptions | None, alignment_from: object
+    reverse: object, symmetrize: str | None, reading: str, markup: MarkupOptions | None, alignment_from: object
 ) -> AlignSettings:
     """`align`'s arguments as one record, the reverse model checked to be a Translator."""
     if reverse is not None and not isinstance(reverse, GivenPairs):
@@ -122,7 +123,7 @@ class GivenPairs(Decoding):
         targets: Iterable[str],
         *,
         reverse: GivenPairs | None = None,
-        symmetrize: str = DEFAULT_METHOD,
+        symmetrize: str | None = None,
         reading: str = DEFAULT_READING,
         markup: str | None = None,
         lenient_markup: bool = False,
@@ -134,8 +135,9 @@ class GivenPairs(Decoding):
         (`rnnsearch.alignments.readings.READINGS`), each target word to the source word it weighs
         most. With `reverse`, a model that translates targets into sources, both
         directions combined by `symmetrize` (`rnnsearch.alignments.symmetrisation.COMBINATIONS`:
-        a heuristic over their links, or a soft combination of their word weights).
-        Words are the texts' whitespace-separated words; `pairs` of each result holds
+        a heuristic over their links, or a soft combination of their word weights; None:
+        the measured best for what they are read from, `soft` for the alignment module's
+        and grow-diag-final-and for α). Words are the texts' whitespace-separated words; `pairs` of each result holds
         the (source word, target word) links, 0-based.
 
         With `markup` ("xml" or "html"), the sources are lines with inline markup: the
@@ -163,7 +165,7 @@ class GivenPairs(Decoding):
         origin: str | None = None,
         *,
         reverse: GivenPairs | None = None,
-        symmetrize: str = DEFAULT_METHOD,
+        symmetrize: str | None = None,
         reading: str = DEFAULT_READING,
         markup: str | None = None,
         lenient_markup: bool = False,
@@ -191,7 +193,8 @@ class GivenPairs(Decoding):
         one, if any, of the other direction."""
         reverse, reading = settings.reverse, settings.reading
         checked_choice(reading, "reading", READINGS)
-        checked_choice(settings.symmetrize, "symmetrize", COMBINATIONS)
+        if settings.symmetrize is not None:
+            checked_choice(settings.symmetrize, "symmetrize", COMBINATIONS)
         if reverse is not None:
             check_reverse(self.data, reverse.data)
         for given in (self, reverse) if reverse is not None else (self,):
@@ -226,7 +229,8 @@ class GivenPairs(Decoding):
         for k, (pair, parsed) in enumerate(zip(forward, marked, strict=True)):
             words = align_translation(pair, reading=reading)
             if backward is not None:
-                words = combine(words, align_translation(backward[k], reading=reading), method=settings.symmetrize)
+                method = settings.symmetrize or ALIGNMENT_SOURCES[pair.alignment_from].combination
+                words = combine(words, align_translation(backward[k], reading=reading), method=method)
             if parsed is not None:
                 words = replace(words, marked_up=transfer(parsed, words.target_words, words.pairs))
             aligned.append(AlignedPair(pair, words))

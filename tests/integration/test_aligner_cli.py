@@ -277,6 +277,11 @@ def test_two_directions_modules_train_together_each_attachable_alone_and_resume_
     german = (corpus / "val.de").read_text().splitlines()[:3]
     reverse = rnnsearch.load(whole[1], device="cpu")
     assert [a.alignment_from for a in reverse.align(english, german)] == ["aligner"] * 3
+    forward = rnnsearch.load(whole[0], device="cpu")
+    for alignment_from, combination in (("aligner", "soft"), ("attention", "grow-diag-final-and")):
+        default = forward.align(german, english, reverse=reverse, alignment_from=alignment_from)
+        named = forward.align(german, english, reverse=reverse, alignment_from=alignment_from, symmetrize=combination)
+        assert [a.pairs for a in default] == [a.pairs for a in named]  # each source's measured best by default
     rows = [json.loads(line) for line in (whole[0] / ALIGNER_DIR / "metrics.jsonl").read_text().splitlines()]
     assert [row["step"] for row in rows] == [1, 2, 3, 4]
 

@@ -21,6 +21,7 @@ import pytest
 import torch
 
 from rnnsearch import kernels
+from rnnsearch.alignments.distortion import CONTIGUITY, JumpPrior, posterior
 from rnnsearch.alignments.readings import reading_rows
 from rnnsearch.alignments.words import hard_alignment
 from rnnsearch.decoding.forced import teacher_forced
@@ -238,12 +239,16 @@ MODULE_LEARNING_RATE = 1e-2
 MODULE_AER = 2.0
 
 
-def module_alignment_error(model: torch.nn.Module, pairs: Pairs) -> float:
-    """As `mirror_alignment_error`, for the rows of the model's alignment module."""
+def module_alignment_error(model: torch.nn.Module, pairs: Pairs, *, prior: JumpPrior | None = None) -> float:
+    """As `mirror_alignment_error`, for the rows of the model's alignment module, read with
+    the jump prior `prior` (None: as they are)."""
     forced = teacher_forced(model, pairs, max_sentences=64, from_module=True)
     predicted, mirrors = [], []
     for (source, target), result in zip(pairs, forced, strict=True):
-        predicted.append(hard_alignment(result.alignment[: len(target), : len(source)]))
+        rows, null = result.alignment[: len(target), : len(source)], None
+        if prior is not None:
+            rows, null = posterior(rows, None, prior)
+        predicted.append(hard_alignment(rows, null))
         mirror = frozenset((len(source) - 1 - j, j) for j in range(len(target)))
         mirrors.append(GoldLinks(sure=mirror, possible=mirror))
     return alignment_error_rate(predicted, mirrors).aer
@@ -306,8 +311,31 @@ def modules_without_links(attentive: torch.nn.Module, pairs: Pairs, *, agreement
     return models[0]
 
 
-def test_two_directions_agreeing_align_pairs_without_links_better_than_one_alone(attentive, training_pairs, held_out):
+@pytest.fixture(scope="module")
+def lone_module(attentive, training_pairs) -> torch.nn.Module:
+    """`attentive` with a module trained alone by prediction, without links."""
+    return modules_without_links(attentive, training_pairs, agreement=0.0)
+
+
+def test_two_directions_agreeing_align_pairs_without_links_better_than_one_alone(
+    attentive, training_pairs, held_out, lone_module
+):
     agreeing = module_alignment_error(modules_without_links(attentive, training_pairs, agreement=1.0), held_out)
-    alone = module_alignment_error(modules_without_links(attentive, training_pairs, agreement=0.0), held_out)
+    alone = module_alignment_error(lone_module, held_out)
     assert agreeing <= MODULE_AER
     assert agreeing <= AGREEMENT_SHARE * alone
+
+
+# The contiguity prior (rnnsearch/alignments/distortion.py) reads the rows of the module
+# trained alone above: reversal jumps back one word at every step, which the symmetric
+# prior weighs as a jump ahead, so that reading must align the held-out pairs within
+# MODULE_AER and at most PRIOR_SHARE of the error of the rows read as they are
+# (measured 0.73% against 4.70%, AVX2)
+PRIOR_SHARE = 0.5
+
+
+def test_the_contiguity_prior_reads_a_module_better_on_a_task_that_reverses_the_order(lone_module, held_out):
+    alone = module_alignment_error(lone_module, held_out)
+    with_prior = module_alignment_error(lone_module, held_out, prior=CONTIGUITY)
+    assert with_prior <= MODULE_AER
+    assert with_prior <= PRIOR_SHARE * alone

@@ -1,0 +1,102 @@
+"""Word weights read with a contiguity prior: which source word each target word comes
+from, given both what the rows say of that word alone and where its neighbours come from.
+
+A row of word weights (words.py, `merge`) aligns each target word on its own: two source
+words that both translate it (a repeated "the", "de" before two nouns) split its weight,
+and nothing prefers the one next to where the word before it came from. Statistical
+aligners settle this with a distortion model, the HMM of Vogel, Ney & Tillmann (1996)
+that eflomal also uses: the source word a_i of target word i depends on a_{i-1} through a
+jump distribution. Here the rows are its emissions and the jump prior is fixed:
+
+    p(a_i = s | a_{i-1} = p) ∝ exp(−λ (|s − p| − 1))   for s ≠ p
+                             ∝ κ                       for s = p
+    p(a_i = ∅ | a_{i-1} = p) = ν
+
+with p = −1 before the first word. A jump to either neighbour costs nothing, a longer one
+λ per word more, staying on the same source word costs κ (words mostly move on), and ∅,
+"no source word", has probability ν and remembers p, so that the word after a NULL
+word jumps from the last linked one (Och & Ney 2003). The prior is symmetric: a jump back
+weighs what a jump ahead does, so languages whose order differs lose nothing to it.
+
+The forward–backward algorithm gives each target word's posterior over the source words
+and ∅, which replaces its row; the links are then read from it as before (words.py,
+`hard_alignment`). Rows that are sure of a word stay where they are; the prior decides
+only what they leave open. BENCHMARKS.md ("A contiguity prior at alignment time") has
+what it gains and how λ, κ and ν were chosen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+FLOOR = 1e-6  # the least emission: a word's row may put (almost) nothing on a source word or on ∅
+
+
+@dataclass(frozen=True)
+class JumpPrior:
+    """The jump prior: `decay` λ per word of a jump beyond the next one, `stay` κ, the
+    weight of staying on the same source word beside a neighbour's 1, and `null` ν, the
+    probability of ∅."""
+
+    decay: float
+    stay: float
+    null: float
+
+    def moves(self, sources: int) -> np.ndarray:
+        """(sources + 1, sources): the probability of linking each source word s from each
+        last linked word p, p = −1 (none yet) to sources − 1; each row sums to 1 − ν."""
+        previous = np.arange(-1, sources)[:, None]
+        jump = np.abs(np.arange(sources)[None, :] - previous)
+        weights = np.where(jump == 0, self.stay, np.exp(-self.decay * (jump - 1.0)))
+        return weights / weights.sum(axis=1, keepdims=True) * (1.0 - self.null)
+
+
+CONTIGUITY = JumpPrior(decay=1.0, stay=0.1, null=0.1)
+"""The prior the alignment module's word weights are read with (readings.py): chosen on
+one half of the Hansards pairs against their human links and reported on the other half
+(BENCHMARKS.md)."""
+
+
+def posterior(weights: np.ndarray, null: np.ndarray | None, prior: JumpPrior) -> tuple[np.ndarray, np.ndarray]:
+    """Each target word's posterior over the source words (target words × source words)
+    and over ∅ (target words,), from its row of `weights` and its mass on NULL (`null`;
+    None: none) as emissions and `prior`'s jumps, by the forward–backward algorithm.
+
+    A state is the word a target word links to, or ∅ together with the last linked word
+    before it, so that a jump is always measured from a linked word; each step's forward
+    mass is rescaled to sum to 1, and the backward pass divides by the same scales."""
+    weights = np.asarray(weights, dtype=np.float64)
+    targets, sources = weights.shape
+    null = np.zeros(targets) if null is None else np.asarray(null, dtype=np.float64)
+    if not targets or not sources:
+        return weights, null
+    emitted, emitted_null = np.maximum(weights, FLOOR), np.maximum(null, FLOOR)
+    moves = prior.moves(sources)
+    linked, unlinked, scales = _forward(emitted, emitted_null, moves, prior.null)
+    after = np.ones((targets, sources + 1))  # by the last linked word, −1 first
+    for i in range(targets - 2, -1, -1):
+        ahead = moves @ (emitted[i + 1] * after[i + 1, 1:]) + prior.null * emitted_null[i + 1] * after[i + 1]
+        after[i] = ahead / scales[i + 1]
+    return linked * after[:, 1:], (unlinked * after).sum(axis=1)
+
+
+def _forward(
+    emitted: np.ndarray, emitted_null: np.ndarray, moves: np.ndarray, null: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The forward pass: each step's rescaled mass on linking each source word (T, S) and
+    on ∅ after each last linked word (T, S + 1), and the scales."""
+    targets, sources = emitted.shape
+    linked, unlinked, scales = np.zeros((targets, sources)), np.zeros((targets, sources + 1)), np.zeros(targets)
+    last = np.zeros(sources + 1)  # the mass on each last linked word, −1 first
+    last[0] = 1.0
+    for i in range(targets):
+        linked[i] = emitted[i] * (last @ moves)
+        unlinked[i] = emitted_null[i] * null * last
+        scales[i] = linked[i].sum() + unlinked[i].sum()
+        linked[i] /= scales[i]
+        unlinked[i] /= scales[i]
+        last = unlinked[i].copy()
+        last[1:] += linked[i]
+    return linked, unlinked, scales
