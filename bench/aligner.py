@@ -40,7 +40,9 @@ each objective of the module, with self-training rounds and the soft combination
    model's, and the time `align` takes for 1,000 test_2016_flickr pairs with the module
    and with α. Those logs are of runs that share the CPU: `--speed MODEL_DIR` times a
    model with a module alone, alternating α and the module, and a `train-aligner` step
-   against a translation step on the same batches.
+   against a translation step on the same batches; and the part of `align` the contiguity
+   prior adds: the module's rows of the same pairs read into word alignments without it
+   and with it, alternating.
 
 Modules and rounds already trained in `--work` are reused. Prints Markdown tables.
 """
@@ -285,6 +287,24 @@ def align_seconds(model: Path, *, count: int = 1000, rounds: int = 3) -> dict[st
         for source, seconds in times.items():
             start = time.perf_counter()
             translator.align(english, french, alignment_from=source)
+            seconds.append(time.perf_counter() - start)
+    return times | prior_seconds(translator, english, french, rounds=rounds)
+
+
+def prior_seconds(translator, english: list[str], french: list[str], *, rounds: int) -> dict[str, list[float]]:
+    """Seconds to read the module's rows of the pairs into word alignments without a prior
+    and with CONTIGUITY (the part of `align` the prior adds to), alternating."""
+    from rnnsearch.alignments.distortion import CONTIGUITY
+    from rnnsearch.alignments.words import read_translation
+
+    chunks = translator.align_chunks([(english, french)], alignment_from="aligner")
+    pairs = [aligned.pair for chunk in chunks for aligned in chunk]
+    times: dict[str, list[float]] = {"aligner's rows read as they are": [], "read with the contiguity prior": []}
+    for _ in range(rounds):
+        for seconds, prior in zip(times.values(), (None, CONTIGUITY), strict=True):
+            start = time.perf_counter()
+            for pair in pairs:
+                read_translation(pair, reading="output", prior=prior)
             seconds.append(time.perf_counter() - start)
     return times
 
