@@ -1,9 +1,10 @@
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from rnnsearch.alignments.distortion import CONTIGUITY, FLOOR, JumpPrior, posterior
+from rnnsearch.alignments.distortion import CONTIGUITY, FLOOR, JumpPrior, posterior, sure_link_posterior
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES
 from rnnsearch.alignments.words import hard_alignment
 
@@ -38,7 +39,7 @@ def test_forward_backward_gives_the_posteriors_of_every_path_summed(seed):
     rng = np.random.default_rng(seed)
     rows = rng.dirichlet(np.ones(4), size=4)  # 3 source words and NULL
     weights, null = rows[:, :3], rows[:, 3]
-    prior = JumpPrior(decay=0.7, stay=0.2, null=0.15)
+    prior = JumpPrior(decay=0.7, stay=0.2, null=0.15, floor=0.3)
     linked, unlinked = posterior(weights, null, prior)
     expected_linked, expected_unlinked = enumerated(weights, null, prior)
     np.testing.assert_allclose(linked, expected_linked, atol=1e-12)
@@ -54,11 +55,12 @@ def test_an_undecided_word_goes_where_its_neighbours_make_a_contiguous_alignment
 
 
 def test_a_sure_word_keeps_its_link_however_far_it_jumps():
-    weights = np.zeros((3, 6))
-    weights[0, 0], weights[1, 5], weights[2, 1] = 1.0, 0.99, 1.0
-    weights[1, 1] = 0.01
-    linked, unlinked = posterior(weights, np.zeros(3), CONTIGUITY)
-    assert hard_alignment(linked, unlinked) == [(0, 0), (1, 2), (5, 1)]
+    """The floor bounds what a jump costs: a word the rows are 99% sure of keeps its link
+    at any distance (a German verb at the end of its clause), which the decay alone does not."""
+    assert all(sure_link_posterior(CONTIGUITY, jump=jump) > 0.5 for jump in range(1, 61))
+    unfloored = replace(CONTIGUITY, floor=0.0)
+    assert sure_link_posterior(unfloored, jump=8) < 0.5
+    assert sure_link_posterior(CONTIGUITY, jump=8, sure=0.6) < 0.5  # a word it is unsure of goes next door
 
 
 def test_the_prior_weighs_a_jump_back_as_a_jump_ahead():
