@@ -10,7 +10,8 @@ from rnnsearch.alignments.symmetrisation import COMBINATIONS
 from rnnsearch.cli.options import positive
 from rnnsearch.config.train import ALIGNER_RUN_KEYS
 
-MODULE_COMBINATION = ALIGNMENT_SOURCES["aligner"].combination
+MODULE_COMBINATION = next(source.combination for source in ALIGNMENT_SOURCES.values() if source.from_module)
+"""How the rounds combine the modules' two directions by default: as module alignments do."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -137,8 +137,8 @@ class GivenPairs(Decoding):
         directions combined by `symmetrize` (`rnnsearch.alignments.symmetrisation.COMBINATIONS`:
         a heuristic over their links, or a soft combination of their word weights; None:
         the measured best for what they are read from, `soft` for the alignment module's
-        and grow-diag-final-and for α). Words are the texts' whitespace-separated words; `pairs` of each result holds
-        the (source word, target word) links, 0-based.
+        and grow-diag-final-and for α). Words are the texts' whitespace-separated words;
+        `pairs` of each result holds the (source word, target word) links, 0-based.
 
         With `markup` ("xml" or "html"), the sources are lines with inline markup: the
         words are those of their text, and each result's `marked_up` is its target with
