@@ -192,21 +192,29 @@ def self_train(
 def module_links(models: dict[str, Path], alignment_from: str) -> dict[str, bench.Links]:
     """Each direction's links on the Hansards pairs, and every combination of the two."""
     import rnnsearch
-    from rnnsearch.alignments.symmetrisation import COMBINATIONS
-    from rnnsearch.alignments.words import combine
 
     pairs = bench.hansards_pairs()
     english, french = [p[0] for p in pairs], [p[1] for p in pairs]
     en_fr, fr_en = (rnnsearch.load(models[name], device="cpu") for name in DIRECTIONS)
     forward = en_fr.align(english, french, alignment_from=alignment_from)
     backward = fr_en.align(french, english, alignment_from=alignment_from)
+    return combined(forward, backward, label=alignment_from)
+
+
+def combined(forward: list, backward: list, *, label: str) -> dict[str, bench.Links]:
+    """The links of each direction's word alignments of the Hansards pairs (`forward`
+    English→French, `backward` French→English) and of every combination of the two,
+    as (English word, French word) pairs, each named after `label`."""
+    from rnnsearch.alignments.symmetrisation import COMBINATIONS
+    from rnnsearch.alignments.words import combine
+
     systems = {
-        f"{alignment_from} en→fr": [a.pairs for a in forward],
-        f"{alignment_from} fr→en": [[(e, f) for f, e in a.pairs] for a in backward],
+        f"{label} en→fr": [a.pairs for a in forward],
+        f"{label} fr→en": [[(e, f) for f, e in a.pairs] for a in backward],
     }
     for method in COMBINATIONS:
         links = [combine(f, b, method=method).pairs for f, b in zip(forward, backward, strict=True)]
-        systems[f"{alignment_from} {method}"] = links
+        systems[f"{label} {method}"] = links
     return systems
 
 

@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import aligner  # noqa: E402  (bench/aligner.py: each direction's links and every combination's)
 import alignment as bench  # noqa: E402  (bench/alignment.py: the corpus and the tables)
 
 from rnnsearch.alignments.distortion import CONTIGUITY, JumpPrior, sure_link_posterior  # noqa: E402
@@ -58,15 +59,11 @@ def aligned_pairs(folder: Path) -> tuple[list, list]:
 
 def readings(forward: list, backward: list, prior: JumpPrior | None) -> dict[str, list]:
     """Each direction's links and every combination's, the word weights read with `prior`."""
-    from rnnsearch.alignments.symmetrisation import COMBINATIONS
-    from rnnsearch.alignments.words import combine, read_translation
+    from rnnsearch.alignments.words import read_translation
 
     ahead = [read_translation(pair, reading="output", prior=prior) for pair in forward]
     back = [read_translation(pair, reading="output", prior=prior) for pair in backward]
-    systems = {"en→fr": [a.pairs for a in ahead], "fr→en": [[(e, f) for f, e in b.pairs] for b in back]}
-    for method in COMBINATIONS:
-        systems[method] = [combine(a, b, method=method).pairs for a, b in zip(ahead, back, strict=True)]
-    return systems
+    return aligner.combined(ahead, back, label="module")
 
 
 def halves(systems: dict[str, list], gold: list) -> dict[str, dict[str, float]]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rnnsearch.alignments.distortion import CONTIGUITY, JumpPrior
+from rnnsearch.alignments.symmetrisation import DEFAULT_METHOD
 from rnnsearch.errors import ArgumentValueError
 
 
@@ -77,7 +78,7 @@ class AlignmentSource:
     from_module: bool = False
     null_mass: bool = False
     prior: JumpPrior | None = None
-    combination: str = "grow-diag-final-and"
+    combination: str = DEFAULT_METHOD
 
 
 ALIGNMENT_SOURCES: dict[str, AlignmentSource] = {

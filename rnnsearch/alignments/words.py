@@ -36,6 +36,11 @@ a distribution. Rows sum to at most 1: what falls short is the weight on "</s>".
 Reading. Which row of α stands for each target piece is rnnsearch/alignments/readings.py's
 (`READINGS`, `ALIGNMENT_SOURCES`).
 
+Neighbours. Where the rows come from a source with a jump prior (the alignment module's,
+AlignmentSource.prior), each target word's weights are then replaced by its posterior
+given its neighbours' (rnnsearch/alignments/distortion.py), and its mass on NULL by
+its posterior on NULL.
+
 Hard alignment. Each target word is aligned to the source word it weighs most (argmax,
 the lowest index on a tie), the usual rule for reading alignments off attention. A
 target word that puts no weight at all on a source word is left unaligned. The rows of
@@ -99,7 +104,8 @@ class Words:
 class WordAlignment:
     """The word-level alignment of one translation.
 
-    weights: (len(target_words), len(source_words)) merged soft alignment
+    weights: (len(target_words), len(source_words)) merged soft alignment (the module's
+             read with its jump prior: each word's posterior given its neighbours')
     pairs:   hard alignment as sorted (source word, target word) index pairs
     placed:  False when the model's pieces could not be placed on the texts' words (see
              the module docstring): weights are then zero and there are no pairs
