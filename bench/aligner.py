@@ -40,7 +40,8 @@ each objective of the module, with self-training rounds and the soft combination
    model's, and the time `align` takes for 1,000 test_2016_flickr pairs with the module
    and with α. Those logs are of runs that share the CPU: `--speed MODEL_DIR` times a
    model with a module alone, alternating α and the module, and a `train-aligner` step
-   against a translation step on the same batches; and the part of `align` the contiguity
+   (its frozen passes computed at the step, and kept) against a translation step on the
+   same batches; and the part of `align` the contiguity
    prior adds: the module's rows of the same pairs read into word alignments without it
    and with it, alternating.
 
@@ -319,43 +320,57 @@ def prior_seconds(translator, english: list[str], french: list[str], *, rounds: 
 
 def step_speed(model: Path, prepared: Path, *, steps: int = 17, rounds: int = 2) -> dict[str, list[float]]:
     """Target tokens/s of a translation training step and of a `train-aligner` step (the
-    translation frozen), on the same batches of the model's training data, alternating."""
+    translation frozen) on the same batches of the model's training data, alternating: the
+    latter with the frozen passes computed at each step (as in a run's first epoch, or
+    with train.frozen_passes_gib 0), and kept (as from the second epoch on)."""
     import torch
 
     from rnnsearch import kernels
+    from rnnsearch.config.train import TrainConfig
     from rnnsearch.files import model_directory
     from rnnsearch.model.seq2seq import build_aligner
     from rnnsearch.prepared import PreparedPairs
     from rnnsearch.text.batches import epoch_batches, make_batch
+    from rnnsearch.training.frozen_passes import GIB, FrozenPasses
     from rnnsearch.training.loop import StepContext, training_step
     from rnnsearch.training.loss import Objective
 
     config, src_subwords, tgt_subwords = model_directory.load_model_files(model)
     data = PreparedPairs(prepared)
-    order = epoch_batches(data, config.train.batch_tokens, None, config.train.seed, 0)
-    batches = [make_batch([data[i] for i in order[k]]) for k in range(steps + 3)]
+    options = TrainConfig(batch_tokens=config.train.batch_tokens, seed=config.train.seed)
+    order = epoch_batches(data, options.batch_tokens, None, options.seed, 0)
+    chosen = [order[k] for k in range(steps + 3)]
+    batches = [make_batch([data[i] for i in indices]) for indices in chosen]
 
-    def prepared_step(frozen: bool):
+    def prepared_step(name: str) -> StepContext:
         translation = model_directory.load_model(model, config, src_subwords, tgt_subwords, aligner=False)
-        if not frozen:
+        if name == "translation":
             translation.train()
-            return translation, torch.optim.Adam(translation.parameters(), lr=1e-4), Objective(0.1)
+            return StepContext(translation, torch.optim.Adam(translation.parameters(), lr=1e-4), Objective(0.1), 1.0)
         translation.aligner = build_aligner(translation, size=config.model.aligner_size)
         translation.requires_grad_(False)
         translation.aligner.requires_grad_(True)
+        translation.eval()
         optimizer = torch.optim.Adam(translation.aligner.parameters(), lr=1e-4)
-        return translation, optimizer, Objective(aligner="prediction", translation=False)
+        objective = Objective(aligner="prediction", translation=False)
+        if name == "train-aligner, passes computed":
+            return StepContext(translation, optimizer, objective, 1.0)
+        kept = FrozenPasses(translation, data, options, budget=4 * GIB)
+        for indices, batch in zip(chosen, batches, strict=True):
+            kept.forced(indices, batch)  # kept, as by the first epoch
+        return StepContext(translation, optimizer, objective, 1.0, frozen=(kept,))
 
-    speeds: dict[str, list[float]] = {"translation": [], "train-aligner": []}
+    names = ("translation", "train-aligner, passes computed", "train-aligner, passes kept")
+    speeds: dict[str, list[float]] = {name: [] for name in names}
     with kernels.use(kernels.choose(torch.device("cpu"), purpose="train")):
         for _ in range(rounds):
             for name, tokens_per_second in speeds.items():
-                net, optimizer, objective = prepared_step(name == "train-aligner")
-                for batch in batches[:3]:  # warm-up
-                    training_step(StepContext(net, optimizer, objective, 1.0), batch)
+                context = prepared_step(name)
+                for indices, batch in zip(chosen[:3], batches[:3], strict=True):  # warm-up
+                    training_step(context, batch, indices=indices)
                 start, tokens = time.perf_counter(), 0
-                for batch in batches[3:]:
-                    tokens += training_step(StepContext(net, optimizer, objective, 1.0), batch)[1]
+                for indices, batch in zip(chosen[3:], batches[3:], strict=True):
+                    tokens += training_step(context, batch, indices=indices)[1]
                 tokens_per_second.append(tokens / (time.perf_counter() - start))
     return speeds
 

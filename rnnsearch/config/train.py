@@ -41,6 +41,13 @@ class TrainConfig(Section):
         "difference between the model's β and the reverse model's, transposed (docs/model.md; 1, the measured "
         "best, by default); 0: side by side without agreeing. A run of one module has none to agree with",
     )
+    frozen_passes_gib: float = Field(
+        4.0,
+        ge=0.0,
+        description="memory (GiB, on train.device) for the frozen translation's teacher-forced passes that "
+        "`rnnsearch train-aligner` keeps, each pair's computed once instead of once per epoch, so that later "
+        "epochs train the module alone; pairs beyond it are computed at each step. 0 keeps none",
+    )
     lr_schedule: Literal["plateau", "anneal"] = Field(
         "plateau",
         description="plateau: multiply the rate by lr_decay_factor after lr_patience validations without gain; "
@@ -130,6 +137,7 @@ ALIGNER_RUN_KEYS = (
     "model.aligner_null",
     "train.aligner_objective",
     "train.aligner_agreement_weight",
+    "train.frozen_passes_gib",
     "train.max_steps",
     "train.max_minutes",
     "train.learning_rate",
@@ -146,7 +154,7 @@ ALIGNER_RUN_KEYS = (
     "data.train",
 )
 """The keys a train-aligner run may set (--set), each one it uses: the module's size and NULL
-option, its objective and the directions' agreement, its budget, learning rate and
-batches, where it runs, and the training corpora (to add word links for the links
-objective, say; a key under data.train too). Every other
-key is the frozen model's, or one the run does not read, and is refused."""
+option, its objective and the directions' agreement, the memory for the frozen passes it
+keeps, its budget, learning rate and batches, where it runs, and the training corpora (to
+add word links for the links objective, say; a key under data.train too). Every other key
+is the frozen model's, or one the run does not read, and is refused."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Protocol, cast
 
 import torch
 from torch import nn
@@ -15,6 +15,17 @@ from rnnsearch.model.recurrent import DecoderRNN
 from rnnsearch.model.scores import SCORES
 from rnnsearch.model.settings import ModelConfig
 from rnnsearch.model.wirings import WIRINGS
+
+
+class SourceSide(Protocol):
+    """What the alignment module reads of a pass's source side: a DecoderState's
+    annotations h_j (B, S, A) and padding (B, S)."""
+
+    @property
+    def annotations(self) -> torch.Tensor: ...
+
+    @property
+    def padding(self) -> torch.Tensor: ...
 
 
 class RNNSearch(nn.Module):
@@ -55,7 +66,7 @@ class RNNSearch(nn.Module):
     def aligner_rows(
         self,
         src: torch.Tensor,
-        state: DecoderState,
+        state: SourceSide,
         readout: torch.Tensor,
         weights: torch.Tensor,
         targets: torch.Tensor,
@@ -63,7 +74,8 @@ class RNNSearch(nn.Module):
         vocabulary: torch.Tensor | None = None,
     ) -> AlignerRows:
         """The alignment module's rows for target pieces `targets` (B, T), from a teacher-forced
-        pass (`teacher_forced`'s readout, α and state); see Aligner.forward for `vocabulary`."""
+        pass (`teacher_forced`'s readout, α and state, or a kept pass's: training/frozen_passes.py);
+        see Aligner.forward for `vocabulary`."""
         if self.aligner is None:
             raise ValueError("this model has no alignment module")
         embedded = self.encoder.embedding(src)  # E_x x_j, without dropout: the module reads the words themselves

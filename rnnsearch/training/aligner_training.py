@@ -30,7 +30,7 @@ from rnnsearch import kernels
 from rnnsearch.alignments.words import transposed_pharaoh
 from rnnsearch.config import Config, load_config
 from rnnsearch.config.data import check_reverse
-from rnnsearch.config.train import ALIGNER_RUN_KEYS
+from rnnsearch.config.train import ALIGNER_RUN_KEYS, TrainConfig
 from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic, model_directory
@@ -44,6 +44,7 @@ from rnnsearch.text.subwords import Subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.console import say
 from rnnsearch.training.environment import configure_cpu, flushing_denormals
+from rnnsearch.training.frozen_passes import GIB, FrozenPasses
 from rnnsearch.training.loop import StepContext, TrainingLoop
 from rnnsearch.training.loss import Objective
 from rnnsearch.training.schedule import Progress
@@ -166,11 +167,30 @@ def train_aligner(
         Objective.of(config, translation=False),
         config.train.clip_norm,
         reverse=attached[1].model if len(attached) > 1 else None,
+        frozen=_frozen_passes(attached, train, config.train),
     )
     loop = ModuleLoop(config, run_dir, context=context, pairs=train, progress=progress, attached=attached)
     with flushing_denormals(), kernels.use(kernels.choose(device, purpose="train")):
         loop.run()
     return progress
+
+
+def _frozen_passes(attached: list[Attached], pairs: PreparedPairs, options: TrainConfig) -> tuple[FrozenPasses, ...]:
+    """The passes of each frozen translation that the run keeps (frozen_passes.py), the
+    memory divided between the models; none with train.frozen_passes_gib 0."""
+    if not options.frozen_passes_gib:
+        return ()
+    budget = options.frozen_passes_gib * GIB / len(attached)
+    kept = tuple(
+        FrozenPasses(each.model, pairs, options, budget=budget, swapped=swapped)
+        for each, swapped in zip(attached, (False, True), strict=False)
+    )
+    mib = sum(each.kept_bytes for each in kept) / 2**20
+    say(
+        f"keeping the frozen translation's passes of {kept[0].kept_pairs:,} of {len(pairs):,} pairs "
+        f"({mib:,.0f} MiB of train.frozen_passes_gib {options.frozen_passes_gib:g}), each computed once"
+    )
+    return kept
 
 
 def _together(reverse_dir: Path | None, config: Config) -> str:

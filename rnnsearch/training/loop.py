@@ -40,6 +40,7 @@ from rnnsearch.text.batches import (
 from rnnsearch.training import schedule
 from rnnsearch.training.console import say
 from rnnsearch.training.distributed import SINGLE_PROCESS, World
+from rnnsearch.training.frozen_passes import Forced, FrozenPasses
 from rnnsearch.training.graphed_loss import GraphedLoss
 from rnnsearch.training.loss import Objective, sequence_loss, two_way_loss
 from rnnsearch.training.reporting import Reporter
@@ -60,9 +61,11 @@ class StepContext:
     """What every update of a run works with: the model and the optimizer of the weights
     that train, the objective, the clipping norm; under DDP the `world` of ranks and the
     model's `ddp` wrapper; the precision of the forward pass; on a GPU the loss as
-    CUDA graphs (`graphed`), made for the same objective; and where two directions'
+    CUDA graphs (`graphed`), made for the same objective; where two directions'
     alignment modules train together (`train-aligner --reverse`), the `reverse` model,
-    whose module `optimizer` updates too (its batches: `step_batch(…, swapped=True)`)."""
+    whose module `optimizer` updates too (its batches: `step_batch(…, swapped=True)`);
+    and where the translations are frozen, their kept passes (`frozen`, frozen_passes.py:
+    the model's, then the reverse model's), or none."""
 
     model: RNNSearch
     optimizer: torch.optim.Optimizer
@@ -73,9 +76,12 @@ class StepContext:
     graphed: GraphedLoss | None = None
     ddp: DistributedDataParallel | None = None
     reverse: RNNSearch | None = None
+    frozen: tuple[FrozenPasses, ...] = ()
 
 
-def training_step(context: StepContext, batch: Batch, reverse_batch: Batch | None = None) -> tuple[float, int]:
+def training_step(
+    context: StepContext, batch: Batch, reverse_batch: Batch | None = None, *, indices: np.ndarray | None = None
+) -> tuple[float, int]:
     """One update on the per-token mean of the objective's loss, gradients clipped.
 
     Under DDP (N ranks) the mean is over the tokens of all ranks' batches: DDP averages
@@ -84,7 +90,9 @@ def training_step(context: StepContext, batch: Batch, reverse_batch: Batch | Non
     Gradients whose norm is not finite (from a loss that is not, or overflowing in the
     backward pass) are a NonFiniteUpdate: DDP has averaged the gradients, so every rank
     sees the same norm and stops at the same step, with no exchange of its own. With a
-    `reverse` model, `reverse_batch` holds the same pairs the other way round.
+    `reverse` model, `reverse_batch` holds the same pairs the other way round. With kept
+    passes of frozen translations (`context.frozen`), `indices` are the batch's pairs,
+    whose passes they give.
     """
     world = context.world
     if context.graphed is not None:
@@ -93,9 +101,13 @@ def training_step(context: StepContext, batch: Batch, reverse_batch: Batch | Non
         with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=context.precision == "bf16"):
             if context.reverse is not None:
                 both = (batch, cast(Batch, reverse_batch))  # the loop makes it for a context with a reverse
-                loss, tokens = two_way_loss(context.model, context.reverse, both, context.objective)
+                forced = _kept(context.frozen, both, indices)
+                loss, tokens = two_way_loss(
+                    context.model, context.reverse, both, context.objective, forced=(forced[0], forced[1])
+                )
             else:
-                loss, tokens = sequence_loss(context.model, batch, context.objective, ddp=context.ddp)
+                forced = _kept(context.frozen, (batch,), indices)
+                loss, tokens = sequence_loss(context.model, batch, context.objective, ddp=context.ddp, forced=forced[0])
     context.optimizer.zero_grad(set_to_none=True)
     (loss / world.total(tokens) * world.size).backward()
     norm = _clipped(context.model, context.clip_norm)
@@ -106,6 +118,15 @@ def training_step(context: StepContext, batch: Batch, reverse_batch: Batch | Non
     if not math.isfinite(norm_value):
         raise NonFiniteUpdate(value)
     return value, tokens
+
+
+def _kept(
+    frozen: tuple[FrozenPasses, ...], batches: tuple[Batch, ...], indices: np.ndarray | None
+) -> list[Forced | None]:
+    """Each batch's pass from its model's kept passes; None where none are kept."""
+    if not frozen or indices is None:
+        return [None] * len(batches)
+    return [kept.forced(indices, batch) for kept, batch in zip(frozen, batches, strict=True)]
 
 
 def _clipped(model: RNNSearch, clip_norm: float) -> torch.Tensor:
@@ -209,7 +230,7 @@ class TrainingLoop:
             for group in context.optimizer.param_groups:
                 group["lr"] = schedule.learning_rate(options, progress)
             try:
-                loss, n_tokens = training_step(context, batch, reverse_batch)
+                loss, n_tokens = training_step(context, batch, reverse_batch, indices=indices)
             except NonFiniteUpdate as failure:
                 progress.step += 1
                 self.report.close()

@@ -5,7 +5,6 @@ word links (docs/model.md, "Guided alignment"); and the alignment module's terms
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import cast
 
@@ -18,9 +17,10 @@ from rnnsearch.config import Config
 from rnnsearch.model.aligner import AlignerRows
 from rnnsearch.model.linear import CHUNK_ELEMENTS
 from rnnsearch.model.objectives import PieceLinks, agreement_loss, needs_links, terms_of
-from rnnsearch.model.seq2seq import RNNSearch
+from rnnsearch.model.seq2seq import RNNSearch, SourceSide
 from rnnsearch.reserved import PAD
 from rnnsearch.text.batches import Batch, GuidedBatch
+from rnnsearch.training.frozen_passes import Forced
 
 
 def _chunked_loss(
@@ -162,18 +162,22 @@ def _module_terms(
 
 
 def two_way_loss(
-    model: RNNSearch, reverse: RNNSearch, batches: tuple[Batch, Batch], objective: Objective
+    model: RNNSearch,
+    reverse: RNNSearch,
+    batches: tuple[Batch, Batch],
+    objective: Objective,
+    *,
+    forced: tuple[Forced | None, Forced | None] = (None, None),
 ) -> tuple[torch.Tensor, int]:
     """Both directions' modules trained together (`train-aligner --reverse`), both
     translations frozen: each module's terms on its direction of the same pairs
     (`batches`: the model's batch and the same pairs read the other way round), plus
     `objective.agreement_weight` times their agreement (model/objectives.py), and the
-    target tokens of both."""
+    target tokens of both. `forced`: each batch's kept frozen pass (frozen_passes.py),
+    None where the pass is to be computed here."""
     losses, rows, real = [], [], []
-    for net, batch in zip((model, reverse), batches, strict=True):
-        with torch.no_grad():
-            forced = net.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
-        loss, module_rows = _module_terms(net, batch, forced, objective)
+    for net, batch, kept in zip((model, reverse), batches, forced, strict=True):
+        loss, module_rows = _module_terms(net, batch, kept or _frozen_pass(net, batch), objective)
         losses.append(loss)
         rows.append(module_rows)
         real.append(batch.tgt_out != PAD)
@@ -181,6 +185,12 @@ def two_way_loss(
     if objective.agreement_weight:
         total = total + objective.agreement_weight * agreement_loss(rows[0], rows[1], real[0], real[1])
     return total, int(real[0].sum() + real[1].sum())
+
+
+@torch.no_grad()
+def _frozen_pass(model: RNNSearch, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None, SourceSide]:
+    """The teacher-forced pass of a frozen translation, without gradients."""
+    return model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
 
 
 @dataclass(frozen=True)
@@ -229,6 +239,7 @@ def sequence_loss(
     objective: Objective = LIKELIHOOD,
     *,
     ddp: DistributedDataParallel | None = None,
+    forced: Forced | None = None,
 ) -> tuple[torch.Tensor, int]:
     """The `objective`'s summed loss over the batch's target tokens, and how many there are.
 
@@ -237,15 +248,19 @@ def sequence_loss(
     run of several processes, is `model`'s DistributedDataParallel wrapper: it runs the
     forward pass, so that the backward pass averages the gradients across ranks. The
     guided alignment term counts where the batch carries links (a `GuidedBatch`'s). With
-    the translation frozen, its pass runs without gradients.
+    the translation frozen, its pass runs without gradients, or is the batch's kept pass
+    (`forced`, frozen_passes.py).
     """
-    state = None
+    real = batch.tgt_out != PAD
+    if forced is not None:  # a frozen translation's kept pass: the module's terms alone
+        return aligner_loss(model, batch, forced, objective), int(real.sum())
+    state: SourceSide | None = None
     if objective.aligner is None:
         readout, weights = (model if ddp is None else ddp)(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, l)
+    elif not objective.translation:
+        readout, weights, state = _frozen_pass(model, batch)
     else:
-        with nullcontext() if objective.translation else torch.no_grad():
-            readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
-    real = batch.tgt_out != PAD
+        readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
     terms = []
     if objective.translation:
         links = None if weights is None else guide_links(batch, objective, weights.shape)

@@ -5,6 +5,7 @@ that shows alignments uses it, saying so."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -15,6 +16,8 @@ import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.files.model_directory import ALIGNER_DIR, ALIGNER_WEIGHTS, LAST, read_tensors
+from rnnsearch.prepared import PreparedPairs
+from rnnsearch.text.batches import epoch_batches
 from tests.integration.conftest import tiny_config, write_config, write_lines
 from tests.integration.test_score_align import assert_one_line_error, read_jsonl, run_cli
 
@@ -65,6 +68,34 @@ def test_a_run_killed_after_its_checkpoint_resumes_with_its_log_trimmed(model_di
     steps = [json.loads(line)["step"] for line in log.read_text().splitlines()]
     assert steps == [1, 2, 3, 4]
     assert 9.0 not in [json.loads(line)["train_loss"] for line in log.read_text().splitlines()]
+
+
+def test_kept_passes_train_the_module_as_passes_computed_at_every_step_and_resume_exactly(model_dir, tmp_path, capsys):
+    """A module trained on the frozen passes it keeps (all of them, some or none) is, to
+    rounding, the module trained on passes computed at every step, into the second epoch
+    (the passes are kept from the first epoch's batches); a run resumed in the second
+    epoch, which keeps nothing yet, ends bit for bit where the whole run ends."""
+    first_epoch = len(epoch_batches(PreparedPairs(model_dir / "prepared"), 2000, None, 1, 0))
+    trained, kept = {}, {}
+
+    def run(memory: str, steps: int, folder: str, *resume: str) -> Path:
+        model = tmp_path / folder / "model" if resume else copied(model_dir, tmp_path / folder)
+        options = ["--set", f"train.frozen_passes_gib={memory}", "--set", f"train.max_steps={steps}", *resume]
+        status, _, err = run_cli(capsys, "train-aligner", model, *MODULE, "--set", "train.batch_tokens=2000", *options)
+        assert status == 0, err
+        kept[memory] = re.findall(r"passes of (\d+) of (\d+) pairs", err)
+        return model
+
+    for memory in ("0", "4", "2e-5"):
+        trained[memory] = module_weights(run(memory, first_epoch + 3, memory))
+    assert kept["0"] == [] and kept["4"][0][0] == kept["4"][0][1] and 0 < int(kept["2e-5"][0][0]) < 100
+    for memory in ("4", "2e-5"):
+        for name, computed in trained["0"].items():
+            torch.testing.assert_close(trained[memory][name], computed)
+    run("2e-5", first_epoch + 1, "split")
+    resumed = module_weights(run("2e-5", first_epoch + 3, "split", "--resume"))
+    for name, whole in trained["2e-5"].items():
+        torch.testing.assert_close(resumed[name], whole, rtol=0, atol=0)
 
 
 def test_a_run_killed_before_its_first_checkpoint_says_it_starts_again(model_dir, tmp_path, capsys):
