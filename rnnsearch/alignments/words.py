@@ -216,14 +216,12 @@ def hard_alignment(weights: np.ndarray, null: np.ndarray | None = None) -> list[
     A target word whose row is all zero stays unaligned, and so does one whose mass on
     NULL (`null`, one per target word; None: none) exceeds its weight on every source word.
     """
-    if null is None:
-        null = np.zeros(len(weights))
-    pairs = [
-        (int(np.argmax(row)), target)
-        for target, (row, nothing) in enumerate(zip(weights, null, strict=True))
-        if row.size and row.max() > 0 and row.max() >= nothing
-    ]
-    return sorted(pairs)
+    weights = np.asarray(weights)
+    if not weights.size:
+        return []
+    best = weights.max(axis=1)
+    linked = (best > 0) & (best >= (0.0 if null is None else np.asarray(null)))
+    return sorted(zip(weights.argmax(axis=1)[linked].tolist(), np.flatnonzero(linked).tolist(), strict=True))
 
 
 def null_mass(alignment: np.ndarray, target: Words) -> np.ndarray:

@@ -60,8 +60,9 @@ def teacher_forced(
     with precision bf16, while the log-probabilities are always normalised in fp32.
     """
     results: list[ForcedPair | None] = [None] * len(pairs)
+    known = _normaliser_table(model) if from_module else None
     for batch, indices in _batches(model, pairs, max_sentences, bf16):
-        log_probs, weights = _batch_log_probs(model, batch, from_module)
+        log_probs, weights = _batch_log_probs(model, batch, known)
         for row, index in enumerate(indices):
             results[index] = _unpadded(log_probs, weights, batch, row)
     return cast(list[ForcedPair], results)  # every pair is in one batch
@@ -75,14 +76,22 @@ def module_alignments(
     given, `max_sentences` pairs a batch: for a translation search has already scored,
     so the output layer, which only the log-probabilities need, is not run."""
     results: list[np.ndarray | None] = [None] * len(pairs)
+    known = _normaliser_table(model)
     for batch, indices in _batches(model, pairs, max_sentences, bf16):
         readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
         attention = cast(torch.Tensor, weights)  # a model with a module attends
-        rows = model.aligner_rows(batch.src, state, readout, attention, batch.tgt_out).alignment()
+        rows = model.aligner_rows(batch.src, state, readout, attention, batch.tgt_out, known=known).alignment()
         for row, index in enumerate(indices):
             length, source_length = int((batch.tgt_out[row] != PAD).sum()), int(batch.src_lengths[row])
             results[index] = rows[row, :length, :source_length].float().cpu().numpy()
     return cast(list[np.ndarray], results)  # every pair is in one batch
+
+
+def _normaliser_table(model: RNNSearch) -> torch.Tensor:
+    """The module's lexical normalisers, none known yet, for the batches of one pass to share."""
+    if model.aligner is None:
+        raise ValueError("this model has no alignment module")
+    return model.aligner.normaliser_table()
 
 
 def _batches(
@@ -113,16 +122,19 @@ def mean_forced(passes: Sequence[Sequence[ForcedPair]], aligned: Sequence[int]) 
     return combined
 
 
-def _batch_log_probs(model: RNNSearch, batch: Batch, from_module: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """log p of every decoder output (B, T), 0 at padding, and the weights α, or β
-    `from_module` (B, T, S), or None.
+def _batch_log_probs(
+    model: RNNSearch, batch: Batch, known: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """log p of every decoder output (B, T), 0 at padding, and the weights α, or β where
+    the module's normalisers `known` so far are given (B, T, S), or None.
 
     The vocabulary projection runs on real target positions only, a chunk of rows at a
     time, so no (B · T, V) tensor of logits is ever held whole.
     """
     readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
-    if from_module:  # a model with a module attends
-        weights = model.aligner_rows(batch.src, state, readout, cast(torch.Tensor, weights), batch.tgt_out).alignment()
+    if known is not None:  # a model with a module attends
+        attention = cast(torch.Tensor, weights)
+        weights = model.aligner_rows(batch.src, state, readout, attention, batch.tgt_out, known=known).alignment()
     real = batch.tgt_out != PAD
     rows, targets = readout[real], batch.tgt_out[real]
     chosen = torch.empty(len(targets), dtype=torch.float32, device=rows.device)

@@ -35,7 +35,7 @@ distribution over target pieces and predicting y_i through it (a mixture of lexi
 translations weighed by the prior) cannot be won by copying y_i. The normaliser over the
 vocabulary is taken, in training, over the pieces of the batch's targets only (Jean et
 al. 2015), which keeps its cost a fraction of the output layer's; aligning takes it over
-the whole vocabulary, once for each distinct source piece of a batch.
+the whole vocabulary, once for each distinct source piece of the pairs aligned together.
 """
 
 from __future__ import annotations
@@ -173,12 +173,16 @@ class Aligner(nn.Module):
         source: AlignerSource,
         *,
         vocabulary: torch.Tensor | None = None,
+        known: torch.Tensor | None = None,
     ) -> AlignerRows:
         """The rows of target pieces `targets` (B, T) whose readouts t_i are `readout` (B, T, l)
         and whose attention rows α_i are `attention` (B, T, S).
 
         `vocabulary`: the pieces the lexicon normalises over (training: the batch's
         target pieces, which must include every piece of `targets`); None: all of them.
+        `known`: over all of them, the normalisers of the source pieces computed so far
+        (`normaliser_table`), which this call reads and adds to: where many batches are
+        aligned with the same weights, each piece's is computed once.
         """
         blocked = source.padding.unsqueeze(1)  # (B, 1, S)
         queries = self.query_layer(readout.detach().float())  # q_i: (B, T, d)
@@ -190,25 +194,42 @@ class Aligner(nn.Module):
         log_prior = energies.masked_fill(blocked, -math.inf).log_softmax(dim=-1)
         word_scores = torch.bmm(self.words(targets), source.lexical.transpose(1, 2))  # F_{y_i} · g_j
         word_scores = word_scores + self.word_bias[targets].unsqueeze(-1)
-        normaliser = self._log_normaliser(source, vocabulary)
+        normaliser = self._log_normaliser(source, vocabulary, known)
         log_lexical = (word_scores - normaliser.unsqueeze(1)).masked_fill(blocked, -math.inf)
         return AlignerRows(log_prior, log_lexical, self.null)
 
-    def _log_normaliser(self, source: AlignerSource, vocabulary: torch.Tensor | None) -> torch.Tensor:
+    def normaliser_table(self) -> torch.Tensor:
+        """A table of the lexicon's normaliser over all target pieces for each source piece
+        (and ∅, last), none known yet (NaN): `forward`'s `known`."""
+        return torch.full((self.source_words.num_embeddings + 1,), math.nan, device=self.word_bias.device)
+
+    def _log_normaliser(
+        self, source: AlignerSource, vocabulary: torch.Tensor | None, known: torch.Tensor | None
+    ) -> torch.Tensor:
         """log Σ_v exp(F_v · g_j + b_v) over `vocabulary` (all pieces if None), (B, S). Over
-        all pieces it is computed once for each distinct source piece: g_j is the piece's own."""
+        all pieces it is computed once for each distinct source piece, g_j being the
+        piece's own, and, with a table of those `known`, once for each piece it lacks."""
         if vocabulary is not None:
             return (source.lexical @ self.words(vocabulary).t() + self.word_bias[vocabulary]).logsumexp(dim=-1)
         pieces, where = source.pieces.unique(return_inverse=True)
         first = torch.full(pieces.shape, source.pieces.numel(), dtype=torch.long, device=pieces.device)
         first.scatter_reduce_(0, where.flatten(), torch.arange(where.numel(), device=pieces.device), reduce="amin")
         rows = source.lexical.flatten(0, 1)[first]  # g of each distinct piece (and of ∅)
+        if known is None:
+            return self._over_all_pieces(rows)[where]
+        missing = known[pieces].isnan()
+        if bool(missing.any()):
+            known[pieces[missing]] = self._over_all_pieces(rows[missing]).to(known.dtype)
+        return known[source.pieces]
+
+    def _over_all_pieces(self, rows: torch.Tensor) -> torch.Tensor:
+        """log Σ_v exp(F_v · g + b_v) of each row g of `rows`, a chunk of rows at a time."""
         step = max(1, CHUNK_ELEMENTS // self.words.num_embeddings)
         parts = [
             (rows[start : start + step] @ self.words.weight.t() + self.word_bias).logsumexp(dim=-1)
             for start in range(0, rows.size(0), step)
         ]
-        return torch.cat(parts)[where]
+        return torch.cat(parts)
 
 
 def _neighbours(values: torch.Tensor) -> torch.Tensor:

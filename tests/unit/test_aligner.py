@@ -90,6 +90,24 @@ def test_the_batch_vocabulary_normalises_as_the_whole_one_does_when_it_is_the_wh
     assert (batch >= whole - 1e-6).all()  # fewer pieces to share the mass with
 
 
+@pytest.mark.parametrize("null", [False, True])
+def test_normalisers_known_from_earlier_batches_give_the_rows_computed_afresh(null):
+    """Two batches aligned with one table of normalisers: the second reads the pieces the
+    first computed and adds its own, and both get the rows computed without the table."""
+    model = with_module(null=null)
+    known = model.aligner.normaliser_table()
+    for seed, sources in ((6, 3), (7, 5)):
+        src, lengths = source_tensors(random_sources(sources, VOCAB, seed=seed))
+        targets = torch.randint(4, VOCAB, (sources, 5))
+        tgt_in = torch.cat([torch.full((sources, 1), BOS), targets[:, :-1]], 1)
+        with torch.no_grad():
+            readout, weights, state = model.teacher_forced(src, lengths, tgt_in)
+            rows = functools.partial(model.aligner_rows, src, state, readout, weights, targets)
+            torch.testing.assert_close(rows(known=known).log_lexical, rows().log_lexical)
+        seen = set(src.flatten().tolist()) | ({-1} if null else set())
+        assert {index if index < VOCAB else -1 for index in known.isfinite().nonzero().flatten().tolist()} >= seen
+
+
 def pairs(count: int, seed: int):
     sources = random_sources(count, VOCAB, seed=seed, min_len=3)
     generator = torch.Generator().manual_seed(seed + 1)
