@@ -186,8 +186,10 @@ def _frozen_passes(attached: list[Attached], pairs: PreparedPairs, options: Trai
         for each, swapped in zip(attached, (False, True), strict=False)
     )
     mib = sum(each.kept_bytes for each in kept) / 2**20
+    counts = " and ".join(f"{each.kept_pairs:,}" for each in kept)  # the model's, the reverse model's
+    whose = "translations'" if len(kept) > 1 else "translation's"
     say(
-        f"keeping the frozen translation's passes of {kept[0].kept_pairs:,} of {len(pairs):,} pairs "
+        f"keeping the frozen {whose} passes of {counts} of {len(pairs):,} pairs "
         f"({mib:,.0f} MiB of train.frozen_passes_gib {options.frozen_passes_gib:g}), each computed once"
     )
     return kept

@@ -31,6 +31,7 @@ from rnnsearch.text.batches import Batch, PairSource, Pieces, epoch_batches, mak
 
 GIB = 2**30
 FLOAT_BYTES = 4
+OFFSET_BYTES = 3 * 8  # where a kept pair's readout, α and annotations start in the stores
 
 
 @dataclass(frozen=True)
@@ -46,11 +47,18 @@ Forced = tuple[torch.Tensor, torch.Tensor, KeptSource]
 """A batch's teacher-forced pass as the alignment module's terms read it: readout (B, T, l),
 α (B, T, S) and the source side; 0 at every padded position."""
 
+PairPass = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+"""One pair's pass: its readout (T_k, l), α (T_k, S_k) and annotations (S_k, A)."""
+
 
 class FrozenPasses:
     """The kept teacher-forced passes of `model` (frozen, in eval mode) on `pairs` (read
     the other way round, target as source, where `swapped`: a reverse model's), within
-    `budget` bytes; the first epoch's batches are `options`' (train.batch_tokens, …)."""
+    `budget` bytes; the first epoch's batches are `options`' (train.batch_tokens, …).
+
+    The kept pairs' passes lie in three stores, one row of the readout or the
+    annotations per piece and α flat, allocated once, so that a kept pair costs its
+    floats and three offsets and no object of its own."""
 
     def __init__(
         self, model: RNNSearch, pairs: PairSource, options: TrainConfig, *, budget: float, swapped: bool = False
@@ -61,14 +69,29 @@ class FrozenPasses:
         self.place = np.empty(len(pairs), dtype=np.int64)  # each pair's batch, by its place in first_epoch.order
         self.place[self.first_epoch.order] = np.repeat(np.arange(len(sizes)), sizes)
         readout, annotation = model.decoder.output_layer.in_features, model.encoder.annotation_size
-        sources = pairs.source_lengths.astype(np.int64) + 1  # </s> on both sides; lengths may be uint16
-        targets = pairs.target_lengths.astype(np.int64) + 1
-        if swapped:
-            sources, targets = targets, sources
-        pair_bytes = FLOAT_BYTES * (targets * readout + targets * sources + sources * annotation)
+        self.sources, self.targets = self._lengths()
+        pair_bytes = (
+            FLOAT_BYTES * (self.targets * readout + self.targets * self.sources + self.sources * annotation)
+            + OFFSET_BYTES
+        )
         self.kept_pairs = int(np.searchsorted(np.cumsum(pair_bytes, dtype=np.float64), budget, side="right"))
         self.kept_bytes = float(pair_bytes[: self.kept_pairs].sum())
-        self.passes: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        kept = slice(0, self.kept_pairs)
+        self.target_start = _starts(self.targets[kept])
+        self.source_start = _starts(self.sources[kept])
+        self.weight_start = _starts(self.targets[kept] * self.sources[kept])
+        device = next(model.parameters()).device
+        self.readouts = torch.empty((int(self.target_start[-1]), readout), device=device)
+        self.weights = torch.empty(int(self.weight_start[-1]), device=device)
+        self.annotations = torch.empty((int(self.source_start[-1]), annotation), device=device)
+        self.held = np.zeros(self.kept_pairs, dtype=bool)
+
+    def _lengths(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each pair's source and target length as the model reads it, </s> on both sides,
+        in int64: a prepared corpus's lengths are uint16, whose products would wrap."""
+        sources = self.pairs.source_lengths.astype(np.int64) + 1
+        targets = self.pairs.target_lengths.astype(np.int64) + 1
+        return (targets, sources) if self.swapped else (sources, targets)
 
     def _batch(self, indices: np.ndarray) -> Batch:
         """The pairs at `indices` as a batch on the model's device, swapped where the model reads them so."""
@@ -78,10 +101,17 @@ class FrozenPasses:
         return make_batch(chosen).to(next(self.model.parameters()).device)
 
     @torch.no_grad()
-    def _pass(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, KeptSource]:
-        """The frozen model's teacher-forced pass of `batch`."""
+    def _pass(self, indices: np.ndarray) -> list[PairPass]:
+        """The frozen model's teacher-forced pass of the pairs at `indices`, as one batch, pair by pair."""
+        batch = self._batch(indices)
         readout, weights, state = self.model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
-        return readout, cast(torch.Tensor, weights), KeptSource(state.annotations, state.padding)
+        attention = cast(torch.Tensor, weights)  # a model with a module attends
+        return [
+            (readout[row, :t], attention[row, :t, :s], state.annotations[row, :s])
+            for row, (s, t) in enumerate(
+                zip(self.sources[indices].tolist(), self.targets[indices].tolist(), strict=True)
+            )
+        ]
 
     def forced(self, indices: np.ndarray, batch: Batch) -> Forced | None:
         """The pass of `batch`, the pairs at `indices`: the kept passes of those kept,
@@ -92,45 +122,44 @@ class FrozenPasses:
             return None
         self._keep_missing(indices)
         fresh = indices[indices >= self.kept_pairs]
-        passes = {}
-        if fresh.size:
-            passes = dict(zip(fresh.tolist(), self._split(fresh, self._pass(self._batch(fresh))), strict=True))
-        chosen = [self.passes[i] if i < self.kept_pairs else passes[i] for i in indices.tolist()]
-        return _padded(chosen, batch)
+        computed = dict(zip(fresh.tolist(), self._pass(fresh), strict=True)) if fresh.size else {}
+        return _padded([computed[i] if i in computed else self._kept(i) for i in indices.tolist()], batch)
 
     def _keep_missing(self, indices: np.ndarray) -> None:
         """Compute and keep the passes of the kept pairs of `indices` not yet kept, each in its first-epoch batch."""
-        missing = [i for i in indices.tolist() if i < self.kept_pairs and i not in self.passes]
+        missing = [i for i in indices.tolist() if i < self.kept_pairs and not self.held[i]]
         first = self.first_epoch
         for place in sorted({int(self.place[i]) for i in missing}):
             members = first.order[first.bounds[place] : first.bounds[place + 1]]
-            for index, kept in zip(
-                members.tolist(), self._split(members, self._pass(self._batch(members))), strict=True
-            ):
+            for index, (readout, weights, source) in zip(members.tolist(), self._pass(members), strict=True):
                 if index < self.kept_pairs:
-                    self.passes[index] = kept
+                    self.readouts[self.target_start[index] : self.target_start[index + 1]] = readout
+                    self.weights[self.weight_start[index] : self.weight_start[index + 1]] = weights.flatten()
+                    self.annotations[self.source_start[index] : self.source_start[index + 1]] = source
+                    self.held[index] = True
 
-    def _split(self, indices: np.ndarray, forced: Forced) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
-        """Each pair's readout (T_k, l), α (T_k, S_k) and annotations (S_k, A) of a batch's
-        pass, copied out of the batch's tensors so that keeping them keeps nothing else."""
-        readout, weights, source = forced
-        sources, targets = self.pairs.source_lengths[indices] + 1, self.pairs.target_lengths[indices] + 1
-        if self.swapped:
-            sources, targets = targets, sources
-        return [
-            (readout[row, :t].clone(), weights[row, :t, :s].clone(), source.annotations[row, :s].clone())
-            for row, (s, t) in enumerate(zip(sources.tolist(), targets.tolist(), strict=True))
-        ]
+    def _kept(self, index: int) -> PairPass:
+        """The kept pass of pair `index`, as views of the stores."""
+        targets, sources = int(self.targets[index]), int(self.sources[index])
+        return (
+            self.readouts[self.target_start[index] : self.target_start[index + 1]],
+            self.weights[self.weight_start[index] : self.weight_start[index + 1]].view(targets, sources),
+            self.annotations[self.source_start[index] : self.source_start[index + 1]],
+        )
 
 
-def _padded(passes: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], batch: Batch) -> Forced:
+def _starts(sizes: np.ndarray) -> np.ndarray:
+    """Where each of consecutive blocks of `sizes` starts, then the total."""
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
+def _padded(passes: list[PairPass], batch: Batch) -> Forced:
     """The batch's pass from its pairs' passes, 0 at every padded position."""
     count, targets, sources = len(passes), batch.tgt_out.size(1), batch.src.size(1)
-    readout_width, annotation_width = passes[0][0].size(-1), passes[0][2].size(-1)
     first = passes[0][0]
-    readout = first.new_zeros((count, targets, readout_width))
-    weights = first.new_zeros((count, targets, sources))
-    annotations = first.new_zeros((count, sources, annotation_width))
+    readout = first.new_zeros((count, targets, first.size(-1)), dtype=torch.float32)
+    weights = first.new_zeros((count, targets, sources), dtype=torch.float32)
+    annotations = first.new_zeros((count, sources, passes[0][2].size(-1)), dtype=torch.float32)
     for row, (pair_readout, pair_weights, pair_annotations) in enumerate(passes):
         t, s = pair_weights.shape
         readout[row, :t] = pair_readout

@@ -8,7 +8,7 @@ import torch
 
 from rnnsearch.config.train import TrainConfig
 from rnnsearch.text.batches import InMemoryPairs, make_batch
-from rnnsearch.training.frozen_passes import FLOAT_BYTES, FrozenPasses
+from rnnsearch.training.frozen_passes import FLOAT_BYTES, OFFSET_BYTES, FrozenPasses
 from tests.conftest import random_sources, tiny_model
 
 VOCAB = 12
@@ -51,7 +51,7 @@ def test_the_memory_of_long_pairs_is_counted_in_full():
     pairs.target_lengths = np.array([400, 2, 600, 3], dtype=np.uint16)
     readout, annotation = model.decoder.output_layer.in_features, model.encoder.annotation_size
     each = [
-        FLOAT_BYTES * ((t + 1) * readout + (t + 1) * (s + 1) + (s + 1) * annotation)
+        FLOAT_BYTES * ((t + 1) * readout + (t + 1) * (s + 1) + (s + 1) * annotation) + OFFSET_BYTES
         for s, t in zip(pairs.source_lengths.tolist(), pairs.target_lengths.tolist(), strict=True)
     ]
     assert FrozenPasses(model, pairs, TrainConfig(), budget=2**30).kept_bytes == sum(each)
