@@ -304,7 +304,7 @@ def prior_seconds(translator, english: list[str], french: list[str], *, rounds: 
     """Seconds to read the module's rows of the pairs into word alignments without a prior
     and with CONTIGUITY (the part of `align` the prior adds to), alternating."""
     from rnnsearch.alignments.distortion import CONTIGUITY
-    from rnnsearch.alignments.words import read_translation
+    from rnnsearch.alignments.words import read_translations
 
     chunks = translator.align_chunks([(english, french)], alignment_from="aligner")
     pairs = [aligned.pair for chunk in chunks for aligned in chunk]
@@ -312,8 +312,7 @@ def prior_seconds(translator, english: list[str], french: list[str], *, rounds: 
     for _ in range(rounds):
         for seconds, prior in zip(times.values(), (None, CONTIGUITY), strict=True):
             start = time.perf_counter()
-            for pair in pairs:
-                read_translation(pair, reading="output", prior=prior)
+            read_translations(pairs, reading="output", prior=prior)  # as `align` reads a call's pairs
             seconds.append(time.perf_counter() - start)
     return times
 

@@ -21,7 +21,8 @@ floor bounds what any jump costs, so that a word the rows are sure of keeps its 
 however far it jumps (a German verb at the end of its clause; `sure_link_posterior`).
 
 The forward–backward algorithm gives each target word's posterior over the source words
-and ∅, which replaces its row; the links are then read from it as before (words.py,
+and ∅, which replaces its row (`posteriors` computes those of many pairs together, padded
+into chunks of like sizes, as `align` reads the pairs of a call); the links are then read from it as before (words.py,
 `hard_alignment`). The prior decides what the rows leave open, and the floor keeps it
 from overruling what they are sure of. BENCHMARKS.md ("A contiguity prior at alignment
 time") has what it gains and how λ, κ, ν and φ were chosen.
@@ -29,6 +30,7 @@ time") has what it gains and how λ, κ, ν and φ were chosen.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,35 +87,66 @@ def posterior(weights: np.ndarray, null: np.ndarray | None, prior: JumpPrior) ->
     before it, so that a jump is always measured from a linked word; each step's forward
     mass is rescaled to sum to 1, and the backward pass divides by the same scales."""
     weights = np.asarray(weights, dtype=np.float64)
-    targets, sources = weights.shape
-    null = np.zeros(targets) if null is None else np.asarray(null, dtype=np.float64)
-    if not targets or not sources:
-        return weights, null
-    emitted, emitted_null = np.maximum(weights, FLOOR), np.maximum(null, FLOOR)
-    moves = prior.moves(sources)
-    linked, unlinked, scales = _forward(emitted, emitted_null, moves, prior.null)
-    after = np.ones((targets, sources + 1))  # by the last linked word, −1 first
-    for i in range(targets - 2, -1, -1):
-        ahead = moves @ (emitted[i + 1] * after[i + 1, 1:]) + prior.null * emitted_null[i + 1] * after[i + 1]
-        after[i] = ahead / scales[i + 1]
-    return linked * after[:, 1:], (unlinked * after).sum(axis=1)
+    if not weights.size:
+        return weights, np.zeros(len(weights)) if null is None else np.asarray(null, dtype=np.float64)
+    return _padded_posteriors([(weights, null)], prior)[0]
 
 
-def _forward(
-    emitted: np.ndarray, emitted_null: np.ndarray, moves: np.ndarray, null: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The forward pass: each step's rescaled mass on linking each source word (T, S) and
-    on ∅ after each last linked word (T, S + 1), and the scales."""
-    targets, sources = emitted.shape
-    linked, unlinked, scales = np.zeros((targets, sources)), np.zeros((targets, sources + 1)), np.zeros(targets)
-    last = np.zeros(sources + 1)  # the mass on each last linked word, −1 first
-    last[0] = 1.0
+CHUNK = 256  # pairs whose posteriors are computed together: like sizes, padded to the largest
+
+
+def posteriors(
+    rows: Sequence[tuple[np.ndarray, np.ndarray | None]], prior: JumpPrior
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """`posterior` of each pair's (word weights, NULL mass), computed together: the pairs,
+    sorted by size, are padded to one array a chunk at a time, so that the steps of the
+    forward–backward algorithm run once for a chunk instead of once for each pair."""
+    results: list[tuple[np.ndarray, np.ndarray]] = [posterior(w, n, prior) for w, n in rows if not np.size(w)]
+    empty = iter(results)
+    done: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    sized = sorted((k for k, (weights, _) in enumerate(rows) if np.size(weights)), key=lambda k: np.shape(rows[k][0]))
+    for start in range(0, len(sized), CHUNK):
+        chunk = sized[start : start + CHUNK]
+        done |= dict(zip(chunk, _padded_posteriors([rows[k] for k in chunk], prior), strict=True))
+    return [done[k] if k in done else next(empty) for k in range(len(rows))]
+
+
+def _padded_posteriors(
+    rows: Sequence[tuple[np.ndarray, np.ndarray | None]], prior: JumpPrior
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """`posterior` of pairs of at least one target and one source word each, padded to
+    one array. Padded source words emit nothing, so they are never linked; padded target
+    words emit 1 for every source word and for ∅, so that each of their steps passes on
+    all its mass (its scale is 1) and the backward pass reaches a pair's last target word
+    as if it started there."""
+    shapes = [np.shape(weights) for weights, _ in rows]
+    count, targets, sources = len(rows), max(t for t, _ in shapes), max(s for _, s in shapes)
+    emitted, emitted_null = np.ones((count, targets, sources)), np.ones((count, targets))
+    moves = np.zeros((count, sources + 1, sources))
+    for k, ((weights, null), (t, s)) in enumerate(zip(rows, shapes, strict=True)):
+        emitted[k, :, s:] = 0.0
+        emitted[k, :t, :s] = np.maximum(np.asarray(weights, dtype=np.float64), FLOOR)
+        emitted_null[k, :t] = FLOOR if null is None else np.maximum(np.asarray(null, dtype=np.float64), FLOOR)
+        moves[k, : s + 1, :s] = prior.moves(s)
+    linked, unlinked, scales = (
+        np.zeros(emitted.shape),
+        np.zeros((count, targets, sources + 1)),
+        np.zeros((count, targets)),
+    )
+    last = np.zeros((count, sources + 1))
+    last[:, 0] = 1.0
     for i in range(targets):
-        linked[i] = emitted[i] * (last @ moves)
-        unlinked[i] = emitted_null[i] * null * last
-        scales[i] = linked[i].sum() + unlinked[i].sum()
-        linked[i] /= scales[i]
-        unlinked[i] /= scales[i]
-        last = unlinked[i].copy()
-        last[1:] += linked[i]
-    return linked, unlinked, scales
+        linked[:, i] = emitted[:, i] * np.einsum("np,nps->ns", last, moves)
+        unlinked[:, i] = (emitted_null[:, i] * prior.null)[:, None] * last
+        scales[:, i] = linked[:, i].sum(axis=1) + unlinked[:, i].sum(axis=1)
+        linked[:, i] /= scales[:, i, None]
+        unlinked[:, i] /= scales[:, i, None]
+        last = unlinked[:, i].copy()
+        last[:, 1:] += linked[:, i]
+    after = np.ones((count, targets, sources + 1))
+    for i in range(targets - 2, -1, -1):
+        ahead = np.einsum("nps,ns->np", moves, emitted[:, i + 1] * after[:, i + 1, 1:])
+        ahead += (prior.null * emitted_null[:, i + 1])[:, None] * after[:, i + 1]
+        after[:, i] = ahead / scales[:, i + 1, None]
+    word, nothing = linked * after[:, :, 1:], (unlinked * after).sum(axis=2)
+    return [(word[k, :t, :s], nothing[k, :t]) for k, (t, s) in enumerate(shapes)]

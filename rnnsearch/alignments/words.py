@@ -62,7 +62,7 @@ from typing import Protocol
 import numpy as np
 
 from rnnsearch.alignments import display
-from rnnsearch.alignments.distortion import JumpPrior, posterior
+from rnnsearch.alignments.distortion import JumpPrior, posteriors
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, check_reading, reading_rows
 from rnnsearch.alignments.symmetrisation import SOFT_METHODS, symmetrise, symmetrise_weights
 from rnnsearch.reserved import WORD_START
@@ -265,24 +265,36 @@ def align_words(
     return _aligned(source_words(source_tokens), target_words(target_tokens), alignment, reading)
 
 
-def _aligned(
-    source: Words,
-    target: Words,
-    alignment: np.ndarray,
-    reading: str,
-    *,
-    null: bool = False,
-    prior: JumpPrior | None = None,
-) -> WordAlignment:
-    """The word alignment of `alignment`'s rows read as `reading`; `null`: their shortfall
-    from 1 is mass on NULL (AlignmentSource.null_mass); `prior`: the word weights are the
-    posteriors of the rows under that jump prior (AlignmentSource.prior, distortion.py)."""
+def _aligned(source: Words, target: Words, alignment: np.ndarray, reading: str) -> WordAlignment:
+    """The word alignment of `alignment`'s rows read as `reading`, as the rows give it."""
+    weights, _ = _word_weights(source, target, alignment, reading, null=False)
+    return WordAlignment(source.texts, target.texts, weights, hard_alignment(weights))
+
+
+def _word_weights(
+    source: Words, target: Words, alignment: np.ndarray, reading: str, *, null: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The word weights of `alignment`'s rows read as `reading`, and with `null` each
+    target word's mass on NULL, their shortfall from 1 (AlignmentSource.null_mass)."""
     rows = reading_rows(alignment, reading)
-    weights = merge(rows, source, target)
-    unaligned = null_mass(rows, target) if null else None
-    if prior is not None:
-        weights, unaligned = posterior(weights, unaligned, prior)
-    return WordAlignment(source.texts, target.texts, weights, hard_alignment(weights, unaligned))
+    return merge(rows, source, target), null_mass(rows, target) if null else None
+
+
+@dataclass
+class _Weighed:
+    """A translation's words and word weights, before the jump prior reads them."""
+
+    source: Words
+    target: Words
+    weights: np.ndarray
+    unaligned: np.ndarray | None
+    alignment_from: str
+
+    def aligned(self) -> WordAlignment:
+        """Its word alignment: the links read from the weights by the NULL rule (`hard_alignment`)."""
+        links = hard_alignment(self.weights, self.unaligned)
+        aligned = WordAlignment(self.source.texts, self.target.texts, self.weights, links)
+        return replace(aligned, alignment_from=self.alignment_from)
 
 
 def align_translation(translation: Attended, *, reading: str = DEFAULT_READING) -> WordAlignment:
@@ -290,13 +302,42 @@ def align_translation(translation: Attended, *, reading: str = DEFAULT_READING) 
     alternatives), over the whitespace-separated words of its texts (see the module
     docstring), its word weights read with the jump prior of what its rows come from
     (AlignmentSource.prior)."""
-    prior = ALIGNMENT_SOURCES[translation.alignment_from].prior
-    return read_translation(translation, reading=reading, prior=prior)
+    return align_translations([translation], reading=reading)[0]
+
+
+def align_translations(translations: Sequence[Attended], *, reading: str = DEFAULT_READING) -> list[WordAlignment]:
+    """`align_translation` of each translation; where all come from one source, as the
+    pairs of one call do, the posteriors of their jump prior are computed together."""
+    sources = {translation.alignment_from for translation in translations}
+    if len(sources) > 1:
+        return [align_translation(translation, reading=reading) for translation in translations]
+    prior = ALIGNMENT_SOURCES[sources.pop()].prior if sources else None
+    return read_translations(translations, reading=reading, prior=prior)
 
 
 def read_translation(translation: Attended, *, reading: str, prior: JumpPrior | None) -> WordAlignment:
     """`align_translation` with the jump prior `prior` (None: the word weights as the rows
     give them), whatever its rows come from: to compare priors on the same rows."""
+    return read_translations([translation], reading=reading, prior=prior)[0]
+
+
+def read_translations(
+    translations: Sequence[Attended], *, reading: str, prior: JumpPrior | None
+) -> list[WordAlignment]:
+    """`read_translation` of each translation, the prior's posteriors computed together
+    (distortion.posteriors)."""
+    read = [_weighed(translation, reading) for translation in translations]
+    weighed = [each for each in read if isinstance(each, _Weighed)]
+    if prior is not None:
+        rows = [(each.weights, each.unaligned) for each in weighed]
+        for each, (weights, unaligned) in zip(weighed, posteriors(rows, prior), strict=True):
+            each.weights, each.unaligned = weights, unaligned
+    return [each.aligned() if isinstance(each, _Weighed) else each for each in read]
+
+
+def _weighed(translation: Attended, reading: str) -> _Weighed | WordAlignment:
+    """A translation's word weights, or the marked alignment of one whose pieces cannot be
+    placed on its words (`_unplaced`)."""
     if translation.alignment is None:
         raise ValueError("this translation has no alignment (model without an alignment model)")
     alignment_from = translation.alignment_from
@@ -308,8 +349,8 @@ def read_translation(translation: Attended, *, reading: str, prior: JumpPrior | 
         unplaced = _unplaced(translation.source.split(), translation.text.split())
         return replace(unplaced, alignment_from=alignment_from)
     null = ALIGNMENT_SOURCES[alignment_from].null_mass
-    aligned = _aligned(on_source, on_target, translation.alignment, reading, null=null, prior=prior)
-    return replace(aligned, alignment_from=alignment_from)
+    weights, unaligned = _word_weights(on_source, on_target, translation.alignment, reading, null=null)
+    return _Weighed(on_source, on_target, weights, unaligned, alignment_from)
 
 
 def _unplaced(source: list[str], target: list[str]) -> WordAlignment:

@@ -11,7 +11,7 @@ from typing import cast
 
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, check_reading
 from rnnsearch.alignments.symmetrisation import COMBINATIONS
-from rnnsearch.alignments.words import WordAlignment, align_translation, combine
+from rnnsearch.alignments.words import WordAlignment, align_translations, combine
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.config.data import DataSection, check_reverse
 from rnnsearch.decoding.decoding import Decoding
@@ -225,12 +225,14 @@ class GivenPairs(Decoding):
         if reverse is not None:
             scored = reverse._score(targets, sources, None, first_line=first_line, alignment_from=asked)
             backward = [pair.as_translation() for pair in scored]
+        forward_words = align_translations(forward, reading=reading)
+        backward_words = None if backward is None else align_translations(backward, reading=reading)
         aligned = []
         for k, (pair, parsed) in enumerate(zip(forward, marked, strict=True)):
-            words = align_translation(pair, reading=reading)
-            if backward is not None:
+            words = forward_words[k]
+            if backward_words is not None:
                 method = settings.symmetrize or ALIGNMENT_SOURCES[pair.alignment_from].combination
-                words = combine(words, align_translation(backward[k], reading=reading), method=method)
+                words = combine(words, backward_words[k], method=method)
             if parsed is not None:
                 words = replace(words, marked_up=transfer(parsed, words.target_words, words.pairs))
             aligned.append(AlignedPair(pair, words))

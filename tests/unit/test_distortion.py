@@ -4,7 +4,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from rnnsearch.alignments.distortion import CONTIGUITY, FLOOR, JumpPrior, posterior, sure_link_posterior
+from rnnsearch.alignments.distortion import CONTIGUITY, FLOOR, JumpPrior, posterior, posteriors, sure_link_posterior
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES
 from rnnsearch.alignments.words import hard_alignment
 
@@ -45,6 +45,22 @@ def test_forward_backward_gives_the_posteriors_of_every_path_summed(seed):
     np.testing.assert_allclose(linked, expected_linked, atol=1e-12)
     np.testing.assert_allclose(unlinked, expected_unlinked, atol=1e-12)
     np.testing.assert_allclose(linked.sum(axis=1) + unlinked, 1.0)
+
+
+@pytest.mark.parametrize("prior", [CONTIGUITY, JumpPrior(decay=1.0, stay=0.3, null=0.05, floor=0.0)])
+def test_posteriors_computed_together_are_each_pairs_own(prior):
+    """Pairs of every size, empty sides and pairs without NULL mass among them, padded
+    into chunks of like sizes: each gets the posteriors it gets alone."""
+    rng = np.random.default_rng(4)
+    rows = []
+    for k in range(300):  # more than one chunk
+        targets, sources = rng.integers(0, 9, size=2)
+        weights = rng.dirichlet(np.full(sources, 0.5), size=targets) * 0.9 if sources else np.zeros((targets, 0))
+        rows.append((weights, None if k % 3 == 0 else rng.uniform(0.0, 0.3, size=targets)))
+    for (weights, null), (linked, unlinked) in zip(rows, posteriors(rows, prior), strict=True):
+        alone, alone_null = posterior(weights, null, prior)
+        np.testing.assert_allclose(linked, alone, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(unlinked, alone_null, rtol=1e-12, atol=1e-15)
 
 
 def test_an_undecided_word_goes_where_its_neighbours_make_a_contiguous_alignment():
