@@ -21,11 +21,12 @@ floor bounds what any jump costs, so that a word the rows are sure of keeps its 
 however far it jumps (a German verb at the end of its clause; `sure_link_posterior`).
 
 The forward–backward algorithm gives each target word's posterior over the source words
-and ∅, which replaces its row (`posteriors` computes those of many pairs together, padded
-into chunks of like sizes, as `align` reads the pairs of a call); the links are then read from it as before (words.py,
-`hard_alignment`). The prior decides what the rows leave open, and the floor keeps it
-from overruling what they are sure of. BENCHMARKS.md ("A contiguity prior at alignment
-time") has what it gains and how λ, κ, ν and φ were chosen.
+and ∅, which replaces its row; the links are then read from it as before (words.py,
+`hard_alignment`). `posteriors` computes those of many pairs together, padded into
+chunks of like sizes, as `align` reads the pairs of a call. The prior decides what the
+rows leave open, and the floor keeps it from overruling what they are sure of.
+BENCHMARKS.md ("A contiguity prior at alignment time") has what it gains and how λ, κ,
+ν and φ were chosen.
 """
 
 from __future__ import annotations
@@ -101,14 +102,12 @@ def posteriors(
     """`posterior` of each pair's (word weights, NULL mass), computed together: the pairs,
     sorted by size, are padded to one array a chunk at a time, so that the steps of the
     forward–backward algorithm run once for a chunk instead of once for each pair."""
-    results: list[tuple[np.ndarray, np.ndarray]] = [posterior(w, n, prior) for w, n in rows if not np.size(w)]
-    empty = iter(results)
-    done: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    sized = sorted((k for k, (weights, _) in enumerate(rows) if np.size(weights)), key=lambda k: np.shape(rows[k][0]))
+    done = {k: posterior(weights, null, prior) for k, (weights, null) in enumerate(rows) if not np.size(weights)}
+    sized = sorted((k for k in range(len(rows)) if k not in done), key=lambda k: np.shape(rows[k][0]))
     for start in range(0, len(sized), CHUNK):
         chunk = sized[start : start + CHUNK]
         done |= dict(zip(chunk, _padded_posteriors([rows[k] for k in chunk], prior), strict=True))
-    return [done[k] if k in done else next(empty) for k in range(len(rows))]
+    return [done[k] for k in range(len(rows))]
 
 
 def _padded_posteriors(

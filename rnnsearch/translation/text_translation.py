@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, check_reading
-from rnnsearch.alignments.words import align_translation
+from rnnsearch.alignments.words import align_translations
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.decoding.results import Translation
@@ -186,9 +186,10 @@ def put_markup_back(parsed: MarkedUp | None, translation: Translation, *, readin
     as plain text (None) gets none. The server puts markup back with it too."""
     if parsed is None:
         return
-    for hypothesis in [translation, *translation.alternatives]:
-        hypothesis.words = align_translation(hypothesis, reading=reading)
-        hypothesis.marked_up = transfer(parsed, hypothesis.text.split(), hypothesis.words.pairs)
+    hypotheses = [translation, *translation.alternatives]
+    for hypothesis, words in zip(hypotheses, align_translations(hypotheses, reading=reading), strict=True):
+        hypothesis.words = words
+        hypothesis.marked_up = transfer(parsed, hypothesis.text.split(), words.pairs)
 
 
 def _checked_texts(chunk: object, index: int) -> list[str]:
