@@ -156,9 +156,9 @@ class Aligner(nn.Module):
 
         return AlignerSource(
             appended(source.keys, self.null_key),
-            appended(source.pieces, source.pieces.new_tensor(NO_PIECE)),
+            appended(source.pieces, source.pieces.new_full((), NO_PIECE)),  # made on the device: no copy
             appended(source.lexical, self.null_word),
-            appended(source.padding, source.padding.new_tensor(False)),
+            appended(source.padding, source.padding.new_zeros(())),
         )
 
     def _lexical(self, pieces: torch.Tensor, embedded: torch.Tensor) -> torch.Tensor:
@@ -173,6 +173,7 @@ class Aligner(nn.Module):
         source: AlignerSource,
         *,
         vocabulary: torch.Tensor | None = None,
+        vocabulary_padding: torch.Tensor | None = None,
         known: torch.Tensor | None = None,
     ) -> AlignerRows:
         """The rows of target pieces `targets` (B, T) whose readouts t_i are `readout` (B, T, l)
@@ -180,6 +181,8 @@ class Aligner(nn.Module):
 
         `vocabulary`: the pieces the lexicon normalises over (training: the batch's
         target pieces, which must include every piece of `targets`); None: all of them.
+        `vocabulary_padding`: True at the entries of `vocabulary` that only pad it to a
+        fixed size (CUDA graphs), which count for nothing.
         `known`: over all of them, the normalisers of the source pieces computed so far
         (`normaliser_table`), which this call reads and adds to: where many batches are
         aligned with the same weights, each piece's is computed once.
@@ -194,7 +197,7 @@ class Aligner(nn.Module):
         log_prior = energies.masked_fill(blocked, -math.inf).log_softmax(dim=-1)
         word_scores = torch.bmm(self.words(targets), source.lexical.transpose(1, 2))  # F_{y_i} · g_j
         word_scores = word_scores + self.word_bias[targets].unsqueeze(-1)
-        normaliser = self._log_normaliser(source, vocabulary, known)
+        normaliser = self._log_normaliser(source, vocabulary, vocabulary_padding, known)
         log_lexical = (word_scores - normaliser.unsqueeze(1)).masked_fill(blocked, -math.inf)
         return AlignerRows(log_prior, log_lexical, self.null)
 
@@ -204,13 +207,21 @@ class Aligner(nn.Module):
         return torch.full((self.source_words.num_embeddings + 1,), math.nan, device=self.word_bias.device)
 
     def _log_normaliser(
-        self, source: AlignerSource, vocabulary: torch.Tensor | None, known: torch.Tensor | None
+        self,
+        source: AlignerSource,
+        vocabulary: torch.Tensor | None,
+        vocabulary_padding: torch.Tensor | None,
+        known: torch.Tensor | None,
     ) -> torch.Tensor:
-        """log Σ_v exp(F_v · g_j + b_v) over `vocabulary` (all pieces if None), (B, S). Over
+        """log Σ_v exp(F_v · g_j + b_v) over `vocabulary` (all pieces if None; its padding
+        left out), (B, S). Over
         all pieces it is computed once for each distinct source piece, g_j being the
         piece's own, and, with a table of those `known`, once for each piece it lacks."""
         if vocabulary is not None:
-            return (source.lexical @ self.words(vocabulary).t() + self.word_bias[vocabulary]).logsumexp(dim=-1)
+            scores = source.lexical @ self.words(vocabulary).t() + self.word_bias[vocabulary]
+            if vocabulary_padding is not None:
+                scores = scores.masked_fill(vocabulary_padding, -math.inf)
+            return scores.logsumexp(dim=-1)
         pieces, where = source.pieces.unique(return_inverse=True)
         first = torch.full(pieces.shape, source.pieces.numel(), dtype=torch.long, device=pieces.device)
         first.scatter_reduce_(0, where.flatten(), torch.arange(where.numel(), device=pieces.device), reduce="amin")

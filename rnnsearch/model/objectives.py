@@ -28,25 +28,24 @@ from rnnsearch.reserved import EOS, PAD
 
 @dataclass(frozen=True)
 class PieceLinks:
-    """A batch's word links spread over its pieces: `entries` (E, 3) rows of (pair,
-    target piece, source piece), each with its weight in `weights` (E,), for the batch
-    whose target pieces are `targets` (B, T: each pair's pieces, "</s>", padding)."""
+    """A batch's word links spread over its pieces: `matrix` (B, T, S), A_ij the weight of
+    the link of target piece i to source piece j (each linked row sums to 1), 0 where there
+    is none (`Guide.matrix`, α's shape; a fixed shape's padded rows and positions are 0
+    too), for the batch whose target pieces are `targets` (B, T: each pair's pieces,
+    "</s>", padding). Dense, so that one term serves eager steps and CUDA graphs alike,
+    whatever the number of links."""
 
-    entries: torch.Tensor
-    weights: torch.Tensor
+    matrix: torch.Tensor
     targets: torch.Tensor
 
     def unlinked(self) -> torch.Tensor:
         """(B, T) the target pieces of words that a pair with links leaves unlinked (what
         its aligner aligned to NULL; never "</s>" or padding). Computed where a term
         reads it, a module with the NULL option's."""
-        pair, target = self.entries[:, 0], self.entries[:, 1]
-        linked_pairs = torch.zeros(self.targets.size(0), dtype=torch.bool, device=self.targets.device)
-        linked_pairs[pair] = True
-        linked = torch.zeros_like(self.targets, dtype=torch.bool)
-        linked[pair, target] = True
+        linked = self.matrix.sum(dim=-1) > 0  # (B, T)
+        linked_pairs = linked.any(dim=1, keepdim=True)
         words = (self.targets != EOS) & (self.targets != PAD)
-        return words & linked_pairs.unsqueeze(1) & ~linked
+        return words & linked_pairs & ~linked
 
 
 class AlignerTerm:
@@ -68,7 +67,7 @@ class Prediction(AlignerTerm):
     name = "prediction"
 
     def loss(self, rows: AlignerRows, real: torch.Tensor, links: PieceLinks | None) -> torch.Tensor:
-        return -rows.log_likelihood()[real].sum()
+        return -rows.log_likelihood().where(real, 0.0).sum()
 
 
 class LinkFollowing(AlignerTerm):
@@ -80,13 +79,13 @@ class LinkFollowing(AlignerTerm):
     needs_links = True
 
     def loss(self, rows: AlignerRows, real: torch.Tensor, links: PieceLinks | None) -> torch.Tensor:
-        if links is None or not len(links.weights):
+        if links is None:
             return rows.log_prior.new_zeros((), dtype=torch.float32)
-        pair, target, source = links.entries.unbind(1)
-        log_alignment = rows.log_joint.log_softmax(dim=-1)  # log β
-        loss = -(links.weights * log_alignment[pair, target, source]).sum()
+        log_alignment = rows.log_joint.log_softmax(dim=-1)  # log β; −inf at padded positions, which no link reads
+        linked = links.matrix > 0
+        loss = -(links.matrix * log_alignment[..., : links.matrix.size(2)].where(linked, 0.0)).sum()
         if rows.null:
-            loss = loss - log_alignment[..., -1][links.unlinked()].sum()
+            loss = loss - log_alignment[..., -1].where(links.unlinked(), 0.0).sum()
         return loss
 
 

@@ -72,16 +72,19 @@ class RNNSearch(nn.Module):
         targets: torch.Tensor,
         *,
         vocabulary: torch.Tensor | None = None,
+        vocabulary_padding: torch.Tensor | None = None,
         known: torch.Tensor | None = None,
     ) -> AlignerRows:
         """The alignment module's rows for target pieces `targets` (B, T), from a teacher-forced
         pass (`teacher_forced`'s readout, α and state, or a kept pass's: training/frozen_passes.py);
-        see Aligner.forward for `vocabulary` and `known`."""
+        see Aligner.forward for `vocabulary`, `vocabulary_padding` and `known`."""
         if self.aligner is None:
             raise ValueError("this model has no alignment module")
         embedded = self.encoder.embedding(src)  # E_x x_j, without dropout: the module reads the words themselves
         source = self.aligner.source_side(src, state.annotations, embedded, state.padding)
-        return self.aligner(readout, targets, weights, source, vocabulary=vocabulary, known=known)
+        return self.aligner(
+            readout, targets, weights, source, vocabulary=vocabulary, vocabulary_padding=vocabulary_padding, known=known
+        )
 
     def logits(self, readout: torch.Tensor) -> torch.Tensor:
         """(…, l) → unnormalised scores over the target vocabulary (…, V)."""

@@ -147,17 +147,49 @@ def aligner_loss(model: RNNSearch, batch: Batch, forced: tuple, objective: Objec
 def _module_terms(
     model: RNNSearch, batch: Batch, forced: tuple, objective: Objective
 ) -> tuple[torch.Tensor, AlignerRows]:
-    """`aligner_loss`, and the module's rows it was computed from."""
-    readout, weights, state = forced
+    """`aligner_loss`, and the module's rows it was computed from: the lexicon normalised
+    over the batch's own target pieces, the links read as a dense matrix of α's shape."""
     real = batch.tgt_out != PAD
-    vocabulary = batch.tgt_out[real].unique()
-    rows = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out, vocabulary=vocabulary)
     links = None
     if isinstance(batch, GuidedBatch):
-        links = PieceLinks(batch.guide.entries, batch.guide.weights, batch.tgt_out)
+        links = batch.guide.matrix((*batch.tgt_out.shape, batch.src.size(1)))
+    return module_loss(
+        model,
+        objective,
+        forced,
+        src=batch.src,
+        targets=batch.tgt_out,
+        vocabulary=batch.tgt_out[real].unique(),
+        links=links,
+    )
+
+
+def module_loss(
+    model: RNNSearch,
+    objective: Objective,
+    forced: tuple,
+    *,
+    src: torch.Tensor,
+    targets: torch.Tensor,
+    vocabulary: torch.Tensor,
+    vocabulary_padding: torch.Tensor | None = None,
+    links: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, AlignerRows]:
+    """The module's terms of `objective` summed over the real pieces of `targets` (B, T),
+    and the module's rows, from the teacher-forced pass `forced` (readout, α, source side)
+    of sources `src` (B, S): the lexicon normalised over `vocabulary` (less its
+    `vocabulary_padding`), the links term reading the dense `links` (B, T, S) (None: the
+    batch carries none). The one function that eager steps run and the CUDA graphs replay
+    (training.graphed_loss), which pass it every tensor padded to a fixed shape."""
+    readout, weights, state = forced
+    rows = model.aligner_rows(
+        src, state, readout, weights, targets, vocabulary=vocabulary, vocabulary_padding=vocabulary_padding
+    )
+    piece_links = None if links is None else PieceLinks(links, targets)
+    real = targets != PAD
     loss = readout.new_zeros((), dtype=torch.float32)
     for term in terms_of(cast(str, objective.aligner)):  # called for an objective with the module's terms
-        loss = loss + term.loss(rows, real, links)
+        loss = loss + term.loss(rows, real, piece_links)
     return loss, rows
 
 
@@ -177,7 +209,7 @@ def two_way_loss(
     None where the pass is to be computed here."""
     losses, rows, real = [], [], []
     for net, batch, kept in zip((model, reverse), batches, forced, strict=True):
-        loss, module_rows = _module_terms(net, batch, kept or _frozen_pass(net, batch), objective)
+        loss, module_rows = _module_terms(net, batch, kept or frozen_pass(net, batch), objective)
         losses.append(loss)
         rows.append(module_rows)
         real.append(batch.tgt_out != PAD)
@@ -188,7 +220,7 @@ def two_way_loss(
 
 
 @torch.no_grad()
-def _frozen_pass(model: RNNSearch, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None, SourceSide]:
+def frozen_pass(model: RNNSearch, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None, SourceSide]:
     """The teacher-forced pass of a frozen translation, without gradients."""
     return model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
 
@@ -258,7 +290,7 @@ def sequence_loss(
     if objective.aligner is None:
         readout, weights = (model if ddp is None else ddp)(batch.src, batch.src_lengths, batch.tgt_in)  # (B, T, l)
     elif not objective.translation:
-        readout, weights, state = _frozen_pass(model, batch)
+        readout, weights, state = frozen_pass(model, batch)
     else:
         readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
     terms = []
