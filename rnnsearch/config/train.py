@@ -116,8 +116,9 @@ class TrainConfig(Section):
     device: str = "auto"
     cuda_graphs: bool = Field(
         True,
-        description="on a GPU (one process, fp32): replay the decoder's forward and backward as CUDA graphs, one "
-        "set per batch shape, each keeping its own activations; false runs every kernel from Python",
+        description="on a GPU (one process, fp32): replay the decoder's forward and backward and the loss, the "
+        "alignment module's terms included, as CUDA graphs, one set per batch shape, each keeping its own "
+        "activations; false runs every kernel from Python",
     )
 
     @field_validator("aligner_objective")
@@ -150,11 +151,13 @@ ALIGNER_RUN_KEYS = (
     "train.log_every",
     "train.valid_every",
     "train.device",
+    "train.cuda_graphs",
     "train.threads",
     "data.train",
 )
 """The keys a train-aligner run may set (--set), each one it uses: the module's size and NULL
 option, its objective and the directions' agreement, the memory for the frozen passes it
-keeps, its budget, learning rate and batches, where it runs, and the training corpora (to
+keeps, its budget, learning rate and batches, where it runs (and whether a GPU replays its
+steps as CUDA graphs), and the training corpora (to
 add word links for the links objective, say; a key under data.train too). Every other key
 is the frozen model's, or one the run does not read, and is refused."""

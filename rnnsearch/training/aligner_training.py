@@ -44,7 +44,8 @@ from rnnsearch.text.subwords import Subwords
 from rnnsearch.training import checkpoint
 from rnnsearch.training.console import say
 from rnnsearch.training.environment import configure_cpu, flushing_denormals
-from rnnsearch.training.frozen_passes import GIB, FrozenPasses
+from rnnsearch.training.frozen_passes import GIB, FrozenPasses, TeacherForced
+from rnnsearch.training.graphed_loss import GraphedLoss
 from rnnsearch.training.loop import StepContext, TrainingLoop
 from rnnsearch.training.loss import Objective
 from rnnsearch.training.schedule import Progress
@@ -151,6 +152,10 @@ def train_aligner(
     train = PreparedPairs(data_dir)
     if reverse_dir is not None:
         _write_reverse_config(Path(reverse_dir), attached[1].run_dir, config)
+    objective = Objective.of(config, translation=False)
+    # two modules trained together (agreement) run eagerly: the graphs replay one model's terms
+    chosen = kernels.choose(device, purpose="train", cuda_graphs=config.train.cuda_graphs and reverse_dir is None)
+    graphed = GraphedLoss(attached[0].model, objective, config.data.max_length + 1) if chosen.cuda_graphs else None
     say(
         f"alignment module: {sum(p.numel() for p in modules[0].parameters()):,} parameters on {device}, "
         f"objective {config.train.aligner_objective} ({' + '.join(OBJECTIVES[config.train.aligner_objective])})"
@@ -160,29 +165,36 @@ def train_aligner(
             else ""
         )
         + "; the translation's weights frozen"
+        + ("; the module's terms replayed as CUDA graphs" if chosen.cuda_graphs else "")
     )
     context = StepContext(
         attached[0].model,
         optimizer,
-        Objective.of(config, translation=False),
+        objective,
         config.train.clip_norm,
+        graphed=graphed,
         reverse=attached[1].model if len(attached) > 1 else None,
-        frozen=_frozen_passes(attached, train, config.train),
+        frozen=_frozen_passes(
+            attached, train, config.train, teacher_forced=graphed.teacher_forced if graphed else None
+        ),
     )
     loop = ModuleLoop(config, run_dir, context=context, pairs=train, progress=progress, attached=attached)
-    with flushing_denormals(), kernels.use(kernels.choose(device, purpose="train")):
+    with flushing_denormals(), kernels.use(chosen):
         loop.run()
     return progress
 
 
-def _frozen_passes(attached: list[Attached], pairs: PreparedPairs, options: TrainConfig) -> tuple[FrozenPasses, ...]:
+def _frozen_passes(
+    attached: list[Attached], pairs: PreparedPairs, options: TrainConfig, *, teacher_forced: TeacherForced | None
+) -> tuple[FrozenPasses, ...]:
     """The passes of each frozen translation that the run keeps (frozen_passes.py), the
-    memory divided between the models; none with train.frozen_passes_gib 0."""
+    memory divided between the models, computed by `teacher_forced` (None: eagerly); none
+    with train.frozen_passes_gib 0."""
     if not options.frozen_passes_gib:
         return ()
     budget = options.frozen_passes_gib * GIB / len(attached)
     kept = tuple(
-        FrozenPasses(each.model, pairs, options, budget=budget, swapped=swapped)
+        FrozenPasses(each.model, pairs, options, budget=budget, swapped=swapped, teacher_forced=teacher_forced)
         for each, swapped in zip(attached, (False, True), strict=False)
     )
     mib = sum(each.kept_bytes for each in kept) / 2**20

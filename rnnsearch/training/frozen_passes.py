@@ -19,14 +19,15 @@ the rest are computed with each step, in a batch of their own, as before.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import torch
 
 from rnnsearch.config.train import TrainConfig
-from rnnsearch.model.seq2seq import RNNSearch
+from rnnsearch.model.seq2seq import RNNSearch, SourceSide
 from rnnsearch.text.batches import Batch, PairSource, Pieces, epoch_batches, make_batch
 
 GIB = 2**30
@@ -47,6 +48,10 @@ Forced = tuple[torch.Tensor, torch.Tensor, KeptSource]
 """A batch's teacher-forced pass as the alignment module's terms read it: readout (B, T, l),
 α (B, T, S) and the source side; 0 at every padded position."""
 
+TeacherForced = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], tuple[torch.Tensor, Any, SourceSide]]
+"""What computes a batch's pass from its src, src_lengths and tgt_in: `RNNSearch.teacher_forced`,
+or on a GPU the same replayed as CUDA graphs (graphed_loss.GraphedPass)."""
+
 PairPass = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 """One pair's pass: its readout (T_k, l), α (T_k, S_k) and annotations (S_k, A)."""
 
@@ -54,16 +59,25 @@ PairPass = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 class FrozenPasses:
     """The kept teacher-forced passes of `model` (frozen, in eval mode) on `pairs` (read
     the other way round, target as source, where `swapped`: a reverse model's), within
-    `budget` bytes; the first epoch's batches are `options`' (train.batch_tokens, …).
+    `budget` bytes; the first epoch's batches are `options`' (train.batch_tokens, …); a
+    batch's pass is computed by `teacher_forced` (None: the model's own).
 
     The kept pairs' passes lie in three stores, one row of the readout or the
     annotations per piece and α flat, allocated once, so that a kept pair costs its
     floats and three offsets and no object of its own."""
 
     def __init__(
-        self, model: RNNSearch, pairs: PairSource, options: TrainConfig, *, budget: float, swapped: bool = False
+        self,
+        model: RNNSearch,
+        pairs: PairSource,
+        options: TrainConfig,
+        *,
+        budget: float,
+        swapped: bool = False,
+        teacher_forced: TeacherForced | None = None,
     ):
         self.model, self.pairs, self.swapped = model, pairs, swapped
+        self.teacher_forced = teacher_forced or model.teacher_forced
         self.first_epoch = epoch_batches(pairs, options.batch_tokens, options.max_batch_sentences, options.seed, 0)
         sizes = np.diff(self.first_epoch.bounds)
         self.place = np.empty(len(pairs), dtype=np.int64)  # each pair's batch, by its place in first_epoch.order
@@ -104,7 +118,7 @@ class FrozenPasses:
     def _pass(self, indices: np.ndarray) -> list[PairPass]:
         """The frozen model's teacher-forced pass of the pairs at `indices`, as one batch, pair by pair."""
         batch = self._batch(indices)
-        readout, weights, state = self.model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
+        readout, weights, state = self.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
         attention = cast(torch.Tensor, weights)  # a model with a module attends
         return [
             (readout[row, :t], attention[row, :t, :s], state.annotations[row, :s])
@@ -122,6 +136,8 @@ class FrozenPasses:
             return None
         self._keep_missing(indices)
         fresh = indices[indices >= self.kept_pairs]
+        if not fresh.size:
+            return self._gathered(indices, batch)
         computed = dict(zip(fresh.tolist(), self._pass(fresh), strict=True)) if fresh.size else {}
         return _padded([computed[i] if i in computed else self._kept(i) for i in indices.tolist()], batch)
 
@@ -137,6 +153,34 @@ class FrozenPasses:
                     self.weights[self.weight_start[index] : self.weight_start[index + 1]] = weights.flatten()
                     self.annotations[self.source_start[index] : self.source_start[index + 1]] = source
                     self.held[index] = True
+
+    def _gathered(self, indices: np.ndarray, batch: Batch) -> Forced:
+        """The pass of `batch`, whose pairs (at `indices`) are all kept, in one gather from
+        each store (a copy per pair would be three per pair, each a kernel on a GPU); 0 at
+        every padded position."""
+        sources, targets = self.sources[indices][:, None], self.targets[indices][:, None]
+        source_real = np.arange(batch.src.size(1)) < sources  # (B, S)
+        target_real = np.arange(batch.tgt_out.size(1)) < targets  # (B, T)
+        weight_real = target_real[:, :, None] & source_real[:, None, :]
+        weight_at = self.weight_start[indices][:, None, None] + (
+            np.arange(target_real.shape[1])[None, :, None] * sources[:, :, None] + np.arange(source_real.shape[1])
+        )
+        readout = self._gather(
+            self.readouts, self.target_start[indices][:, None] + np.arange(target_real.shape[1]), target_real
+        )
+        weights = self._gather(self.weights, weight_at, weight_real)
+        annotations = self._gather(
+            self.annotations, self.source_start[indices][:, None] + np.arange(source_real.shape[1]), source_real
+        )
+        padding = torch.from_numpy(~source_real).to(batch.src.device)
+        return readout, weights, KeptSource(annotations, padding)
+
+    def _gather(self, store: torch.Tensor, at: np.ndarray, real: np.ndarray) -> torch.Tensor:
+        """The rows (or values) of `store` at `at` where `real`, 0 elsewhere."""
+        device = store.device
+        values = store[torch.from_numpy(np.where(real, at, 0)).to(device)]
+        mask = torch.from_numpy(real).to(device)
+        return values.where(mask.view(*mask.shape, *([1] * (values.dim() - mask.dim()))), 0.0)
 
     def _kept(self, index: int) -> PairPass:
         """The kept pass of pair `index`, as views of the stores."""

@@ -96,7 +96,7 @@ def training_step(
     """
     world = context.world
     if context.graphed is not None:
-        loss, tokens = context.graphed(batch)
+        loss, tokens = context.graphed(batch, forced=_kept(context.frozen, (batch,), indices)[0])
     else:
         with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=context.precision == "bf16"):
             if context.reverse is not None:

@@ -86,9 +86,8 @@ def set_up(
         _start_from(model, Path(options.init_from), world)
     seed_generators(options.seed, world.rank, progress.step)
     record = model_directory.files_record(model_dir, src_subwords, tgt_subwords)
-    # the graphs replay the translation's terms; the alignment module's are computed eagerly
     objective = Objective.of(config)
-    cuda_graphs = options.cuda_graphs and not world.distributed and not objective.aligner
+    cuda_graphs = options.cuda_graphs and not world.distributed
     chosen = kernels.choose(device, purpose="train", precision=options.precision, cuda_graphs=cuda_graphs)
     graphed = None
     if chosen.cuda_graphs:

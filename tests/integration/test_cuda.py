@@ -1,23 +1,26 @@
 """The CUDA path computes what the CPU path computes: losses, gradients, searches, graphed
-training steps (guided ones too), a whole training run, and bf16 autocast with α_ij and
-the loss in fp32. Run where a GPU is present;
-skipped elsewhere."""
+training steps (guided ones and the alignment module's too), a whole training run, and
+bf16 autocast with α_ij and the loss in fp32. Run where a GPU is present; skipped elsewhere."""
 
 from __future__ import annotations
 
 import copy
 
+import numpy as np
 import pytest
 import torch
 
 import rnnsearch
 from rnnsearch.cli import main
+from rnnsearch.config.train import TrainConfig
+from rnnsearch.model.seq2seq import build_aligner
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.search.rules import SearchOptions, max_output_lengths
-from rnnsearch.text.batches import make_batch, source_tensors
-from rnnsearch.training.graphed_loss import GraphedLoss
+from rnnsearch.text.batches import InMemoryPairs, make_batch, source_tensors
+from rnnsearch.training.frozen_passes import FrozenPasses
+from rnnsearch.training.graphed_loss import GraphedLoss, GraphedPass
 from rnnsearch.training.loop import StepContext, training_step
 from rnnsearch.training.loss import Objective, sequence_loss
 from tests.conftest import random_sources, tiny_model
@@ -156,6 +159,107 @@ def test_guided_training_steps_replayed_as_cuda_graphs_equal_eager_steps(coverag
     assert len(graphed.graphed) == 2
     for (name, p), q in zip(eager_model.named_parameters(), graphed_model.parameters()):
         assert torch.allclose(q, p, rtol=1e-4, atol=1e-5), name
+
+
+def _with_module(*, null: bool):
+    """A tiny model with a module whose weights are random, as a trained one's are."""
+    model = tiny_model(vocab=23, seed=4, decoder={"cell": "lstm"})
+    torch.manual_seed(5)
+    model.aligner = build_aligner(model, size=8, null=null)
+    with torch.no_grad():
+        for parameter in model.aligner.parameters():
+            parameter.normal_(std=0.5)
+    return model.to(CUDA)
+
+
+def _module_batches():
+    """Batches with links, one without any, and a new shape."""
+    pairs, links = pairs_and_links(16, 23, seed=6)
+    more_pairs, more_links = pairs_and_links(40, 23, seed=8)
+    return [
+        batch.to(CUDA)
+        for batch in (
+            make_batch(pairs, links=links),
+            make_batch(pairs, links=[links[1]] * len(pairs)),
+            make_batch(more_pairs, links=more_links),
+        )
+    ]
+
+
+@pytest.mark.parametrize("null", [False, True], ids=["module", "module-null"])
+def test_training_with_the_alignment_module_replayed_as_cuda_graphs_equals_eager_steps(null):
+    """model.aligner: the module's terms (a padded, masked vocabulary; dense links) replay
+    beside the translation's, guided term included."""
+    eager_model = _with_module(null=null).train()
+    graphed_model = copy.deepcopy(eager_model)
+    objective = Objective(0.1, 0.5, aligner="both")
+    eager_optimizer = torch.optim.Adam(eager_model.parameters(), lr=0.01)
+    graphed_optimizer = torch.optim.Adam(graphed_model.parameters(), lr=0.01)
+    graphed = GraphedLoss(graphed_model, objective, longest_source=64)
+    for batch in _module_batches():
+        eager_loss, tokens = training_step(StepContext(eager_model, eager_optimizer, objective, 1.0), batch)
+        graphed_loss, graphed_tokens = training_step(
+            StepContext(graphed_model, graphed_optimizer, objective, 1.0, graphed=graphed), batch
+        )
+        assert graphed_tokens == tokens
+        assert graphed_loss == pytest.approx(eager_loss, rel=1e-5)
+    assert len(graphed.graphed) == 2
+    for (name, p), q in zip(eager_model.named_parameters(), graphed_model.parameters()):
+        assert torch.allclose(q, p, rtol=1e-4, atol=1e-5), name
+
+
+@pytest.mark.parametrize("kept", [False, True], ids=["passes-computed", "passes-kept"])
+def test_training_the_module_alone_replayed_as_cuda_graphs_equals_eager_steps(kept):
+    """train-aligner: the translation frozen, the module's terms alone replayed, on passes
+    computed at each step or kept (frozen_passes.py)."""
+    eager_model = _with_module(null=True).eval()
+    eager_model.requires_grad_(False)
+    eager_model.aligner.requires_grad_(True)
+    graphed_model = copy.deepcopy(eager_model)
+    objective = Objective(aligner="both", translation=False)
+    eager_optimizer = torch.optim.Adam(eager_model.aligner.parameters(), lr=0.01)
+    graphed_optimizer = torch.optim.Adam(graphed_model.aligner.parameters(), lr=0.01)
+    graphed = GraphedLoss(graphed_model, objective, longest_source=64)
+    batches = _module_batches()
+    frozen: tuple[FrozenPasses, ...] = ()
+    if kept:
+        pairs, _ = pairs_and_links(16, 23, seed=6)
+        options = TrainConfig(batch_tokens=10_000)
+        frozen = (
+            FrozenPasses(
+                graphed_model, InMemoryPairs(pairs), options, budget=2**30, teacher_forced=graphed.teacher_forced
+            ),
+        )
+    for number, batch in enumerate(batches):
+        indices = np.arange(16) if kept and number < 2 else None
+        eager_loss, tokens = training_step(StepContext(eager_model, eager_optimizer, objective, 1.0), batch)
+        graphed_loss, graphed_tokens = training_step(
+            StepContext(graphed_model, graphed_optimizer, objective, 1.0, graphed=graphed, frozen=frozen),
+            batch,
+            indices=indices,
+        )
+        assert graphed_tokens == tokens
+        assert graphed_loss == pytest.approx(eager_loss, rel=1e-5)
+    assert len(graphed.graphed) == 2
+    for (name, p), q in zip(eager_model.named_parameters(), graphed_model.parameters()):
+        assert torch.allclose(q, p, rtol=1e-4, atol=1e-5), name
+
+
+def test_a_frozen_pass_replayed_as_a_cuda_graph_equals_the_eager_pass():
+    """Two batches of one padded shape (the second replays the first one's graph on new
+    data), then a new shape: readout and α at every real position, the source side's padding."""
+    model = _with_module(null=False).eval()
+    passes = GraphedPass(model, longest_source=64)
+    for batch in _module_batches():
+        with torch.no_grad():
+            readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
+        found_readout, found_weights, found_state = passes(batch.src, batch.src_lengths, batch.tgt_in)
+        real = batch.tgt_out != 0
+        assert found_readout.shape == readout.shape and found_weights.shape == weights.shape
+        torch.testing.assert_close(found_readout[real], readout[real], rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(found_weights[real], weights[real], rtol=1e-5, atol=1e-6)
+        assert torch.equal(found_state.padding, state.padding)
+    assert len(passes.captured) == 2
 
 
 def test_graph_replays_draw_new_dropout_masks_and_learn():
