@@ -6,6 +6,7 @@ each objective of the module, with self-training rounds and the soft combination
                             [--objectives prediction links both] [--scored-links withheld seen]
                             [--agreement WEIGHT ...] [--self-train-rounds N] [--null] [--json out.json]
     python bench/aligner.py --speed MODEL_DIR [--work runs/bench-alignment] [--threads 2]
+                            [--device cuda] [--prepared PREPARED_DIR] [--rounds 2]
 
 1. The two baseline models of `bench/alignment.py` (English→French and French→English,
    trained on Multi30k's training text plus the 447 Hansards pairs, in `--work`; run that
@@ -41,7 +42,8 @@ each objective of the module, with self-training rounds and the soft combination
    and with α. Those logs are of runs that share the CPU: `--speed MODEL_DIR` times a
    model with a module alone, alternating α and the module, and a `train-aligner` step
    (its frozen passes computed at the step, and kept) against a translation step on the
-   same batches; and the part of `align` the contiguity
+   same batches (`--device cuda`: the steps alone, on a GPU, eager and as CUDA graphs);
+   and the part of `align` the contiguity
    prior adds: the module's rows of the same pairs read into word alignments without it
    and with it, alternating.
 
@@ -317,11 +319,13 @@ def prior_seconds(translator, english: list[str], french: list[str], *, rounds: 
     return times
 
 
-def step_speed(model: Path, prepared: Path, *, steps: int = 17, rounds: int = 2) -> dict[str, list[float]]:
+def step_speed(model: Path, prepared: Path, *, device: str = "cpu", rounds: int = 2) -> dict[str, list[float]]:
     """Target tokens/s of a translation training step and of a `train-aligner` step (the
     translation frozen) on the same batches of the model's training data, alternating: the
     latter with the frozen passes computed at each step (as in a run's first epoch, or
-    with train.frozen_passes_gib 0), and kept (as from the second epoch on)."""
+    with train.frozen_passes_gib 0), and kept (as from the second epoch on). On a GPU, 150
+    steps, each step eager and replayed as CUDA graphs (as the trainers run it), every
+    shape captured in an untimed pass first; on the CPU, 17 steps after 3 of warm-up."""
     import torch
 
     from rnnsearch import kernels
@@ -331,46 +335,61 @@ def step_speed(model: Path, prepared: Path, *, steps: int = 17, rounds: int = 2)
     from rnnsearch.prepared import PreparedPairs
     from rnnsearch.text.batches import epoch_batches, make_batch
     from rnnsearch.training.frozen_passes import GIB, FrozenPasses
+    from rnnsearch.training.graphed_loss import GraphedLoss
     from rnnsearch.training.loop import StepContext, training_step
     from rnnsearch.training.loss import Objective
 
+    on = torch.device(device)
+    steps, warmup = (150, 20) if on.type == "cuda" else (17, 3)
     config, src_subwords, tgt_subwords = model_directory.load_model_files(model)
     data = PreparedPairs(prepared)
     options = TrainConfig(batch_tokens=config.train.batch_tokens, seed=config.train.seed)
     order = epoch_batches(data, options.batch_tokens, None, options.seed, 0)
-    chosen = [order[k] for k in range(steps + 3)]
-    batches = [make_batch([data[i] for i in indices]) for indices in chosen]
+    chosen = [order[k] for k in range(steps + warmup)]
+    batches = [make_batch([data[i] for i in indices]).to(on) for indices in chosen]
 
-    def prepared_step(name: str) -> StepContext:
-        translation = model_directory.load_model(model, config, src_subwords, tgt_subwords, aligner=False)
+    def prepared_step(name: str, graphs: bool) -> StepContext:
+        translation = model_directory.load_model(model, config, src_subwords, tgt_subwords, aligner=False).to(on)
         if name == "translation":
             translation.train()
-            return StepContext(translation, torch.optim.Adam(translation.parameters(), lr=1e-4), Objective(0.1), 1.0)
-        translation.aligner = build_aligner(translation, size=config.model.aligner_size)
+            objective = Objective(0.1)
+            optimizer = torch.optim.Adam(translation.parameters(), lr=1e-4)
+            graphed = GraphedLoss(translation, objective, config.data.max_length + 1) if graphs else None
+            return StepContext(translation, optimizer, objective, 1.0, graphed=graphed)
+        translation.aligner = build_aligner(translation, size=config.model.aligner_size).to(on)
         translation.requires_grad_(False)
         translation.aligner.requires_grad_(True)
         translation.eval()
         optimizer = torch.optim.Adam(translation.aligner.parameters(), lr=1e-4)
         objective = Objective(aligner="prediction", translation=False)
+        graphed = GraphedLoss(translation, objective, config.data.max_length + 1) if graphs else None
         if name == "train-aligner, passes computed":
-            return StepContext(translation, optimizer, objective, 1.0)
+            return StepContext(translation, optimizer, objective, 1.0, graphed=graphed)
         kept = FrozenPasses(translation, data, options, budget=4 * GIB)
         for indices, batch in zip(chosen, batches, strict=True):
             kept.forced(indices, batch)  # kept, as by the first epoch
-        return StepContext(translation, optimizer, objective, 1.0, frozen=(kept,))
+        return StepContext(translation, optimizer, objective, 1.0, graphed=graphed, frozen=(kept,))
+
+    def timed(context: StepContext) -> float:
+        warm = len(batches) if context.graphed else warmup  # graphs: every shape captured before timing
+        for indices, batch in zip(chosen[:warm], batches[:warm], strict=True):
+            training_step(context, batch, indices=indices)
+        if on.type == "cuda":
+            torch.cuda.synchronize()
+        start, tokens = time.perf_counter(), 0
+        for indices, batch in zip(chosen[warmup:], batches[warmup:], strict=True):
+            tokens += training_step(context, batch, indices=indices)[1]
+        if on.type == "cuda":
+            torch.cuda.synchronize()
+        return tokens / (time.perf_counter() - start)
 
     names = ("translation", "train-aligner, passes computed", "train-aligner, passes kept")
-    speeds: dict[str, list[float]] = {name: [] for name in names}
-    with kernels.use(kernels.choose(torch.device("cpu"), purpose="train")):
+    variants = [(name, graphs) for name in names for graphs in ((False, True) if on.type == "cuda" else (False,))]
+    speeds: dict[str, list[float]] = {f"{name}{', CUDA graphs' if graphs else ''}": [] for name, graphs in variants}
+    with kernels.use(kernels.choose(on, purpose="train")):
         for _ in range(rounds):
-            for name, tokens_per_second in speeds.items():
-                context = prepared_step(name)
-                for indices, batch in zip(chosen[:3], batches[:3], strict=True):  # warm-up
-                    training_step(context, batch, indices=indices)
-                start, tokens = time.perf_counter(), 0
-                for indices, batch in zip(chosen[3:], batches[3:], strict=True):
-                    tokens += training_step(context, batch, indices=indices)[1]
-                tokens_per_second.append(tokens / (time.perf_counter() - start))
+            for (name, graphs), key in zip(variants, speeds, strict=True):
+                speeds[key].append(timed(prepared_step(name, graphs)))
     return speeds
 
 
@@ -412,13 +431,18 @@ def main() -> None:
         help="only time a model with a module: aligning 1,000 pairs by α and by the module, and a train-aligner "
         "step against a translation step (on WORK/en-fr's prepared data), at --threads threads",
     )
+    parser.add_argument("--device", default="cpu", help="with --speed: where the steps run (cuda: steps alone)")
+    parser.add_argument("--prepared", type=Path, help="with --speed: the prepared data (default WORK/en-fr/prepared)")
+    parser.add_argument("--rounds", type=int, default=2, help="with --speed: rounds of the alternating step timings")
     args = parser.parse_args()
     if args.speed:
         from rnnsearch.training.environment import configure_cpu
 
         configure_cpu(args.threads)
-        print(json.dumps({"align seconds": align_seconds(args.speed)}))
-        print(json.dumps({"target tokens/s": step_speed(args.speed, args.work / "en-fr" / "prepared")}))
+        prepared = args.prepared or args.work / "en-fr" / "prepared"
+        if args.device == "cpu":
+            print(json.dumps({"align seconds": align_seconds(args.speed)}))
+        print(json.dumps({"target tokens/s": step_speed(args.speed, prepared, device=args.device, rounds=args.rounds)}))
         return
     from rnnsearch.evaluation.alignment_error import read_gold
 

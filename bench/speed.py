@@ -9,8 +9,9 @@ warm-up, on the config's real training batches read from its prepared data (as
 `rnnsearch train` reads them), from a freshly initialised model (`--steps 0` skips
 training); with `--set train.guided_alignment_weight=λ` and a corpus that names its
 alignments, the batches carry their word links and the loss adds the guided term, as in
-training, and with `--set model.aligner=true` the loss adds the alignment module's
-(the phases and FLOPs below stay those of the cross-entropy alone).
+training, and with `--set model.aligner=true` the loss adds the alignment module's,
+replayed in the CUDA graphs too (the phases and FLOPs below stay those of the
+cross-entropy alone).
 Decoding: greedy and beam-5 sentences per second on a trained model's test set
 (`--model-dir`; data.test of its config), the fastest of `--rounds` runs, with
 detokenised BLEU, in the search precision of `--set search.precision=…` (default fp32).
@@ -100,7 +101,7 @@ def _training_speed(config, steps: int, warmup: int, device: torch.device, prepa
         return make_batch([pairs[i] for i in indices], links=links).to(device)
 
     graphed, capture_seconds = None, 0.0
-    if kernels.active().cuda_graphs and not objective.aligner:
+    if kernels.active().cuda_graphs:
         graphed = GraphedLoss(model, objective, config.data.max_length + 1)
         started = clock(device)
         for indices in order:  # every shape of the timed batches captured before timing
