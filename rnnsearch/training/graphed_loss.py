@@ -221,7 +221,7 @@ def fixed_shape_inputs(
 
 def module_inputs(forced: tuple, batch: Batch, longest_source: int, objective: Objective) -> tuple[torch.Tensor, ...]:
     """ModuleLoss's inputs for `batch` and its frozen pass `forced` (readout, α, source side:
-    kept, or `frozen_pass`'s), padded to the grid of shapes."""
+    kept, or a GraphedPass's), padded to the grid of shapes."""
     readout, weights, state = forced
     grid = Grid.of(batch.src, batch.tgt_out, longest_source)
     inputs = (
@@ -241,9 +241,9 @@ class GraphedLoss:
     CUDA graphs, each captured when first met. Training the translation, the encoder runs
     eagerly, then the decoder and the objective's terms (DecoderLoss); with the translation
     frozen, the frozen pass is given, or computed by `teacher_forced` (a GraphedPass),
-    then the module's terms replay (ModuleLoss). An objective that reads links replays its terms on
-    every batch, with a matrix of zeros where a batch carries no links, so that one graph
-    serves a shape whether or not it does.
+    then the module's terms replay (ModuleLoss). An objective that reads links replays
+    its terms on every batch, with a matrix of zeros where a batch carries no links, so
+    that one graph serves a shape whether or not it does.
 
     All shapes share one memory pool: their graphs run one after another, and what one
     keeps between its forward and backward replays is kept alive, so no other reuses it.

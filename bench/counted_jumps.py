@@ -1,0 +1,141 @@
+"""Whether a jump prior counted from the alignment module's own links of its training
+pairs reads its word weights better than `CONTIGUITY`, the fixed symmetric prior `align`
+uses (rnnsearch/alignments/distortion.py).
+
+    python bench/counted_jumps.py [--work runs/bench-alignment] --modules FOLDER ...
+                                  [--pairs 3000] [--floor 0.02] [--json out.json]
+
+1. Each folder of `--modules` (in `--work`, holding en-fr and fr-en models with modules, as
+   bench/aligner.py leaves them) aligns the first `--pairs` pairs of the models' training
+   text (`--work`/train.en and train.fr, as bench/alignment.py wrote them; no human links)
+   each way by its module, read with `CONTIGUITY`, and counts, for every linked target word
+   after the first, the jump from the last linked source word to its first linked one.
+2. Each direction's counts become a jump table: a jump of d words weighs its count over
+   the count of +1 (staying, d = 0, its own count too), any jump at least `--floor`, ∅
+   `CONTIGUITY`'s ν. The table's hold on a link the rows are 99% sure of, 10 and 40 words
+   away (`sure_link_posterior`), is printed beside it.
+3. The 447 Hansards pairs, aligned both ways, are read with `CONTIGUITY` and with the
+   tables: AER of each direction and of every combination against the human links, on
+   all pairs and on the second half (224–447, where bench/contiguity.py reports).
+
+Prints Markdown tables. The tables are counted from links that `CONTIGUITY` read, on the
+models' own (in-domain) training text, not on the scored pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import aligner  # noqa: E402  (bench/aligner.py: each direction's links and every combination's)
+import alignment as bench  # noqa: E402  (bench/alignment.py: the corpus and the tables)
+import contiguity  # noqa: E402  (bench/contiguity.py: the Hansards pairs aligned by a folder's modules)
+
+from rnnsearch.alignments.distortion import CONTIGUITY, sure_link_posterior  # noqa: E402
+
+FARTHEST = 12  # jumps counted; longer ones weigh the floor
+HALF = contiguity.HALF
+
+
+@dataclass(frozen=True)
+class CountedJumps:
+    """A jump prior (distortion.JumpPrior's `moves` and `null`) whose jumps of −FARTHEST to
+    FARTHEST words weigh `weights` (relative to +1), any jump at least `floor`."""
+
+    weights: np.ndarray
+    null: float
+    floor: float
+
+    def moves(self, sources: int) -> np.ndarray:
+        previous = np.arange(-1, sources)[:, None]
+        jump = np.arange(sources)[None, :] - previous
+        counted = np.where(np.abs(jump) <= FARTHEST, self.weights[np.clip(jump, -FARTHEST, FARTHEST) + FARTHEST], 0.0)
+        weights = np.maximum(counted, self.floor)
+        return weights / weights.sum(axis=1, keepdims=True) * (1.0 - self.null)
+
+
+def jump_counts(alignments: list) -> np.ndarray:
+    """Counts of the jumps −FARTHEST to FARTHEST between consecutive linked target words."""
+    counts = np.zeros(2 * FARTHEST + 1)
+    for alignment in alignments:
+        linked: dict[int, list[int]] = {}
+        for source, target in alignment.pairs:
+            linked.setdefault(target, []).append(source)
+        last = None
+        for target in sorted(linked):
+            if last is not None and abs(min(linked[target]) - last) <= FARTHEST:
+                counts[min(linked[target]) - last + FARTHEST] += 1
+            last = max(linked[target])
+    return counts
+
+
+def counted_prior(folder: Path, direction: str, sources: list[str], targets: list[str], floor: float) -> CountedJumps:
+    """The jump table of `folder`'s `direction` module, counted from its links of the pairs."""
+    import rnnsearch
+    from rnnsearch.alignments.words import read_translations
+
+    translator = rnnsearch.load(folder / direction, device="cpu")
+    chunks = translator.align_chunks([(sources, targets)], alignment_from="aligner")
+    pairs = [aligned.pair for chunk in chunks for aligned in chunk]
+    counts = jump_counts(read_translations(pairs, reading="output", prior=CONTIGUITY))
+    return CountedJumps(counts / counts[FARTHEST + 1], CONTIGUITY.null, floor)
+
+
+def scored(forward: list, backward: list, priors: tuple, gold: list) -> dict[str, tuple[float, float]]:
+    """AER of each direction and combination, all pairs and the second half, read with `priors`."""
+    from rnnsearch.alignments.words import read_translations
+    from rnnsearch.evaluation.alignment_error import alignment_error_rate
+
+    ahead = read_translations(forward, reading="output", prior=priors[0])
+    back = read_translations(backward, reading="output", prior=priors[1])
+    return {
+        name.split(" ", 1)[1]: (
+            round(alignment_error_rate(links, gold).aer, 2),
+            round(alignment_error_rate(links[HALF:], gold[HALF:]).aer, 2),
+        )
+        for name, links in aligner.combined(ahead, back, label="module").items()
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=bench.ROOT / "runs" / "bench-alignment")
+    parser.add_argument("--modules", nargs="+", required=True, help="folders of --work with en-fr and fr-en modules")
+    parser.add_argument("--pairs", type=int, default=3000, help="training pairs the tables are counted from")
+    parser.add_argument("--floor", type=float, default=0.02, help="the least weight of any jump, beside +1's 1")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    from rnnsearch.evaluation.alignment_error import read_gold
+
+    gold = read_gold(bench.HANSARDS / "enfr.gold", one_based=True)
+    english = (args.work / "train.en").read_text(encoding="utf-8").splitlines()[: args.pairs]
+    french = (args.work / "train.fr").read_text(encoding="utf-8").splitlines()[: args.pairs]
+    results = {}
+    for folder in args.modules:
+        tables = (
+            counted_prior(args.work / folder, "en-fr", english, french, args.floor),
+            counted_prior(args.work / folder, "fr-en", french, english, args.floor),
+        )
+        forward, backward = contiguity.aligned_pairs(args.work / folder)
+        rows = {"CONTIGUITY": scored(forward, backward, (CONTIGUITY, CONTIGUITY), gold)}
+        rows["counted"] = scored(forward, backward, tables, gold)
+        held = [round(sure_link_posterior(tables[0], jump=jump), 2) for jump in (10, 40)]
+        print(f"\n## {folder}: tables from {args.pairs:,} pairs; en→fr's keeps a 99%-sure link {held} at 10, 40\n")
+        print("en→fr jumps −3…+3: " + ", ".join(f"{w:.3f}" for w in tables[0].weights[FARTHEST - 3 : FARTHEST + 4]))
+        names = list(rows["CONTIGUITY"])
+        print("\n| prior, AER all 447 (224–447) | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
+        for label, row in rows.items():
+            print(f"| {label} | " + " | ".join(f"{row[n][0]:.2f} ({row[n][1]:.2f})" for n in names) + " |")
+        results[folder] = {"tables": [t.weights.tolist() for t in tables], "sure": held, "aer": rows}
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
