@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from rnnsearch.model.seq2seq import RNNSearch, build_model
+from rnnsearch.model.seq2seq import RNNSearch, build_aligner, build_model
 from rnnsearch.model.settings import AttentionConfig, DecoderConfig, EncoderConfig, ModelConfig
 
 
@@ -57,6 +57,19 @@ def tiny_model(
         for parameter in model.parameters():
             parameter.mul_(3.0)
     return model.eval()
+
+
+def tiny_model_with_module(vocab: int = 12, *, seed: int = 0, null: bool = False, **settings) -> RNNSearch:
+    """`tiny_model` (its other `settings`) with an alignment module of size 8 whose weights
+    are random: a fresh module starts from a uniform lexicon and the attention as its
+    prior, which would hide what it reads."""
+    model = tiny_model(vocab, seed=seed, **settings)
+    torch.manual_seed(seed + 1)
+    model.aligner = build_aligner(model, size=8, null=null)
+    with torch.no_grad():
+        for parameter in model.aligner.parameters():
+            parameter.normal_(std=0.5)
+    return model
 
 
 def random_sources(count: int, vocab: int, seed: int, min_len: int = 1, max_len: int = 9) -> list[list[int]]:

@@ -138,7 +138,7 @@ class FrozenPasses:
         fresh = indices[indices >= self.kept_pairs]
         if not fresh.size:
             return self._gathered(indices, batch)
-        computed = dict(zip(fresh.tolist(), self._pass(fresh), strict=True)) if fresh.size else {}
+        computed = dict(zip(fresh.tolist(), self._pass(fresh), strict=True))
         return _padded([computed[i] if i in computed else self._kept(i) for i in indices.tolist()], batch)
 
     def _keep_missing(self, indices: np.ndarray) -> None:

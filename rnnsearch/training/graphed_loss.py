@@ -71,19 +71,7 @@ class DecoderLoss(nn.Module):
         loss = translation_loss(self.model, self.objective, readout, weights, tgt_out, guided)
         if module is None:
             return loss
-        src, vocabulary, vocabulary_padding = module
-        forced = (readout, weights, state)
-        terms, _ = module_loss(
-            self.model,
-            self.objective,
-            forced,
-            src=src,
-            targets=tgt_out,
-            vocabulary=vocabulary,
-            vocabulary_padding=vocabulary_padding,
-            links=links,
-        )
-        return loss + terms
+        return loss + _module_terms(self.model, self.objective, (readout, weights, state), tgt_out, *module, links)
 
 
 class ModuleLoss(nn.Module):
@@ -107,27 +95,52 @@ class ModuleLoss(nn.Module):
         *links: torch.Tensor,
     ) -> torch.Tensor:
         forced = (readout, weights, KeptSource(annotations, padding))
-        loss, _ = module_loss(
+        return _module_terms(
             self.model,
             self.objective,
             forced,
-            src=src,
-            targets=tgt_out,
-            vocabulary=vocabulary,
-            vocabulary_padding=vocabulary_padding,
-            links=links[0] if links else None,
+            tgt_out,
+            src,
+            vocabulary,
+            vocabulary_padding,
+            links[0] if links else None,
         )
-        return loss
+
+
+def _module_terms(
+    model: RNNSearch,
+    objective: Objective,
+    forced: tuple,
+    targets: torch.Tensor,
+    src: torch.Tensor,
+    vocabulary: torch.Tensor,
+    vocabulary_padding: torch.Tensor,
+    links: torch.Tensor | None,
+) -> torch.Tensor:
+    """`module_loss` of padded inputs, as both losses replay it."""
+    loss, _ = module_loss(
+        model,
+        objective,
+        forced,
+        src=src,
+        targets=targets,
+        vocabulary=vocabulary,
+        vocabulary_padding=vocabulary_padding,
+        links=links,
+    )
+    return loss
 
 
 def _split_extra(
     objective: Objective, extra: tuple[torch.Tensor, ...]
-) -> tuple[torch.Tensor | None, tuple[torch.Tensor, ...] | None]:
+) -> tuple[torch.Tensor | None, tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None]:
     """DecoderLoss's inputs after the decoder's: the dense links where the objective reads
     links, then the module's source pieces, vocabulary and its padding where it trains one."""
     links = extra[0] if objective.guided else None
-    module = extra[1 if objective.guided else 0 :] if objective.aligner is not None else None
-    return links, module
+    if objective.aligner is None:
+        return links, None
+    src, vocabulary, vocabulary_padding = extra[1 if objective.guided else 0 :]
+    return links, (src, vocabulary, vocabulary_padding)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ import torch
 import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.config.train import TrainConfig
-from rnnsearch.model.seq2seq import build_aligner
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.fixed_shape import fixed_shape_beam_search, fixed_shape_greedy_search
 from rnnsearch.search.greedy import greedy_search
@@ -23,7 +22,7 @@ from rnnsearch.training.frozen_passes import FrozenPasses
 from rnnsearch.training.graphed_loss import GraphedLoss, GraphedPass
 from rnnsearch.training.loop import StepContext, training_step
 from rnnsearch.training.loss import Objective, sequence_loss
-from tests.conftest import random_sources, tiny_model
+from tests.conftest import random_sources, tiny_model, tiny_model_with_module
 from tests.integration.conftest import tiny_config, write_config
 from tests.unit.test_guided_loss import pairs_and_links
 
@@ -109,50 +108,21 @@ def test_searches_replayed_as_cuda_graphs_equal_the_eager_searches_on_the_cpu(de
                     assert torch.allclose(b.alignment, a.alignment, atol=1e-5)
 
 
-@pytest.mark.parametrize("decoder", {"luong": {"wiring": "luong"}, **DECODERS}.values())
-def test_training_steps_replayed_as_cuda_graphs_equal_eager_steps(decoder):
-    """Three updates; the second batch has the first one's padded shape, so its graphs
-    are replayed on new data; the third needs a new shape."""
-    eager_model = tiny_model(vocab=20, seed=3, decoder=decoder).train().to(CUDA)
-    graphed_model = copy.deepcopy(eager_model)
-    eager_optimizer = torch.optim.Adam(eager_model.parameters(), lr=0.01)
-    graphed_optimizer = torch.optim.Adam(graphed_model.parameters(), lr=0.01)
-    graphed = GraphedLoss(graphed_model, Objective(0.1), longest_source=64)
-    for batch in (_batch(seed=7), _batch(seed=9), _batch(seed=11, count=40)):
-        batch = batch.to(CUDA)
-        eager_loss, tokens = training_step(StepContext(eager_model, eager_optimizer, Objective(0.1), 1.0), batch)
-        graphed_loss, graphed_tokens = training_step(
-            StepContext(graphed_model, graphed_optimizer, Objective(0.1), 1.0, graphed=graphed), batch
-        )
-        assert graphed_tokens == tokens
-        assert graphed_loss == pytest.approx(eager_loss, rel=1e-5)
-    assert len(graphed.graphed) == 2
-    for (name, p), q in zip(eager_model.named_parameters(), graphed_model.parameters()):
-        assert torch.allclose(q, p, rtol=1e-4, atol=1e-5), name
-
-
-@pytest.mark.parametrize("coverage", [False, True], ids=["attention", "coverage"])
-def test_guided_training_steps_replayed_as_cuda_graphs_equal_eager_steps(coverage):
-    """Guided alignment (and coverage) keep the graphs: the same losses and parameters as
-    eager steps, for batches with links, a batch without any, and a new shape."""
-    eager_model = tiny_model(vocab=23, seed=4, decoder={"cell": "lstm"}, coverage=coverage).train().to(CUDA)
-    graphed_model = copy.deepcopy(eager_model)
-    eager_optimizer = torch.optim.Adam(eager_model.parameters(), lr=0.01)
-    graphed_optimizer = torch.optim.Adam(graphed_model.parameters(), lr=0.01)
-    objective = Objective(0.1, 0.7)
-    graphed = GraphedLoss(graphed_model, objective, longest_source=64)
-    pairs, links = pairs_and_links(16, 23, seed=6)
-    more_pairs, more_links = pairs_and_links(40, 23, seed=8)
-    batches = (
-        make_batch(pairs, links=links),
-        make_batch(pairs, links=[links[1]] * len(pairs)),
-        make_batch(more_pairs, links=more_links),
-    )
-    for batch in batches:
-        batch = batch.to(CUDA)
+def _assert_graphed_steps_equal_eager_steps(eager_model, graphed, objective, batches, *, frozen=(), indices=None):
+    """Three updates of `eager_model` and of `graphed`'s model (a copy), each training what
+    requires gradients: the same losses and tokens at each step, two shapes captured (the
+    second batch has the first one's padded shape, so its graphs replay on new data; the
+    third needs a new one), and the same weights after. `frozen` and `indices` (each
+    batch's pairs, or None) give the graphed steps kept passes."""
+    graphed_model = graphed.model
+    eager_optimizer = torch.optim.Adam([p for p in eager_model.parameters() if p.requires_grad], lr=0.01)
+    graphed_optimizer = torch.optim.Adam([p for p in graphed_model.parameters() if p.requires_grad], lr=0.01)
+    for batch, pairs in zip(batches, indices or [None] * len(batches), strict=True):
         eager_loss, tokens = training_step(StepContext(eager_model, eager_optimizer, objective, 1.0), batch)
         graphed_loss, graphed_tokens = training_step(
-            StepContext(graphed_model, graphed_optimizer, objective, 1.0, graphed=graphed), batch
+            StepContext(graphed_model, graphed_optimizer, objective, 1.0, graphed=graphed, frozen=frozen),
+            batch,
+            indices=pairs,
         )
         assert graphed_tokens == tokens
         assert graphed_loss == pytest.approx(eager_loss, rel=1e-5)
@@ -161,18 +131,7 @@ def test_guided_training_steps_replayed_as_cuda_graphs_equal_eager_steps(coverag
         assert torch.allclose(q, p, rtol=1e-4, atol=1e-5), name
 
 
-def _with_module(*, null: bool):
-    """A tiny model with a module whose weights are random, as a trained one's are."""
-    model = tiny_model(vocab=23, seed=4, decoder={"cell": "lstm"})
-    torch.manual_seed(5)
-    model.aligner = build_aligner(model, size=8, null=null)
-    with torch.no_grad():
-        for parameter in model.aligner.parameters():
-            parameter.normal_(std=0.5)
-    return model.to(CUDA)
-
-
-def _module_batches():
+def _linked_batches():
     """Batches with links, one without any, and a new shape."""
     pairs, links = pairs_and_links(16, 23, seed=6)
     more_pairs, more_links = pairs_and_links(40, 23, seed=8)
@@ -186,26 +145,36 @@ def _module_batches():
     ]
 
 
+@pytest.mark.parametrize("decoder", {"luong": {"wiring": "luong"}, **DECODERS}.values())
+def test_training_steps_replayed_as_cuda_graphs_equal_eager_steps(decoder):
+    eager_model = tiny_model(vocab=20, seed=3, decoder=decoder).train().to(CUDA)
+    graphed = GraphedLoss(copy.deepcopy(eager_model), Objective(0.1), longest_source=64)
+    batches = [batch.to(CUDA) for batch in (_batch(seed=7), _batch(seed=9), _batch(seed=11, count=40))]
+    _assert_graphed_steps_equal_eager_steps(eager_model, graphed, Objective(0.1), batches)
+
+
+@pytest.mark.parametrize("coverage", [False, True], ids=["attention", "coverage"])
+def test_guided_training_steps_replayed_as_cuda_graphs_equal_eager_steps(coverage):
+    """Guided alignment (and coverage) keep the graphs, a batch without links among them."""
+    eager_model = tiny_model(vocab=23, seed=4, decoder={"cell": "lstm"}, coverage=coverage).train().to(CUDA)
+    objective = Objective(0.1, 0.7)
+    graphed = GraphedLoss(copy.deepcopy(eager_model), objective, longest_source=64)
+    _assert_graphed_steps_equal_eager_steps(eager_model, graphed, objective, _linked_batches())
+
+
+def _with_module(*, null: bool):
+    """A tiny model with a module whose weights are random, as a trained one's are."""
+    return tiny_model_with_module(23, seed=4, null=null, decoder={"cell": "lstm"}).to(CUDA)
+
+
 @pytest.mark.parametrize("null", [False, True], ids=["module", "module-null"])
 def test_training_with_the_alignment_module_replayed_as_cuda_graphs_equals_eager_steps(null):
     """model.aligner: the module's terms (a padded, masked vocabulary; dense links) replay
     beside the translation's, guided term included."""
     eager_model = _with_module(null=null).train()
-    graphed_model = copy.deepcopy(eager_model)
     objective = Objective(0.1, 0.5, aligner="both")
-    eager_optimizer = torch.optim.Adam(eager_model.parameters(), lr=0.01)
-    graphed_optimizer = torch.optim.Adam(graphed_model.parameters(), lr=0.01)
-    graphed = GraphedLoss(graphed_model, objective, longest_source=64)
-    for batch in _module_batches():
-        eager_loss, tokens = training_step(StepContext(eager_model, eager_optimizer, objective, 1.0), batch)
-        graphed_loss, graphed_tokens = training_step(
-            StepContext(graphed_model, graphed_optimizer, objective, 1.0, graphed=graphed), batch
-        )
-        assert graphed_tokens == tokens
-        assert graphed_loss == pytest.approx(eager_loss, rel=1e-5)
-    assert len(graphed.graphed) == 2
-    for (name, p), q in zip(eager_model.named_parameters(), graphed_model.parameters()):
-        assert torch.allclose(q, p, rtol=1e-4, atol=1e-5), name
+    graphed = GraphedLoss(copy.deepcopy(eager_model), objective, longest_source=64)
+    _assert_graphed_steps_equal_eager_steps(eager_model, graphed, objective, _linked_batches())
 
 
 @pytest.mark.parametrize("kept", [False, True], ids=["passes-computed", "passes-kept"])
@@ -215,34 +184,20 @@ def test_training_the_module_alone_replayed_as_cuda_graphs_equals_eager_steps(ke
     eager_model = _with_module(null=True).eval()
     eager_model.requires_grad_(False)
     eager_model.aligner.requires_grad_(True)
-    graphed_model = copy.deepcopy(eager_model)
     objective = Objective(aligner="both", translation=False)
-    eager_optimizer = torch.optim.Adam(eager_model.aligner.parameters(), lr=0.01)
-    graphed_optimizer = torch.optim.Adam(graphed_model.aligner.parameters(), lr=0.01)
-    graphed = GraphedLoss(graphed_model, objective, longest_source=64)
-    batches = _module_batches()
+    graphed = GraphedLoss(copy.deepcopy(eager_model), objective, longest_source=64)
     frozen: tuple[FrozenPasses, ...] = ()
-    if kept:
+    indices = None
+    if kept:  # the first two batches' pairs kept, the third's computed
         pairs, _ = pairs_and_links(16, 23, seed=6)
         options = TrainConfig(batch_tokens=10_000)
-        frozen = (
-            FrozenPasses(
-                graphed_model, InMemoryPairs(pairs), options, budget=2**30, teacher_forced=graphed.teacher_forced
-            ),
+        kept_passes = FrozenPasses(
+            graphed.model, InMemoryPairs(pairs), options, budget=2**30, teacher_forced=graphed.teacher_forced
         )
-    for number, batch in enumerate(batches):
-        indices = np.arange(16) if kept and number < 2 else None
-        eager_loss, tokens = training_step(StepContext(eager_model, eager_optimizer, objective, 1.0), batch)
-        graphed_loss, graphed_tokens = training_step(
-            StepContext(graphed_model, graphed_optimizer, objective, 1.0, graphed=graphed, frozen=frozen),
-            batch,
-            indices=indices,
-        )
-        assert graphed_tokens == tokens
-        assert graphed_loss == pytest.approx(eager_loss, rel=1e-5)
-    assert len(graphed.graphed) == 2
-    for (name, p), q in zip(eager_model.named_parameters(), graphed_model.parameters()):
-        assert torch.allclose(q, p, rtol=1e-4, atol=1e-5), name
+        frozen, indices = (kept_passes,), [np.arange(16), np.arange(16), None]
+    _assert_graphed_steps_equal_eager_steps(
+        eager_model, graphed, objective, _linked_batches(), frozen=frozen, indices=indices
+    )
 
 
 def test_a_frozen_pass_replayed_as_a_cuda_graph_equals_the_eager_pass():
@@ -250,7 +205,7 @@ def test_a_frozen_pass_replayed_as_a_cuda_graph_equals_the_eager_pass():
     data), then a new shape: readout and α at every real position, the source side's padding."""
     model = _with_module(null=False).eval()
     passes = GraphedPass(model, longest_source=64)
-    for batch in _module_batches():
+    for batch in _linked_batches():
         with torch.no_grad():
             readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
         found_readout, found_weights, found_state = passes(batch.src, batch.src_lengths, batch.tgt_in)

@@ -20,21 +20,14 @@ from rnnsearch.search.rules import SearchOptions, max_output_lengths
 from rnnsearch.text.batches import make_batch, source_tensors
 from rnnsearch.text.subwords import BOS
 from rnnsearch.training.loss import Objective, sequence_loss, two_way_loss
-from tests.conftest import random_sources, tiny_model
+from tests.conftest import random_sources, tiny_model, tiny_model_with_module
 
 VOCAB = 12
 
 
 def with_module(seed: int = 0, *, null: bool = False):
-    """A tiny model with a module whose weights are random: a fresh module starts from a
-    uniform lexicon and the attention as its prior, which would hide what it reads."""
-    model = tiny_model(VOCAB, seed=seed)
-    torch.manual_seed(seed + 1)
-    model.aligner = build_aligner(model, size=8, null=null)
-    with torch.no_grad():
-        for parameter in model.aligner.parameters():
-            parameter.normal_(std=0.5)
-    return model
+    """A tiny model with a module whose weights are random."""
+    return tiny_model_with_module(VOCAB, seed=seed, null=null)
 
 
 def forced_rows(model, src, lengths, targets):

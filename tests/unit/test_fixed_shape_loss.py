@@ -5,7 +5,6 @@ gradient, for every term of the objective."""
 import pytest
 import torch
 
-from rnnsearch.model.seq2seq import build_aligner
 from rnnsearch.text.batches import make_batch
 from rnnsearch.training.frozen_passes import KeptSource
 from rnnsearch.training.graphed_loss import (
@@ -20,7 +19,7 @@ from rnnsearch.training.graphed_loss import (
     padded_pass,
 )
 from rnnsearch.training.loss import Objective, frozen_pass, sequence_loss
-from tests.conftest import random_sources, tiny_model
+from tests.conftest import random_sources, tiny_model, tiny_model_with_module
 from tests.unit.test_guided_loss import pairs_and_links
 
 DECODERS = {
@@ -101,13 +100,7 @@ def test_padded_sources_stop_where_an_alignment_model_stops_reaching():
 
 def _with_module(*, null: bool, seed: int = 4):
     """A tiny model with a module whose weights are random, as a trained one's are."""
-    model = tiny_model(vocab=23, seed=seed, decoder={"cell": "lstm"}).train()
-    torch.manual_seed(seed + 1)
-    model.aligner = build_aligner(model, size=8, null=null)
-    with torch.no_grad():
-        for parameter in model.aligner.parameters():
-            parameter.normal_(std=0.5)
-    return model
+    return tiny_model_with_module(23, seed=seed, null=null, decoder={"cell": "lstm"}).train()
 
 
 def _module_batches():
