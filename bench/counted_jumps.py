@@ -19,7 +19,8 @@ uses (rnnsearch/alignments/distortion.py).
    all pairs and on the second half (224–447, where bench/contiguity.py reports).
 
 Prints Markdown tables. The tables are counted from links that `CONTIGUITY` read, on the
-models' own (in-domain) training text, not on the scored pairs.
+models' own (in-domain) training text, not on the scored pairs, as `train-aligner` now
+counts them (rnnsearch/alignments/counted_jumps.py), here with a floor of one's choice.
 """
 
 from __future__ import annotations
@@ -27,55 +28,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import aligner  # noqa: E402  (bench/aligner.py: each direction's links and every combination's)
 import alignment as bench  # noqa: E402  (bench/alignment.py: the corpus and the tables)
 import contiguity  # noqa: E402  (bench/contiguity.py: the Hansards pairs aligned by a folder's modules)
 
+from rnnsearch.alignments.counted_jumps import FARTHEST, JumpTable, jump_counts  # noqa: E402
 from rnnsearch.alignments.distortion import CONTIGUITY, sure_link_posterior  # noqa: E402
 
-FARTHEST = 12  # jumps counted; longer ones weigh the floor
 HALF = contiguity.HALF
 
 
-@dataclass(frozen=True)
-class CountedJumps:
-    """A jump prior (distortion.JumpPrior's `moves` and `null`) whose jumps of −FARTHEST to
-    FARTHEST words weigh `weights` (relative to +1), any jump at least `floor`."""
-
-    weights: np.ndarray
-    null: float
-    floor: float
-
-    def moves(self, sources: int) -> np.ndarray:
-        previous = np.arange(-1, sources)[:, None]
-        jump = np.arange(sources)[None, :] - previous
-        counted = np.where(np.abs(jump) <= FARTHEST, self.weights[np.clip(jump, -FARTHEST, FARTHEST) + FARTHEST], 0.0)
-        weights = np.maximum(counted, self.floor)
-        return weights / weights.sum(axis=1, keepdims=True) * (1.0 - self.null)
-
-
-def jump_counts(alignments: list) -> np.ndarray:
-    """Counts of the jumps −FARTHEST to FARTHEST between consecutive linked target words."""
-    counts = np.zeros(2 * FARTHEST + 1)
-    for alignment in alignments:
-        linked: dict[int, list[int]] = {}
-        for source, target in alignment.pairs:
-            linked.setdefault(target, []).append(source)
-        last = None
-        for target in sorted(linked):
-            if last is not None and abs(min(linked[target]) - last) <= FARTHEST:
-                counts[min(linked[target]) - last + FARTHEST] += 1
-            last = max(linked[target])
-    return counts
-
-
-def counted_prior(folder: Path, direction: str, sources: list[str], targets: list[str], floor: float) -> CountedJumps:
+def counted_prior(folder: Path, direction: str, sources: list[str], targets: list[str], floor: float) -> JumpTable:
     """The jump table of `folder`'s `direction` module, counted from its links of the pairs."""
     import rnnsearch
     from rnnsearch.alignments.words import read_translations
@@ -83,8 +50,11 @@ def counted_prior(folder: Path, direction: str, sources: list[str], targets: lis
     translator = rnnsearch.load(folder / direction, device="cpu")
     chunks = translator.align_chunks([(sources, targets)], alignment_from="aligner")
     pairs = [aligned.pair for chunk in chunks for aligned in chunk]
-    counts = jump_counts(read_translations(pairs, reading="output", prior=CONTIGUITY))
-    return CountedJumps(counts / counts[FARTHEST + 1], CONTIGUITY.null, floor)
+    counts = jump_counts(words.pairs for words in read_translations(pairs, reading="output", prior=CONTIGUITY))
+    table = JumpTable.counted(counts)
+    if table is None:
+        raise SystemExit(f"{folder / direction}: too few jumps in {len(pairs):,} pairs to count a table")
+    return replace(table, floor=floor)
 
 
 def scored(forward: list, backward: list, priors: tuple, gold: list) -> dict[str, tuple[float, float]]:
@@ -132,7 +102,7 @@ def main() -> None:
         print("\n| prior, AER all 447 (224–447) | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
         for label, row in rows.items():
             print(f"| {label} | " + " | ".join(f"{row[n][0]:.2f} ({row[n][1]:.2f})" for n in names) + " |")
-        results[folder] = {"tables": [t.weights.tolist() for t in tables], "sure": held, "aer": rows}
+        results[folder] = {"tables": [list(t.weights) for t in tables], "sure": held, "aer": rows}
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False))
 

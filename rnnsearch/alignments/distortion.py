@@ -33,10 +33,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 FLOOR = 1e-6  # the least emission: a word's row may put (almost) nothing on a source word or on ∅
+
+
+class Jumps(Protocol):
+    """What the forward–backward algorithm reads of a jump prior: the probability of ∅
+    and, for a pair of `sources` words, that of each jump (`JumpPrior.moves`); a fixed
+    prior (`JumpPrior`) or one counted from a module's links (counted_jumps.py)."""
+
+    @property
+    def null(self) -> float: ...
+
+    def moves(self, sources: int) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -66,7 +78,7 @@ priors that keep a word the rows are 99% sure of on its word at any distance
 their human links, reported on the other half (BENCHMARKS.md)."""
 
 
-def sure_link_posterior(prior: JumpPrior, *, jump: int, sure: float = 0.99) -> float:
+def sure_link_posterior(prior: Jumps, *, jump: int, sure: float = 0.99) -> float:
     """What `prior` leaves of a link the rows are `sure` of, `jump` words away: five target
     words whose rows link them for certain to source words 0, 1, −, 2, 3, the middle one's
     putting `sure` on word 3 + `jump` and the rest on word 2, where its neighbours would
@@ -79,7 +91,7 @@ def sure_link_posterior(prior: JumpPrior, *, jump: int, sure: float = 0.99) -> f
     return float(linked[2, 3 + jump])
 
 
-def posterior(weights: np.ndarray, null: np.ndarray | None, prior: JumpPrior) -> tuple[np.ndarray, np.ndarray]:
+def posterior(weights: np.ndarray, null: np.ndarray | None, prior: Jumps) -> tuple[np.ndarray, np.ndarray]:
     """Each target word's posterior over the source words (target words × source words)
     and over ∅ (target words,), from its row of `weights` and its mass on NULL (`null`;
     None: none) as emissions and `prior`'s jumps, by the forward–backward algorithm.
@@ -97,7 +109,7 @@ CHUNK = 256  # pairs whose posteriors are computed together: like sizes, padded 
 
 
 def posteriors(
-    rows: Sequence[tuple[np.ndarray, np.ndarray | None]], prior: JumpPrior
+    rows: Sequence[tuple[np.ndarray, np.ndarray | None]], prior: Jumps
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """`posterior` of each pair's (word weights, NULL mass), computed together: the pairs,
     sorted by size, are padded to one array a chunk at a time, so that the steps of the
@@ -111,7 +123,7 @@ def posteriors(
 
 
 def _padded_posteriors(
-    rows: Sequence[tuple[np.ndarray, np.ndarray | None]], prior: JumpPrior
+    rows: Sequence[tuple[np.ndarray, np.ndarray | None]], prior: Jumps
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """`posterior` of pairs of at least one target and one source word each, padded to
     one array. Padded source words emit nothing, so they are never linked; padded target

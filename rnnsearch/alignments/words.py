@@ -39,7 +39,8 @@ Reading. Which row of α stands for each target piece is rnnsearch/alignments/re
 Neighbours. Where the rows come from a source with a jump prior (the alignment module's,
 AlignmentSource.prior), each target word's weights are then replaced by its posterior
 given its neighbours' (rnnsearch/alignments/distortion.py), and its mass on NULL by
-its posterior on NULL.
+its posterior on NULL. A module that counted its own jumps (counted_jumps.py) hands its
+table with its rows (`Attended.jumps`), and they are read with that table instead.
 
 Hard alignment. Each target word is aligned to the source word it weighs most (argmax,
 the lowest index on a tie), the usual rule for reading alignments off attention. A
@@ -62,7 +63,7 @@ from typing import Protocol
 import numpy as np
 
 from rnnsearch.alignments import display
-from rnnsearch.alignments.distortion import JumpPrior, posteriors
+from rnnsearch.alignments.distortion import Jumps, posteriors
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, check_reading, reading_rows
 from rnnsearch.alignments.symmetrisation import SOFT_METHODS, symmetrise, symmetrise_weights
 from rnnsearch.reserved import WORD_START
@@ -76,7 +77,8 @@ class Attended(Protocol):
     """What a word alignment is read from: both sides' texts, pieces and α, and how many
     of the model's words each text word became, as a Translation (rnnsearch.Translation)
     or a scored pair (`PairScore.as_translation()`) holds them; `alignment` is None for a
-    model without an alignment model."""
+    model without an alignment model; `jumps`, where it is not None, the jump prior its
+    module counted from its own links, read in place of its source's (AlignmentSource.prior)."""
 
     source: str
     text: str
@@ -86,6 +88,7 @@ class Attended(Protocol):
     alignment_from: str
     source_word_counts: list[int] | None
     target_word_counts: list[int] | None
+    jumps: Jumps | None
 
 
 @dataclass(frozen=True)
@@ -300,30 +303,35 @@ class _Weighed:
 def align_translation(translation: Attended, *, reading: str = DEFAULT_READING) -> WordAlignment:
     """The word-level alignment of a Translation (its chosen hypothesis, not the
     alternatives), over the whitespace-separated words of its texts (see the module
-    docstring), its word weights read with the jump prior of what its rows come from
-    (AlignmentSource.prior)."""
+    docstring), its word weights read with its jump prior (`jump_prior`)."""
     return align_translations([translation], reading=reading)[0]
 
 
+def jump_prior(translation: Attended) -> Jumps | None:
+    """The jump prior a translation's word weights are read with: none where what its rows
+    come from has none (the attention), else the table its module counted (`jumps`), or
+    failing one the source's fixed prior (AlignmentSource.prior)."""
+    fixed = ALIGNMENT_SOURCES[translation.alignment_from].prior
+    return None if fixed is None else translation.jumps or fixed
+
+
 def align_translations(translations: Sequence[Attended], *, reading: str = DEFAULT_READING) -> list[WordAlignment]:
-    """`align_translation` of each translation; where all come from one source, as the
-    pairs of one call do, the posteriors of their jump prior are computed together."""
-    sources = {translation.alignment_from for translation in translations}
-    if len(sources) > 1:
+    """`align_translation` of each translation; where all are read with one prior, as the
+    pairs of one call are, its posteriors are computed together."""
+    priors = set(map(jump_prior, translations))
+    if len(priors) > 1:
         return [align_translation(translation, reading=reading) for translation in translations]
-    prior = ALIGNMENT_SOURCES[sources.pop()].prior if sources else None
+    prior = priors.pop() if priors else None
     return read_translations(translations, reading=reading, prior=prior)
 
 
-def read_translation(translation: Attended, *, reading: str, prior: JumpPrior | None) -> WordAlignment:
+def read_translation(translation: Attended, *, reading: str, prior: Jumps | None) -> WordAlignment:
     """`align_translation` with the jump prior `prior` (None: the word weights as the rows
     give them), whatever its rows come from: to compare priors on the same rows."""
     return read_translations([translation], reading=reading, prior=prior)[0]
 
 
-def read_translations(
-    translations: Sequence[Attended], *, reading: str, prior: JumpPrior | None
-) -> list[WordAlignment]:
+def read_translations(translations: Sequence[Attended], *, reading: str, prior: Jumps | None) -> list[WordAlignment]:
     """`read_translation` of each translation, the prior's posteriors computed together
     (distortion.posteriors)."""
     read = [_weighed(translation, reading) for translation in translations]

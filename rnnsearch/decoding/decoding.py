@@ -18,6 +18,7 @@ from typing import cast
 import numpy as np
 import torch
 
+from rnnsearch.alignments.counted_jumps import JumpTable, modules_table
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, default_source
 from rnnsearch.arguments import checked_choice, checked_count
 from rnnsearch.config.search import MAX_BEAM_SIZE, SearchConfig
@@ -128,6 +129,13 @@ class Decoding:
             return [self.model.members[m] for m in self.model.aligned]
         return [self.model]
 
+    def module_jumps(self) -> JumpTable | None:
+        """The jump table the rows of the aligned members' modules are read with: what
+        they counted from their own links, an ensemble's averaged; None where one of them
+        counted none (`modules_table`)."""
+        members = [cast(RNNSearch, member) for member in self.aligned_members if getattr(member, "aligner", None)]
+        return modules_table([member.aligner.jumps for member in members if member.aligner is not None])
+
     def widths(self, beam_size: object, n_best: object) -> tuple[int, int]:
         """The beam size (the config's for None) and n-best count asked for, checked."""
         if beam_size is None:
@@ -209,10 +217,11 @@ class Decoding:
             member = cast(RNNSearch, members[m])  # with a module: a model directory's
             rows.append(module_alignments(member, cast(list, pairs), self.search.batch_sentences, bf16=bf16))
         combined = iter(np.asarray(np.mean(alignments, axis=0, dtype=np.float32)) for alignments in zip(*rows))
+        jumps = self.module_jumps()
         for translation in translations:
             for hypothesis in [translation, *translation.alternatives]:
                 hypothesis.alignment = next(combined)[:, : len(hypothesis.source_tokens)]
-                hypothesis.alignment_from = alignment_from
+                hypothesis.alignment_from, hypothesis.jumps = alignment_from, jumps
 
     def _search(
         self, sources: list[Source], options: SearchOptions, prefixes: list[list[int]] | None

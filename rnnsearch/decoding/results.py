@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rnnsearch.alignments import display
+from rnnsearch.alignments.distortion import Jumps
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES
 from rnnsearch.alignments.words import WordAlignment
 
@@ -30,6 +31,9 @@ class Translation:
     otherwise, and for an input whose markup was not well-formed, with lenient markup.
     alignment_from: what `alignment` is: "attention" (α) or "aligner" (β, the rows of the
     model's alignment module, docs/model.md).
+    jumps: with the module's rows, the jump table the module counted from its own links
+    (rnnsearch/alignments/counted_jumps.py), which its word weights are read with; None:
+    read with the fixed prior of what `alignment` is (AlignmentSource.prior).
     words: with markup, the word alignment its markup was placed by (read from
     `alignment` as the call's `reading` says), computed once, so that the word links
     written beside the marked-up text (`translate --hard-alignments`) are those that
@@ -47,6 +51,7 @@ class Translation:
     target_word_counts: list[int] | None = field(default=None, repr=False)
     marked_up: str | None = None
     alignment_from: str = "attention"
+    jumps: Jumps | None = field(default=None, repr=False)
     words: WordAlignment | None = field(default=None, repr=False)
 
     def _repr_html_(self) -> str:
@@ -64,7 +69,8 @@ class PairScore:
     alignment: (len(target_tokens), len(source_tokens)) weights α_ij, as Translation has
       them for the model's own output; None for the fixed-context baseline.
     source_word_counts, target_word_counts: as a Translation's, for `source` and `target`.
-    alignment_from: "attention" or "aligner", as a Translation's.
+    alignment_from, jumps: what the alignment is, and the module's counted jump table, as a
+      Translation's.
     """
 
     source: str
@@ -77,6 +83,7 @@ class PairScore:
     source_word_counts: list[int] | None = field(default=None, repr=False)
     target_word_counts: list[int] | None = field(default=None, repr=False)
     alignment_from: str = "attention"
+    jumps: Jumps | None = field(default=None, repr=False)
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the texts, the log-probability and the alignment heatmap (display.py)."""
@@ -98,6 +105,7 @@ class PairScore:
             target_tokens=self.target_tokens,
             alignment=self.alignment,
             alignment_from=self.alignment_from,
+            jumps=self.jumps,
             source_word_counts=self.source_word_counts,
             target_word_counts=self.target_word_counts,
         )

@@ -14,7 +14,9 @@
                                      data.prepared puts it elsewhere
     aligner/                         an alignment module added by `rnnsearch train-aligner`
                                      (rnnsearch.training.aligner_training); its weights.safetensors
-                                     is attached on loading, while it matches the translation weights
+                                     is attached on loading, while it matches the translation weights,
+                                     and its jumps.json, the jump table counted from its links
+                                     (rnnsearch.alignments.counted_jumps), while it matches the module
 
 Everything is safetensors, YAML or JSON: no pickle. Every file is written to a
 temporary and renamed into place (rnnsearch.files.atomic), so a kill at any moment leaves the
@@ -40,6 +42,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file as save_safetensors_file
 
+from rnnsearch.alignments.counted_jumps import JumpTable, check_weights
 from rnnsearch.config import Config, load_config
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic
@@ -58,6 +61,7 @@ ALIGNMENTS = "alignments"
 KEPT = "checkpoints"
 ALIGNER_DIR = "aligner"
 ALIGNER_WEIGHTS = "weights.safetensors"
+ALIGNER_JUMPS = "jumps.json"
 
 log = logging.getLogger(__name__)
 
@@ -276,23 +280,24 @@ def load_model(
     check_files(load_weights(model, path), path, src_subwords, tgt_subwords)
     require_finite({f"model.{name}": tensor for name, tensor in model.state_dict().items()}, path)
     if aligner:
-        attach_aligner(model, Path(directory), path)
+        attach_aligner(model, Path(directory) / ALIGNER_DIR, path)
     return model.eval()
 
 
-def attach_aligner(model: RNNSearch, directory: Path, translation: Path) -> None:
-    """The alignment module of `directory`'s aligner/ (trained by `rnnsearch train-aligner`
-    on the weights of `translation`), in place of any the model was trained with. A module
+def attach_aligner(model: RNNSearch, folder: Path, translation: Path) -> None:
+    """The alignment module in `folder` (a model directory's aligner/, trained there by
+    `rnnsearch train-aligner` on the weights of `translation`), with the jump table counted
+    from its links where there is one, in place of any the model was trained with. A module
     trained on other weights (the model trained on after it) reads annotations it never
     saw: it is left out, with a warning, and the model aligns as it would without it."""
-    path = directory / ALIGNER_DIR / ALIGNER_WEIGHTS
+    path = folder / ALIGNER_WEIGHTS
     if not path.is_file():
         return
     tensors, info = read_tensors(path)
     if info.get("translation") != stored_digest(translation):
         log.warning(
             f"{path}: trained on other weights than {translation.name}, so left out; train it again with "
-            f"`rnnsearch train-aligner {directory}` after deleting {path.parent}"
+            f"`rnnsearch train-aligner {folder.parent}` after deleting {folder}"
         )
         return
     require_finite(tensors, path)
@@ -304,7 +309,39 @@ def attach_aligner(model: RNNSearch, directory: Path, translation: Path) -> None
         raise UserError(f"{path}: corrupt alignment module (its info's null is not true or false)")
     module = build_aligner(model, size=size, null=null)
     assign_weights(module, tensors, path, prefix="aligner.", described="the alignment module they are for")
+    module.jumps = read_jumps(path.parent, stored_digest(path))
     model.aligner = module
+
+
+def write_jumps(folder: Path, table: JumpTable, *, pairs: int, jumps: int) -> None:
+    """`table`, counted from a module's links of `pairs` pairs (`jumps` jumps), as the
+    jumps.json of the module in `folder`, recording the digest of its weights."""
+    record = {
+        "module": stored_digest(folder / ALIGNER_WEIGHTS),
+        "pairs": pairs,
+        "jumps": jumps,
+        "weights": list(table.weights),
+    }
+    atomic_write(folder / ALIGNER_JUMPS, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+
+
+def read_jumps(folder: Path, module: str | None) -> tuple[float, ...] | None:
+    """The weights of the jump table in `folder`'s jumps.json, counted from the links of
+    the module whose weights' digest is `module`; None where there is none, or where it
+    was counted from other weights (the module trained again since), with a warning."""
+    path = folder / ALIGNER_JUMPS
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        weights = tuple(record["weights"])
+        check_weights(weights)
+    except (ValueError, TypeError, KeyError) as error:
+        raise UserError(f"{path}: corrupt jump table ({error}); delete it to read with the fixed prior") from None
+    if record.get("module") != module:
+        log.warning(f"{path}: counted from other weights than {ALIGNER_WEIGHTS}, so left out")
+        return None
+    return weights
 
 
 def require_new_output(source: Path, out_dir: Path, *, made_by: str, product: str) -> None:

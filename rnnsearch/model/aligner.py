@@ -133,6 +133,10 @@ class Aligner(nn.Module):
             nn.init.zeros_(uniform)
         self.size = size
         self.null = null
+        self.jumps: tuple[float, ...] | None = None
+        """The weights of the jump table counted from the module's own links once it was
+        trained (rnnsearch/alignments/counted_jumps.py), attached with it on loading;
+        None where none was counted."""
         if null:
             self.null_key = nn.Parameter(torch.zeros(size))  # k_∅
             self.null_energy = nn.Parameter(torch.tensor(NULL_START))  # b_∅

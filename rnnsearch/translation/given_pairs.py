@@ -264,7 +264,8 @@ class GivenPairs(Decoding):
         source = self.alignment_source(alignment_from)
         forced = self._forced(sides, target_ids, source)
         pairs = zip(sources, targets, sides[0], target_ids, forced, strict=True)
-        return [replace(self._pair_score(*pair), alignment_from=source) for pair in pairs]
+        jumps = self.module_jumps() if ALIGNMENT_SOURCES[source].from_module else None
+        return [replace(self._pair_score(*pair), alignment_from=source, jumps=jumps) for pair in pairs]
 
     def _forced(self, sides: list[list[list[int]]], target_ids: list[list[int]], source: str) -> list[ForcedPair]:
         """The teacher-forced pass of every member over its side's sources, an ensemble's
