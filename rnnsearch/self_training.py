@@ -13,7 +13,9 @@ A round:
    modules' combined links elsewhere;
 3. trains a new module for each direction on those links (`train-aligner`'s run, with
    the round's data section; the reverse model reads the same pairs the other way round,
-   the links transposed), and makes it the model's module. The new modules keep the
+   the links transposed), counts its jump table from its links (jump_counting.py), and
+   makes both the model's module's, so that the next round's links are read with the
+   table of the modules that align them. The new modules keep the
    size, the NULL option and the agreement of the run that trained the first (both
    directions train together, agreeing, where it did), --set on top.
 
@@ -22,7 +24,8 @@ Its files, in each of the two model directories:
     self-training/round-0.safetensors   the module the first round started from
     self-training/round-R/corpus-K.links the round's links for training corpus K, in
                                         this direction's orientation (source word first)
-    self-training/round-R/aligner/      the round's module run (train-aligner's files)
+    self-training/round-R/aligner/      the round's module run (train-aligner's files, and the
+                                        jump table counted from its links: jump_counting.py)
     self-training/round-R/aligner/finished  written when that run has ended
 
 Every file is written whole or not at all, so a run killed at any moment resumes
@@ -45,6 +48,7 @@ from rnnsearch.config import load_config
 from rnnsearch.config.data import TrainingFiles, check_reverse
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic, model_directory
+from rnnsearch.jump_counting import count_jumps
 from rnnsearch.text.corpus import is_blank, stream_raw_parallel
 from rnnsearch.training.aligner_training import run_config, run_settings, train_aligner
 from rnnsearch.training.console import say
@@ -250,6 +254,7 @@ def _train_round(
     started = (run_dir / model_directory.LAST).exists()
     run = [*overrides, _round_data(direction, corpora, number, reverse=reverse)]
     train_aligner(direction.model_dir, run, resume=started, run_dir=run_dir)
+    count_jumps(direction.model_dir, run_dir)
     atomic.atomic_write(run_dir / FINISHED, b"")
 
 
@@ -271,11 +276,20 @@ def _train_together(
         reverse_dir=backward.model_dir,
         reverse_run_dir=reverse_run_dir,
     )
+    for direction, folder in ((forward, run_dir), (backward, reverse_run_dir)):
+        count_jumps(direction.model_dir, folder)
     for folder in (run_dir, reverse_run_dir):
         atomic.atomic_write(folder / FINISHED, b"")
 
 
 def _install(direction: Direction, number: int) -> None:
-    """The round's module as the model's own (the file loading attaches), replaced whole."""
+    """The round's module as the model's own (the files loading attaches: its weights and
+    the jump table counted from its links, where there is one), each replaced whole."""
+    jumps = direction.module.parent / model_directory.ALIGNER_JUMPS
+    jumps.unlink(missing_ok=True)
     with atomic.replacing(direction.module) as temporary:
         shutil.copyfile(direction.run_dir(number) / model_directory.ALIGNER_WEIGHTS, temporary)
+    counted = direction.run_dir(number) / model_directory.ALIGNER_JUMPS
+    if counted.exists():
+        with atomic.replacing(jumps) as temporary:
+            shutil.copyfile(counted, temporary)

@@ -6,6 +6,8 @@ The run lives in the model directory's `aligner/` (model_directory.ALIGNER_DIR):
     config.yaml          the model's config with the run's overrides and model.aligner: true
     weights.safetensors  the module's weights, with its size and the digest of the
                          translation weights it was trained on: what loading attaches
+    jumps.json           the jump table counted from the module's links once the run has
+                         ended (rnnsearch/jump_counting.py), read with its rows
     last.safetensors     the module's weights, Adam's state and the run's progress: the resume point
     metrics.jsonl        training rows (the module's loss, learning rate, speed), as `train` writes them
     tensorboard/         with train.tensorboard, the same rows as curves
@@ -139,6 +141,7 @@ def train_aligner(
     for each in attached:
         each.run_dir.mkdir(parents=True, exist_ok=True)
         checkpoint.remove_temporaries(each.run_dir)
+        (each.run_dir / model_directory.ALIGNER_JUMPS).unlink(missing_ok=True)  # counted from what it replaces
     atomic.atomic_write(run_dir / model_directory.CONFIG, config.to_yaml().encode("utf-8"))
     progress = _restored(attached, optimizer) if started and resume else Progress()
     if started and resume:

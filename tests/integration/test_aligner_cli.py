@@ -5,6 +5,7 @@ that shows alignments uses it, saying so."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 import shutil
 from pathlib import Path
@@ -13,9 +14,19 @@ import pytest
 import torch
 
 import rnnsearch
+from rnnsearch.alignments.counted_jumps import LEAST_JUMPS
+from rnnsearch.alignments.distortion import CONTIGUITY
+from rnnsearch.alignments.words import read_translations
 from rnnsearch.cli import main
 from rnnsearch.errors import ArgumentValueError
-from rnnsearch.files.model_directory import ALIGNER_DIR, ALIGNER_WEIGHTS, LAST, read_tensors
+from rnnsearch.files.model_directory import (
+    ALIGNER_DIR,
+    ALIGNER_JUMPS,
+    ALIGNER_WEIGHTS,
+    LAST,
+    read_tensors,
+    stored_digest,
+)
 from rnnsearch.prepared import PreparedPairs
 from rnnsearch.text.batches import epoch_batches
 from tests.integration.conftest import tiny_config, write_config, write_lines
@@ -185,6 +196,36 @@ def test_align_and_score_read_the_module_unless_told_otherwise(with_module, corp
         assert out.splitlines() == [a.pharaoh() for a in expected]
     status, _, err = run_cli(capsys, "align", with_module, "--src", src, "--tgt", tgt, "--reading", "input")
     assert_one_line_error(status, err, "reading", "alignment module")
+
+
+def test_train_aligner_counts_its_modules_jump_table_and_every_reading_of_the_module_uses_it(
+    with_module, corpus, tmp_path, caplog
+):
+    """The table is counted from the module's links of its training pairs and kept with
+    the digest of its weights; `align`, `score` and `translate` read the module's rows with
+    it, and a table counted from other weights is left out, with a warning."""
+    record = json.loads((with_module / ALIGNER_DIR / ALIGNER_JUMPS).read_text())
+    assert record["module"] == stored_digest(with_module / ALIGNER_DIR / ALIGNER_WEIGHTS)
+    assert record["pairs"] == 300 and record["jumps"] >= LEAST_JUMPS
+    translator = rnnsearch.load(with_module, device="cpu")
+    table = translator.module_jumps()
+    assert table is not None and list(table.weights) == record["weights"]
+    sources = (corpus / "val.de").read_text(encoding="utf-8").splitlines()[:20]
+    targets = (corpus / "val.en").read_text(encoding="utf-8").splitlines()[:20]
+    scored = [pair.as_translation() for pair in translator.score(sources, targets)]
+    assert {pair.jumps for pair in scored} == {table}
+    counted, fixed = (read_translations(scored, reading="output", prior=prior) for prior in (table, CONTIGUITY))
+    assert [a.pairs for a in translator.align(sources, targets)] == [a.pairs for a in counted]
+    assert [a.pairs for a in counted] != [a.pairs for a in fixed]
+    assert {t.jumps for t in translator.translate(sources[:4], markup="html")} == {table}
+
+    stale = copied(with_module, tmp_path)
+    shutil.copytree(with_module / ALIGNER_DIR, stale / ALIGNER_DIR)
+    jumps = stale / ALIGNER_DIR / ALIGNER_JUMPS
+    jumps.write_text(json.dumps(record | {"module": "0" * 64}))
+    with caplog.at_level(logging.WARNING):
+        assert rnnsearch.load(stale, device="cpu").module_jumps() is None
+    assert "counted from other weights" in caplog.text
 
 
 def test_a_model_without_a_module_refuses_to_align_with_one(model_dir, corpus, capsys):
