@@ -133,8 +133,8 @@ class Decoding:
         """The jump table the rows of the aligned members' modules are read with: what
         they counted from their own links, an ensemble's averaged; None where one of them
         counted none (`modules_table`)."""
-        members = [cast(RNNSearch, member) for member in self.aligned_members if getattr(member, "aligner", None)]
-        return modules_table([member.aligner.jumps for member in members if member.aligner is not None])
+        modules = [getattr(member, "aligner", None) for member in self.aligned_members]
+        return modules_table([module.jumps for module in modules if module is not None])
 
     def widths(self, beam_size: object, n_best: object) -> tuple[int, int]:
         """The beam size (the config's for None) and n-best count asked for, checked."""
