@@ -1,9 +1,13 @@
 """Faults a training run and the commands meet on a real machine: a full disk, a kill
 mid-write, output that cannot be written. A full disk is a file-size limit on the
-process (SIGXFSZ ignored), which makes writes past it fail with the OS's own error."""
+process (SIGXFSZ ignored), which makes writes past it fail with the OS's own error.
+Those, a full standard output and what the command logs run the command in a process of
+its own; the other faults lie in the files a command reads, and `main` runs it here,
+without the seconds a new process spends importing PyTorch."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import resource
@@ -16,6 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rnnsearch.cli import main
 from rnnsearch.config.data import DataConfig
 from rnnsearch.evaluation.plots import learning_curves
 from rnnsearch.files.model_directory import read_tensors, write_tensors
@@ -25,9 +30,8 @@ from tests.integration.conftest import tiny_config, write_config
 ROWS = [{"step": 1, "train_loss": 5.0}, {"step": 2, "train_loss": 4.0, "valid_loss": 4.5, "valid_bleu": 1.0}]
 
 
-def rnnsearch(*args: object, limit: int | None = None, input: str | None = None) -> subprocess.CompletedProcess:
-    """The command in a process of its own, its file writes limited to `limit` bytes,
-    `input` on its standard input."""
+def rnnsearch(*args: object, limit: int | None = None) -> subprocess.CompletedProcess:
+    """The command in a process of its own, its file writes limited to `limit` bytes."""
 
     def limit_file_size() -> None:
         if limit is not None:
@@ -43,8 +47,22 @@ def rnnsearch(*args: object, limit: int | None = None, input: str | None = None)
         env=environment,
         preexec_fn=limit_file_size,
         capture_output=True,
-        input=input,
+        stdin=subprocess.DEVNULL,
     )
+
+
+def in_process(*args: object, input: str = "") -> subprocess.CompletedProcess:
+    """The command run by `main` in this process, `input` on its standard input: the
+    exit status and the standard output and error that `rnnsearch` would give."""
+    streams = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin = io.TextIOWrapper(io.BytesIO(input.encode()), encoding="utf-8")
+    sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
+    try:
+        status = main([str(a) for a in args])
+        out, err = sys.stdout.getvalue(), sys.stderr.getvalue()
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = streams
+    return subprocess.CompletedProcess(["rnnsearch", *map(str, args)], status, out, err)
 
 
 def one_line_error(result: subprocess.CompletedProcess) -> str:
@@ -61,7 +79,7 @@ def trained(corpus, tmp_path_factory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("trained")
     options = {"max_steps": 2, "valid_every": 2, "valid_heatmaps": 1}
     config = write_config(folder / "c.yaml", tiny_config(corpus, folder / "run", **options))
-    result = rnnsearch("train", config)
+    result = in_process("train", config)
     assert result.returncode == 0, result.stderr[-3000:]
     return config, folder / "run"
 
@@ -113,7 +131,7 @@ def test_translations_to_a_full_standard_output_name_it(trained, corpus):
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 @pytest.mark.parametrize("option", ["-o", "--alignments", "--hard-alignments"])
 def test_translations_to_a_full_output_file_name_it(trained, corpus, option):
-    result = rnnsearch("translate", trained[1], "--beam-size", "1", "-i", corpus / "val.de", option, "/dev/full")
+    result = in_process("translate", trained[1], "--beam-size", "1", "-i", corpus / "val.de", option, "/dev/full")
     assert one_line_error(result) == "rnnsearch: error: /dev/full: cannot write: No space left on device"
 
 
@@ -123,6 +141,7 @@ def test_a_plot_that_cannot_be_written_leaves_the_previous_figure_whole(tmp_path
     before = path.read_bytes()
     code = f"""
 from rnnsearch.errors import UserError
+from rnnsearch.cli import main
 from rnnsearch.config.data import DataConfig
 from rnnsearch.evaluation.plots import learning_curves
 try:
@@ -152,7 +171,7 @@ def test_a_killed_run_resumes_past_a_torn_metrics_row_and_its_temporaries_are_re
     (stale[0] / ".tmpAbC123").write_bytes(b"half a checkpoint")
     stale[1].write_bytes(b"")
     (run / ".notes").write_text("not ours")
-    result = rnnsearch("train", config, "--resume", "--set", "train.max_steps=3")
+    result = in_process("train", config, "--resume", "--set", "train.max_steps=3")
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2, 2, 3, 3]
@@ -175,7 +194,7 @@ def stopped_before_its_first_checkpoint(trained: tuple[Path, Path], tmp_path: Pa
 def test_a_run_stopped_before_its_first_checkpoint_starts_again_without_its_old_log(trained, tmp_path, resume):
     config, run = stopped_before_its_first_checkpoint(trained, tmp_path)
     old_rows = len((run / "metrics.jsonl").read_text().splitlines())
-    result = rnnsearch("train", config, *(["--resume"] if resume else []), "--set", "train.max_steps=2")
+    result = in_process("train", config, *(["--resume"] if resume else []), "--set", "train.max_steps=2")
     assert result.returncode == 0, result.stderr[-3000:]
     assert ("no checkpoint to resume from" in result.stderr) == resume
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
@@ -186,7 +205,7 @@ def test_a_run_stopped_before_its_first_checkpoint_starts_again_without_its_old_
 
 def test_a_model_without_its_best_weights_translates_with_its_last_and_says_so(trained, tmp_path, corpus):
     _, run = copy_of(trained, tmp_path)
-    expected = rnnsearch("translate", run, "-i", corpus / "val.de")
+    expected = in_process("translate", run, "-i", corpus / "val.de")
     (run / "best.safetensors").unlink()
     result = rnnsearch("translate", run, "-i", corpus / "val.de")
     assert result.returncode == 0, result.stderr
@@ -201,7 +220,7 @@ def kept(corpus, tmp_path_factory) -> Path:
     """A model directory that kept the weights of its two validations, to average."""
     folder = tmp_path_factory.mktemp("kept")
     options = {"max_steps": 2, "valid_every": 1, "keep_checkpoints": 2}
-    result = rnnsearch("train", write_config(folder / "c.yaml", tiny_config(corpus, folder / "run", **options)))
+    result = in_process("train", write_config(folder / "c.yaml", tiny_config(corpus, folder / "run", **options)))
     assert result.returncode == 0, result.stderr[-3000:]
     return folder / "run"
 
@@ -218,9 +237,9 @@ def test_a_full_disk_leaves_no_half_written_average_or_package_and_a_retry_succe
     # one file of the output, named where it belongs: the disk is at fault, not the model
     assert error.startswith(f"rnnsearch: error: {out}/") and error.endswith(": cannot write: File too large"), error
     assert not out.exists() and not list(tmp_path.glob(".*"))
-    result = rnnsearch(command, source, "-o", out)
+    result = in_process(command, source, "-o", out)
     assert result.returncode == 0, result.stderr[-3000:]
-    translated = rnnsearch("translate", out, "-i", corpus / "val.de")
+    translated = in_process("translate", out, "-i", corpus / "val.de")
     assert translated.returncode == 0 and len(translated.stdout.splitlines()) == 40, translated.stderr
 
 
@@ -236,11 +255,11 @@ def test_subword_models_swapped_for_others_of_the_same_size_are_refused(trained,
     refusal = (
         "was trained with (its digest differs from the one the weights record); put back the model directory's own"
     )
-    result = rnnsearch("translate", run, "-i", corpus / "val.de")
+    result = in_process("translate", run, "-i", corpus / "val.de")
     assert one_line_error(result) == (
         f"rnnsearch: error: {run / 'subwords.tgt.model'}: not the subword model best.safetensors {refusal}"
     )
-    result = rnnsearch("train", config, "--resume", "--set", "train.max_steps=3")
+    result = in_process("train", config, "--resume", "--set", "train.max_steps=3")
     assert one_line_error(result) == (
         f"rnnsearch: error: {run / 'subwords.tgt.model'}: not the subword model last.safetensors {refusal}"
     )
@@ -248,11 +267,11 @@ def test_subword_models_swapped_for_others_of_the_same_size_are_refused(trained,
 
 def test_weights_written_before_the_subword_record_still_translate(trained, tmp_path, corpus):
     _, run = copy_of(trained, tmp_path)
-    expected = rnnsearch("translate", run, "-i", corpus / "val.de")
+    expected = in_process("translate", run, "-i", corpus / "val.de")
     tensors, info = read_tensors(run / "best.safetensors")
     assert set(info.pop("subwords")) == {"src", "tgt"}
     write_tensors(run / "best.safetensors", tensors, info)
-    result = rnnsearch("translate", run, "-i", corpus / "val.de")
+    result = in_process("translate", run, "-i", corpus / "val.de")
     assert result.returncode == 0 and result.stdout == expected.stdout, result.stderr
 
 
@@ -260,7 +279,7 @@ def test_a_torn_metrics_row_before_the_last_is_one_line_naming_the_line(trained,
     config, run = copy_of(trained, tmp_path)
     lines = (run / "metrics.jsonl").read_text().splitlines(keepends=True)
     (run / "metrics.jsonl").write_text(lines[0] + '{"step": 2, "tr\n' + "".join(lines[1:]))
-    result = rnnsearch("train", config, "--resume", "--set", "train.max_steps=3")
+    result = in_process("train", config, "--resume", "--set", "train.max_steps=3")
     assert one_line_error(result) == (
         f"rnnsearch: error: {run / 'metrics.jsonl'}, line 2: not a metrics row (corrupt metrics log)"
     )
@@ -276,7 +295,7 @@ def test_a_resume_point_with_a_nan_is_one_line_naming_the_tensor_and_trains_noth
     tensors[name].view(-1)[0] = float("nan")
     write_tensors(last, tensors, info)
     metrics = (run / "metrics.jsonl").read_bytes()
-    result = rnnsearch("train", config, "--resume", "--set", "train.max_steps=3")
+    result = in_process("train", config, "--resume", "--set", "train.max_steps=3")
     assert one_line_error(result) == (
         f"rnnsearch: error: {last}: tensor {name} holds NaN or infinite values; a run cannot resume from it "
         "(did training diverge?)"
@@ -299,16 +318,16 @@ def test_a_loss_that_is_not_finite_stops_training_and_keeps_the_last_good_checkp
         "--set",
         "train.learning_rate=1.0e+30",
     ]
-    line = one_line_error(rnnsearch("train", config, "--resume", *overrides))
+    line = one_line_error(in_process("train", config, "--resume", *overrides))
     assert "train: step 4: the training loss is nan" in line and f"{run} keeps the checkpoint of step 2" in line
     after = read_tensors(run / "last.safetensors")[0]
     assert before.keys() == after.keys() and all(before[name].equal(after[name]) for name in before)
-    result = rnnsearch("translate", run, input="Ein Hund läuft.\n")
+    result = in_process("translate", run, input="Ein Hund läuft.\n")
     assert result.returncode == 0 and result.stdout.strip(), result.stderr[-3000:]
 
 
 @pytest.mark.parametrize("value", [".inf", ".nan", "-.inf"])
 def test_a_guided_alignment_weight_that_is_not_finite_is_refused(trained, value):
     config, _ = trained
-    line = one_line_error(rnnsearch("train", config, "--set", f"train.guided_alignment_weight={value}"))
+    line = one_line_error(in_process("train", config, "--set", f"train.guided_alignment_weight={value}"))
     assert "train.guided_alignment_weight: Input should be a finite number" in line
