@@ -132,12 +132,15 @@ def _kept(
 def _clipped(model: RNNSearch, clip_norm: float) -> torch.Tensor:
     """Clip the gradients to `clip_norm`: the alignment module's apart from the translation's,
     which are then clipped exactly as without the module; the largest norm (the same on
-    every rank under DDP)."""
+    every rank under DDP). Both groups keep the model's order of its parameters: the norm
+    sums their squares in that order, so that a run's updates do not depend on where in
+    memory its tensors lie."""
     if model.aligner is None:
         return torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
-    module = set(model.aligner.parameters())
-    translation = [p for p in model.parameters() if p not in module]
-    norms = [torch.nn.utils.clip_grad_norm_(group, clip_norm) for group in (translation, list(module))]
+    module = list(model.aligner.parameters())
+    in_module = {id(p) for p in module}
+    translation = [p for p in model.parameters() if id(p) not in in_module]
+    norms = [torch.nn.utils.clip_grad_norm_(group, clip_norm) for group in (translation, module)]
     return torch.maximum(*norms)
 
 
