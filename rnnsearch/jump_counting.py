@@ -28,7 +28,7 @@ from rnnsearch.text.corpus import is_blank, stream_parallel
 from rnnsearch.training.console import say
 from rnnsearch.translation.translator import Translator
 
-COUNTED_PAIRS = 3_000  # pairs whose links are counted: tens of thousands of jumps, a few seconds to align
+COUNTED_PAIRS = 3_000  # pairs whose links are counted: tens of thousands of jumps (BENCHMARKS.md has the time)
 
 
 def count_jumps(model_dir: Path, folder: Path) -> JumpTable | None:
