@@ -88,10 +88,11 @@ def module_alignments(
 
 
 def _normaliser_table(model: RNNSearch) -> torch.Tensor:
-    """The module's lexical normalisers, none known yet, for the batches of one pass to share."""
+    """The module's lexical normalisers known so far (Aligner.normaliser_table), which
+    the batches of a pass read and add to."""
     if model.aligner is None:
         raise ValueError("this model has no alignment module")
-    return model.aligner.normaliser_table()
+    return model.aligner.normaliser_table(model.encoder.embedding.weight)
 
 
 def _batches(

@@ -35,7 +35,7 @@ distribution over target pieces and predicting y_i through it (a mixture of lexi
 translations weighed by the prior) cannot be won by copying y_i. The normaliser over the
 vocabulary is taken, in training, over the pieces of the batch's targets only (Jean et
 al. 2015), which keeps its cost a fraction of the output layer's; aligning takes it over
-the whole vocabulary, once for each distinct source piece of the pairs aligned together.
+the whole vocabulary, once for each source piece for as long as the weights are unchanged.
 """
 
 from __future__ import annotations
@@ -141,6 +141,7 @@ class Aligner(nn.Module):
             self.null_key = nn.Parameter(torch.zeros(size))  # k_∅
             self.null_energy = nn.Parameter(torch.tensor(NULL_START))  # b_∅
             self.null_word = nn.Parameter(torch.zeros(size))  # g_∅
+        self._normalisers: tuple[tuple, torch.Tensor] | None = None  # `normaliser_table`'s, with its weights' key
 
     def source_side(
         self, pieces: torch.Tensor, annotations: torch.Tensor, embedded: torch.Tensor, padding: torch.Tensor
@@ -205,10 +206,27 @@ class Aligner(nn.Module):
         log_lexical = (word_scores - normaliser.unsqueeze(1)).masked_fill(blocked, -math.inf)
         return AlignerRows(log_prior, log_lexical, self.null)
 
-    def normaliser_table(self) -> torch.Tensor:
-        """A table of the lexicon's normaliser over all target pieces for each source piece
-        (and ∅, last), none known yet (NaN): `forward`'s `known`."""
-        return torch.full((self.source_words.num_embeddings + 1,), math.nan, device=self.word_bias.device)
+    def normaliser_table(self, source_embedding: torch.Tensor) -> torch.Tensor:
+        """The table of the lexicon's normaliser over all target pieces for each source
+        piece (and ∅, last), NaN where none is known yet: `forward`'s `known`.
+
+        The normalisers depend on the weights alone, so the table is kept, with what the
+        calls that read it added, for as long as the weights it is computed from are the
+        ones they were (the lexicon's and `source_embedding`, the E_x it reads): a loaded
+        model that aligns call after call (a server, a file read in chunks) computes
+        each piece's normaliser once. A step, a loaded state or a move to another device
+        changes a weight's storage or its version, and starts a new table."""
+        key = tuple(_identity(weight) for weight in (source_embedding, *self._lexicon_weights()))
+        if self._normalisers is None or self._normalisers[0] != key:
+            table = torch.full((self.source_words.num_embeddings + 1,), math.nan, device=self.word_bias.device)
+            self._normalisers = (key, table)
+        return self._normalisers[1]
+
+    def _lexicon_weights(self) -> list[torch.Tensor]:
+        """The weights the normalisers are computed from, besides E_x: W_g, G, F, b and g_∅."""
+        layer = self.lexical_layer
+        weights = [layer.weight, layer.bias, self.source_words.weight, self.words.weight, self.word_bias]
+        return weights + [self.null_word] if self.null else weights
 
     def _log_normaliser(
         self,
@@ -234,7 +252,7 @@ class Aligner(nn.Module):
             return self._over_all_pieces(rows)[where]
         missing = known[pieces].isnan()
         if bool(missing.any()):
-            known[pieces[missing]] = self._over_all_pieces(rows[missing]).to(known.dtype)
+            known[pieces[missing]] = self._over_all_pieces(rows[missing]).detach().to(known.dtype)
         return known[source.pieces]
 
     def _over_all_pieces(self, rows: torch.Tensor) -> torch.Tensor:
@@ -245,6 +263,11 @@ class Aligner(nn.Module):
             for start in range(0, rows.size(0), step)
         ]
         return torch.cat(parts)
+
+
+def _identity(weight: torch.Tensor) -> tuple[int, int, str]:
+    """What changes when a weight does: its storage, its in-place version, its device."""
+    return weight.data_ptr(), weight._version, str(weight.device)
 
 
 def _neighbours(values: torch.Tensor) -> torch.Tensor:

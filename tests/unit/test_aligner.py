@@ -88,7 +88,7 @@ def test_normalisers_known_from_earlier_batches_give_the_rows_computed_afresh(nu
     """Two batches aligned with one table of normalisers: the second reads the pieces the
     first computed and adds its own, and both get the rows computed without the table."""
     model = with_module(null=null)
-    known = model.aligner.normaliser_table()
+    known = model.aligner.normaliser_table(model.encoder.embedding.weight)
     for seed, sources in ((6, 3), (7, 5)):
         src, lengths = source_tensors(random_sources(sources, VOCAB, seed=seed))
         targets = torch.randint(4, VOCAB, (sources, 5))
@@ -99,6 +99,32 @@ def test_normalisers_known_from_earlier_batches_give_the_rows_computed_afresh(nu
             torch.testing.assert_close(rows(known=known).log_lexical, rows().log_lexical)
         seen = set(src.flatten().tolist()) | ({-1} if null else set())
         assert {index if index < VOCAB else -1 for index in known.isfinite().nonzero().flatten().tolist()} >= seen
+
+
+def test_the_table_of_normalisers_is_kept_until_a_weight_it_reads_changes():
+    """A second pass reads the normalisers the first computed; once a weight they depend
+    on changes (the lexicon's, or the source embedding E_x) the table starts afresh, so
+    no row is read with a stale normaliser."""
+    model = with_module(null=True)
+    src, lengths = source_tensors(random_sources(3, VOCAB, seed=8))
+    targets = torch.randint(4, VOCAB, (3, 5))
+    tgt_in = torch.cat([torch.full((3, 1), BOS), targets[:, :-1]], 1)
+
+    def rows_with_and_without_table() -> tuple[torch.Tensor, torch.Tensor]:
+        known = model.aligner.normaliser_table(model.encoder.embedding.weight)
+        readout, weights, state = model.teacher_forced(src, lengths, tgt_in)
+        rows = functools.partial(model.aligner_rows, src, state, readout, weights, targets)
+        return rows(known=known).log_lexical, rows().log_lexical
+
+    with torch.no_grad():
+        first = model.aligner.normaliser_table(model.encoder.embedding.weight)
+        rows_with_and_without_table()
+        assert model.aligner.normaliser_table(model.encoder.embedding.weight) is first
+        for weight in (model.aligner.words.weight, model.encoder.embedding.weight):
+            weight.add_(torch.randn_like(weight))
+            with_table, afresh = rows_with_and_without_table()
+            torch.testing.assert_close(with_table, afresh)
+        assert model.aligner.normaliser_table(model.encoder.embedding.weight) is not first
 
 
 def pairs(count: int, seed: int):
