@@ -188,9 +188,10 @@ def target_words(pieces: Sequence[str]) -> Words:
 def _membership(words: Words) -> np.ndarray:
     """(pieces, words) 0/1 matrix: 1 where the piece belongs to the word."""
     member = np.zeros((len(words.of_piece), len(words.texts)))
-    for piece, word in enumerate(words.of_piece):
-        if word is not None:
-            member[piece, word] = 1.0
+    placed = [(piece, word) for piece, word in enumerate(words.of_piece) if word is not None]
+    if placed:
+        pieces, word_indices = zip(*placed, strict=True)
+        member[list(pieces), list(word_indices)] = 1.0
     return member
 
 
