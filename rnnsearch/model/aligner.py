@@ -218,7 +218,8 @@ class Aligner(nn.Module):
         changes a weight's storage or its version, and starts a new table."""
         key = tuple(_identity(weight) for weight in (source_embedding, *self._lexicon_weights()))
         if self._normalisers is None or self._normalisers[0] != key:
-            table = torch.full((self.source_words.num_embeddings + 1,), math.nan, device=self.word_bias.device)
+            with torch.inference_mode(False):  # a table made under inference mode could not be written outside it
+                table = torch.full((self.source_words.num_embeddings + 1,), math.nan, device=self.word_bias.device)
             self._normalisers = (key, table)
         return self._normalisers[1]
 

@@ -104,13 +104,14 @@ def test_normalisers_known_from_earlier_batches_give_the_rows_computed_afresh(nu
 def test_the_table_of_normalisers_is_kept_until_a_weight_it_reads_changes():
     """A second pass reads the normalisers the first computed; once a weight they depend
     on changes (the lexicon's, or the source embedding E_x) the table starts afresh, so
-    no row is read with a stale normaliser."""
+    no row is read with a stale normaliser. A table started under a caller's inference
+    mode is written outside it too."""
     model = with_module(null=True)
-    src, lengths = source_tensors(random_sources(3, VOCAB, seed=8))
-    targets = torch.randint(4, VOCAB, (3, 5))
-    tgt_in = torch.cat([torch.full((3, 1), BOS), targets[:, :-1]], 1)
 
-    def rows_with_and_without_table() -> tuple[torch.Tensor, torch.Tensor]:
+    def rows_with_and_without_table(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        src, lengths = source_tensors(random_sources(3, VOCAB, seed=seed))
+        targets = torch.randint(4, VOCAB, (3, 5))
+        tgt_in = torch.cat([torch.full((3, 1), BOS), targets[:, :-1]], 1)
         known = model.aligner.normaliser_table(model.encoder.embedding.weight)
         readout, weights, state = model.teacher_forced(src, lengths, tgt_in)
         rows = functools.partial(model.aligner_rows, src, state, readout, weights, targets)
@@ -118,13 +119,17 @@ def test_the_table_of_normalisers_is_kept_until_a_weight_it_reads_changes():
 
     with torch.no_grad():
         first = model.aligner.normaliser_table(model.encoder.embedding.weight)
-        rows_with_and_without_table()
+        rows_with_and_without_table(8)
         assert model.aligner.normaliser_table(model.encoder.embedding.weight) is first
         for weight in (model.aligner.words.weight, model.encoder.embedding.weight):
             weight.add_(torch.randn_like(weight))
-            with_table, afresh = rows_with_and_without_table()
-            torch.testing.assert_close(with_table, afresh)
+            torch.testing.assert_close(*rows_with_and_without_table(8))
         assert model.aligner.normaliser_table(model.encoder.embedding.weight) is not first
+    with torch.inference_mode():
+        model.aligner.words.weight.add_(1.0)
+        rows_with_and_without_table(9)
+    with torch.no_grad():
+        torch.testing.assert_close(*rows_with_and_without_table(10))  # pieces the first pass did not see
 
 
 def pairs(count: int, seed: int):
