@@ -141,7 +141,6 @@ def test_a_plot_that_cannot_be_written_leaves_the_previous_figure_whole(tmp_path
     before = path.read_bytes()
     code = f"""
 from rnnsearch.errors import UserError
-from rnnsearch.cli import main
 from rnnsearch.config.data import DataConfig
 from rnnsearch.evaluation.plots import learning_curves
 try:
