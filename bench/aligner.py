@@ -86,7 +86,6 @@ def withheld_guides(work: Path) -> dict[str, Path]:
     """eflomal's links of the training text with the scored Hansards pairs' lines emptied
     (their text stays in the corpus): `guide.withheld.en-fr` and `guide.withheld.fr-en`."""
     scored = len(bench.hansards_pairs())
-    bench.write_guides(work, work / "eflomal.hansards.fwd", work / "eflomal.hansards.rev")
     paths = {}
     for direction in DIRECTIONS:
         path = work / f"guide.withheld.{direction}"
@@ -98,10 +97,11 @@ def withheld_guides(work: Path) -> dict[str, Path]:
 
 
 def guides(work: Path, scored_links: str) -> dict[str, Path]:
-    """The links each direction's module learns from: eflomal's, the scored pairs' included or withheld."""
+    """The links each direction's module learns from: eflomal's, the scored pairs' included or
+    withheld (written here where bench/alignment.py ran without its guided variants)."""
+    bench.write_guides(work, work / "eflomal.hansards.fwd", work / "eflomal.hansards.rev")
     if scored_links == "withheld":
         return withheld_guides(work)
-    bench.write_guides(work, work / "eflomal.hansards.fwd", work / "eflomal.hansards.rev")
     return {direction: work / f"guide.{direction}" for direction in DIRECTIONS}
 
 
