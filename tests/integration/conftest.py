@@ -64,6 +64,13 @@ def tiny_config(corpus: Path, model_dir: Path, **train) -> dict:
     }
 
 
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    """The command run by `main` in the test's process: its exit status, standard output and error."""
+    status = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
 def write_config(path: Path, config: dict) -> Path:
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return path

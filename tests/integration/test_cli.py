@@ -15,13 +15,7 @@ from rnnsearch.config import config_from_dict
 from rnnsearch.errors import UserError
 from rnnsearch.search.rules import coverage_log
 from rnnsearch.translation.translator import MAX_BEAM_SIZE
-from tests.integration.conftest import tiny_config, write_config, write_lines
-
-
-def run_cli(capsys, *args) -> tuple[int, str, str]:
-    status = main([str(a) for a in args])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+from tests.integration.conftest import run_cli, tiny_config, write_config, write_lines
 
 
 def test_training_writes_a_complete_model_directory(model_dir):

@@ -10,9 +10,8 @@ import pytest
 
 import rnnsearch
 from rnnsearch.alignments.words import align_translation
-from rnnsearch.cli import main
 from rnnsearch.markup import MAX_MARKUP_CHARS, MarkupError, parse, transfer
-from tests.integration.conftest import write_lines
+from tests.integration.conftest import run_cli, write_lines
 
 TAGGED = [
     'Ein <b>kleines</b> Mädchen klettert in ein <a href="spiel.html?a=1&amp;b=2">Spielhaus</a> aus Holz.',
@@ -68,12 +67,6 @@ def test_bad_markup_names_its_line_or_is_read_as_plain_text_when_lenient(transla
         translator.translate(TAGGED, markup="markdown")
     with pytest.raises(TypeError, match="lenient_markup: expected a bool"):
         translator.translate(TAGGED, markup="xml", lenient_markup="yes")
-
-
-def run_cli(capsys, *args) -> tuple[int, str, str]:
-    status = main([str(a) for a in args])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 def test_translate_markup_writes_the_api_s_marked_up_lines(translator, model_dir, tmp_path, capsys):

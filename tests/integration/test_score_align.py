@@ -23,13 +23,7 @@ from rnnsearch.model.seq2seq import build_model
 from rnnsearch.text.batches import make_batch
 from rnnsearch.training.loss import sequence_loss
 from rnnsearch.translation.translator import PairScore, Translator
-from tests.integration.conftest import tiny_config, write_config, write_lines
-
-
-def run_cli(capsys, *args) -> tuple[int, str, str]:
-    status = main([str(a) for a in args])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+from tests.integration.conftest import run_cli, tiny_config, write_config, write_lines
 
 
 def assert_one_line_error(status: int, err: str, *fragments: str) -> None:
