@@ -31,7 +31,8 @@ Transfer (`transfer`), given word links (source word i, target word j):
 
 The output is the target words separated by single spaces, each escaped for markup
 ("&", "<" and ">"), with the tags in place: an opening tag before the first word it
-encloses, a closing tag after the last, and a standalone tag after the word before it.
+encloses, a closing tag after the last, and a standalone tag after the word before it;
+an element kept whole whose content shows (`translate="no"`) stands as a word of its own.
 Elements at the same boundary come in source order.
 """
 

@@ -11,10 +11,12 @@ boundary between words.
 
 Some content is not translated but kept whole, as one standalone piece of markup at the
 boundary where it stands: the raw text elements `<script>` and `<style>`, whose content is
-code that no character reference is decoded in, and every element marked
-`translate="no"` (the HTML standard's attribute), with all it contains. Such an element
-also stands for a word break, as its content stays between the words around it; a script
-or a stylesheet, which shows nothing, does not.
+code that no character reference is decoded in, every element marked
+`translate="no"` (the HTML standard's attribute), with all it contains, and, in `html`,
+`<textarea>` (a form field's value) and `<xmp>`, whose content HTML reads as text up to
+their end tag, tags and all. Such an element also stands for a word break, as its content
+stays between the words around it, and is written back as a word of its own, a space on
+either side; a script or a stylesheet, which shows nothing, does neither.
 
 Markup is checked as it is read: an end tag that closes another element than the last
 one opened, an element never closed, an end tag with nothing open, and, for `xml`, a
@@ -50,7 +52,11 @@ VOID_ELEMENTS = frozenset(
 """HTML's elements that have no end tag."""
 
 RAW_TEXT_ELEMENTS = frozenset({"script", "style"})
-"""HTML's raw text elements: their content is code, passed through untouched."""
+"""HTML's raw text elements whose content is code, shown nowhere: passed through untouched."""
+
+SHOWN_TEXT_ELEMENTS = frozenset({"textarea", "xmp"})
+"""HTML's elements whose content is text and never tags (a form field's value, an
+obsolete literal block): shown, but kept whole, untranslated, in `html`."""
 
 XML_ENTITIES = frozenset({"amp", "lt", "gt", "quot", "apos"})
 
@@ -68,6 +74,8 @@ class Element:
     first, stop: the source words it covers, first to stop − 1; for an element without
       words and a standalone tag, first == stop, the boundary (number of words before it)
     parent: the index of the enclosing element in `MarkedUp.elements`, or None
+    shown: an element kept whole whose content shows between the words around it, so
+      that it is written as a word of its own, with a space on either side
     """
 
     start_tag: str
@@ -76,6 +84,7 @@ class Element:
     stop: int
     parent: int | None
     name: str = field(repr=False, default="")
+    shown: bool = False
 
     @property
     def has_words(self) -> bool:
@@ -125,13 +134,15 @@ class _Reader(HTMLParser):
     def __init__(self, line: str, markup: str):
         super().__init__(convert_charrefs=False)
         self.line, self.markup = line, markup
+        if markup == "html":  # what html.parser reads as text up to the element's end tag
+            self.CDATA_CONTENT_ELEMENTS = tuple(sorted(RAW_TEXT_ELEMENTS | SHOWN_TEXT_ELEMENTS))
         # where each of the text's lines starts: the parser reports (line, column) positions
         self.line_starts = [0] + [k + 1 for k, character in enumerate(line) if character == "\n"]
         self.events: list[tuple[int, str, tuple]] = []  # (offset, kind, details)
 
     # html.parser's callbacks: only record each event and where it starts
     def handle_starttag(self, tag: str, attrs: list) -> None:
-        self._record("start", tag, _kept_whole(tag, attrs))
+        self._record("start", tag, _kept_whole(tag, attrs, self.markup))
 
     def handle_startendtag(self, tag: str, attrs: list) -> None:
         self._record("standalone", tag)
@@ -177,11 +188,14 @@ class _Reader(HTMLParser):
         return builder.finish()
 
 
-def _kept_whole(tag: str, attrs: list[tuple[str, str | None]]) -> str | None:
+def _kept_whole(tag: str, attrs: list[tuple[str, str | None]], markup: str) -> str | None:
     """Why an element is kept whole, untranslated: "raw" for a script or a stylesheet,
-    "untranslated" for one marked translate="no"; None for any other."""
+    "untranslated" for one marked translate="no" and, in html, a textarea or an xmp;
+    None for any other."""
     if tag in RAW_TEXT_ELEMENTS:
         return "raw"
+    if markup == "html" and tag in SHOWN_TEXT_ELEMENTS:
+        return "untranslated"
     if any(name == "translate" and (value or "").strip().lower() == "no" for name, value in attrs):
         return "untranslated"
     return None
@@ -249,7 +263,7 @@ class _Builder:
             if not kept.open:
                 self.kept = None
                 whole = "".join(self.segments[kept.first_segment :])
-                self._standalone(whole, breaks=kept.why == "untranslated")
+                self._standalone(whole, breaks=kept.why == "untranslated", shown=kept.why == "untranslated")
 
     def _append(self, text: str) -> None:
         """Add text to translate, counting the words it begins."""
@@ -303,9 +317,10 @@ class _Builder:
         self.elements.append(Element(raw, None, first, first, self._parent(), self._name(raw)))
         self.open.append((len(self.elements) - 1, self.words))
 
-    def _standalone(self, raw: str, *, breaks: bool) -> None:
-        """A tag with no content, after the word it follows; a word break if `breaks`."""
-        self.elements.append(Element(raw, None, self.words, self.words, self._parent()))
+    def _standalone(self, raw: str, *, breaks: bool, shown: bool = False) -> None:
+        """A tag with no content, after the word it follows; a word break if `breaks`;
+        `shown`: an element kept whole whose content shows (Element.shown)."""
+        self.elements.append(Element(raw, None, self.words, self.words, self._parent(), shown=shown))
         if breaks:
             self._append(" ")
 

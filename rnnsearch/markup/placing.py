@@ -189,7 +189,7 @@ class _Output:
             current.position = max(current.position, child_stop)
             element = self.elements[child]
             if element.end_tag is None:
-                tokens.append(("standalone", element.start_tag))
+                tokens.append(("word" if element.shown else "standalone", element.start_tag))
             else:
                 tokens.append(("open", element.start_tag))
                 stack.append(_Open(element.end_tag, self._in_order(child), child_start, child_stop))
@@ -205,7 +205,8 @@ class _Output:
 
 def _joined(tokens: list[tuple[str, str]]) -> str:
     """The tokens as text: between two words a space, before the first opening tag
-    between them (or, if none, just before the second word); none after the last word."""
+    between them (or, if none, just before the second word); none after the last word.
+    An element kept whole whose content shows is a word here (Element.shown)."""
     words = [k for k, (kind, _) in enumerate(tokens) if kind == "word"]
     spaces = set()
     for before, after in zip(words, words[1:]):

@@ -193,11 +193,31 @@ def test_what_is_marked_translate_no_is_kept_whole_and_breaks_words(markup):
     marked = parse(f"Das{kept}ist <i translate='yes'>gut</i>", markup)
     assert marked.words == ["Das", "ist", "gut"]
     assert [e.start_tag for e in marked.elements] == [kept, "<i translate='yes'>"]
-    assert transfer(marked, ["That", "is", "good"], IDENTITY) == f"That{kept} is <i translate='yes'>good</i>"
+    assert transfer(marked, ["That", "is", "good"], IDENTITY) == f"That {kept} is <i translate='yes'>good</i>"
     with pytest.raises(MarkupError, match="</span> closes <b>"):
         parse('<span translate="no">a <b>b</span></b>', markup)
     with pytest.raises(MarkupError, match="is never closed"):
         parse("a <script>b", markup)
+
+
+@pytest.mark.parametrize("markup", ["html", "xml"])
+def test_an_element_kept_whole_keeps_a_space_on_either_side(markup):
+    """A browser showed "A manRudi Völler": the kept name was glued to the word before it."""
+    kept = '<span translate="no">Rudi Völler</span>'
+    marked = parse(f"Ein Mann {kept} spielt Fußball.", markup)
+    output = transfer(marked, ["A", "man", "is", "outside."], [(0, 0), (1, 1), (2, 2), (3, 3)])
+    assert output == f"A man {kept} is outside."
+    assert transfer(parse(f"{kept} spielt", markup), ["plays"], [(0, 0)]) == f"{kept} plays"
+
+
+@pytest.mark.parametrize("element", ["textarea", "xmp"])
+def test_textarea_and_xmp_hold_text_in_html_kept_whole(element):
+    kept = f"<{element}>a <b>b</i> & c</{element}>"
+    marked = parse(f"Ein {kept} Hund", "html")
+    assert marked.words == ["Ein", "Hund"] and marked.line == f"Ein {kept} Hund"
+    assert transfer(marked, ["A", "dog"], IDENTITY) == f"A {kept} dog"
+    with pytest.raises(MarkupError, match="</i> closes <b>"):
+        parse(f"Ein {kept} Hund", "xml")
 
 
 def test_html_decodes_references_as_html_does_and_xml_refuses_what_xml_forbids():
