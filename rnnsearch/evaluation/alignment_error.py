@@ -29,7 +29,7 @@ from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.errors import UserError
 from rnnsearch.text.corpus import stream_lines
 
-_LINK = re.compile(r"(\d+)([-p?])(\d+)")
+_LINK = re.compile(r"(\d+)([-p?])(\d+)", re.ASCII)  # ASCII digits: int() reads "٣" as 3
 MAX_WORD_DIGITS = 9
 """The most digits a word number may have: far more words than any sentence holds, and
 few enough that a number is never too long for Python to read."""

@@ -151,7 +151,9 @@ class Hypothesis(BaseModel):
     alignment: list[list[float]] | None = Field(
         None,
         description=(
-            "weights α_ij: one row per target piece, one column per source piece, each row summing to 1; "
+            "weights α_ij (or the module's β_ij): one row per target piece, one column per source piece, each row "
+            "summing to 1, or, from a module with NULL (model.aligner_null), to 1 less the weight the piece gives "
+            "to no source piece; "
             "null when alignments were not asked for or the model has no alignment model"
         ),
     )

@@ -17,7 +17,7 @@ from rnnsearch.files.model_directory import ALIGNMENTS, CONFIG, KEPT, load_model
 from rnnsearch.model.settings import ModelConfig
 from rnnsearch.text.subwords import Subwords
 
-_KEPT_NAME = re.compile(r"step(\d+)\.safetensors")
+_KEPT_NAME = re.compile(r"step(\d+)\.safetensors", re.ASCII)
 
 
 def remove_temporaries(directory: Path) -> list[Path]:

@@ -35,7 +35,7 @@ TAGS = {
 validation are the kind of data's, each with its tag (`ValidationScore`); a value of the
 last validation over the whole set (valid_bleu_all, …) is its subset's tag + "_all"."""
 
-HEATMAP = re.compile(r"step(\d+)-(\d+)\.png")
+HEATMAP = re.compile(r"step(\d+)-(\d+)\.png", re.ASCII)
 
 
 def tags_of(scores: Sequence[ValidationScore]) -> dict[str, str]:

@@ -86,6 +86,8 @@ def test_gold_lines_parse_sure_and_possible_links(line, one_based, sure, possibl
         ("0-0 " + "7" * 4301 + "-1", False, ("'7777", "… (4,303 characters)", "more than 9 digits")),
         ("0-0 1234567890-1", False, ("'1234567890-1'", "more than 9 digits")),
         ("0-0 " + "x" * 100, False, ("… (100 characters)", "not a link")),
+        ("0-0 ٣-٣", False, ("'٣-٣'", "not a link")),  # other digits: int() would read them as 3
+        ("0-0 １p２", False, ("'１p２'", "not a link")),
     ],
 )
 def test_a_malformed_gold_token_is_one_line_naming_where_and_the_token(line, one_based, fragments):
