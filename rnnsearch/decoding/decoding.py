@@ -52,6 +52,8 @@ class Decoding:
     no_module = "add one with `rnnsearch train-aligner MODEL_DIR`, or take 'attention'"
     """What to do about a model without an alignment module, where one is asked for: the
     Translator says otherwise where `rnnsearch train-aligner` cannot add one."""
+    described = "this model"
+    """The model as a message names it: the Translator gives its directory."""
 
     def __init__(
         self, model: torch.nn.Module, input_kind: InputKind, tgt_subwords: Subwords, search: SearchConfig
@@ -118,7 +120,7 @@ class Decoding:
             )
         if chosen.from_module and not modules:
             raise ArgumentValueError(
-                f"alignment_from: {asked!r}: this model has no alignment module ({self.no_module})"
+                f"alignment_from: {asked!r}: {self.described} has no alignment module ({self.no_module})"
             )
         return chosen.name
 

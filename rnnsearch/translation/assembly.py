@@ -42,6 +42,7 @@ class Assembled:
       first; [None] for a speech model, which reads audio
     exported: whether a member is an exported package (whose graphs or weights carry
       no alignment module)
+    described: the model as a message names it: its directory, or an ensemble's
     """
 
     model: torch.nn.Module
@@ -49,6 +50,7 @@ class Assembled:
     source_sides: list[Subwords | None]
     tgt_subwords: Subwords
     exported: bool = False
+    described: str = "this model"
 
 
 def assemble(
@@ -86,9 +88,10 @@ def assemble(
     config, src_subwords, tgt_subwords = files[0]
     config = config.model_copy(update={"search": config.search.overridden(search)})
     if isinstance(model_dir, (str, os.PathLike)):
-        return Assembled(models[0], config, [src_subwords], tgt_subwords, any(packages))
+        return Assembled(models[0], config, [src_subwords], tgt_subwords, any(packages), str(directories[0]))
     ensemble, source_sides = _ensemble(models, [src_subwords for _, src_subwords, _ in files])
-    return Assembled(ensemble, config, source_sides, tgt_subwords, any(packages))
+    described = f"the ensemble of {', '.join(map(str, directories))}"
+    return Assembled(ensemble, config, source_sides, tgt_subwords, any(packages), described)
 
 
 def _search_overrides(

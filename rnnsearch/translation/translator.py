@@ -58,15 +58,18 @@ class Translator(TextTranslation, Transcription, GivenPairs):
         *,
         source_sides: Sequence[Subwords | None] | None = None,
         exported: bool = False,
+        described: str = "this model",
     ):
         """src_subwords is None for a speech model, whose source is audio. For an ensemble
         whose members read the source in different pieces, `source_sides` are their
         source subword models by side number (see Ensemble); src_subwords is side 0's,
-        the pieces alignments are over."""
+        the pieces alignments are over. `described` names the model in messages (`load`
+        gives its directory)."""
         self.src_subwords = src_subwords
         self.source_sides = list(source_sides) if source_sides else [src_subwords]
         self.kind = data_kind(config)
         super().__init__(model, self.kind.input(config, self.source_sides), tgt_subwords, config.search)
+        self.described = described
         self.target_language = config.data.tgt_lang
         self.data = config.data
         if not config.data.aligns_words:
@@ -120,4 +123,5 @@ def load(
         assembled.config,
         source_sides=sides,
         exported=assembled.exported,
+        described=assembled.described,
     )

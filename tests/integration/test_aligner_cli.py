@@ -240,7 +240,15 @@ def test_a_model_without_a_module_refuses_to_align_with_one(model_dir, corpus, c
         "--alignment-from",
         "aligner",
     )
-    assert_one_line_error(status, err, "alignment_from", "no alignment module", "train-aligner")
+    assert_one_line_error(status, err, "alignment_from", f"{model_dir} has no alignment module", "train-aligner")
+
+
+def test_a_reverse_model_without_a_module_is_named_when_it_alone_lacks_one(
+    with_module, reverse_model_dir, corpus, capsys
+):
+    pairs = ["--src", corpus / "val.de", "--tgt", corpus / "val.en", "--alignment-from", "aligner"]
+    status, _, err = run_cli(capsys, "align", with_module, *pairs, "--reverse", reverse_model_dir)
+    assert_one_line_error(status, err, f"{reverse_model_dir} has no alignment module")
 
 
 def test_a_module_trained_on_other_weights_is_left_out(with_module, tmp_path, caplog):
