@@ -31,6 +31,9 @@ from rnnsearch.alignments.distortion import CONTIGUITY
 FARTHEST = 12  # the longest jump counted, either way; longer ones weigh the floor
 FLOOR = 0.02  # the least weight of any jump, beside +1's 1 (chosen in BENCHMARKS.md)
 LEAST_JUMPS = 100  # fewer counted jumps make no table: the module reads with CONTIGUITY
+HEAVIEST = 1e9
+"""The largest weight a table holds: a jump counted this many times as often as +1 is far
+beyond what the pairs a module counts from give (jump_counting.COUNTED_PAIRS), and 25 such weights still sum to a finite number."""
 
 
 @dataclass(frozen=True)
@@ -76,12 +79,12 @@ def modules_table(counted: Sequence[Sequence[float] | None]) -> JumpTable | None
 
 
 def check_weights(weights: Sequence[float]) -> None:
-    """Refuse a table's weights that are not 2·FARTHEST + 1 finite, non-negative numbers
+    """Refuse a table's weights that are not 2·FARTHEST + 1 numbers from 0 to HEAVIEST
     with +1's 1: a ValueError that says which."""
     if len(weights) != 2 * FARTHEST + 1:
         raise ValueError(f"{len(weights)} jump weights, not {2 * FARTHEST + 1} (jumps of −{FARTHEST} to +{FARTHEST})")
-    if not all(isinstance(w, (int, float)) and np.isfinite(w) and w >= 0 for w in weights):
-        raise ValueError("jump weights must be finite numbers of at least 0")
+    if not all(isinstance(w, (int, float)) and not isinstance(w, bool) and 0 <= w <= HEAVIEST for w in weights):
+        raise ValueError(f"jump weights must be numbers from 0 to {HEAVIEST:g}")
     if weights[FARTHEST + 1] != 1:
         raise ValueError(f"the weight of a jump of +1 is {weights[FARTHEST + 1]}, not 1")
 

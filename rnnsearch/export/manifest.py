@@ -41,7 +41,7 @@ def read_manifest(directory: str | Path) -> dict:
     path = Path(directory) / PACKAGE_FOLDER / MANIFEST
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # nested past the stack
         raise UserError(f"{path}: not a readable manifest (corrupt exported package)") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise UserError(f"{path}: not an rnnsearch ONNX manifest")

@@ -45,7 +45,7 @@ def read_metrics(path: Path) -> list[MetricsRow]:
     for number, line in enumerate(lines, start=1):
         try:
             row = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: arrays nested past the stack
             row = None
         if not isinstance(row, dict) or not isinstance(row.get("step"), int):
             if number == len(lines):

@@ -135,7 +135,7 @@ def _info(metadata: dict[str, str], path: Path) -> dict[str, Any]:
     """The info a safetensors file's metadata holds as JSON, checked to be an object."""
     try:
         info = json.loads(metadata.get("info", "{}"))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays nested past the stack
         info = None
     if not isinstance(info, dict):
         raise UserError(f"{path}: corrupt checkpoint (its info is not a JSON object)")
@@ -336,6 +336,10 @@ def read_jumps(folder: Path, module: str | None) -> tuple[float, ...] | None:
         record = json.loads(path.read_text(encoding="utf-8"))
         weights = tuple(record["weights"])
         check_weights(weights)
+    except RecursionError:
+        raise UserError(
+            f"{path}: corrupt jump table (nested too deep); delete it to read with the fixed prior"
+        ) from None
     except (ValueError, TypeError, KeyError) as error:
         raise UserError(f"{path}: corrupt jump table ({error}); delete it to read with the fixed prior") from None
     if record.get("module") != module:

@@ -134,7 +134,7 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
     (no dataset, or an interrupted one)."""
     try:
         manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: arrays nested past the stack
         return None
     return manifest if isinstance(manifest, dict) else None
 

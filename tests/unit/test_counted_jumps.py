@@ -130,6 +130,10 @@ def test_a_table_is_read_back_only_beside_the_weights_it_was_counted_from(tmp_pa
         ('{"module": "x"}', "weights"),
         ('{"module": "x", "weights": [1, 2]}', "2 jump weights"),
         ('{"module": "x", "weights": ' + json.dumps([0.5] * (2 * FARTHEST + 1)) + "}", "not 1"),
+        # weights this large summed to infinity, and every alignment came back empty
+        ('{"module": "x", "weights": ' + json.dumps([1e308] * (2 * FARTHEST + 1)) + "}", "from 0 to 1e"),
+        ('{"module": "x", "weights": ' + json.dumps([True] * (2 * FARTHEST + 1)) + "}", "numbers"),
+        ('{"module": "x", "weights": ' + "[" * 200_000 + "]" * 200_000 + "}", "nested too deep"),
     ],
 )
 def test_a_corrupt_table_is_refused_in_one_line_naming_its_file(tmp_path, record, said):
