@@ -8,6 +8,18 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+MAX_SEED = 2**64 - 1
+"""The largest seed: torch.manual_seed takes 64 bits."""
+
+MAX_THREADS = 1024
+"""The most CPU threads a run may ask for: more than any machine has cores, and far from
+the counts at which OpenMP aborts the process."""
+
+MAX_COUNT = 100_000_000
+"""The most of anything counted in a config (tokens in a batch, sentences sampled, pieces
+in a vocabulary, utterances made): far beyond any run's, and small enough that a mistyped
+number is refused with its key rather than met by a library's crash or a day's work."""
+
 
 class Section(BaseModel):
     """Every number a section holds is finite: infinity and NaN are refused with the key."""

@@ -24,17 +24,18 @@ from rnnsearch.config.search import SearchConfig
 from rnnsearch.config.train import TrainConfig
 from rnnsearch.errors import UserError
 from rnnsearch.model.settings import ModelConfig, objective_needs_links
-from rnnsearch.sections import Section
+from rnnsearch.sections import MAX_COUNT, Section
 
 
 class SubwordConfig(Section):
     kind: Literal["unigram", "bpe", "word"] = "unigram"
-    vocab_size: int = Field(8000, gt=8)
+    vocab_size: int = Field(8000, gt=8, le=MAX_COUNT)
     joint: bool = True
     min_frequency: int = Field(1, ge=1, description="word kind only: rarer words become <unk>")
     sample_sentences: int = Field(
         250_000,
         gt=0,
+        le=MAX_COUNT,
         description="SentencePiece learns from a reproducible random sample of at most this many "
         "training pairs (each side's sentences; both sides' if joint); its memory grows with the sample, "
         "and the default keeps preparation under 2 GB (BENCHMARKS.md)",

@@ -10,8 +10,14 @@ from typing import Annotated, Any, ClassVar, Literal, cast
 
 from pydantic import Field, model_validator
 
+from rnnsearch.config.search import MAX_SOURCE_LENGTH
 from rnnsearch.errors import ArgumentValueError, UserError
-from rnnsearch.sections import Section
+from rnnsearch.model.settings import MAX_WIDTH
+from rnnsearch.sections import MAX_COUNT, MAX_SEED, MAX_THREADS, Section
+
+MAX_DIGITS = 100
+"""The most digits a made-up spoken digit string may hold: an utterance of this many is
+already minutes of audio."""
 
 
 class ParallelFiles(Section):
@@ -121,7 +127,9 @@ class DataConfig(DataSection):
     test: ParallelFiles | None = None
     src_lang: str = "de"
     tgt_lang: str = "en"
-    max_length: int = Field(100, gt=0, description="training pairs longer than this many pieces are skipped")
+    max_length: int = Field(
+        100, gt=0, le=MAX_SOURCE_LENGTH, description="training pairs longer than this many pieces are skipped"
+    )
     max_length_ratio: float | None = Field(
         None,
         ge=1.0,
@@ -136,6 +144,7 @@ class DataConfig(DataSection):
     workers: int | None = Field(
         None,
         gt=0,
+        le=MAX_THREADS,
         description="processes that encode the training data; default: one per core for a corpus "
         "over 64 MB, else the preparing process alone",
     )
@@ -149,11 +158,13 @@ class DataConfig(DataSection):
 class FeatureConfig(Section):
     """Log-mel filterbank features of the audio (rnnsearch.speech.features)."""
 
-    bins: int = Field(40, gt=0, description="mel bands")
+    bins: int = Field(40, gt=0, le=MAX_WIDTH, description="mel bands")
     window_ms: float = Field(25.0, gt=0)
     hop_ms: float = Field(10.0, gt=0)
     normalise: Literal["utterance", "none"] = "utterance"
-    stack: int = Field(3, ge=1, description="consecutive frames concatenated into one, shortening the input")
+    stack: int = Field(
+        3, ge=1, le=MAX_WIDTH, description="consecutive frames concatenated into one, shortening the input"
+    )
 
     @property
     def size(self) -> int:
@@ -189,16 +200,19 @@ class SpokenDigitsConfig(DataSection):
     split: Literal["customary", "speaker"] = Field(
         "customary", description="customary: test on recordings 0-4; speaker: test on a held-out speaker"
     )
-    train_utterances: int = Field(8000, gt=0)
-    valid_utterances: int = Field(300, gt=0)
-    test_utterances: int = Field(500, gt=0)
-    min_digits: int = Field(1, ge=1)
-    max_digits: int = Field(8, ge=1)
-    seed: int = 1
+    train_utterances: int = Field(8000, gt=0, le=MAX_COUNT)
+    valid_utterances: int = Field(300, gt=0, le=MAX_COUNT)
+    test_utterances: int = Field(500, gt=0, le=MAX_COUNT)
+    min_digits: int = Field(1, ge=1, le=MAX_DIGITS)
+    max_digits: int = Field(8, ge=1, le=MAX_DIGITS)
+    seed: int = Field(1, ge=0, le=MAX_SEED)
     features: FeatureConfig = FeatureConfig()
     cache_dir: str = Field("runs/cache", description="computed features are kept here and reused")
     max_length: int = Field(
-        400, gt=0, description="training utterances longer than this many input vectors are skipped"
+        400,
+        gt=0,
+        le=MAX_SOURCE_LENGTH,
+        description="training utterances longer than this many input vectors are skipped",
     )
     src_lang: str = "audio"
     tgt_lang: str = "digits"

@@ -9,14 +9,14 @@ from pydantic import Field, field_validator, model_validator
 
 from rnnsearch.config.search import Precision
 from rnnsearch.model.settings import aligner_objective
-from rnnsearch.sections import Section
+from rnnsearch.sections import MAX_COUNT, MAX_SEED, MAX_THREADS, Section
 
 
 class TrainConfig(Section):
     model_dir: str = Field("runs/model", description="where the model directory is written")
-    seed: int = 1
-    batch_tokens: int = Field(2000, gt=0, description="padded target tokens per batch, at most")
-    max_batch_sentences: int | None = Field(None, gt=0)
+    seed: int = Field(1, ge=0, le=MAX_SEED)
+    batch_tokens: int = Field(2000, gt=0, le=MAX_COUNT, description="padded target tokens per batch, at most")
+    max_batch_sentences: int | None = Field(None, gt=0, le=MAX_COUNT)
     learning_rate: float = Field(1e-3, gt=0)
     warmup_steps: int = Field(200, ge=0)
     clip_norm: float = Field(1.0, gt=0)
@@ -107,7 +107,7 @@ class TrainConfig(Section):
     )
     max_steps: int | None = Field(None, gt=0)
     max_minutes: float | None = Field(None, gt=0)
-    threads: int | None = Field(None, gt=0, description="CPU threads; default: the physical cores")
+    threads: int | None = Field(None, gt=0, le=MAX_THREADS, description="CPU threads; default: the physical cores")
     precision: Precision = Field(
         "fp32",
         description="bf16: the forward pass under bfloat16 autocast (fast on CPUs with AVX-512 BF16 or AMX; on a GPU "

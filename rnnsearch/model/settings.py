@@ -67,6 +67,7 @@ class AttentionConfig(Section):
     size: int = Field(
         512,
         gt=0,
+        le=MAX_WIDTH,
         description="additive: hidden size n of the alignment model; location: source positions covered; "
         "general, dot, scaled_dot and cosine have no size of their own and ignore it",
     )

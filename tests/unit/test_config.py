@@ -406,3 +406,25 @@ def test_a_layer_too_wide_to_allocate_is_refused_naming_the_key(tmp_path: Path) 
         with pytest.raises(UserError) as excinfo:
             load_config(write_config(tmp_path, minimal_tree()), [f"{key}=1000000000"])
         assert f"{key}: Input should be less than or equal to 16384" in user_error_message(excinfo)
+
+
+@pytest.mark.parametrize(
+    ("assignment", "bound"),
+    [
+        ("model.attention.size=1000000000", "less than or equal to 16384"),  # a 128 GB allocation
+        ("train.seed=18446744073709551616", "less than or equal to 18446744073709551615"),  # torch's overflow
+        ("train.seed=-1", "greater than or equal to 0"),
+        ("train.threads=1000000000", "less than or equal to 1024"),  # OpenMP aborted the process
+        ("subwords.vocab_size=1000000000000", "less than or equal to 100000000"),  # SentencePiece's traceback
+        ("train.batch_tokens=1000000000000", "less than or equal to 100000000"),
+        ("data.max_length=1000000000", "less than or equal to 100000"),
+    ],
+)
+def test_every_count_in_a_config_is_bounded_and_refused_naming_its_key(tmp_path: Path, assignment, bound) -> None:
+    section, *_, name = assignment.partition("=")[0].split(".")
+    with pytest.raises(UserError) as excinfo:
+        load_config(write_config(tmp_path, minimal_tree()), [assignment])
+    message = user_error_message(excinfo)
+    assert (
+        message.startswith(f"{tmp_path / 'config.yaml'}: {section}.") and f"{name}: Input should be {bound}" in message
+    )
