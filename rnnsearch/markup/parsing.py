@@ -134,8 +134,7 @@ class _Reader(HTMLParser):
     def __init__(self, line: str, markup: str):
         super().__init__(convert_charrefs=False)
         self.line, self.markup = line, markup
-        if markup == "html":  # what html.parser reads as text up to the element's end tag
-            self.CDATA_CONTENT_ELEMENTS = tuple(sorted(RAW_TEXT_ELEMENTS | SHOWN_TEXT_ELEMENTS))
+
         # where each of the text's lines starts: the parser reports (line, column) positions
         self.line_starts = [0] + [k + 1 for k, character in enumerate(line) if character == "\n"]
         self.events: list[tuple[int, str, tuple]] = []  # (offset, kind, details)
@@ -143,6 +142,8 @@ class _Reader(HTMLParser):
     # html.parser's callbacks: only record each event and where it starts
     def handle_starttag(self, tag: str, attrs: list) -> None:
         self._record("start", tag, _kept_whole(tag, attrs, self.markup))
+        if self.markup == "html" and tag in SHOWN_TEXT_ELEMENTS:
+            self.set_cdata_mode(tag)  # text up to the end tag, as for a script
 
     def handle_startendtag(self, tag: str, attrs: list) -> None:
         self._record("standalone", tag)
