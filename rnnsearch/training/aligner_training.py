@@ -7,8 +7,10 @@ The run lives in the model directory's `aligner/` (model_directory.ALIGNER_DIR):
     weights.safetensors  the module's weights, with its size and the digest of the
                          translation weights it was trained on: what loading attaches
     jumps.json           the jump table counted from the module's links once the run has
-                         ended (rnnsearch/jump_counting.py), read with its rows
-    last.safetensors     the module's weights, Adam's state and the run's progress: the resume point
+                         ended (by `train-aligner` and `self-train`: rnnsearch/jump_counting.py),
+                         read with its rows; removed when the weights it was counted from are replaced
+    last.safetensors     the module's weights, Adam's state, the run's progress and its settings
+                         (ALIGNER_RUN_KEYS): the resume point, written before the module's weights
     metrics.jsonl        training rows (the module's loss, learning rate, speed), as `train` writes them
     tensorboard/         with train.tensorboard, the same rows as curves
     prepared/            the training data, when the run's data section is not the model's
@@ -112,40 +114,47 @@ def train_aligner(
     swapped, its module trains too, on the same pairs read the other way round, the two
     meeting in the agreement term (train.aligner_agreement_weight); it is written to
     `reverse_run_dir` (None: the reverse model's aligner/), and the run's resume point
-    holds both."""
+    holds both.
+
+    A resumed run is the run it resumes: its settings are those its resume point records
+    (`ResumePoint`), `overrides` on top, and an override that would change what the run
+    is refused. Everything is checked before the first file is written, so a refused
+    call leaves the run as it was."""
     model_dir = Path(model_dir)
     model_config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
     if not model_config.data.aligns_words:
         raise UserError(f"train-aligner: {model_dir} {model_config.data.task}; the alignment module aligns words")
-    config = run_config(model_dir, overrides)
+    run_dir = run_dir or model_dir / model_directory.ALIGNER_DIR
+    started = (run_dir / model_directory.LAST).exists()
+    if started and not resume:
+        raise UserError(f"{run_dir}: already holds an alignment module's run; use --resume to continue it")
+    point = ResumePoint.read(run_dir) if started else None
+    config = run_config(model_dir, [*(point.settings if point else []), *overrides])
+    changed = point.changes(config) if point else []
     agreeing = any(o.partition("=")[0] == "train.aligner_agreement_weight" for o in overrides)
     if agreeing and config.train.aligner_agreement_weight and reverse_dir is None:
         raise UserError(
             "train-aligner: train.aligner_agreement_weight is the agreement of two directions' modules; "
             "give the other direction's model with --reverse REVERSE_MODEL_DIR"
         )
-    run_dir = run_dir or model_dir / model_directory.ALIGNER_DIR
-    started = (run_dir / model_directory.LAST).exists()
-    if started and not resume:
-        raise UserError(f"{run_dir}: already holds an alignment module's run; use --resume to continue it")
     device = resolve_device(config.train.device, "train.device")
     configure_cpu(config.train.threads)
-    torch.manual_seed(config.train.seed)
+    torch.manual_seed(config.train.seed)  # the new modules' weights are drawn from it
     attached = [_attach(model_dir, run_dir, config, device)]
     if reverse_dir is not None:
         reverse_run_dir = reverse_run_dir or Path(reverse_dir) / model_directory.ALIGNER_DIR
-        _check_reverse(model_dir, Path(reverse_dir), reverse_run_dir, fresh=not (started and resume))
+        _check_reverse(model_dir, Path(reverse_dir), reverse_run_dir, fresh=point is None)
         attached.append(_attach(Path(reverse_dir), reverse_run_dir, config, device))
     modules = [_attached_module(each.model) for each in attached]
     optimizer = torch.optim.Adam([p for m in modules for p in m.parameters()], lr=config.train.learning_rate)
-    for each in attached:
+    progress = point.restore(attached, optimizer, max_steps=config.train.max_steps) if point else Progress()
+    for each in attached:  # nothing is written before here
         each.run_dir.mkdir(parents=True, exist_ok=True)
         checkpoint.remove_temporaries(each.run_dir)
-        (each.run_dir / model_directory.ALIGNER_JUMPS).unlink(missing_ok=True)  # counted from what it replaces
     atomic.atomic_write(run_dir / model_directory.CONFIG, config.to_yaml().encode("utf-8"))
-    progress = _restored(attached, optimizer) if started and resume else Progress()
-    if started and resume:
+    if point is not None:
         forget_rows_after(run_dir / model_directory.METRICS, progress.step)
+        say(f"resuming {run_dir} at step {progress.step}" + (f", with {'; '.join(changed)}" if changed else ""))
     else:
         if resume:
             say(f"{run_dir}: no checkpoint to resume from (stopped before its first one); starting again")
@@ -162,11 +171,7 @@ def train_aligner(
     say(
         f"alignment module: {sum(p.numel() for p in modules[0].parameters()):,} parameters on {device}, "
         f"objective {config.train.aligner_objective} ({' + '.join(OBJECTIVES[config.train.aligner_objective])})"
-        + (
-            f", trained with {reverse_dir}'s, agreement weight {config.train.aligner_agreement_weight}"
-            if reverse_dir
-            else ""
-        )
+        + _together(reverse_dir, config)
         + "; the translation's weights frozen"
         + ("; the module's terms replayed as CUDA graphs" if chosen.cuda_graphs else "")
     )
@@ -184,7 +189,22 @@ def train_aligner(
     loop = ModuleLoop(config, run_dir, context=context, pairs=train, progress=progress, attached=attached)
     with flushing_denormals(), kernels.use(chosen):
         loop.run()
+    if progress.step == 0:
+        raise UserError(
+            f"train-aligner: the run's budget ({_budget(config.train)}) ended before its first step, so no module "
+            "was written; give it more"
+        )
     return progress
+
+
+def _budget(options: TrainConfig) -> str:
+    """A run's budget as a message names it."""
+    budgets = [
+        f"train.{key} {value:g}"
+        for key, value in (("max_steps", options.max_steps), ("max_minutes", options.max_minutes))
+        if value is not None
+    ]
+    return " and ".join(budgets)
 
 
 def _frozen_passes(
@@ -289,6 +309,7 @@ class ModuleLoop(TrainingLoop):
     ):
         super().__init__(config, run_dir, context=context, pairs=pairs, progress=progress)
         self.attached = attached  # the models whose modules train, the run's own first (`_save`)
+        self.saved = progress.step  # the step of the run's last checkpoint (0: none yet)
 
     def start(self) -> None:
         """The frozen translations run without dropout; the modules have none."""
@@ -296,25 +317,65 @@ class ModuleLoop(TrainingLoop):
             each.model.eval()
 
     def checkpoint(self, *, everything: bool = False) -> bool:
-        """Save the modules and the resume point; the run goes on until its budget is spent."""
-        _save(self.attached, self.context.optimizer, self.progress)
+        """Save the modules and the resume point; the run goes on until its budget is spent.
+        A module whose weights an update made NaN or infinite (finite gradients times too
+        large a learning rate) stops the run in one line, and nothing of it is saved."""
+        modules = [_attached_module(each.model) for each in self.attached]
+        if not all(bool(torch.isfinite(p).all()) for module in modules for p in module.parameters()):
+            self.report.close()
+            kept = (
+                f"{self.model_dir} keeps the checkpoint of step {self.saved}"
+                if self.saved
+                else "no checkpoint was written"
+            )
+            raise UserError(
+                f"{self.command}: step {self.progress.step}: the update made the alignment module's weights NaN or "
+                f"infinite, so training stopped without saving them; {kept}. {self.advice}"
+            )
+        _save(self.attached, self.context.optimizer, self.progress, self.config)
+        self.saved = self.progress.step
         return False
 
 
 RESUME_PREFIXES = ("aligner.", "reverse.aligner.")
 """The names of each module's weights in a run's resume point: the model's, the reverse model's."""
 
+ADJUSTABLE_KEYS = (
+    "train.max_steps",
+    "train.max_minutes",
+    "train.frozen_passes_gib",
+    "train.log_every",
+    "train.valid_every",
+    "train.device",
+    "train.cuda_graphs",
+    "train.threads",
+)
+"""What a resumed run may set otherwise than the run it resumes: its budget, how often it
+logs and saves, and where and how it runs. Every other key of ALIGNER_RUN_KEYS defines the
+run (its data and links, objective, sizes, learning rate, batches and seed) and is kept."""
 
-def _save(attached: list[Attached], optimizer: torch.optim.Optimizer, progress: Progress) -> None:
-    """Each module's weights (what loading attaches) in its own folder, recording the
-    digest of the translation weights it was trained on, then the run's resume point."""
+
+def recorded_settings(config: Config) -> dict[str, Any]:
+    """The value of each of ALIGNER_RUN_KEYS in `config`, as JSON: what a resume point
+    records of how its run trains."""
+    dumped = config.model_dump(mode="json")
+    settings = {}
+    for key in ALIGNER_RUN_KEYS:
+        section, _, name = key.partition(".")
+        settings[key] = dumped[section][name]
+    return settings
+
+
+def _save(attached: list[Attached], optimizer: torch.optim.Optimizer, progress: Progress, config: Config) -> None:
+    """The run's resume point, then each module's weights (what loading attaches) in its
+    own folder, recording the digest of the translation weights it was trained on. The
+    resume point comes first, so that a run stopped between the files resumes from it; a
+    jump table counted from the weights replaced goes before they do."""
     resume_weights: dict[str, torch.Tensor] = {}
+    states = []
     for each, prefix in zip(attached, RESUME_PREFIXES, strict=False):
-        module = _attached_module(each.model)
-        state = module.state_dict()
-        info = {"size": module.size, "null": module.null, "translation": each.digest, "step": progress.step}
-        weights = {f"aligner.{name}": tensor for name, tensor in state.items()}
-        model_directory.write_tensors(each.run_dir / model_directory.ALIGNER_WEIGHTS, weights, info)
+        state = _attached_module(each.model).state_dict()
+        states.append(state)
         resume_weights |= {f"{prefix}{name}": tensor for name, tensor in state.items()}
     first = attached[0]
     module = _attached_module(first.model)
@@ -325,41 +386,99 @@ def _save(attached: list[Attached], optimizer: torch.optim.Optimizer, progress: 
         "translation": first.digest,
         "step": progress.step,
         "progress": asdict(progress),
+        "run": recorded_settings(config),
         **optimizer_info,
     }
     if len(attached) > 1:
         resume_info["reverse_translation"] = attached[1].digest
     model_directory.write_tensors(first.run_dir / model_directory.LAST, resume_weights | optimizer_tensors, resume_info)
-
-
-def _restored(attached: list[Attached], optimizer: torch.optim.Optimizer) -> Progress:
-    """The modules, Adam's state and the progress of the run's last checkpoint."""
-    run_dir = attached[0].run_dir
-    path = run_dir / model_directory.LAST
-    tensors, info = model_directory.read_tensors(path)
-    digests = [info.get("translation"), info.get("reverse_translation")]
-    if ("reverse_translation" in info) != (len(attached) > 1):
-        given = "with" if len(attached) > 1 else "without"
-        raise UserError(f"{path}: a run of {'two modules' if digests[1] else 'one module'}, resumed {given} --reverse")
-    for each, digest, prefix in zip(attached, digests, RESUME_PREFIXES, strict=False):
-        if digest != each.digest:
-            raise UserError(
-                f"{path}: the module was trained on other translation weights than {each.run_dir.parent}'s now; "
-                f"delete {run_dir} to train it afresh"
-            )
+    for each, state in zip(attached, states, strict=True):
         module = _attached_module(each.model)
-        if info.get("size") != module.size:
-            raise UserError(f"{path}: a module of size {info.get('size')}, not model.aligner_size {module.size}")
-        if info.get("null", False) != module.null:
-            raise UserError(f"{path}: a module with model.aligner_null {info.get('null', False)}, not {module.null}")
+        info = {"size": module.size, "null": module.null, "translation": each.digest, "step": progress.step}
+        weights = {f"aligner.{name}": tensor for name, tensor in state.items()}
+        (each.run_dir / model_directory.ALIGNER_JUMPS).unlink(missing_ok=True)
+        model_directory.write_tensors(each.run_dir / model_directory.ALIGNER_WEIGHTS, weights, info)
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """A run's last checkpoint (`last.safetensors`): its tensors, what its info records,
+    and the settings of the run it belongs to, as --set assignments."""
+
+    path: Path
+    tensors: dict[str, torch.Tensor]
+    info: dict[str, Any]
+    recorded: dict[str, Any]
+
+    @classmethod
+    def read(cls, run_dir: Path) -> ResumePoint:
+        """The resume point of the run in `run_dir`, with the settings it records; a
+        resume point written before it recorded them gives the run's config.yaml's."""
+        path = run_dir / model_directory.LAST
+        tensors, info = model_directory.read_tensors(path)
+        recorded = info.get("run")
+        if recorded is None and (run_dir / model_directory.CONFIG).is_file():
+            recorded = recorded_settings(load_config(run_dir / model_directory.CONFIG))
+        if not isinstance(recorded, dict) or not recorded.keys() <= set(ALIGNER_RUN_KEYS):
+            raise UserError(f"{path}: corrupt resume point (its run's settings are not train-aligner's keys)")
+        return cls(path, tensors, info, recorded)
+
+    @property
+    def settings(self) -> list[str]:
+        """The recorded settings as --set assignments, for the resumed run's config."""
+        return [f"{key}={json.dumps(value)}" for key, value in self.recorded.items()]
+
+    def changes(self, config: Config) -> list[str]:
+        """What `config` sets otherwise than the run it resumes, each said as "key value
+        (was value)"; a change of a key outside ADJUSTABLE_KEYS is a UserError."""
+        changed = []
+        for key, value in recorded_settings(config).items():
+            if key not in self.recorded or self.recorded[key] == value:
+                continue
+            if key not in ADJUSTABLE_KEYS:
+                raise UserError(
+                    f"train-aligner --resume: --set {key}={json.dumps(value)} would change the run being resumed, "
+                    f"whose {key} is {json.dumps(self.recorded[key])} ({self.path}); resume it as it is, or delete "
+                    f"{self.path.parent} to train the module afresh"
+                )
+            changed.append(f"{key} {json.dumps(value)} (was {json.dumps(self.recorded[key])})")
+        return changed
+
+    def restore(self, attached: list[Attached], optimizer: torch.optim.Optimizer, *, max_steps: int | None) -> Progress:
+        """The modules, Adam's state and the progress the resume point holds, each checked
+        against the run (its models, its budget of `max_steps`) before any is restored."""
+        path, tensors, info = self.path, self.tensors, self.info
+        progress = checkpoint.resumed_progress(info, path, max_steps=max_steps)
+        digests = [info.get("translation"), info.get("reverse_translation")]
+        if ("reverse_translation" in info) != (len(attached) > 1):
+            given = "with" if len(attached) > 1 else "without"
+            raise UserError(
+                f"{path}: a run of {'two modules' if digests[1] else 'one module'}, resumed {given} --reverse"
+            )
+        for each, digest in zip(attached, digests, strict=False):
+            if digest != each.digest:
+                raise UserError(
+                    f"{path}: the module was trained on other translation weights than {each.run_dir.parent}'s "
+                    f"now; delete {path.parent} to train it afresh"
+                )
+            module = _attached_module(each.model)
+            if info.get("size") != module.size:
+                raise UserError(f"{path}: a module of size {info.get('size')}, not model.aligner_size {module.size}")
+            if info.get("null", False) != module.null:
+                raise UserError(
+                    f"{path}: a module with model.aligner_null {info.get('null', False)}, not {module.null}"
+                )
         model_directory.require_finite(tensors, path, refusal="a run cannot resume from it")
-        model_directory.assign_weights(
-            module, tensors, path, prefix=prefix, described="the alignment module they are for"
-        )
-    checkpoint.restore_optimizer(optimizer, tensors, info["param_groups"])
-    progress = Progress(**info["progress"])
-    say(f"resuming {run_dir} at step {progress.step}")
-    return progress
+        for each, prefix in zip(attached, RESUME_PREFIXES, strict=False):
+            model_directory.assign_weights(
+                _attached_module(each.model),
+                tensors,
+                path,
+                prefix=prefix,
+                described="the alignment module they are for",
+            )
+        checkpoint.restore_optimizer(optimizer, tensors, info, path)
+        return progress
 
 
 def _attached_module(model: RNNSearch) -> Aligner:

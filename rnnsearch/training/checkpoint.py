@@ -5,9 +5,11 @@ and starting from another model's weights (train.init_from).
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -16,6 +18,7 @@ from rnnsearch.files import atomic
 from rnnsearch.files.model_directory import ALIGNMENTS, CONFIG, KEPT, load_model_files, write_tensors
 from rnnsearch.model.settings import ModelConfig
 from rnnsearch.text.subwords import Subwords
+from rnnsearch.training.schedule import Progress
 
 _KEPT_NAME = re.compile(r"step(\d+)\.safetensors", re.ASCII)
 
@@ -65,13 +68,68 @@ def optimizer_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch
     return tensors, {"param_groups": state["param_groups"]}
 
 
-def restore_optimizer(optimizer: torch.optim.Optimizer, tensors: dict[str, torch.Tensor], groups: list) -> None:
+def restore_optimizer(
+    optimizer: torch.optim.Optimizer, tensors: dict[str, torch.Tensor], info: dict, path: Path
+) -> None:
+    """Adam's state from a resume point's `tensors` and its `info`'s param_groups, checked
+    to fit `optimizer`'s parameters; a UserError naming `path` where they do not."""
+    groups = info.get("param_groups")
+    ours = optimizer.param_groups
+    if (
+        not isinstance(groups, list)
+        or len(groups) != len(ours)
+        or not all(isinstance(group, dict) and isinstance(group.get("params"), list) for group in groups)
+        or [len(group["params"]) for group in groups] != [len(group["params"]) for group in ours]
+    ):
+        raise UserError(f"{path}: corrupt resume point (its param_groups do not describe this run's optimizer)")
     state: dict[int, dict[str, torch.Tensor]] = {}
     for name, value in tensors.items():
         if name.startswith("optimizer."):
             _, index, key = name.split(".", 2)
+            if not index.isascii() or not index.isdigit():
+                raise UserError(f"{path}: corrupt resume point (an optimizer tensor named {name!r})")
             state.setdefault(int(index), {})[key] = value
-    optimizer.load_state_dict({"state": state, "param_groups": groups})
+    try:
+        optimizer.load_state_dict({"state": state, "param_groups": groups})
+    except (ValueError, KeyError, TypeError) as error:
+        raise UserError(f"{path}: corrupt resume point (Adam's state: {error})") from None
+    for group in optimizer.param_groups:
+        for parameter in group["params"]:
+            slots = optimizer.state.get(parameter, {})
+            if any(key != "step" and value.shape != parameter.shape for key, value in slots.items()):
+                raise UserError(f"{path}: corrupt resume point (Adam's state is not of this model's shapes)")
+
+
+_COUNTERS = {field.name: field for field in dataclasses.fields(Progress)}
+
+
+def resumed_progress(info: dict, path: Path, *, max_steps: int | None) -> Progress:
+    """The progress a resume point's `info` records, checked: whole counters of at least 0,
+    finite times and scales, and a step within the run's budget `max_steps`; a UserError
+    naming `path` where it is not."""
+    recorded = info.get("progress")
+    if not isinstance(recorded, dict) or "step" not in recorded or not recorded.keys() <= _COUNTERS.keys():
+        raise UserError(f"{path}: corrupt resume point (its progress is not the counters a run records)")
+    for name, value in recorded.items():
+        if not _counter_fits(name, value):
+            raise UserError(f"{path}: corrupt resume point (its progress.{name} is {value!r})")
+    progress = Progress(**recorded)
+    if max_steps is not None and progress.step > max_steps:
+        raise UserError(
+            f"{path}: its step {progress.step} is beyond the run's budget of train.max_steps {max_steps}; "
+            "give a budget of at least that many steps to go on from it"
+        )
+    return progress
+
+
+def _counter_fits(name: str, value: object) -> bool:
+    """Whether `value` is what Progress's counter `name` can hold."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if name == "best":
+        return value is None or number
+    if _COUNTERS[name].type in ("int", int):
+        return number and isinstance(value, int) and value >= 0
+    return number and cast(float, value) >= 0
 
 
 def _first_difference(ours: Any, theirs: Any, key: str) -> str | None:

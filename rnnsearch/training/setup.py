@@ -81,7 +81,7 @@ def set_up(
     validator = Validator(decoding, corpus, config, kind=kind, alignments=model_dir / model_directory.ALIGNMENTS)
     progress = Progress()
     if resume:
-        progress = _restore(model, optimizer, model_dir, world, (src_subwords, tgt_subwords))
+        progress = _restore(model, optimizer, model_dir, world, (src_subwords, tgt_subwords), options.max_steps)
     elif options.init_from:
         _start_from(model, Path(options.init_from), world)
     seed_generators(options.seed, world.rank, progress.step)
@@ -121,16 +121,18 @@ def _restore(
     model_dir: Path,
     world: World,
     subwords: tuple[Subwords | None, Subwords],
+    max_steps: int | None,
 ) -> Progress:
-    """The weights, optimizer state and progress of the model directory's last checkpoint;
-    what was logged and kept after it is forgotten, as the resumed run redoes it."""
+    """The weights, optimizer state and progress of the model directory's last checkpoint,
+    each checked (the progress within the budget of `max_steps`); what was logged and kept
+    after it is forgotten, as the resumed run redoes it."""
     path = model_dir / model_directory.LAST
     tensors, info = model_directory.read_tensors(path)
+    progress = checkpoint.resumed_progress(info, path, max_steps=max_steps)
     model_directory.require_finite(tensors, path, refusal="a run cannot resume from it")
     model_directory.check_files(info, path, *subwords)
     model_directory.assign_weights(model, tensors, path)
-    checkpoint.restore_optimizer(optimizer, tensors, info["param_groups"])
-    progress = Progress(**info["progress"])
+    checkpoint.restore_optimizer(optimizer, tensors, info, path)
     if world.is_main:
         forget_rows_after(model_dir / model_directory.METRICS, progress.step)
         checkpoint.forget_checkpoints_after(model_dir, progress.step)

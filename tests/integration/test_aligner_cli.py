@@ -374,3 +374,80 @@ def test_agreement_needs_a_reverse_model_of_the_other_direction_in_one_line(mode
     status, _, err = run_cli(capsys, "train-aligner", model, "--reverse", other, *AGREEING)
     assert_one_line_error(status, err, "--reverse", "translates de→en")
     assert not (model / ALIGNER_DIR / LAST).exists()
+
+
+def diagonal_links(corpus: Path, folder: Path) -> str:
+    """A data.train setting of the corpus with links of each word to the word at its place."""
+    lines = []
+    for source, target in zip(
+        (corpus / "train.de").read_text().splitlines(), (corpus / "train.en").read_text().splitlines(), strict=True
+    ):
+        lines.append(" ".join(f"{k}-{k}" for k in range(min(len(source.split()), len(target.split())))))
+    links = write_lines(folder / "train.links", lines)
+    files = {"src": str(corpus / "train.de"), "tgt": str(corpus / "train.en"), "alignments": str(links)}
+    return f"data.train={json.dumps(files)}"
+
+
+def test_a_refused_resume_changes_nothing_in_the_run(with_module, reverse_model_dir, tmp_path, capsys):
+    """A refused `--resume` had already deleted the jump table and written its own settings
+    into config.yaml, so `align` changed silently and the next self-train read them."""
+    model = shutil.copytree(with_module, tmp_path / "model")
+    before = {path: path.read_bytes() for path in (model / ALIGNER_DIR).rglob("*") if path.is_file()}
+    assert (model / ALIGNER_DIR / ALIGNER_JUMPS) in before
+    refusals = [
+        (["--reverse", reverse_model_dir], "a run of one module, resumed with --reverse"),
+        (["--set", "model.aligner_size=64"], "--set model.aligner_size=64 would change the run being resumed"),
+        (["--set", "train.learning_rate=0.5"], "whose train.learning_rate is 0.003"),
+    ]
+    for arguments, said in refusals:
+        status, _, err = run_cli(capsys, "train-aligner", model, *MODULE, "--resume", *arguments)
+        assert_one_line_error(status, err, said)
+        after = {path: path.read_bytes() for path in (model / ALIGNER_DIR).rglob("*") if path.is_file()}
+        assert after == before
+
+
+def test_a_resumed_run_trains_on_the_data_and_settings_its_resume_point_records(model_dir, corpus, tmp_path, capsys):
+    """`--resume` took this call's settings: without the data.train the run started with,
+    it trained its last steps on other corpora, with no warning."""
+    data = diagonal_links(corpus, tmp_path)
+    run = ["--set", data, "--set", "train.seed=3", "--set", "train.learning_rate=0.01"]
+    whole = copied(model_dir, tmp_path / "whole")
+    assert main(["train-aligner", str(whole), *run, "--set", "train.max_steps=4"]) == 0
+    split = copied(model_dir, tmp_path / "split")
+    assert main(["train-aligner", str(split), *run, "--set", "train.max_steps=2"]) == 0
+    status, _, err = run_cli(capsys, "train-aligner", split, "--resume", "--set", "train.max_steps=4")
+    assert status == 0, err
+    assert "at step 2, with train.max_steps 4 (was 2)" in err
+    for name, tensor in module_weights(whole).items():
+        torch.testing.assert_close(module_weights(split)[name], tensor, rtol=0, atol=0)
+    status, _, err = run_cli(capsys, "train-aligner", split, "--resume")  # its budget is spent: nothing to do
+    assert status == 0 and "at step 4" in err and "step 5" not in err
+
+
+def test_two_modules_stopped_between_their_files_and_the_resume_point_resume(
+    model_dir, reverse_model_dir, tmp_path, capsys
+):
+    """A run of two modules writes its resume point before either module: a stop between
+    its files left modules without one, which neither --resume nor a rerun got past."""
+    models = [copied(model, tmp_path / f"m{k}") for k, model in enumerate((model_dir, reverse_model_dir))]
+    arguments = ["train-aligner", models[0], "--reverse", models[1], *AGREEING, "--set", "train.max_steps=2"]
+    assert run_cli(capsys, *arguments)[0] == 0
+    last = models[0] / ALIGNER_DIR / LAST
+    assert last.stat().st_mtime_ns <= (models[1] / ALIGNER_DIR / ALIGNER_WEIGHTS).stat().st_mtime_ns
+    last.unlink()  # as a stop at the first resume point's write, before the modules were written
+    for path in (models[0] / ALIGNER_DIR / ALIGNER_WEIGHTS, models[1] / ALIGNER_DIR / ALIGNER_WEIGHTS):
+        path.unlink()
+    status, _, err = run_cli(capsys, *arguments, "--resume")
+    assert status == 0 and "no checkpoint to resume from" in err, err
+
+
+def test_a_budget_spent_before_the_first_step_or_a_learning_rate_past_the_weights_is_one_line(
+    model_dir, tmp_path, capsys
+):
+    model = copied(model_dir, tmp_path)
+    status, _, err = run_cli(capsys, "train-aligner", model, *MODULE, "--set", "train.max_minutes=1e-9")
+    assert_one_line_error(status, err, "train.max_minutes 1e-09) ended before its first step", "no module")
+    huge = ["--set", "train.learning_rate=1e308", "--set", "train.warmup_steps=0", "--set", "train.max_steps=1"]
+    status, _, err = run_cli(capsys, "train-aligner", model, *MODULE, *huge, "--set", "train.valid_every=1")
+    assert_one_line_error(status, err, "step 1: the update made the alignment module's weights NaN or infinite")
+    assert not (model / ALIGNER_DIR / ALIGNER_WEIGHTS).exists() and not (model / ALIGNER_DIR / LAST).exists()

@@ -302,6 +302,31 @@ def test_a_resume_point_with_a_nan_is_one_line_naming_the_tensor_and_trains_noth
     assert (run / "metrics.jsonl").read_bytes() == metrics
 
 
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda info: info.pop("progress"), "its progress is not the counters a run records"),
+        (lambda info: info["progress"].update(step=-5), "its progress.step is -5"),
+        (lambda info: info["progress"].update(epoch="1"), "its progress.epoch is '1'"),
+        (lambda info: info["progress"].update(step=1000), "its step 1000 is beyond the run's budget"),
+        (lambda info: info.pop("param_groups"), "its param_groups do not describe this run's optimizer"),
+        (lambda info: info.update(param_groups=[{"lr": 1}]), "its param_groups do not describe"),
+    ],
+)
+def test_a_resume_points_edited_record_is_one_line_naming_it_and_trains_nothing(trained, tmp_path, change, said):
+    """A resume point's progress and Adam's settings were read unchecked: a missing one was
+    a KeyError traceback, a step past the budget or below 0 was taken as it stood."""
+    config, run = copy_of(trained, tmp_path)
+    last = run / "last.safetensors"
+    tensors, info = read_tensors(last)
+    change(info)
+    write_tensors(last, tensors, info)
+    metrics = (run / "metrics.jsonl").read_bytes()
+    line = one_line_error(in_process("train", config, "--resume", "--set", "train.max_steps=3"))
+    assert line.startswith(f"rnnsearch: error: {last}: ") and said in line
+    assert (run / "metrics.jsonl").read_bytes() == metrics and read_tensors(last)[1] == info
+
+
 def test_a_loss_that_is_not_finite_stops_training_and_keeps_the_last_good_checkpoint(trained, tmp_path):
     """A learning rate of 10^30 turns the weights into infinities in one update and the loss
     into NaN at the next step: the run stops there with a line naming the step, exits 1, and
