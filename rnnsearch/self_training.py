@@ -101,6 +101,8 @@ def self_train(
     _check(forward, backward, rounds=rounds, symmetrize=symmetrize, overrides=overrides, resume=resume)
     corpora = _taught_corpora(forward)
     overrides = [*_taught_settings(forward), *overrides]
+    for direction, reverse in ((forward, False), (backward, True)):  # refused now, not after a round's aligning
+        run_config(direction.model_dir, [*overrides, _round_data(direction, corpora, 1, reverse=reverse)])
     for direction in (forward, backward):
         direction.folder.mkdir(exist_ok=True)
         start = direction.folder / "round-0.safetensors"
@@ -163,6 +165,12 @@ def _check(
             )
         if direction.folder.exists() and not resume:
             raise UserError(f"{direction.folder}: already holds self-training rounds; use --resume to continue them")
+        done = _rounds_held(direction)
+        if resume and done > rounds:
+            raise UserError(
+                f"{direction.folder}: holds {done} rounds, and --rounds {rounds} would make round {rounds}'s modules "
+                f"the models' again; give --rounds {done} or more to go on"
+            )
     check_reverse(
         model_directory.load_model_files(forward.model_dir)[0].data,
         model_directory.load_model_files(backward.model_dir)[0].data,
@@ -170,16 +178,28 @@ def _check(
     )
 
 
+def _rounds_held(direction: Direction) -> int:
+    """The highest round whose folder `direction` holds (0: none)."""
+    if not direction.folder.is_dir():
+        return 0
+    numbers = [path.name.removeprefix("round-") for path in direction.folder.glob("round-*") if path.is_dir()]
+    return max((int(number) for number in numbers if number.isascii() and number.isdigit()), default=0)
+
+
 def _write_links(
     forward: Direction, backward: Direction, corpora: list[TrainingFiles], *, number: int, symmetrize: str
 ) -> None:
     """The round's links of every corpus, for both directions, each file written whole;
-    those already written are kept (a resumed round)."""
-    if all(backward.links(number, k).exists() for k in range(len(corpora))):
+    those of a corpus whose two files are both written already are kept (a resumed round)."""
+
+    def written(k: int) -> bool:
+        return forward.links(number, k).exists() and backward.links(number, k).exists()
+
+    if all(written(k) for k in range(len(corpora))):
         return
     translator, reverse = load(forward.model_dir, device="cpu"), load(backward.model_dir, device="cpu")
     for k, corpus in enumerate(corpora):
-        if backward.links(number, k).exists():
+        if written(k):
             continue
         say(f"self-training round {number}: aligning {corpus.src} and {corpus.tgt} with both modules")
         lines = list(_round_lines(translator, reverse, corpus, symmetrize=symmetrize))

@@ -113,12 +113,17 @@ def test_a_round_stopped_part_way_resumes_to_the_uninterrupted_modules(pair, tmp
     forward, backward = stopped
     short = ["--reverse", str(backward), *agreeing, "--set", "train.max_steps=2"]
     assert main(["self-train", str(forward), *short]) == 0
-    for model in (forward, backward):
+    for model, original in zip(stopped, pair, strict=True):
         (model / "self-training" / "round-1" / ALIGNER_DIR / "finished").unlink()
         shutil.copyfile(model / "self-training" / "round-0.safetensors", model / ALIGNER_DIR / ALIGNER_WEIGHTS)
+        shutil.copyfile(original / ALIGNER_DIR / ALIGNER_JUMPS, model / ALIGNER_DIR / ALIGNER_JUMPS)
+    links = forward / "self-training" / "round-1" / "corpus-0.links"
+    aligned = links.read_bytes()
+    links.unlink()  # the forward file alone deleted: it used to be left missing
 
     resumed = ["--reverse", str(backward), *agreeing, "--set", "train.max_steps=4", "--resume"]
     assert main(["self-train", str(forward), *resumed]) == 0
+    assert links.read_bytes() == aligned
     for done, again in zip(whole, (forward, backward), strict=True):
         assert_same(weights(done / ALIGNER_DIR / ALIGNER_WEIGHTS), weights(again / ALIGNER_DIR / ALIGNER_WEIGHTS))
     assert not (backward / "self-training" / "round-1" / ALIGNER_DIR / "last.safetensors").exists()  # one run, both
@@ -136,3 +141,28 @@ def test_self_train_refuses_what_it_cannot_start_from_in_one_line(pair, model_di
     (forward / "self-training").mkdir()
     status, _, err = run_cli(capsys, "self-train", forward, "--reverse", backward)
     assert_one_line_error(status, err, "already holds self-training rounds", "--resume")
+
+
+def test_self_train_checks_its_settings_before_it_writes_anything(pair, tmp_path, capsys):
+    """A --set that a round's run refuses was found only after a whole round was aligned,
+    and the self-training/ it left then refused the same command without --resume."""
+    forward, backward = copied(pair, tmp_path)
+    for assignment, said in (
+        ("model.embedding_size=8", "not a key a train-aligner run takes"),
+        ("train.seed=-1", "train.seed"),
+    ):
+        status, _, err = run_cli(capsys, "self-train", forward, "--reverse", backward, "--set", assignment)
+        assert_one_line_error(status, err, said)
+        assert "aligning" not in err
+        assert not (forward / "self-training").exists() and not (backward / "self-training").exists()
+
+
+def test_resuming_fewer_rounds_than_were_run_is_refused_and_keeps_the_last_rounds_modules(pair, tmp_path, capsys):
+    """`--rounds 1 --resume` after two rounds put round 1's modules back and called them the last round's."""
+    forward, backward = copied(pair, tmp_path)
+    (forward / "self-training" / "round-2").mkdir(parents=True)  # as two rounds leave it
+    (backward / "self-training").mkdir()
+    installed = (forward / ALIGNER_DIR / ALIGNER_WEIGHTS).read_bytes()
+    status, _, err = run_cli(capsys, "self-train", forward, "--reverse", backward, "--rounds", 1, "--resume")
+    assert_one_line_error(status, err, "holds 2 rounds", "--rounds 2 or more")
+    assert (forward / ALIGNER_DIR / ALIGNER_WEIGHTS).read_bytes() == installed
