@@ -62,9 +62,7 @@ class TextData:
         given = _given_subwords(config, model_dir, resume)
         directory = prepared_dir(config, model_dir)
         if world.is_main:
-            subwords = ensure_prepared(config, directory, given)
-            if not resume:
-                model_directory.save_model_files(model_dir, config, *subwords)
+            ensure_prepared(config, directory, given)
         world.barrier(PREPARATION_TIMEOUT)
         train = PreparedPairs(directory)
         src_subwords, tgt_subwords = given or train.subwords
@@ -76,6 +74,8 @@ class TextData:
                 f"{data.valid.src}: no usable validation pairs (each is blank or longer than "
                 f"data.max_length = {data.max_length} pieces)"
             )
+        if world.is_main and not resume:  # the model directory's files, once everything is checked
+            model_directory.save_model_files(model_dir, config, src_subwords, tgt_subwords)
         return Corpus(train, valid, valid_sources, valid_references), src_subwords, tgt_subwords
 
     @staticmethod

@@ -343,6 +343,10 @@ RESUME_PREFIXES = ("aligner.", "reverse.aligner.")
 ADJUSTABLE_KEYS = (
     "train.max_steps",
     "train.max_minutes",
+    "train.learning_rate",
+    "train.warmup_steps",
+    "train.min_learning_rate",
+    "train.clip_norm",
     "train.frozen_passes_gib",
     "train.log_every",
     "train.valid_every",
@@ -350,9 +354,10 @@ ADJUSTABLE_KEYS = (
     "train.cuda_graphs",
     "train.threads",
 )
-"""What a resumed run may set otherwise than the run it resumes: its budget, how often it
-logs and saves, and where and how it runs. Every other key of ALIGNER_RUN_KEYS defines the
-run (its data and links, objective, sizes, learning rate, batches and seed) and is kept."""
+"""What a resumed run may set otherwise than the run it resumes: its budget, its learning
+rate and clipping (what a run that diverged is resumed with, lowered), how often it logs
+and saves, and where and how it runs. Every other key of ALIGNER_RUN_KEYS defines the run
+(its data and links, objective, sizes, agreement, batches and seed) and is kept."""
 
 
 def recorded_settings(config: Config) -> dict[str, Any]:

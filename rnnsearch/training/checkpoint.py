@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import torch
 
+from rnnsearch.config import Config, load_config
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic
 from rnnsearch.files.model_directory import ALIGNMENTS, CONFIG, KEPT, load_model_files, write_tensors
@@ -141,6 +142,30 @@ def _first_difference(ours: Any, theirs: Any, key: str) -> str | None:
                 return difference
         return None
     return None if ours == theirs else f"{key} is {theirs!r} there but {ours!r} here"
+
+
+RUN_SECTIONS = ("model", "data", "subwords")
+"""What defines a translation run beside its train section: a resumed run keeps them."""
+PREPARATION_KEYS = {"workers", "prepared"}
+"""Keys of the data section that say how the data is prepared, not which it is."""
+
+
+def check_resumed_config(config: Config, model_dir: Path) -> None:
+    """Refuse, in one line, resuming the run in `model_dir` with a `config` whose model, data
+    or subword section differs from the run's own (its config.yaml): the weights, the
+    batches and the pieces of a resumed run are the run's. Its train and search sections
+    (budget, learning rate, validation, where it runs) may differ."""
+    recorded = load_config(model_dir / CONFIG)
+    for section in RUN_SECTIONS:
+        ours, theirs = (getattr(each, section).model_dump(mode="json") for each in (config, recorded))
+        if section == "data":
+            ours, theirs = ({k: v for k, v in each.items() if k not in PREPARATION_KEYS} for each in (ours, theirs))
+        difference = _first_difference(ours, theirs, section)
+        if difference:
+            raise UserError(
+                f"--resume: {difference} ({model_dir / CONFIG}); a resumed run is the run it resumes: give "
+                "the run's own config, or train into another directory"
+            )
 
 
 def init_from_subwords(source: str | Path, model: ModelConfig, *, data_kind: str) -> tuple[Subwords | None, Subwords]:

@@ -55,6 +55,8 @@ class Trainer:
         if not resume and started:
             raise UserError(f"{self.model_dir}: already holds a trained model; use --resume or another directory")
         restart = resume and not started
+        if resume and started:
+            checkpoint.check_resumed_config(self.config, self.model_dir)
         world = join_world(self.device)
         loop: TranslationLoop | None = None
         setup: TrainingSetup | None = None

@@ -397,7 +397,7 @@ def test_a_refused_resume_changes_nothing_in_the_run(with_module, reverse_model_
     refusals = [
         (["--reverse", reverse_model_dir], "a run of one module, resumed with --reverse"),
         (["--set", "model.aligner_size=64"], "--set model.aligner_size=64 would change the run being resumed"),
-        (["--set", "train.learning_rate=0.5"], "whose train.learning_rate is 0.003"),
+        (["--set", "train.batch_tokens=500"], "whose train.batch_tokens is 400"),
     ]
     for arguments, said in refusals:
         status, _, err = run_cli(capsys, "train-aligner", model, *MODULE, "--resume", *arguments)

@@ -327,6 +327,36 @@ def test_a_resume_points_edited_record_is_one_line_naming_it_and_trains_nothing(
     assert (run / "metrics.jsonl").read_bytes() == metrics and read_tensors(last)[1] == info
 
 
+@pytest.mark.parametrize(
+    ("assignment", "said"),
+    [
+        ("data.max_length=50", "data.max_length is 100 there but 50 here"),
+        ("model.dropout=0.3", "model.dropout is 0.1 there but 0.3 here"),
+        ("subwords.vocab_size=500", "subwords.vocab_size is 400 there but 500 here"),
+    ],
+)
+def test_a_run_resumed_with_another_model_data_or_pieces_is_refused_and_keeps_its_files(
+    trained, tmp_path, assignment, said
+):
+    """`train --resume` went on with whatever data the config it was given named."""
+    config, run = copy_of(trained, tmp_path)
+    before = {path: path.read_bytes() for path in run.rglob("*") if path.is_file()}
+    line = one_line_error(in_process("train", config, "--resume", "--set", assignment))
+    assert said in line and "a resumed run is the run it resumes" in line
+    assert {path: path.read_bytes() for path in run.rglob("*") if path.is_file()} == before
+
+
+def test_a_run_refused_for_its_validation_set_writes_no_model_files(corpus, tmp_path):
+    """The config and subword models were written before the validation set was found too
+    long to translate, leaving a directory that looked like a model's."""
+    config = write_config(tmp_path / "c.yaml", tiny_config(corpus, tmp_path / "run"))
+    line = one_line_error(in_process("train", config, "--set", "search.max_source_length=3"))
+    assert "search.max_source_length" in line
+    assert not any(
+        (tmp_path / "run" / name).exists() for name in ("config.yaml", "subwords.src.model", "last.safetensors")
+    )
+
+
 def test_a_loss_that_is_not_finite_stops_training_and_keeps_the_last_good_checkpoint(trained, tmp_path):
     """A learning rate of 10^30 turns the weights into infinities in one update and the loss
     into NaN at the next step: the run stops there with a line naming the step, exits 1, and
