@@ -48,6 +48,7 @@ from rnnsearch.errors import UserError
 from rnnsearch.files import atomic
 from rnnsearch.files.atomic import atomic_write, replacing
 from rnnsearch.model.seq2seq import RNNSearch, build_aligner, build_model
+from rnnsearch.model.settings import MAX_WIDTH
 from rnnsearch.text.subwords import Subwords
 
 CONFIG = "config.yaml"
@@ -302,8 +303,8 @@ def attach_aligner(model: RNNSearch, folder: Path, translation: Path) -> None:
         return
     require_finite(tensors, path)
     size = info.get("size")
-    if not isinstance(size, int) or size <= 0:
-        raise UserError(f"{path}: corrupt alignment module (its info has no size)")
+    if not isinstance(size, int) or isinstance(size, bool) or not 0 < size <= MAX_WIDTH:
+        raise UserError(f"{path}: corrupt alignment module (its info has no size from 1 to {MAX_WIDTH})")
     null = info.get("null", False)  # modules written before the NULL option have none
     if not isinstance(null, bool):
         raise UserError(f"{path}: corrupt alignment module (its info's null is not true or false)")

@@ -24,9 +24,8 @@ checkpoint (`--resume`), drawing the same batches.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import torch
 
@@ -39,9 +38,8 @@ from rnnsearch.devices import resolve_device
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic, model_directory
 from rnnsearch.files.metrics_log import forget_rows_after
-from rnnsearch.model.aligner import Aligner
 from rnnsearch.model.objectives import OBJECTIVES
-from rnnsearch.model.seq2seq import RNNSearch, build_aligner
+from rnnsearch.model.seq2seq import build_aligner
 from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
 from rnnsearch.text.corpus import stream_lines
 from rnnsearch.text.subwords import Subwords
@@ -52,6 +50,7 @@ from rnnsearch.training.frozen_passes import GIB, FrozenPasses, TeacherForced
 from rnnsearch.training.graphed_loss import GraphedLoss
 from rnnsearch.training.loop import StepContext, TrainingLoop
 from rnnsearch.training.loss import Objective
+from rnnsearch.training.module_resume import Attached, ResumePoint, attached_module, save_modules
 from rnnsearch.training.schedule import Progress
 
 
@@ -86,16 +85,6 @@ def run_settings(config: Config, keys: tuple[str, ...] = MODULE_RUN_KEYS) -> lis
         section, _, name = key.partition(".")
         settings.append(f"{key}={json.dumps(getattr(getattr(config, section), name))}")
     return settings
-
-
-@dataclass(frozen=True)
-class Attached:
-    """A model whose module a run trains: the model (its translation frozen), the digest
-    of its translation weights, and the folder its module is written to."""
-
-    model: RNNSearch
-    digest: str | None
-    run_dir: Path
 
 
 def train_aligner(
@@ -145,7 +134,7 @@ def train_aligner(
         reverse_run_dir = reverse_run_dir or Path(reverse_dir) / model_directory.ALIGNER_DIR
         _check_reverse(model_dir, Path(reverse_dir), reverse_run_dir, fresh=point is None)
         attached.append(_attach(Path(reverse_dir), reverse_run_dir, config, device))
-    modules = [_attached_module(each.model) for each in attached]
+    modules = [attached_module(each.model) for each in attached]
     optimizer = torch.optim.Adam([p for m in modules for p in m.parameters()], lr=config.train.learning_rate)
     progress = point.restore(attached, optimizer, max_steps=config.train.max_steps) if point else Progress()
     for each in attached:  # nothing is written before here
@@ -308,7 +297,7 @@ class ModuleLoop(TrainingLoop):
         attached: list[Attached],
     ):
         super().__init__(config, run_dir, context=context, pairs=pairs, progress=progress)
-        self.attached = attached  # the models whose modules train, the run's own first (`_save`)
+        self.attached = attached  # the models whose modules train, the run's own first (`save_modules`)
         self.saved = progress.step  # the step of the run's last checkpoint (0: none yet)
 
     def start(self) -> None:
@@ -320,7 +309,7 @@ class ModuleLoop(TrainingLoop):
         """Save the modules and the resume point; the run goes on until its budget is spent.
         A module whose weights an update made NaN or infinite (finite gradients times too
         large a learning rate) stops the run in one line, and nothing of it is saved."""
-        modules = [_attached_module(each.model) for each in self.attached]
+        modules = [attached_module(each.model) for each in self.attached]
         if not all(bool(torch.isfinite(p).all()) for module in modules for p in module.parameters()):
             self.report.close()
             kept = (
@@ -332,162 +321,6 @@ class ModuleLoop(TrainingLoop):
                 f"{self.command}: step {self.progress.step}: the update made the alignment module's weights NaN or "
                 f"infinite, so training stopped without saving them; {kept}. {self.advice}"
             )
-        _save(self.attached, self.context.optimizer, self.progress, self.config)
+        save_modules(self.attached, self.context.optimizer, self.progress, self.config)
         self.saved = self.progress.step
         return False
-
-
-RESUME_PREFIXES = ("aligner.", "reverse.aligner.")
-"""The names of each module's weights in a run's resume point: the model's, the reverse model's."""
-
-ADJUSTABLE_KEYS = (
-    "train.max_steps",
-    "train.max_minutes",
-    "train.learning_rate",
-    "train.warmup_steps",
-    "train.min_learning_rate",
-    "train.clip_norm",
-    "train.frozen_passes_gib",
-    "train.log_every",
-    "train.valid_every",
-    "train.device",
-    "train.cuda_graphs",
-    "train.threads",
-)
-"""What a resumed run may set otherwise than the run it resumes: its budget, its learning
-rate and clipping (what a run that diverged is resumed with, lowered), how often it logs
-and saves, and where and how it runs. Every other key of ALIGNER_RUN_KEYS defines the run
-(its data and links, objective, sizes, agreement, batches and seed) and is kept."""
-
-
-def recorded_settings(config: Config) -> dict[str, Any]:
-    """The value of each of ALIGNER_RUN_KEYS in `config`, as JSON: what a resume point
-    records of how its run trains."""
-    dumped = config.model_dump(mode="json")
-    settings = {}
-    for key in ALIGNER_RUN_KEYS:
-        section, _, name = key.partition(".")
-        settings[key] = dumped[section][name]
-    return settings
-
-
-def _save(attached: list[Attached], optimizer: torch.optim.Optimizer, progress: Progress, config: Config) -> None:
-    """The run's resume point, then each module's weights (what loading attaches) in its
-    own folder, recording the digest of the translation weights it was trained on. The
-    resume point comes first, so that a run stopped between the files resumes from it; a
-    jump table counted from the weights replaced goes before they do."""
-    resume_weights: dict[str, torch.Tensor] = {}
-    states = []
-    for each, prefix in zip(attached, RESUME_PREFIXES, strict=False):
-        state = _attached_module(each.model).state_dict()
-        states.append(state)
-        resume_weights |= {f"{prefix}{name}": tensor for name, tensor in state.items()}
-    first = attached[0]
-    module = _attached_module(first.model)
-    optimizer_tensors, optimizer_info = checkpoint.optimizer_tensors(optimizer)
-    resume_info: dict[str, Any] = {
-        "size": module.size,
-        "null": module.null,
-        "translation": first.digest,
-        "step": progress.step,
-        "progress": asdict(progress),
-        "run": recorded_settings(config),
-        **optimizer_info,
-    }
-    if len(attached) > 1:
-        resume_info["reverse_translation"] = attached[1].digest
-    model_directory.write_tensors(first.run_dir / model_directory.LAST, resume_weights | optimizer_tensors, resume_info)
-    for each, state in zip(attached, states, strict=True):
-        module = _attached_module(each.model)
-        info = {"size": module.size, "null": module.null, "translation": each.digest, "step": progress.step}
-        weights = {f"aligner.{name}": tensor for name, tensor in state.items()}
-        (each.run_dir / model_directory.ALIGNER_JUMPS).unlink(missing_ok=True)
-        model_directory.write_tensors(each.run_dir / model_directory.ALIGNER_WEIGHTS, weights, info)
-
-
-@dataclass(frozen=True)
-class ResumePoint:
-    """A run's last checkpoint (`last.safetensors`): its tensors, what its info records,
-    and the settings of the run it belongs to, as --set assignments."""
-
-    path: Path
-    tensors: dict[str, torch.Tensor]
-    info: dict[str, Any]
-    recorded: dict[str, Any]
-
-    @classmethod
-    def read(cls, run_dir: Path) -> ResumePoint:
-        """The resume point of the run in `run_dir`, with the settings it records; a
-        resume point written before it recorded them gives the run's config.yaml's."""
-        path = run_dir / model_directory.LAST
-        tensors, info = model_directory.read_tensors(path)
-        recorded = info.get("run")
-        if recorded is None and (run_dir / model_directory.CONFIG).is_file():
-            recorded = recorded_settings(load_config(run_dir / model_directory.CONFIG))
-        if not isinstance(recorded, dict) or not recorded.keys() <= set(ALIGNER_RUN_KEYS):
-            raise UserError(f"{path}: corrupt resume point (its run's settings are not train-aligner's keys)")
-        return cls(path, tensors, info, recorded)
-
-    @property
-    def settings(self) -> list[str]:
-        """The recorded settings as --set assignments, for the resumed run's config."""
-        return [f"{key}={json.dumps(value)}" for key, value in self.recorded.items()]
-
-    def changes(self, config: Config) -> list[str]:
-        """What `config` sets otherwise than the run it resumes, each said as "key value
-        (was value)"; a change of a key outside ADJUSTABLE_KEYS is a UserError."""
-        changed = []
-        for key, value in recorded_settings(config).items():
-            if key not in self.recorded or self.recorded[key] == value:
-                continue
-            if key not in ADJUSTABLE_KEYS:
-                raise UserError(
-                    f"train-aligner --resume: --set {key}={json.dumps(value)} would change the run being resumed, "
-                    f"whose {key} is {json.dumps(self.recorded[key])} ({self.path}); resume it as it is, or delete "
-                    f"{self.path.parent} to train the module afresh"
-                )
-            changed.append(f"{key} {json.dumps(value)} (was {json.dumps(self.recorded[key])})")
-        return changed
-
-    def restore(self, attached: list[Attached], optimizer: torch.optim.Optimizer, *, max_steps: int | None) -> Progress:
-        """The modules, Adam's state and the progress the resume point holds, each checked
-        against the run (its models, its budget of `max_steps`) before any is restored."""
-        path, tensors, info = self.path, self.tensors, self.info
-        progress = checkpoint.resumed_progress(info, path, max_steps=max_steps)
-        digests = [info.get("translation"), info.get("reverse_translation")]
-        if ("reverse_translation" in info) != (len(attached) > 1):
-            given = "with" if len(attached) > 1 else "without"
-            raise UserError(
-                f"{path}: a run of {'two modules' if digests[1] else 'one module'}, resumed {given} --reverse"
-            )
-        for each, digest in zip(attached, digests, strict=False):
-            if digest != each.digest:
-                raise UserError(
-                    f"{path}: the module was trained on other translation weights than {each.run_dir.parent}'s "
-                    f"now; delete {path.parent} to train it afresh"
-                )
-            module = _attached_module(each.model)
-            if info.get("size") != module.size:
-                raise UserError(f"{path}: a module of size {info.get('size')}, not model.aligner_size {module.size}")
-            if info.get("null", False) != module.null:
-                raise UserError(
-                    f"{path}: a module with model.aligner_null {info.get('null', False)}, not {module.null}"
-                )
-        model_directory.require_finite(tensors, path, refusal="a run cannot resume from it")
-        for each, prefix in zip(attached, RESUME_PREFIXES, strict=False):
-            model_directory.assign_weights(
-                _attached_module(each.model),
-                tensors,
-                path,
-                prefix=prefix,
-                described="the alignment module they are for",
-            )
-        checkpoint.restore_optimizer(optimizer, tensors, info, path)
-        return progress
-
-
-def _attached_module(model: RNNSearch) -> Aligner:
-    """The alignment module a run trains, attached to the model before the run's first step."""
-    if model.aligner is None:
-        raise ValueError("the model has no alignment module attached")
-    return model.aligner

@@ -26,6 +26,7 @@ from rnnsearch.files.model_directory import (
     LAST,
     read_tensors,
     stored_digest,
+    write_tensors,
 )
 from rnnsearch.prepared import PreparedPairs
 from rnnsearch.text.batches import epoch_batches
@@ -260,6 +261,19 @@ def test_a_module_trained_on_other_weights_is_left_out(with_module, tmp_path, ca
     translation = rnnsearch.load(stale, device="cpu").translate(["Ein Hund."])[0]
     assert translation.alignment_from == "attention"
     assert "trained on other weights" in caplog.text
+
+
+@pytest.mark.parametrize("size", [10**12, 0, True])
+def test_a_module_whose_recorded_size_is_out_of_bounds_is_one_line_before_it_is_built(
+    with_module, tmp_path, size, capsys
+):
+    """A module's size comes from its file's info: 10^12 was an allocation traceback."""
+    model = shutil.copytree(with_module, tmp_path / "model")
+    path = model / ALIGNER_DIR / ALIGNER_WEIGHTS
+    tensors, info = read_tensors(path)
+    write_tensors(path, tensors, {**info, "size": size})
+    status, _, err = run_cli(capsys, "attention", model, "Ein Hund.", "-o", tmp_path / "a.png")
+    assert_one_line_error(status, err, f"{path}: corrupt alignment module", "from 1 to 16384")
 
 
 def test_bad_module_settings_are_one_line_errors(model_dir, speech_model, corpus, tmp_path, capsys):
