@@ -33,7 +33,7 @@ FLOOR = 0.02  # the least weight of any jump, beside +1's 1 (chosen in BENCHMARK
 LEAST_JUMPS = 100  # fewer counted jumps make no table: the module reads with CONTIGUITY
 HEAVIEST = 1e9
 """The largest weight a table holds: a jump counted this many times as often as +1 is far
-beyond what the pairs a module counts from give (jump_counting.COUNTED_PAIRS), and 25
+beyond what the pairs a module counts from give (jobs/module_run.py, COUNTED_PAIRS), and 25
 such weights still sum to a finite number."""
 
 

@@ -9,7 +9,7 @@ from rnnsearch.alignments.symmetrisation import DEFAULT_METHOD
 from rnnsearch.alignments.symmetrisation import METHODS as SYMMETRISATIONS
 from rnnsearch.children import terminating_as_interrupt
 from rnnsearch.cli.options import add_config, positive
-from rnnsearch.corpus_alignment import DEFAULT_EFLOMAL_MODEL, EFLOMAL_MODELS, align_training_corpora
+from rnnsearch.jobs.corpus_alignment import DEFAULT_EFLOMAL_MODEL, EFLOMAL_MODELS, align_training_corpora
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -12,7 +12,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     """Add `compare` and `synthetic` to the `rnnsearch` command."""
     compare = commands.add_parser("compare", help="train variants of a config alike and compare them")
     compare.add_argument(
-        "experiment", help="experiment YAML: base config, budget, variants (see rnnsearch/comparison.py)"
+        "experiment", help="experiment YAML: base config, budget, variants (see rnnsearch/jobs/comparison.py)"
     )
     compare.set_defaults(run=run_compare)
 
@@ -33,7 +33,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run_compare(args: argparse.Namespace) -> None:
     """Train the experiment's variants and print its results table."""
-    from rnnsearch.comparison import compare
+    from rnnsearch.jobs.comparison import compare
 
     output = compare(args.experiment)
     print((output / "results.md").read_text(encoding="utf-8"), end="")

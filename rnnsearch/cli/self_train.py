@@ -53,7 +53,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Run the rounds and say where the modules went."""
-    from rnnsearch.self_training import self_train
+    from rnnsearch.jobs.self_training import self_train
 
     rounds = self_train(
         args.model_dir,

@@ -38,13 +38,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Train the module and say where it went."""
-    from rnnsearch.files.model_directory import ALIGNER_DIR
-    from rnnsearch.jump_counting import count_jumps
-    from rnnsearch.training.aligner_training import train_aligner
+    from rnnsearch.jobs.module_run import train_module
 
     reverse = None if args.reverse is None else Path(args.reverse)
-    progress = train_aligner(args.model_dir, args.set, resume=args.resume, reverse_dir=reverse)
-    for model_dir in [Path(args.model_dir), *([reverse] if reverse else [])]:
-        count_jumps(model_dir, model_dir / ALIGNER_DIR)
+    progress = train_module(args.model_dir, args.set, resume=args.resume, reverse_dir=reverse)
     minutes = progress.seconds / 60
     print(f"trained the alignment module {progress.step} steps in {minutes:.1f} min; in {args.model_dir}/aligner")

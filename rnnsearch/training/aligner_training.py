@@ -7,7 +7,7 @@ The run lives in the model directory's `aligner/` (model_directory.ALIGNER_DIR):
     weights.safetensors  the module's weights, with its size and the digest of the
                          translation weights it was trained on: what loading attaches
     jumps.json           the jump table counted from the module's links once the run has
-                         ended (by `train-aligner` and `self-train`: rnnsearch/jump_counting.py),
+                         ended (rnnsearch/jobs/module_run.py, the whole run that every caller runs),
                          read with its rows; removed when the weights it was counted from are replaced
     last.safetensors     the module's weights, Adam's state, the run's progress and its settings
                          (ALIGNER_RUN_KEYS): the resume point, written before the module's weights

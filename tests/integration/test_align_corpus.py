@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 from conftest import DATA, write_config, write_lines
 
-from rnnsearch import alignment_error_rate, corpus_alignment, read_gold
+from rnnsearch import alignment_error_rate, read_gold
 from rnnsearch.cli import main
 from rnnsearch.errors import UserError
 from rnnsearch.files.atomic import TEMPORARY_SUFFIX
+from rnnsearch.jobs import corpus_alignment
 from rnnsearch.text.corpus import read_lines
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,15 +1,15 @@
-"""A trained alignment module's jump table, counted from its own links of the text it
-learnt from and written beside its weights (rnnsearch/alignments/counted_jumps.py has
-what the table is and why; rnnsearch/files/model_directory.py, `aligner/jumps.json`,
-where it lies).
+"""A whole alignment-module run (`rnnsearch train-aligner`, and each `self-train` round's):
+the module trained (rnnsearch/training/aligner_training.py), then its jump table counted
+from its own links of the text it learnt from and written beside its weights
+(rnnsearch/alignments/counted_jumps.py has what the table is and why;
+rnnsearch/files/model_directory.py, `aligner/jumps.json`, where it lies).
 
-`train-aligner` counts it once its run has ended, for each module it trained, and
-`self-train` once each round's modules are trained, before they become the models'
-own. The module aligns the first COUNTED_PAIRS pairs of its run's training corpora
-that it can read (neither side blank, the source within search.max_source_length
-pieces), its rows read with the fixed `CONTIGUITY`, whatever table it counted before.
-A run whose data is made in memory (a synthetic task) has no corpora to count from,
-and its module reads with `CONTIGUITY`.
+The table is counted for each module the run trained, once the run has ended. The module
+aligns the first COUNTED_PAIRS pairs of its run's training corpora that it can read
+(neither side blank, the source within search.max_source_length pieces), its rows read
+with the fixed `CONTIGUITY`, whatever table it counted before. A run whose data is made
+in memory (a synthetic task) has no corpora to count from, and its module reads with
+`CONTIGUITY`.
 """
 
 from __future__ import annotations
@@ -25,10 +25,40 @@ from rnnsearch.config import Config, load_config
 from rnnsearch.devices import resolve_device
 from rnnsearch.files import model_directory
 from rnnsearch.text.corpus import is_blank, stream_parallel
+from rnnsearch.training.aligner_training import train_aligner
 from rnnsearch.training.console import say
+from rnnsearch.training.schedule import Progress
 from rnnsearch.translation.translator import Translator
 
 COUNTED_PAIRS = 3_000  # pairs whose links are counted: tens of thousands of jumps (BENCHMARKS.md has the time)
+
+
+def train_module(
+    model_dir: str | Path,
+    overrides: list[str],
+    *,
+    resume: bool,
+    run_dir: Path | None = None,
+    reverse_dir: Path | None = None,
+    reverse_run_dir: Path | None = None,
+) -> Progress:
+    """Train the alignment module of `model_dir` (and with `reverse_dir` the reverse
+    model's with it), as `train_aligner` takes its arguments, then count each trained
+    module's jump table in its run's folder: the whole run, which every caller gets alike."""
+    model_dir = Path(model_dir)
+    progress = train_aligner(
+        model_dir,
+        overrides,
+        resume=resume,
+        run_dir=run_dir,
+        reverse_dir=reverse_dir,
+        reverse_run_dir=reverse_run_dir,
+    )
+    count_jumps(model_dir, run_dir or model_dir / model_directory.ALIGNER_DIR)
+    if reverse_dir is not None:
+        reverse_dir = Path(reverse_dir)
+        count_jumps(reverse_dir, reverse_run_dir or reverse_dir / model_directory.ALIGNER_DIR)
+    return progress
 
 
 def count_jumps(model_dir: Path, folder: Path) -> JumpTable | None:

@@ -13,7 +13,7 @@ A round:
    modules' combined links elsewhere;
 3. trains a new module for each direction on those links (`train-aligner`'s run, with
    the round's data section; the reverse model reads the same pairs the other way round,
-   the links transposed), counts its jump table from its links (jump_counting.py), and
+   the links transposed), counts its jump table from its links (module_run.py), and
    makes both the model's module's, so that the next round's links are read with the
    table of the modules that align them. The new modules keep the
    size, the NULL option and the agreement of the run that trained the first (both
@@ -25,7 +25,7 @@ Its files, in each of the two model directories:
     self-training/round-R/corpus-K.links the round's links for training corpus K, in
                                         this direction's orientation (source word first)
     self-training/round-R/aligner/      the round's module run (train-aligner's files, and the
-                                        jump table counted from its links: jump_counting.py)
+                                        jump table counted from its links: module_run.py)
     self-training/round-R/aligner/finished  written when that run has ended
 
 Every file is written whole or not at all, so a run killed at any moment resumes
@@ -48,9 +48,9 @@ from rnnsearch.config import load_config
 from rnnsearch.config.data import TrainingFiles, check_reverse
 from rnnsearch.errors import UserError
 from rnnsearch.files import atomic, model_directory
-from rnnsearch.jump_counting import count_jumps
+from rnnsearch.jobs.module_run import train_module
 from rnnsearch.text.corpus import is_blank, stream_raw_parallel
-from rnnsearch.training.aligner_training import run_config, run_settings, train_aligner
+from rnnsearch.training.aligner_training import run_config, run_settings
 from rnnsearch.training.console import say
 from rnnsearch.translation.translator import Translator, load
 
@@ -273,8 +273,7 @@ def _train_round(
     say(f"self-training round {number}: training {direction.model_dir}'s module on the round's links")
     started = (run_dir / model_directory.LAST).exists()
     run = [*overrides, _round_data(direction, corpora, number, reverse=reverse)]
-    train_aligner(direction.model_dir, run, resume=started, run_dir=run_dir)
-    count_jumps(direction.model_dir, run_dir)
+    train_module(direction.model_dir, run, resume=started, run_dir=run_dir)
     atomic.atomic_write(run_dir / FINISHED, b"")
 
 
@@ -288,7 +287,7 @@ def _train_together(
     started = (run_dir / model_directory.LAST).exists()
     run = [*overrides, _round_data(forward, corpora, number, reverse=False)]
     reverse_run_dir = backward.run_dir(number)
-    train_aligner(
+    train_module(
         forward.model_dir,
         run,
         resume=started,
@@ -296,8 +295,6 @@ def _train_together(
         reverse_dir=backward.model_dir,
         reverse_run_dir=reverse_run_dir,
     )
-    for direction, folder in ((forward, run_dir), (backward, reverse_run_dir)):
-        count_jumps(direction.model_dir, folder)
     for folder in (run_dir, reverse_run_dir):
         atomic.atomic_write(folder / FINISHED, b"")
 
