@@ -6,14 +6,19 @@ and files they describe, so that they cannot drift from them:
   prints it;
 - reference/config.md: every config key with its type, default, bounds and meaning,
   from the config's schema (rnnsearch.config.Config);
+- reference/layout.md: every module of the package with the first sentence of its
+  docstring, package by package in the order of the layers that import-linter checks
+  (pyproject.toml), and the repository's other folders;
 - benchmarks/: BENCHMARKS.md, the one file that holds the figures, one page per topic
   (each of its `## ` sections), with an index of them.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import re
+import tomllib
 import types
 import typing
 from pathlib import Path
@@ -38,7 +43,11 @@ def on_config(config):
 
 def on_files(files: Files, config) -> Files:
     """Add the generated pages to the files MkDocs builds."""
-    pages = {"reference/commands.md": commands_page(), "reference/config.md": config_page()}
+    pages = {
+        "reference/commands.md": commands_page(),
+        "reference/config.md": config_page(),
+        "reference/layout.md": layout_page(),
+    }
     pages |= benchmark_pages((ROOT / "BENCHMARKS.md").read_text(encoding="utf-8"))
     for path, text in pages.items():
         files.append(File.generated(config, path, content=text))
@@ -85,6 +94,54 @@ def config_page() -> str:
     for title, model in sections:
         parts.extend(_section_tables(title.split(" ")[0], title, model))
     return "\n\n".join(parts) + "\n"
+
+
+FOLDERS = {
+    "configs/": "YAML configs to copy",
+    "experiments/": "`rnnsearch compare` experiment files",
+    "data/multi30k/": "the bundled benchmark (see its README for source and citation)",
+    "data/alignment/": "English–French Hansards pairs with human word alignments (see its README)",
+    "bench/": "speed and quality scripts; their figures are in BENCHMARKS.md",
+    "docs/": "this manual: model.md (the specification), architecture.md, the guides, tutorial.ipynb",
+    "tests/": "unit/ (one part at a time) and integration/ (commands, the server, training to a target)",
+}
+"""The repository's folders beside the package, as the layout page describes them."""
+
+
+def layout_page() -> str:
+    """The package's modules, each with the first sentence of its docstring, package by
+    package from the top layer down, then the repository's other folders."""
+    package = ROOT / "rnnsearch"
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = settings["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["type"] == "layers" and "containers" not in c)
+    parts = [
+        "# Layout",
+        "Generated from the package when the manual is built: each module with the first sentence of its "
+        "docstring, the packages in the order of the layers the import contracts check (pyproject.toml; each "
+        "imports only those below it). [The architecture](../architecture.md) shows the data flow and how to "
+        "add a score, a wiring or an input kind.",
+    ]
+    for layer in layers:
+        for name in (part.strip().removeprefix("rnnsearch.") for part in layer.split("|")):
+            folder = package / name
+            if folder.is_dir():
+                parts.append(f"## rnnsearch/{name}/\n\n{_first_sentence(folder / '__init__.py')}")
+                modules = sorted(m for m in folder.rglob("*.py") if m.name != "__init__.py")
+                rows = [f"| `{m.relative_to(folder)}` | {_cell(_first_sentence(m))} |" for m in modules]
+                parts.append("| module | what it is |\n|---|---|\n" + "\n".join(rows))
+            else:
+                parts.append(f"## rnnsearch/{name}.py\n\n{_first_sentence(folder.with_suffix('.py'))}")
+    rows = [f"| `{folder}` | {text} |" for folder, text in FOLDERS.items()]
+    parts.append("## Beside the package\n\n| folder | what it holds |\n|---|---|\n" + "\n".join(rows))
+    return "\n\n".join(parts) + "\n"
+
+
+def _first_sentence(path: Path) -> str:
+    """The first sentence of the docstring of the module at `path`, on one line."""
+    docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    paragraph = " ".join(docstring.split("\n\n")[0].split())
+    return re.split(r"(?<=\.)\s+(?=[A-Z`(])", paragraph, maxsplit=1)[0]
 
 
 def _model_of(field: FieldInfo) -> type[BaseModel]:

@@ -206,7 +206,7 @@ def add_markup(command: argparse.ArgumentParser, *, reads: str, writes: str) -> 
         "--markup",
         choices=MARKUPS,
         help=f"read {reads} as lines with inline markup (<b>…</b>, <a href=…>, <br/>, &amp;) and write {writes} "
-        "(rnnsearch/markup.py has the rules); a line whose markup is not well-formed stops the command",
+        "(rnnsearch/markup/ has the rules); a line whose markup is not well-formed stops the command",
     )
     command.add_argument(
         "--lenient-markup",

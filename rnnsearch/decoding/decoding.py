@@ -7,7 +7,8 @@ model that turns found pieces into text, and the search settings (the search sec
 of the model's config). `decode` searches for every source, longest first in batches,
 with the search `search.choice` picks, and hands back one Translation per input, in
 order. Text translation, speech transcription and the scoring of given pairs
-(translation/text_translation.py, transcription.py, given_pairs.py) are façades over it.
+(translation/text_translation.py, transcription.py, given_pairs.py) are the jobs done
+over it, each a Decoding with its own public methods.
 """
 
 from __future__ import annotations

@@ -124,3 +124,43 @@ def test_the_checks_catch_what_they_are_for():
     ]
     assert in_schema("data.train[].alignments") and in_schema("model.attention.score")
     assert not in_schema("train.no_such_key") and not in_schema("model.attention.nothing")
+
+
+NAMED_PATH = re.compile(
+    r"(?<![\w./-])((?:\.\./)*(?:[\w.-]+/)+[\w.-]+\.(?:py|md|yaml|yml|ipynb|toml|json|png|sh))(?![\w/])"
+)
+REPOSITORY_FOLDERS = {"rnnsearch", "docs", "bench", "tests", "configs", "data", "experiments", ".ci"}
+GENERATED_PAGES = ("docs/reference/commands.md", "docs/reference/config.md", "docs/reference/layout.md")
+
+
+def repository_path(named: str, where: Path) -> Path | None:
+    """The file of the repository that `named`, a path written in the file `where`, stands
+    for: from the repository's root, from the package (`training/loop.py`), from the manual
+    (`guides/alignments.md`), from the tests, or from `where` itself (`../model.md`); None
+    for a path of the user's (`runs/demo/alignment.png`, `aligner/jumps.json`)."""
+    first = named.split("/")[0]
+    if first == "..":
+        return (where.parent / named).resolve()
+    if first in REPOSITORY_FOLDERS:
+        return ROOT / named
+    for base in (ROOT / "rnnsearch", ROOT / "docs", ROOT / "tests"):
+        if (base / first).is_dir() or (base is ROOT / "docs" and first in ("reference", "benchmarks")):
+            return base / named
+    return None
+
+
+def test_every_repository_path_named_in_the_docs_docstrings_and_help_exists():
+    """A renamed or moved module left its old path in help texts and pages (the --markup
+    help named rnnsearch/markup.py long after it became a package)."""
+    texts = [*PAGES, *sorted((ROOT / "rnnsearch").rglob("*.py")), *sorted((ROOT / "bench").glob("*.py"))]
+    missing = []
+    for path in texts:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            for match in NAMED_PATH.finditer(line):
+                named = repository_path(match.group(1), path)
+                generated = named is not None and (
+                    str(named.relative_to(ROOT)) in GENERATED_PAGES or named.parent == ROOT / "docs" / "benchmarks"
+                )
+                if named is not None and not named.exists() and not generated:
+                    missing.append(f"{path.relative_to(ROOT)}:{number}: {match.group(1)}")
+    assert missing == []
