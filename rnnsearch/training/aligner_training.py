@@ -110,10 +110,43 @@ def train_aligner(
     is refused. Everything is checked before the first file is written, so a refused
     call leaves the run as it was."""
     model_dir = Path(model_dir)
-    model_config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
+    run_dir = run_dir or model_dir / model_directory.ALIGNER_DIR
+    config, point, changed = _checked_run(model_dir, run_dir, overrides, resume=resume, reverse_dir=reverse_dir)
+    device = resolve_device(config.train.device, "train.device")
+    configure_cpu(config.train.threads)
+    torch.manual_seed(config.train.seed)  # the new modules' weights are drawn from it
+    attached = [_attach(model_dir, run_dir, config, device)]
+    if reverse_dir is not None:
+        reverse_run_dir = reverse_run_dir or Path(reverse_dir) / model_directory.ALIGNER_DIR
+        _check_reverse(model_dir, Path(reverse_dir), reverse_run_dir, fresh=point is None)
+        attached.append(_attach(Path(reverse_dir), reverse_run_dir, config, device))
+    modules = [attached_module(each.model) for each in attached]
+    optimizer = torch.optim.Adam([p for m in modules for p in m.parameters()], lr=config.train.learning_rate)
+    progress = point.restore(attached, optimizer, max_steps=config.train.max_steps) if point else Progress()
+    _begin(run_dir, attached, config, progress, resumed=point is not None, asked_to_resume=resume, changed=changed)
+    train = _training_pairs(model_dir, run_dir, config)
+    if reverse_dir is not None:
+        _write_reverse_config(Path(reverse_dir), attached[1].run_dir, config)
+    context, chosen = _step_context(config, attached, optimizer, train, device, reverse_dir=reverse_dir)
+    loop = ModuleLoop(config, run_dir, context=context, pairs=train, progress=progress, attached=attached)
+    with flushing_denormals(), kernels.use(chosen):
+        loop.run()
+    if progress.step == 0:
+        raise UserError(
+            f"train-aligner: the run's budget ({_budget(config.train)}) ended before its first step, so no module "
+            "was written; give it more"
+        )
+    return progress
+
+
+def _checked_run(
+    model_dir: Path, run_dir: Path, overrides: list[str], *, resume: bool, reverse_dir: Path | None
+) -> tuple[Config, ResumePoint | None, list[str]]:
+    """The run's config, its resume point (None for a run that starts) and what `overrides`
+    change of the run it resumes (`ResumePoint.changes`), all checked, nothing written."""
+    model_config = model_directory.load_model_files(model_dir)[0]
     if not model_config.data.aligns_words:
         raise UserError(f"train-aligner: {model_dir} {model_config.data.task}; the alignment module aligns words")
-    run_dir = run_dir or model_dir / model_directory.ALIGNER_DIR
     started = (run_dir / model_directory.LAST).exists()
     if started and not resume:
         raise UserError(f"{run_dir}: already holds an alignment module's run; use --resume to continue it")
@@ -126,39 +159,61 @@ def train_aligner(
             "train-aligner: train.aligner_agreement_weight is the agreement of two directions' modules; "
             "give the other direction's model with --reverse REVERSE_MODEL_DIR"
         )
-    device = resolve_device(config.train.device, "train.device")
-    configure_cpu(config.train.threads)
-    torch.manual_seed(config.train.seed)  # the new modules' weights are drawn from it
-    attached = [_attach(model_dir, run_dir, config, device)]
-    if reverse_dir is not None:
-        reverse_run_dir = reverse_run_dir or Path(reverse_dir) / model_directory.ALIGNER_DIR
-        _check_reverse(model_dir, Path(reverse_dir), reverse_run_dir, fresh=point is None)
-        attached.append(_attach(Path(reverse_dir), reverse_run_dir, config, device))
-    modules = [attached_module(each.model) for each in attached]
-    optimizer = torch.optim.Adam([p for m in modules for p in m.parameters()], lr=config.train.learning_rate)
-    progress = point.restore(attached, optimizer, max_steps=config.train.max_steps) if point else Progress()
-    for each in attached:  # nothing is written before here
+    return config, point, changed
+
+
+def _begin(
+    run_dir: Path,
+    attached: list[Attached],
+    config: Config,
+    progress: Progress,
+    *,
+    resumed: bool,
+    asked_to_resume: bool,
+    changed: list[str],
+) -> None:
+    """The run's first writes, once everything is checked: its folders tidied, its config,
+    and its log trimmed to the resume point (or, for a run that starts, begun afresh)."""
+    for each in attached:
         each.run_dir.mkdir(parents=True, exist_ok=True)
         checkpoint.remove_temporaries(each.run_dir)
     atomic.atomic_write(run_dir / model_directory.CONFIG, config.to_yaml().encode("utf-8"))
-    if point is not None:
+    if resumed:
         forget_rows_after(run_dir / model_directory.METRICS, progress.step)
         say(f"resuming {run_dir} at step {progress.step}" + (f", with {'; '.join(changed)}" if changed else ""))
-    else:
-        if resume:
-            say(f"{run_dir}: no checkpoint to resume from (stopped before its first one); starting again")
-        (run_dir / model_directory.METRICS).unlink(missing_ok=True)
+        return
+    if asked_to_resume:
+        say(f"{run_dir}: no checkpoint to resume from (stopped before its first one); starting again")
+    (run_dir / model_directory.METRICS).unlink(missing_ok=True)
+
+
+def _training_pairs(model_dir: Path, run_dir: Path, config: Config) -> PreparedPairs:
+    """The run's training pairs, prepared in the model directory, or in the run's folder
+    where its data section is not the model's (word links added, say)."""
+    model_config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
     data_dir = prepared_dir(config, run_dir if config.data != model_config.data else model_dir)
     ensure_prepared(config, data_dir, (cast(Subwords, src_subwords), tgt_subwords))  # text: it aligns words
-    train = PreparedPairs(data_dir)
-    if reverse_dir is not None:
-        _write_reverse_config(Path(reverse_dir), attached[1].run_dir, config)
+    return PreparedPairs(data_dir)
+
+
+def _step_context(
+    config: Config,
+    attached: list[Attached],
+    optimizer: torch.optim.Optimizer,
+    train: PreparedPairs,
+    device: torch.device,
+    *,
+    reverse_dir: Path | None,
+) -> tuple[StepContext, kernels.Kernels]:
+    """What every update of the run works with, and the kernels it runs: two modules
+    trained together (agreement) run eagerly, as the graphs replay one model's terms."""
     objective = Objective.of(config, translation=False)
-    # two modules trained together (agreement) run eagerly: the graphs replay one model's terms
-    chosen = kernels.choose(device, purpose="train", cuda_graphs=config.train.cuda_graphs and reverse_dir is None)
+    together = len(attached) > 1
+    chosen = kernels.choose(device, purpose="train", cuda_graphs=config.train.cuda_graphs and not together)
     graphed = GraphedLoss(attached[0].model, objective, config.data.max_length + 1) if chosen.cuda_graphs else None
+    module = attached_module(attached[0].model)
     say(
-        f"alignment module: {sum(p.numel() for p in modules[0].parameters()):,} parameters on {device}, "
+        f"alignment module: {sum(p.numel() for p in module.parameters()):,} parameters on {device}, "
         f"objective {config.train.aligner_objective} ({' + '.join(OBJECTIVES[config.train.aligner_objective])})"
         + _together(reverse_dir, config)
         + "; the translation's weights frozen"
@@ -170,20 +225,12 @@ def train_aligner(
         objective,
         config.train.clip_norm,
         graphed=graphed,
-        reverse=attached[1].model if len(attached) > 1 else None,
+        reverse=attached[1].model if together else None,
         frozen=_frozen_passes(
             attached, train, config.train, teacher_forced=graphed.teacher_forced if graphed else None
         ),
     )
-    loop = ModuleLoop(config, run_dir, context=context, pairs=train, progress=progress, attached=attached)
-    with flushing_denormals(), kernels.use(chosen):
-        loop.run()
-    if progress.step == 0:
-        raise UserError(
-            f"train-aligner: the run's budget ({_budget(config.train)}) ended before its first step, so no module "
-            "was written; give it more"
-        )
-    return progress
+    return context, chosen
 
 
 def _budget(options: TrainConfig) -> str:
