@@ -26,6 +26,7 @@ from rnnsearch.errors import UserError
 from rnnsearch.markup import markup_line
 
 if TYPE_CHECKING:
+    from rnnsearch.translation.request import Request
     from rnnsearch.translation.translator import Translation, Translator
 
 
@@ -66,13 +67,13 @@ def run(args: argparse.Namespace) -> None:
     for option, refusal in translator.kind.refused_options:
         if getattr(args, option):
             raise UserError(refusal)
-    args.alignment_from = _alignment_from(translator, args)
+    request = _request(translator, args)
     with contextlib.ExitStack() as files:
         out = opened(files, args.output) or sys.stdout
         jsonl = opened(files, args.alignments)
         hard = opened(files, args.hard_alignments)
         number = unplaced = plain = 0
-        for translations in _translated_chunks(translator, args):
+        for translations in _translated_chunks(translator, request, args):
             for translation in translations:
                 plain += bool(args.markup) and translation.marked_up is None
                 if args.n_best == 1:
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> None:
                 else:
                     for entry in [translation, *translation.alternatives]:
                         out.write(f"{number} ||| {_output(entry, args)} ||| {entry.score:.4f}\n")
-                unplaced += not write_alignments(translation, number, jsonl, hard, reading=args.reading)
+                unplaced += not write_alignments(translation, number, jsonl, hard, reading=request.reading)
                 number += 1
             for written in (out, jsonl, hard):
                 if written:
@@ -89,16 +90,26 @@ def run(args: argparse.Namespace) -> None:
     report_plain(plain, "lines")
 
 
-def _alignment_from(translator: Translator, args: argparse.Namespace) -> str:
-    """What the alignments come from (--alignment-from, or the best the model has where
-    alignments are written or placing markup), the reading checked against it; a plain
-    translation keeps search's own α, which costs nothing more."""
-    from rnnsearch.alignments.readings import check_reading
+def _request(translator: Translator, args: argparse.Namespace) -> Request:
+    """The call's settings, checked once: what the alignments come from (--alignment-from,
+    or the best the model has where alignments are written or placing markup; a plain
+    translation keeps search's own α, which costs nothing more), the reading checked
+    against it, the markup and the search."""
+    from rnnsearch.translation.request import build_request
 
     shown = bool(args.alignments or args.hard_alignments or args.markup)
-    source = translator.alignment_source(args.alignment_from, shown=shown)
-    check_reading(args.reading, source)
-    return source
+    return build_request(
+        translator,
+        alignment_from=args.alignment_from,
+        reading=args.reading,
+        markup=args.markup,
+        lenient_markup=args.lenient_markup,
+        max_markup_chars=args.max_markup_chars,
+        beam_size=args.beam_size,
+        n_best=args.n_best,
+        shown=shown,
+        links_read=True,
+    )
 
 
 def _output(translation: Translation, args: argparse.Namespace) -> str:
@@ -107,24 +118,13 @@ def _output(translation: Translation, args: argparse.Namespace) -> str:
     return markup_line(translation.marked_up, translation.text) if args.markup else translation.text
 
 
-def _translated_chunks(translator: Translator, args: argparse.Namespace) -> Iterator[list]:
+def _translated_chunks(translator: Translator, request: Request, args: argparse.Namespace) -> Iterator[list]:
     """The translations of the input, a chunk of lines at a time, in input order."""
     chunks = read_input(args.input)
     prefix_chunks = None
     if args.prefix:
         chunks, prefix_chunks = _with_prefixes(chunks, args.prefix, args.input or "<stdin>")
-    yield from translator.kind.translate_chunks(
-        translator,
-        chunks,
-        beam_size=args.beam_size,
-        n_best=args.n_best,
-        prefix_chunks=prefix_chunks,
-        alignment_from=args.alignment_from,
-        reading=args.reading,
-        markup=args.markup,
-        lenient_markup=args.lenient_markup,
-        max_markup_chars=args.max_markup_chars,
-    )
+    yield from translator.kind.translate_chunks(translator, chunks, request, prefix_chunks=prefix_chunks)
 
 
 def _with_prefixes(

@@ -12,7 +12,8 @@ between kinds, so that no code elsewhere asks which kind it has:
     scores_line(row, suffix)        those scores in the trainer's validation line
     translate_lines(translator, …)  `attention`'s input lines translated (or transcribed:
                                     WAV paths)
-    translate_chunks(translator, …) `translate`'s input, a chunk of lines at a time
+    translate_chunks(translator, …) `translate`'s input, a chunk of lines at a time, by
+                                    the call's request (rnnsearch.translation.request)
     refused_options                 the `translate` options the kind cannot take, with why
     evaluate(translator, asked)     `rnnsearch evaluate`: the test set's scores, an Evaluation
 
@@ -64,7 +65,12 @@ class DataKind(Protocol):
     ) -> list[Translation]: ...
 
     def translate_chunks(
-        self, translator: Any, chunks: Iterator[list[str]], **options: Any
+        self,
+        translator: Any,
+        chunks: Iterator[list[str]],
+        request: Any,
+        *,
+        prefix_chunks: Iterator[list[str]] | None = None,
     ) -> Iterator[list[Translation]]: ...
 
     def evaluate(self, translator: Any, asked: EvaluationRequest) -> Evaluation: ...

@@ -100,10 +100,13 @@ class SpokenDigits:
         return translator.transcribe_files(lines, beam_size=beam_size)
 
     @staticmethod
-    def translate_chunks(translator: Any, chunks: Iterator[list[str]], **options: Any) -> Iterator[list[Translation]]:
-        """`translate`'s input, WAV paths a chunk at a time, transcribed."""
+    def translate_chunks(
+        translator: Any, chunks: Iterator[list[str]], request: Any, *, prefix_chunks: Iterator[list[str]] | None = None
+    ) -> Iterator[list[Translation]]:
+        """`translate`'s input, WAV paths a chunk at a time, transcribed with the request's
+        search (a recording takes no prefix: `refused_options`)."""
         for paths in chunks:
-            yield translator.transcribe_files(paths, beam_size=options["beam_size"], n_best=options["n_best"])
+            yield translator.transcribe_files(paths, beam_size=request.search.beam_size, n_best=request.search.n_best)
 
     @staticmethod
     def evaluate(translator: Any, asked: EvaluationRequest) -> Evaluation:

@@ -99,9 +99,11 @@ class TextData:
         return translator.translate(lines, beam_size=beam_size, alignment_from=alignment_from)
 
     @staticmethod
-    def translate_chunks(translator: Any, chunks: Iterator[list[str]], **options: Any) -> Iterator[list[Translation]]:
-        """`translate`'s input lines, a chunk at a time, with its options (prefixes, markup)."""
-        return translator.translate_chunks(chunks, **options)
+    def translate_chunks(
+        translator: Any, chunks: Iterator[list[str]], request: Any, *, prefix_chunks: Iterator[list[str]] | None = None
+    ) -> Iterator[list[Translation]]:
+        """`translate`'s input lines, a chunk at a time, as the request asks, with their prefixes."""
+        return translator.translate_chunks_with(request, chunks, prefix_chunks=prefix_chunks)
 
     @staticmethod
     def evaluate(translator: Any, asked: EvaluationRequest) -> Evaluation:

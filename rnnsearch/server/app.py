@@ -29,13 +29,15 @@ from fastapi.staticfiles import StaticFiles
 from rnnsearch import __version__
 from rnnsearch.errors import UserError
 from rnnsearch.markup import MarkedUp, MarkupOptions
-from rnnsearch.search.rules import Cancelled
+from rnnsearch.search.rules import Cancelled, SearchOptions
 from rnnsearch.server import schemas
 from rnnsearch.server.batcher import Batcher, TranslateFn
 from rnnsearch.server.info import describe_model, max_audio_seconds
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.refusals import ERROR_RESPONSES, BodyLimit, add_error_handlers, max_body_bytes
 from rnnsearch.speech.audio import read_wav_bytes
+from rnnsearch.translation.request import Request as CallRequest
+from rnnsearch.translation.request import build_request
 from rnnsearch.translation.text_translation import put_markup_back
 from rnnsearch.translation.translator import Translation, Translator
 
@@ -94,21 +96,19 @@ def _decoder(translator: Translator) -> TranslateFn:
 
 
 def _translating(translator: Translator) -> TranslateFn:
-    def translate(
-        items: list[tuple[str, str]], beam_size: int, n_best: int, alignment_from: str, cancelled: Cancelled
-    ) -> list[Translation]:
+    def translate(items: list[tuple[str, str]], request: CallRequest, cancelled: Cancelled) -> list[Translation]:
         texts, prefixes = [text for text, _ in items], [prefix for _, prefix in items]
         given = prefixes if any(prefixes) else None
-        return translator.translate(texts, beam_size, n_best, cancelled, prefixes=given, alignment_from=alignment_from)
+        return translator.translate_with(request.cancelled_by(cancelled), texts, prefixes=given)
 
     return translate
 
 
 def _transcribing(translator: Translator) -> TranslateFn:
-    def transcribe(
-        audio: list[np.ndarray], beam_size: int, n_best: int, alignment_from: str, cancelled: Cancelled
-    ) -> list[Translation]:
-        return translator.transcribe(audio, [f"audio.{k}" for k in range(len(audio))], beam_size, n_best, cancelled)
+    def transcribe(audio: list[np.ndarray], request: CallRequest, cancelled: Cancelled) -> list[Translation]:
+        search = cast(SearchOptions, request.search)  # the server's requests all search
+        names = [f"audio.{k}" for k in range(len(audio))]
+        return translator.transcribe(audio, names, search.beam_size, search.n_best, cancelled)
 
     return transcribe
 
@@ -162,12 +162,20 @@ INPUTS = {
 says which it reads): the request's fields are the API's own, one per input a model reads."""
 
 
-def _alignment_from(translator: Translator, request: schemas.TranslateOptions) -> str:
-    """What a request's alignments come from: its `alignment_from`, checked, or the model's
-    alignment module where it has one and the alignments are shown (as matrices, or to put
-    markup back); search's own α otherwise, which costs nothing more."""
-    shown = bool(request.alignments or getattr(request, "markup", None))
-    return translator.alignment_source(request.alignment_from, shown=shown)
+def _call_request(translator: Translator, options: schemas.TranslateOptions) -> CallRequest:
+    """A request's settings, checked once (rnnsearch.translation.request): its search, and
+    what its alignments come from: its `alignment_from`, or the model's alignment module
+    where it has one and the alignments are shown (as matrices, or to put markup back);
+    search's own α otherwise, which costs nothing more. The server reads markup itself
+    (`_text_items`), so that requests with and without it are decoded together."""
+    shown = bool(options.alignments or getattr(options, "markup", None))
+    return build_request(
+        translator,
+        alignment_from=options.alignment_from,
+        beam_size=options.beam_size,
+        n_best=options.n_best,
+        shown=shown,
+    )
 
 
 def _audio_chars(translator: Translator, limits: Limits) -> int | None:
@@ -189,13 +197,10 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
     ) -> schemas.TranslateResponse:
         """Translate every text (or transcribe every recording); requests arriving together are decoded together."""
         options = cast(schemas.TranslateOptions, request)
-        beam_size, _ = translator.widths(options.beam_size, options.n_best)
+        call = _call_request(translator, options)
         items, marked = await INPUTS[translator.data.reads].items(translator, request, max_seconds)
-        alignment_from = _alignment_from(translator, options)
         try:
-            work = asyncio.wait_for(
-                _translated(batcher, items, marked, beam_size, options.n_best, alignment_from), limits.timeout
-            )
+            work = asyncio.wait_for(_translated(batcher, items, marked, call), limits.timeout)
             results = await _while_connected(connection, work)
         except TimeoutError:
             raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None

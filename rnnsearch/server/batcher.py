@@ -1,9 +1,10 @@
 """Merging concurrent translation requests into few model calls.
 
 Sentences (or recordings) decode faster in a batch than one request at a time, so
-requests that wait at the same moment with the same settings (beam size, n-best, and
-what the alignments come from) are merged into one model call: `Translator.translate` for texts, `Translator.transcribe`
-for audio. The model runs in one worker thread:
+requests that wait at the same moment with the same settings (one checked request,
+rnnsearch.translation.request: its search and what the alignments come from) are merged
+into one model call: `Translator.translate_with` for texts, `Translator.transcribe` for
+audio. The model runs in one worker thread:
 off the event loop, so the server keeps accepting requests while it decodes, and
 never concurrently with itself, as torch modules are not meant to be.
 """
@@ -27,7 +28,7 @@ Item = tuple[str, str] | np.ndarray
 
 TranslateFn = Callable[..., list[Translation]]
 """(items, *settings, cancelled) → one Translation per item, in order, the settings being
-those the requests were merged by (beam_size, n_best, …); `cancelled()` turns True when no
+those the requests were merged by (the server's: one checked request); `cancelled()` turns True when no
 request of the call still waits, and the call may then stop early by raising."""
 
 
@@ -86,7 +87,7 @@ class Batcher:
 
     async def translate(self, items: list[Item], *settings: object) -> list[Translation]:
         """Translate `items` (texts or recordings) as part of whatever batch they join, with
-        `settings` (beam_size, n_best, …: only requests with the same ones are merged);
+        `settings` (the server's checked request: only requests with equal ones are merged);
         cancelling withdraws the request."""
         if self._task is None:
             raise RuntimeError("Batcher.start() must be awaited before translating")

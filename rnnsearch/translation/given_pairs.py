@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
-from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, check_reading
+from rnnsearch.alignments.readings import DEFAULT_READING, AlignmentSource
 from rnnsearch.alignments.symmetrisation import COMBINATIONS
 from rnnsearch.alignments.words import WordAlignment, align_translations, combine
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
@@ -19,10 +19,11 @@ from rnnsearch.decoding.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.decoding.inputs import END
 from rnnsearch.decoding.results import PairScore, Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
-from rnnsearch.markup import MarkedUp, MarkupOptions, transfer
+from rnnsearch.markup import MarkedUp, transfer
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
+from rnnsearch.translation.request import Request, build_request
 
 NOT_TEXT = "scoring and alignment take text sources"
 """What a speech model is given instead of text."""
@@ -41,27 +42,15 @@ class AlignedPair:
 
 @dataclass(frozen=True)
 class AlignSettings:
-    """How given pairs are aligned (`align` and `align_chunks` make it once):
-    with a reverse model (or None) whose links combine by `symmetrize` (None: as what
-    they are read from combines by default, AlignmentSource.combination), α read as
-    `reading`, the sources read as `markup` (or None), the alignments taken from
-    `alignment_from` (None: the alignment module where a model has one)."""
+    """How given pairs are aligned (`align` and `align_chunks` make it once): by the
+    `request` (where the alignments come from, their reading, the sources' markup), with a
+    reverse model (or None), its own request, whose links combine by `symmetrize` (None:
+    as what they are read from combines by default, AlignmentSource.combination)."""
 
-    reverse: GivenPairs | None
-    symmetrize: str | None
-    reading: str
-    markup: MarkupOptions | None
-    alignment_from: str | None = None
-
-
-def _align_settings(
-    reverse: object, symmetrize: str | None, reading: str, markup: MarkupOptions | None, alignment_from: object
-) -> AlignSettings:
-    """`align`'s arguments as one record, the reverse model checked to be a Translator."""
-    if reverse is not None and not isinstance(reverse, GivenPairs):
-        raise ArgumentTypeError(f"reverse: expected a Translator (rnnsearch.load), got {type(reverse).__name__}")
-    asked = cast(str | None, alignment_from)  # checked where it is read, by Decoding.alignment_source
-    return AlignSettings(reverse, symmetrize, reading, markup, asked)
+    request: Request
+    reverse: GivenPairs | None = None
+    reverse_request: Request | None = None
+    symmetrize: str | None = None
 
 
 def _checked_pairs(chunk: object, index: int) -> tuple[list[str], list[str]]:
@@ -95,12 +84,12 @@ class GivenPairs(Decoding):
         are the same either way.
         """
         self.input_kind.require_text(NOT_TEXT)
-        asked = self.alignment_source(alignment_from)
+        source = build_request(self, alignment_from=alignment_from, searches=False).source
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
         if len(targets) != len(sources):
             raise ArgumentValueError(f"targets: {len(targets)} targets for {len(sources)} sources")
-        return self._score(sources, targets, None, first_line=1, alignment_from=asked)
+        return self._score(sources, targets, None, first_line=1, source=source)
 
     def score_chunks(
         self,
@@ -114,8 +103,8 @@ class GivenPairs(Decoding):
         soon as it is done. Errors number the lines across chunks and name `origin`, the
         source file, when given; `alignment_from` as in `score`."""
         self.input_kind.require_text(NOT_TEXT)
-        asked = self.alignment_source(alignment_from)
-        return self._scored_chunks(checked_iterable(chunks, "chunks"), origin, asked)
+        source = build_request(self, alignment_from=alignment_from, searches=False).source
+        return self._scored_chunks(checked_iterable(chunks, "chunks"), origin, source)
 
     def align(
         self,
@@ -149,10 +138,15 @@ class GivenPairs(Decoding):
         attention α, or the alignment module's β (docs/model.md), which sees each target
         word it aligns; None takes the module where the model has one. Each result's
         `alignment_from` says which it is."""
-        settings = _align_settings(
-            reverse, symmetrize, reading, MarkupOptions.of(markup, lenient_markup, max_markup_chars), alignment_from
+        settings = self._align_settings(
+            reverse,
+            symmetrize,
+            reading=reading,
+            markup=markup,
+            lenient_markup=lenient_markup,
+            max_markup_chars=max_markup_chars,
+            alignment_from=alignment_from,
         )
-        self._require_alignment(settings)
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
         if len(targets) != len(sources):
@@ -177,30 +171,60 @@ class GivenPairs(Decoding):
         as they are done, each an AlignedPair of the scored pair (`pair`, as a Translation,
         with its α) and its word alignment (`words`). Errors number the lines across chunks
         and name `origin`, the source file, when given; `alignment_from` as in `align`."""
-        settings = _align_settings(
-            reverse, symmetrize, reading, MarkupOptions.of(markup, lenient_markup, max_markup_chars), alignment_from
+        settings = self._align_settings(
+            reverse,
+            symmetrize,
+            reading=reading,
+            markup=markup,
+            lenient_markup=lenient_markup,
+            max_markup_chars=max_markup_chars,
+            alignment_from=alignment_from,
         )
-        self._require_alignment(settings)
         chunks = checked_iterable(chunks, "chunks")
         return (
             self._aligned(sources, targets, settings, origin, first_line=first_line)
             for _, first_line, (sources, targets) in numbered_chunks(chunks, _checked_pairs, lambda pairs: pairs[0])
         )
 
-    def _require_alignment(self, settings: AlignSettings) -> None:
-        """Checked alignment settings, and models that can align: text models with an
-        alignment (and an alignment module, where asked to align with it), the reverse
-        one, if any, of the other direction."""
-        reverse, reading = settings.reverse, settings.reading
-        checked_choice(reading, "reading", READINGS)
-        if settings.symmetrize is not None:
-            checked_choice(settings.symmetrize, "symmetrize", COMBINATIONS)
+    def _align_settings(
+        self,
+        reverse: object,
+        symmetrize: object,
+        *,
+        reading: object,
+        markup: object,
+        lenient_markup: object,
+        max_markup_chars: object,
+        alignment_from: object,
+    ) -> AlignSettings:
+        """`align`'s arguments checked once, as one record: a request for this model and,
+        with a reverse model (checked to be a Translator of the other direction), one for
+        it, each model a text model with an alignment (and an alignment module, where asked
+        to align with it), each source read as the reading asks."""
+        if reverse is not None and not isinstance(reverse, GivenPairs):
+            raise ArgumentTypeError(f"reverse: expected a Translator (rnnsearch.load), got {type(reverse).__name__}")
+        request = build_request(
+            self,
+            alignment_from=alignment_from,
+            reading=reading,
+            markup=markup,
+            lenient_markup=lenient_markup,
+            max_markup_chars=max_markup_chars,
+            searches=False,
+            links_read=True,
+        )
+        if symmetrize is not None:
+            checked_choice(symmetrize, "symmetrize", COMBINATIONS)
+        reverse_request = None
         if reverse is not None:
             check_reverse(self.data, reverse.data)
+            reverse_request = build_request(
+                reverse, alignment_from=alignment_from, reading=reading, searches=False, links_read=True
+            )
         for given in (self, reverse) if reverse is not None else (self,):
             given.input_kind.require_text(NOT_TEXT)
             given.require_alignment()
-            check_reading(reading, given.alignment_source(settings.alignment_from))
+        return AlignSettings(request, reverse, reverse_request, cast(str | None, symmetrize))
 
     def _aligned(
         self,
@@ -213,25 +237,24 @@ class GivenPairs(Decoding):
     ) -> list[AlignedPair]:
         """Checked pairs scored and aligned, both ways with a reverse model: marked-up
         sources without their markup, which then goes back into each target by its links."""
-        reverse, reading = settings.reverse, settings.reading
+        request, reverse = settings.request, settings.reverse
         marked: list[MarkedUp | None] = [None] * len(sources)
-        if settings.markup is not None:
-            marked = settings.markup.lines(sources, origin=origin, first_line=first_line)
+        if request.markup is not None:
+            marked = request.markup.lines(sources, origin=origin, first_line=first_line)
         sources = [source if parsed is None else parsed.text for source, parsed in zip(sources, marked, strict=True)]
-        asked = settings.alignment_from
-        scored = self._score(sources, targets, origin, first_line=first_line, alignment_from=asked)
+        scored = self._score(sources, targets, origin, first_line=first_line, source=request.source)
         forward = [pair.as_translation() for pair in scored]
-        backward = None
-        if reverse is not None:
-            scored = reverse._score(targets, sources, None, first_line=first_line, alignment_from=asked)
-            backward = [pair.as_translation() for pair in scored]
-        forward_words = align_translations(forward, reading=reading)
-        backward_words = None if backward is None else align_translations(backward, reading=reading)
+        forward_words = align_translations(forward, reading=request.reading)
+        backward_words = None
+        if reverse is not None and settings.reverse_request is not None:
+            reverse_source = settings.reverse_request.source
+            scored = reverse._score(targets, sources, None, first_line=first_line, source=reverse_source)
+            backward_words = align_translations([p.as_translation() for p in scored], reading=request.reading)
+        method = settings.symmetrize or request.source.combination
         aligned = []
         for k, (pair, parsed) in enumerate(zip(forward, marked, strict=True)):
             words = forward_words[k]
             if backward_words is not None:
-                method = settings.symmetrize or ALIGNMENT_SOURCES[pair.alignment_from].combination
                 words = combine(words, backward_words[k], method=method)
             if parsed is not None:
                 words = replace(words, marked_up=transfer(parsed, words.target_words, words.pairs))
@@ -239,11 +262,11 @@ class GivenPairs(Decoding):
         return aligned
 
     def _scored_chunks(
-        self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None, alignment_from: str
+        self, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None, source: AlignmentSource
     ) -> Iterator[list[PairScore]]:
         """Each chunk's pairs checked and scored, numbered from the first chunk's first line."""
         for _, first_line, (sources, targets) in numbered_chunks(chunks, _checked_pairs, lambda pairs: pairs[0]):
-            yield self._score(sources, targets, origin, first_line=first_line, alignment_from=alignment_from)
+            yield self._score(sources, targets, origin, first_line=first_line, source=source)
 
     def _score(
         self,
@@ -252,27 +275,28 @@ class GivenPairs(Decoding):
         origin: str | None,
         *,
         first_line: int,
-        alignment_from: str | None = None,
+        source: AlignmentSource,
     ) -> list[PairScore]:
         """Score checked pairs; `first_line` is the number of sources[0] in error messages,
-        and their alignments come from `alignment_from` (see `AlignSettings`)."""
+        and their alignments come from `source` (a request's, checked)."""
         encoded = self.input_kind.sources(
             sources, limit=self.search.max_source_length, origin=origin, first_line=first_line
         )
         sides = [encoded] if len(self.input_kind.sides) == 1 else [list(side) for side in zip(*encoded)]
         target_ids = self.tgt_subwords.encode(targets)
-        source = self.alignment_source(alignment_from)
         forced = self._forced(sides, target_ids, source)
         pairs = zip(sources, targets, sides[0], target_ids, forced, strict=True)
-        jumps = self.module_jumps() if ALIGNMENT_SOURCES[source].from_module else None
-        return [replace(self._pair_score(*pair), alignment_from=source, jumps=jumps) for pair in pairs]
+        jumps = self.module_jumps() if source.from_module else None
+        return [replace(self._pair_score(*pair), alignment_from=source.name, jumps=jumps) for pair in pairs]
 
-    def _forced(self, sides: list[list[list[int]]], target_ids: list[list[int]], source: str) -> list[ForcedPair]:
+    def _forced(
+        self, sides: list[list[list[int]]], target_ids: list[list[int]], source: AlignmentSource
+    ) -> list[ForcedPair]:
         """The teacher-forced pass of every member over its side's sources, an ensemble's
         combined as its search combines them; alignments from `source`, an ensemble's
         from its aligned members that have what `source` names."""
         model, members = self.model, cast(list[RNNSearch], self.members)  # checked below
-        from_module = ALIGNMENT_SOURCES[source].from_module
+        from_module = source.from_module
         if not all(isinstance(member, RNNSearch) for member in members):
             raise UserError(
                 "scoring and aligning given pairs runs on PyTorch, not on an exported package's graphs: "

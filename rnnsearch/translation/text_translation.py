@@ -4,16 +4,17 @@ optionally with the start of each translation forced (a prefix)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from typing import cast
 
-from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, check_reading
+from rnnsearch.alignments.readings import DEFAULT_READING
 from rnnsearch.alignments.words import align_translations
-from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
+from rnnsearch.arguments import checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentValueError
-from rnnsearch.markup import MarkedUp, MarkupOptions, transfer
+from rnnsearch.markup import MarkedUp, transfer
 from rnnsearch.search.rules import Cancelled, SearchOptions
+from rnnsearch.translation.request import Request, build_request
 
 NOT_TEXT = "give it WAV files"
 """What a speech model is given instead of text."""
@@ -64,32 +65,28 @@ class TextTranslation(Decoding):
         computed once search has chosen the pieces, which it does not change; None takes
         the module where the model has one. Each result's `alignment_from` says which.
         """
-        source, placing = self._require(
-            MarkupOptions.of(markup, lenient_markup, max_markup_chars), alignment_from, reading
+        request = build_request(
+            self,
+            alignment_from=alignment_from,
+            reading=reading,
+            markup=markup,
+            lenient_markup=lenient_markup,
+            max_markup_chars=max_markup_chars,
+            beam_size=beam_size,
+            n_best=n_best,
+            cancelled=cancelled,
         )
+        return self.translate_with(request, texts, prefixes=prefixes)
+
+    def translate_with(
+        self, request: Request, texts: Iterable[str], *, prefixes: Iterable[str] | None = None
+    ) -> list[Translation]:
+        """`translate`, its settings given as one checked Request (`Translator.request`
+        builds it from `translate`'s keywords), as the server and the commands call it."""
+        self.input_kind.require_text(NOT_TEXT)
         texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
         checked_prefixes = _prefixes(prefixes, len(texts), "prefixes")
-        options = self.options(beam_size, n_best, cancelled)
-        return self._translate(
-            texts, options, first_line=1, prefixes=checked_prefixes, placing=placing, alignment_from=source
-        )
-
-    def _require(
-        self, markup: MarkupOptions | None, alignment_from: object, reading: object
-    ) -> tuple[str, Placing | None]:
-        """A model that reads text, and, to put markup back or align with a module, one with
-        an alignment; the alignments' source checked (`Decoding.alignment_source`):
-        "attention" for a model without an alignment; and with markup, how it is put back,
-        by the reading of that source asked for."""
-        self.input_kind.require_text(NOT_TEXT)
-        source = self.alignment_source(alignment_from)
-        if markup is not None or ALIGNMENT_SOURCES[source].from_module:
-            self.require_alignment()
-        chosen = checked_choice(reading, "reading", READINGS)
-        if markup is None:
-            return source, None
-        check_reading(chosen, source)
-        return source, Placing(markup, chosen)
+        return self._translate(texts, _searching(request), first_line=1, prefixes=checked_prefixes)
 
     def translate_chunks(
         self,
@@ -111,22 +108,37 @@ class TextTranslation(Decoding):
         gives the chunks' prefixes (as `translate`'s `prefixes`), chunk for chunk, and
         `markup`, `lenient_markup`, `max_markup_chars`, `reading` and `alignment_from` are
         as in `translate`."""
-        source, placing = self._require(
-            MarkupOptions.of(markup, lenient_markup, max_markup_chars), alignment_from, reading
+        request = build_request(
+            self,
+            alignment_from=alignment_from,
+            reading=reading,
+            markup=markup,
+            lenient_markup=lenient_markup,
+            max_markup_chars=max_markup_chars,
+            beam_size=beam_size,
+            n_best=n_best,
         )
-        options = self.options(beam_size, n_best)
+        return self.translate_chunks_with(request, chunks, prefix_chunks=prefix_chunks)
+
+    def translate_chunks_with(
+        self,
+        request: Request,
+        chunks: Iterable[Iterable[str]],
+        *,
+        prefix_chunks: Iterable[Iterable[str]] | None = None,
+    ) -> Iterator[list[Translation]]:
+        """`translate_chunks`, its settings given as one checked Request (`Translator.request`)."""
+        self.input_kind.require_text(NOT_TEXT)
         chunks = checked_iterable(chunks, "chunks")
         if prefix_chunks is not None:
             prefix_chunks = checked_iterable(prefix_chunks, "prefix_chunks")
-        return self._translated_chunks(chunks, options, prefix_chunks, placing, source)
+        return self._translated_chunks(chunks, _searching(request), prefix_chunks)
 
     def _translated_chunks(
         self,
         chunks: Iterable[Iterable[str]],
-        options: SearchOptions,
+        request: Request,
         prefix_chunks: Iterable[Iterable[str]] | None,
-        placing: Placing | None,
-        alignment_from: str,
     ) -> Iterator[list[Translation]]:
         """Each chunk checked and translated, numbered from the first chunk's first line."""
         prefix_chunks = iter(prefix_chunks) if prefix_chunks is not None else None
@@ -137,46 +149,38 @@ class TextTranslation(Decoding):
                 prefixes = _prefixes(next(prefix_chunks, None), len(texts), name)
                 if prefixes is None:
                     raise ArgumentValueError(f"{name}: missing; prefix_chunks ended before chunks")
-            yield self._translate(
-                texts, options, first_line=first_line, prefixes=prefixes, placing=placing, alignment_from=alignment_from
-            )
+            yield self._translate(texts, request, first_line=first_line, prefixes=prefixes)
         if prefix_chunks is not None and next(prefix_chunks, None) is not None:
             raise ArgumentValueError("prefix_chunks: more chunks than chunks of texts")
 
     def _translate(
         self,
         texts: list[str],
-        options: SearchOptions,
+        request: Request,
         *,
         first_line: int,
         prefixes: list[str] | None,
-        placing: Placing | None,
-        alignment_from: str,
     ) -> list[Translation]:
         """Translate checked texts; `first_line` is the number of texts[0] in error messages.
         Marked-up texts are translated without their markup, which then goes back into
-        every hypothesis by its word alignment (from `alignment_from`, read as `placing`
-        says)."""
+        every hypothesis by its word alignment (from the request's source, read as its
+        reading says)."""
         prefix_ids = None if prefixes is None else self.tgt_subwords.encode(prefixes)
-        marked = None if placing is None else placing.markup.lines(texts, first_line=first_line)
+        marked = None if request.markup is None else request.markup.lines(texts, first_line=first_line)
         if marked is not None:
             texts = [text if parsed is None else parsed.text for text, parsed in zip(texts, marked, strict=True)]
         translations = self.decode(
-            texts, texts, options, first_line=first_line, prefixes=prefix_ids, alignment_from=alignment_from
+            texts,
+            texts,
+            cast(SearchOptions, request.search),  # `_searching` checked it is there
+            first_line=first_line,
+            prefixes=prefix_ids,
+            alignment_from=request.alignment_from,
         )
-        if placing is not None:
-            for parsed, translation in zip(marked or [], translations):
-                put_markup_back(parsed, translation, reading=placing.reading)
+        if marked is not None:
+            for parsed, translation in zip(marked, translations):
+                put_markup_back(parsed, translation, reading=request.reading)
         return translations
-
-
-@dataclass(frozen=True)
-class Placing:
-    """How a call puts markup back: its markup's options, and the reading of α whose word
-    links place the tags."""
-
-    markup: MarkupOptions
-    reading: str = DEFAULT_READING
 
 
 def put_markup_back(parsed: MarkedUp | None, translation: Translation, *, reading: str = DEFAULT_READING) -> None:
@@ -190,6 +194,13 @@ def put_markup_back(parsed: MarkedUp | None, translation: Translation, *, readin
     for hypothesis, words in zip(hypotheses, align_translations(hypotheses, reading=reading), strict=True):
         hypothesis.words = words
         hypothesis.marked_up = transfer(parsed, hypothesis.text.split(), words.pairs)
+
+
+def _searching(request: Request) -> Request:
+    """`request`, checked to be one that searches (built with its search options)."""
+    if request.search is None:
+        raise ArgumentValueError("request: it searches nothing (built for given pairs); build one that searches")
+    return request
 
 
 def _checked_texts(chunk: object, index: int) -> list[str]:

@@ -173,10 +173,10 @@ def test_a_request_slower_than_the_timeout_gets_504(translator, model_dir):
 def test_an_unexpected_failure_gets_a_json_500_without_traceback(translator, model_dir):
     broken = copy.copy(translator)
 
-    def fail(texts, beam_size=None, n_best=1):
+    def fail(request, texts, prefixes=None):
         raise RuntimeError("secret internals")
 
-    broken.translate = fail
+    broken.translate_with = fail
     with TestClient(create_app(broken, model_dir), raise_server_exceptions=False) as client:
         message = assert_json_error(client.post("/v1/translate", json={"texts": ["Hund"]}), 500)
     assert "secret" not in message

@@ -117,13 +117,16 @@ def test_generated_requests_get_documented_answers(api_schema, translator, label
 def check_translation_answer(request: dict, status: int, body: dict, default_beam_size: int) -> None:
     """A schema-valid translation request gets one translation per text, each with an alignment
     of the shape its tokens give, read from the attention; or, if n_best exceeds the beam
-    size, the prefixes are not one per text, a text's markup is not well-formed or the
-    alignment module is asked of a model without one (rules the schema cannot state), a
-    422 that says so."""
+    size, the alignment module is asked of a model without one, the prefixes are not one
+    per text or a text's markup is not well-formed (rules the schema cannot state, the
+    request's settings checked before its texts), a 422 that says so."""
     beam_size = request.get("beam_size") or default_beam_size
     n_best = request.get("n_best", 1)
     if n_best > beam_size:
         assert status == 422 and "is more than the beam size" in body["error"], body
+        return
+    if request.get("alignment_from") == "aligner":  # the served model has no alignment module
+        assert status == 422 and body["error"].startswith("alignment_from: 'aligner': "), body
         return
     prefixes = request.get("prefixes")
     if prefixes is not None and len(prefixes) != len(request["texts"]):
@@ -135,9 +138,6 @@ def check_translation_answer(request: dict, status: int, body: dict, default_bea
     )
     if badly_marked is not None:
         assert status == 422 and body["error"].startswith(f"texts.{badly_marked}: "), body
-        return
-    if request.get("alignment_from") == "aligner":  # the served model has no alignment module
-        assert status == 422 and body["error"].startswith("alignment_from: 'aligner': "), body
         return
     assert status == 200, body
     translations = body["translations"]

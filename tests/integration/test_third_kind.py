@@ -91,8 +91,8 @@ class Reversal:
         return translator.translate(lines, beam_size=beam_size)
 
     @staticmethod
-    def translate_chunks(translator, chunks: Iterator[list[str]], **options) -> Iterator[list]:
-        return translator.translate_chunks(chunks, **options)
+    def translate_chunks(translator, chunks: Iterator[list[str]], request, *, prefix_chunks=None) -> Iterator[list]:
+        return translator.translate_chunks_with(request, chunks, prefix_chunks=prefix_chunks)
 
     @staticmethod
     def evaluate(translator, asked: EvaluationRequest) -> Evaluation:

@@ -1,0 +1,87 @@
+"""What one call asks of a model: the one value (`Request`) that the API's methods, the
+commands and the server build once, by one builder (`build_request`), and hand down to
+the place that reads each of its parts.
+
+A call's settings are checked when the request is built, against the model that will run
+it: where its alignments come from, resolved to the entry of ALIGNMENT_SOURCES (not a name
+to look up again), the reading of that source's rows, how its inputs' markup is read, and
+how its search runs. Whatever a call asks is then read from the request, not passed on by
+hand: a new setting is a field here, its check in `build_request`, and the one place that
+reads it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, AlignmentSource, check_reading
+from rnnsearch.arguments import checked_choice
+from rnnsearch.decoding.decoding import Decoding
+from rnnsearch.markup import MarkupOptions
+from rnnsearch.search.rules import Cancelled, SearchOptions
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call's settings, checked (`build_request`).
+
+    source:  where the alignments come from: the entry of ALIGNMENT_SOURCES
+    reading: which row of the alignment stands for each target piece (READINGS), where the
+             alignments are read as word links
+    markup:  how the inputs' markup is read; None for plain text
+    search:  how search runs; None for a call that searches nothing (scoring and aligning
+             given pairs)
+    """
+
+    source: AlignmentSource
+    reading: str = DEFAULT_READING
+    markup: MarkupOptions | None = None
+    search: SearchOptions | None = None
+
+    @property
+    def alignment_from(self) -> str:
+        """The source's name, as results record it."""
+        return self.source.name
+
+    def cancelled_by(self, cancelled: Cancelled | None) -> Request:
+        """The request with its search stopped once `cancelled` returns True (the server's
+        requests, merged into one call, are cancelled together)."""
+        if self.search is None:
+            raise ValueError("a request that searches nothing cannot be cancelled")
+        return dataclasses.replace(self, search=dataclasses.replace(self.search, cancelled=cancelled))
+
+
+def build_request(
+    decoding: Decoding,
+    *,
+    alignment_from: object = None,
+    reading: object = DEFAULT_READING,
+    markup: object = None,
+    lenient_markup: object = False,
+    max_markup_chars: object = None,
+    beam_size: object = None,
+    n_best: object = 1,
+    cancelled: Cancelled | None = None,
+    searches: bool = True,
+    shown: bool = True,
+    links_read: bool = False,
+) -> Request:
+    """A call's settings for the model `decoding` runs, each checked once, as the Python
+    API names them (a wrong one is an ArgumentValueError or ArgumentTypeError naming it).
+
+    `alignment_from` None takes the alignment module where the model has one and the
+    alignments are `shown` (written, or used to place markup), else search's own α. The
+    reading is checked against the source where word links are read from it: with markup,
+    or where the caller reads them (`links_read`: written as Pharaoh lines, or aligned).
+    With `searches`, the beam size and n-best count (the config's beam for None) make the
+    search options; a call on given pairs searches nothing."""
+    markup_options = MarkupOptions.of(markup, lenient_markup, max_markup_chars)
+    search = decoding.options(beam_size, n_best, cancelled) if searches else None
+    source = ALIGNMENT_SOURCES[decoding.alignment_source(alignment_from, shown=shown)]
+    if markup_options is not None or source.from_module:
+        decoding.require_alignment()
+    chosen = checked_choice(reading, "reading", READINGS)
+    if markup_options is not None or links_read:
+        check_reading(chosen, source.name)
+    return Request(source, chosen, markup_options, search)
