@@ -43,12 +43,15 @@ from dataclasses import dataclass
 
 from rnnsearch.arguments import checked_choice, checked_count
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
+from rnnsearch.markup.dialects import DIALECTS, Dialect, escape
 from rnnsearch.markup.parsing import MARKUPS, Element, MarkedUp, MarkupError, parse
-from rnnsearch.markup.placing import Link, escape, place, transfer
+from rnnsearch.markup.placing import Link, place, transfer
 
 __all__ = [
+    "DIALECTS",
     "MARKUPS",
     "MAX_MARKUP_CHARS",
+    "Dialect",
     "Element",
     "Link",
     "MarkedUp",
@@ -93,7 +96,7 @@ class MarkupOptions:
             if max_chars is not None:
                 raise ArgumentValueError("max_markup_chars: it bounds lines read as markup; give markup too")
             return None
-        return cls(checked_choice(markup, "markup", MARKUPS), lenient, bound)
+        return cls(checked_choice(markup, "markup", DIALECTS), lenient, bound)
 
     def lines(
         self, lines: Sequence[str], *, origin: str | None = None, first_line: int = 1, items: str | None = None

@@ -42,21 +42,14 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
 from rnnsearch.errors import UserError
+from rnnsearch.markup.dialects import DIALECTS, Dialect
 
-MARKUPS = ("xml", "html")
-"""The markups a line can be parsed as."""
-
-VOID_ELEMENTS = frozenset(
-    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
-)
-"""HTML's elements that have no end tag."""
+MARKUPS = tuple(DIALECTS)
+"""The markups a line can be read as (dialects.py)."""
 
 RAW_TEXT_ELEMENTS = frozenset({"script", "style"})
 """HTML's raw text elements whose content is code, shown nowhere: passed through untouched."""
 
-SHOWN_TEXT_ELEMENTS = frozenset({"textarea", "xmp"})
-"""HTML's elements whose content is text and never tags (a form field's value, an
-obsolete literal block): shown, but kept whole, untranslated, in `html`."""
 
 XML_ENTITIES = frozenset({"amp", "lt", "gt", "quot", "apos"})
 
@@ -100,6 +93,7 @@ class MarkedUp:
     segments: list[str]
     text: str
     elements: list[Element]
+    dialect: Dialect = DIALECTS["xml"]
 
     @property
     def line(self) -> str:
@@ -112,9 +106,9 @@ class MarkedUp:
 
 def parse(line: str, markup: str) -> MarkedUp:
     """`line` read as `markup` (MARKUPS); a MarkupError says what is not well-formed."""
-    if markup not in MARKUPS:
-        raise ValueError(f"markup: {markup!r} is not one of {', '.join(MARKUPS)}")
-    reader = _Reader(line, markup)
+    if markup not in DIALECTS:
+        raise ValueError(f"markup: {markup!r} is not one of {', '.join(DIALECTS)}")
+    reader = _Reader(line, DIALECTS[markup])
     reader.feed(_without_open_ends(line))
     reader.close()
     return reader.result()
@@ -131,9 +125,9 @@ class _Reader(HTMLParser):
     """html.parser's events, each cut from the line by the positions the parser reports,
     turned into text, words and elements (see the module docstring)."""
 
-    def __init__(self, line: str, markup: str):
+    def __init__(self, line: str, dialect: Dialect):
         super().__init__(convert_charrefs=False)
-        self.line, self.markup = line, markup
+        self.line, self.dialect = line, dialect
 
         # where each of the text's lines starts: the parser reports (line, column) positions
         self.line_starts = [0] + [k + 1 for k, character in enumerate(line) if character == "\n"]
@@ -141,8 +135,8 @@ class _Reader(HTMLParser):
 
     # html.parser's callbacks: only record each event and where it starts
     def handle_starttag(self, tag: str, attrs: list) -> None:
-        self._record("start", tag, _kept_whole(tag, attrs, self.markup))
-        if self.markup == "html" and tag in SHOWN_TEXT_ELEMENTS:
+        self._record("start", tag, _kept_whole(tag, attrs, self.dialect))
+        if tag in self.dialect.text_elements:
             self.set_cdata_mode(tag)  # text up to the end tag, as for a script
 
     def handle_startendtag(self, tag: str, attrs: list) -> None:
@@ -182,20 +176,20 @@ class _Reader(HTMLParser):
         if self.line and (not self.events or self.events[0][0] > 0):
             first = self.events[0][0] if self.events else len(self.line)
             self.events.insert(0, (0, "data", (self.line[:first],)))
-        builder = _Builder(self.markup)
+        builder = _Builder(self.dialect)
         offsets = [offset for offset, _, _ in self.events] + [len(self.line)]
         for (offset, kind, details), end in zip(self.events, offsets[1:], strict=True):
             builder.add(kind, self.line[offset:end], details)
         return builder.finish()
 
 
-def _kept_whole(tag: str, attrs: list[tuple[str, str | None]], markup: str) -> str | None:
+def _kept_whole(tag: str, attrs: list[tuple[str, str | None]], dialect: Dialect) -> str | None:
     """Why an element is kept whole, untranslated: "raw" for a script or a stylesheet,
-    "untranslated" for one marked translate="no" and, in html, a textarea or an xmp;
-    None for any other."""
+    "untranslated" for one marked translate="no" and one of the dialect's text elements
+    (html's textarea and xmp); None for any other."""
     if tag in RAW_TEXT_ELEMENTS:
         return "raw"
-    if markup == "html" and tag in SHOWN_TEXT_ELEMENTS:
+    if tag in dialect.text_elements:
         return "untranslated"
     if any(name == "translate" and (value or "").strip().lower() == "no" for name, value in attrs):
         return "untranslated"
@@ -215,8 +209,8 @@ class _Kept:
 class _Builder:
     """Text, words and elements built from the line's events in order."""
 
-    def __init__(self, markup: str):
-        self.markup = markup
+    def __init__(self, dialect: Dialect):
+        self.dialect = dialect
         self.segments: list[str] = []
         self.text: list[str] = []
         self.words = 0  # words begun so far, the one being written included
@@ -245,7 +239,7 @@ class _Builder:
             self._standalone(raw, breaks=False)
 
     def _void(self, tag: str) -> bool:
-        return self.markup == "html" and tag in VOID_ELEMENTS
+        return tag in self.dialect.void_elements
 
     def _inside_kept(self, kept: _Kept, kind: str, raw: str, details: tuple) -> None:
         """An event inside the element `kept` whole: checked (its nesting, and for xml its
@@ -276,10 +270,10 @@ class _Builder:
 
     def _data(self, raw: str) -> None:
         self._check_data(raw)
-        self._append(html.unescape(raw) if self.markup == "html" else raw)
+        self._append(self.dialect.text(raw))
 
     def _check_data(self, raw: str) -> None:
-        if self.markup == "xml" and ("<" in raw or "&" in raw):
+        if self.dialect.well_formed and ("<" in raw or "&" in raw):
             bare = "<" if "<" in raw else "&"
             escaped = "&lt;" if bare == "<" else "&amp;"
             raise MarkupError(f"a bare {bare!r} in {_shown(raw)} is not XML: write {escaped}")
@@ -289,7 +283,7 @@ class _Builder:
         self._append(html.unescape(raw))
 
     def _check_reference(self, raw: str, name: str) -> None:
-        if self.markup != "xml":
+        if not self.dialect.well_formed:
             return
         if not name.startswith("#") and (name not in XML_ENTITIES or not raw.endswith(";")):
             raise MarkupError(f"{_shown(raw)} is not one of XML's entities (&amp; &lt; &gt; &quot; &apos;)")
@@ -299,13 +293,13 @@ class _Builder:
             raise MarkupError(f"{_shown(raw)} is not XML: it refers to a character XML does not allow")
 
     def _name(self, raw: str) -> str:
-        """The tag's name as written (for an end tag, after the "/"), case folded for html."""
+        """The tag's name as written (for an end tag, after the "/"), case folded where the dialect folds it."""
         name = raw.lstrip("</")
         for stop, character in enumerate(name):
             if character.isspace() or character in "/>":
                 name = name[:stop]
                 break
-        return name.lower() if self.markup == "html" else name
+        return name.lower() if self.dialect.folds_case else name
 
     def _parent(self) -> int | None:
         return self.open[-1][0] if self.open else None
@@ -344,7 +338,7 @@ class _Builder:
             raise MarkupError(f"{_tag(self.segments[self.kept.first_segment])} is never closed")
         if self.open:
             raise MarkupError(f"{_tag(self.elements[self.open[-1][0]].start_tag)} is never closed")
-        return MarkedUp(self.segments, "".join(self.text), self.elements)
+        return MarkedUp(self.segments, "".join(self.text), self.elements, self.dialect)
 
 
 def _xml_character(code: int) -> bool:

@@ -10,7 +10,6 @@ element is compared with each sibling it meets."""
 from __future__ import annotations
 
 import bisect
-import html
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -18,16 +17,11 @@ from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.markup.parsing import Element, MarkedUp
 
 
-def escape(text: str) -> str:
-    """Text as markup: "&", "<" and ">" as character references."""
-    return html.escape(text, quote=False)
-
-
 def transfer(marked: MarkedUp, target_words: Sequence[str], links: Iterable[Link]) -> str:
     """The target words with `marked`'s markup put back by the word `links` between its
     words and them (the rules in the package docstring)."""
     spans = place(marked, len(target_words), links)
-    return _Output(target_words, marked.elements, spans).text()
+    return _Output([marked.dialect.escape(word) for word in target_words], marked.elements, spans).text()
 
 
 def place(marked: MarkedUp, targets: int, links: Iterable[Link]) -> list[tuple[int, int]]:
@@ -167,7 +161,7 @@ class _Output:
     the elements open at each point rather than by recursion, so any depth is written."""
 
     def __init__(self, words: Sequence[str], elements: list[Element], spans: list[tuple[int, int]]):
-        self.words, self.elements, self.spans = [escape(w) for w in words], elements, spans
+        self.words, self.elements, self.spans = words, elements, spans  # the words escaped as markup
         self.children: dict[int | None, list[int]] = {}
         for index, element in enumerate(elements):
             self.children.setdefault(element.parent, []).append(index)

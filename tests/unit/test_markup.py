@@ -299,3 +299,19 @@ def test_markup_is_placed_by_the_reading_asked_for_and_its_links_are_kept(readin
     put_markup_back(parse("<b>a</b> b", "xml"), translation, reading=reading)
     assert translation.marked_up == expected
     assert translation.words.pairs == align_translation(translation, reading=reading).pairs
+
+
+def test_a_markup_is_one_entry_of_the_dialects(monkeypatch):
+    """A dialect's rules are data the reader and the writer consult: XHTML, say, is XML's
+    well-formedness with HTML's void elements, and needs no other change."""
+    from rnnsearch.markup import DIALECTS, Dialect, MarkupOptions
+    from rnnsearch.markup.dialects import VOID_ELEMENTS
+
+    monkeypatch.setitem(DIALECTS, "xhtml", Dialect("xhtml", void_elements=VOID_ELEMENTS, well_formed=True))
+    marked = MarkupOptions.of("xhtml", False).lines(["Zeile<br>zwei <b>fett</b> &amp; Ende"])[0]
+    assert marked.words == ["Zeile", "zwei", "fett", "&", "Ende"]
+    assert transfer(marked, ["Line", "two", "bold", "&", "end"], IDENTITY) == ("Line<br> two <b>bold</b> &amp; end")
+    with pytest.raises(MarkupError, match="not XML"):
+        parse("a & b", "xhtml")
+    with pytest.raises(MarkupError, match="closes"):
+        parse("<B>a</b>", "xhtml")  # XML's names keep their case
