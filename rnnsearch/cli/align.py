@@ -98,6 +98,7 @@ def run(args: argparse.Namespace) -> None:
         markup=args.markup,
         lenient_markup=args.lenient_markup,
         max_markup_chars=args.max_markup_chars,
+        placement=args.placement,
     )
     counts, unplaced, plain = AlignmentCounts(), 0, 0
     with contextlib.ExitStack() as files:

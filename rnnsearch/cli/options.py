@@ -17,7 +17,7 @@ from rnnsearch.config.search import (
     checked_search_setting,
 )
 from rnnsearch.errors import UserError
-from rnnsearch.markup import MARKUPS, MAX_MARKUP_CHARS
+from rnnsearch.markup import MARKUPS, MAX_MARKUP_CHARS, PLACEMENTS
 
 MODEL_DIRS = (
     "directory written by `rnnsearch train`; several decode together as an ensemble, "
@@ -221,11 +221,23 @@ def add_markup(command: argparse.ArgumentParser, *, reads: str, writes: str) -> 
         help=f"with --markup, the longest line read, in characters (default {MAX_MARKUP_CHARS:,}); a longer line "
         "stops the command",
     )
+    command.add_argument(
+        "--placement",
+        choices=PLACEMENTS,
+        help="with --markup, how tags are placed: 'weights', around the target words the alignment's weights hold "
+        "for each element's words, or 'links', from the first to the last target word linked to them (default: "
+        "'weights' for the alignment module's alignments, 'links' for the attention's)",
+    )
 
 
 def check_markup_flags(args: argparse.Namespace, command: str) -> None:
-    """Refuse --lenient-markup and --max-markup-chars without --markup, whose reading of
-    lines they qualify, before any model loads, naming the flag."""
-    for flag, given in (("--lenient-markup", args.lenient_markup), ("--max-markup-chars", args.max_markup_chars)):
+    """Refuse --lenient-markup, --max-markup-chars and --placement without --markup, whose
+    reading of lines and placing of tags they qualify, before any model loads, naming the flag."""
+    given_flags = (
+        ("--lenient-markup", args.lenient_markup, "reads lines"),
+        ("--max-markup-chars", args.max_markup_chars, "reads lines"),
+        ("--placement", args.placement, "places tags"),
+    )
+    for flag, given, what in given_flags:
         if given and not args.markup:
-            raise UserError(f"{command}: {flag} says how --markup reads lines; give --markup too")
+            raise UserError(f"{command}: {flag} says how --markup {what}; give --markup too")

@@ -105,6 +105,7 @@ def _request(translator: Translator, args: argparse.Namespace) -> Request:
         markup=args.markup,
         lenient_markup=args.lenient_markup,
         max_markup_chars=args.max_markup_chars,
+        placement=args.placement,
         beam_size=args.beam_size,
         n_best=args.n_best,
         shown=shown,

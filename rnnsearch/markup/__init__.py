@@ -45,10 +45,12 @@ from rnnsearch.arguments import checked_choice, checked_count
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup.dialects import DIALECTS, Dialect, escape
 from rnnsearch.markup.parsing import MARKUPS, Element, MarkedUp, MarkupError, parse
-from rnnsearch.markup.placing import Link, place, transfer
+from rnnsearch.markup.placing import HELD, PLACEMENTS, Link, WordWeights, place, transfer
 
 __all__ = [
     "DIALECTS",
+    "HELD",
+    "PLACEMENTS",
     "MARKUPS",
     "MAX_MARKUP_CHARS",
     "Dialect",
@@ -62,6 +64,7 @@ __all__ = [
     "parse",
     "place",
     "transfer",
+    "WordWeights",
 ]
 
 MAX_MARKUP_CHARS = 1_000_000

@@ -13,31 +13,93 @@ import bisect
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.markup.parsing import Element, MarkedUp
 
+PLACEMENTS = ("links", "weights")
+"""How an element's words are found in the target: `links`, the words from the first to
+the last linked to one of its words; `weights`, the run of words that holds most of the
+alignment's weight between them and its words and little of the rest (`WordWeights`)."""
 
-def transfer(marked: MarkedUp, target_words: Sequence[str], links: Iterable[Link]) -> str:
+HELD = 0.5
+"""How much of a target word an element's words must hold for the word to count for it
+(`WordWeights.held`): a run of target words is the element's where what its words hold
+beyond this outweighs what they fall short of it (BENCHMARKS.md has the values tried)."""
+
+
+@dataclass(frozen=True)
+class WordWeights:
+    """The soft word alignment of a pair, what `weights` placement reads.
+
+    forward:  (target words × source words), each target word's weight on each source
+              word (a row may fall short of 1: weight on NULL or on "</s>")
+    backward: (source words × target words), a reverse model's weight of each source word
+              on each target word, or None
+    """
+
+    forward: np.ndarray
+    backward: np.ndarray | None = None
+
+    def held(self, first: int, stop: int) -> np.ndarray:
+        """(target words,) how much each target word belongs to source words first to
+        stop − 1: its weight on them, and where there is a reverse model, the mean of that
+        and their summed weight on it (at most 1). A target word whose weight lies on NULL
+        belongs to no source word, and holds little for any element."""
+        held = self.forward[:, first:stop].sum(axis=1)
+        if self.backward is None:
+            return held
+        reverse = np.minimum(self.backward[first:stop].sum(axis=0), 1.0)
+        return (held + reverse) / 2
+
+
+def transfer(
+    marked: MarkedUp, target_words: Sequence[str], links: Iterable[Link], *, weights: WordWeights | None = None
+) -> str:
     """The target words with `marked`'s markup put back by the word `links` between its
-    words and them (the rules in the package docstring)."""
-    spans = place(marked, len(target_words), links)
+    words and them (the rules in the package docstring), or, given `weights`, by the
+    weights where they place an element and by the links where they do not (`place`)."""
+    spans = place(marked, len(target_words), links, weights=weights)
     return _Output([marked.dialect.escape(word) for word in target_words], marked.elements, spans).text()
 
 
-def place(marked: MarkedUp, targets: int, links: Iterable[Link]) -> list[tuple[int, int]]:
+def place(
+    marked: MarkedUp, targets: int, links: Iterable[Link], *, weights: WordWeights | None = None
+) -> list[tuple[int, int]]:
     """Where each of `marked`'s elements goes among `targets` target words, by the word
     `links`: (start, stop) target boundaries, the words start to stop − 1 inside it
-    (start == stop: at that boundary, with no words)."""
+    (start == stop: at that boundary, with no words). Given `weights`, an element with
+    words goes around the run of target words whose weights on its words
+    (`WordWeights.held`), less HELD each, sum to the most: one stray link does not stretch
+    it, and a word the weights hold is not lost for a missing link; where no word holds
+    more than HELD of the element's words, the links place it as without weights."""
     by_source: dict[int, list[int]] = {}
     for source, target in links:
         by_source.setdefault(source, []).append(target)
-    return _Placing(len(marked.words), targets, by_source).spans(marked.elements)
+    return _Placing(len(marked.words), targets, by_source, weights).spans(marked.elements)
+
+
+def heaviest_run(scores: np.ndarray) -> tuple[int, int] | None:
+    """The (start, stop) of the contiguous run of `scores` with the greatest sum (on a tie
+    the first, and the shortest), found in one pass (Kadane's algorithm); None where no
+    score is positive."""
+    best, best_span = 0.0, None
+    running, start = 0.0, 0
+    for k, score in enumerate(scores.tolist()):
+        if running <= 0:
+            running, start = 0.0, k
+        running += score
+        if running > best:
+            best, best_span = running, (start, k + 1)
+    return best_span
 
 
 class _Placing:
     """Where each element goes among the target words (rules 1 to 4)."""
 
-    def __init__(self, sources: int, targets: int, links: dict[int, list[int]]):
+    def __init__(self, sources: int, targets: int, links: dict[int, list[int]], weights: WordWeights | None = None):
+        self.weights = weights
         self.sources, self.targets = sources, targets
         self.links = {source: (min(aligned), max(aligned)) for source, aligned in links.items()}
         self.aligned_sources = sorted(self.links)
@@ -62,6 +124,10 @@ class _Placing:
     def _span(self, element: Element) -> tuple[int, int]:
         if element.has_words and element.first == 0 and element.stop == self.sources:
             return 0, self.targets
+        if element.has_words and self.weights is not None and self.targets:
+            run = heaviest_run(self.weights.held(element.first, element.stop) - HELD)
+            if run is not None:
+                return run
         first = bisect.bisect_left(self.aligned_sources, element.first)
         last = bisect.bisect_left(self.aligned_sources, element.stop)
         if first < last:

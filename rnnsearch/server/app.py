@@ -174,6 +174,7 @@ def _call_request(translator: Translator, options: schemas.TranslateOptions) -> 
         alignment_from=options.alignment_from,
         beam_size=options.beam_size,
         n_best=options.n_best,
+        placement=getattr(options, "placement", None),
         shown=shown,
     )
 
@@ -217,20 +218,20 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
 
 
 async def _translated(
-    batcher: Batcher, items: list, marked: list[MarkedUp | None] | None, *settings: object
+    batcher: Batcher, items: list, marked: list[MarkedUp | None] | None, call: CallRequest
 ) -> list[Translation]:
     """The items translated by the batcher, with their markup, if any, put back off the
-    event loop: placing the tags of a long line holds up no other request, and counts
-    towards the request's timeout."""
-    results = await batcher.translate(items, *settings)
+    event loop as the request asks: placing the tags of a long line holds up no other
+    request, and counts towards the request's timeout."""
+    results = await batcher.translate(items, call)
     if marked is not None:
-        await asyncio.to_thread(_put_back, marked, results)
+        await asyncio.to_thread(_put_back, marked, results, call)
     return results
 
 
-def _put_back(marked: list[MarkedUp | None], results: list[Translation]) -> None:
+def _put_back(marked: list[MarkedUp | None], results: list[Translation], call: CallRequest) -> None:
     for parsed, result in zip(marked, results, strict=True):
-        put_markup_back(parsed, result)
+        put_markup_back(parsed, result, reading=call.reading, placement=call.placement)
 
 
 async def _while_connected(connection: Request, work: Awaitable[T]) -> T:

@@ -12,16 +12,18 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES
 from rnnsearch.config import SubwordConfig
 from rnnsearch.config.search import MAX_BEAM_SIZE, SearchConfig
-from rnnsearch.markup import MARKUPS
+from rnnsearch.markup import MARKUPS, PLACEMENTS
 from rnnsearch.model.settings import ModelConfig
 from rnnsearch.server.limits import Limits
 
 if TYPE_CHECKING:  # the names a request may give, from the registries: any str to the type checker
     AlignmentFrom = str
     MarkupName = str
+    PlacementName = str
 else:
     AlignmentFrom = Literal[tuple(ALIGNMENT_SOURCES)]
     MarkupName = Literal[MARKUPS]
+    PlacementName = Literal[PLACEMENTS]
 
 
 class ErrorBody(BaseModel):
@@ -121,12 +123,24 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
             examples=["html"],
         ),
     ]
+    placement = Annotated[
+        PlacementName | None,
+        Field(
+            description=(
+                "with `markup`, how its tags are placed: 'weights', around the words the alignment's weights hold "
+                "for them, or 'links', from the first to the last word linked to theirs (default: 'weights' for the "
+                "alignment module's alignments, 'links' for the attention's)"
+            ),
+            examples=["weights"],
+        ),
+    ]
     return create_model(
         "TranslateRequest",
         __base__=TranslateOptions,
         texts=(texts, ...),
         prefixes=(prefixes, None),
         markup=(markup, None),
+        placement=(placement, None),
     )
 
 

@@ -19,7 +19,7 @@ from rnnsearch.decoding.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.decoding.inputs import END
 from rnnsearch.decoding.results import PairScore, Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
-from rnnsearch.markup import MarkedUp, transfer
+from rnnsearch.markup import MarkedUp, WordWeights, transfer
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
@@ -118,6 +118,7 @@ class GivenPairs(Decoding):
         lenient_markup: bool = False,
         max_markup_chars: int | None = None,
         alignment_from: str | None = None,
+        placement: str | None = None,
     ) -> list[WordAlignment]:
         """The word alignment of each given translation, in order: `targets[k]` to
         `sources[k]`, read off the teacher-forced α as `reading` says
@@ -132,7 +133,8 @@ class GivenPairs(Decoding):
         With `markup` ("xml" or "html"), the sources are lines with inline markup: the
         words are those of their text, and each result's `marked_up` is its target with
         the source's markup put back by the links, as `translate` puts it back into a
-        translation (`lenient_markup` and `max_markup_chars` as there).
+        translation (`lenient_markup`, `max_markup_chars` and `placement` as there; with
+        `reverse`, placement by the weights reads both directions').
 
         `alignment_from` ("attention" or "aligner") says what the links are read from: the
         attention α, or the alignment module's β (docs/model.md), which sees each target
@@ -146,6 +148,7 @@ class GivenPairs(Decoding):
             lenient_markup=lenient_markup,
             max_markup_chars=max_markup_chars,
             alignment_from=alignment_from,
+            placement=placement,
         )
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
@@ -165,6 +168,7 @@ class GivenPairs(Decoding):
         lenient_markup: bool = False,
         max_markup_chars: int | None = None,
         alignment_from: str | None = None,
+        placement: str | None = None,
     ) -> Iterator[list[AlignedPair]]:
         """`align` for pairs that arrive a chunk at a time, (sources, targets) of the same
         length each, such as the lines of two large files: yield each chunk's pairs as soon
@@ -179,6 +183,7 @@ class GivenPairs(Decoding):
             lenient_markup=lenient_markup,
             max_markup_chars=max_markup_chars,
             alignment_from=alignment_from,
+            placement=placement,
         )
         chunks = checked_iterable(chunks, "chunks")
         return (
@@ -196,6 +201,7 @@ class GivenPairs(Decoding):
         lenient_markup: object,
         max_markup_chars: object,
         alignment_from: object,
+        placement: object,
     ) -> AlignSettings:
         """`align`'s arguments checked once, as one record: a request for this model and,
         with a reverse model (checked to be a Translator of the other direction), one for
@@ -210,6 +216,7 @@ class GivenPairs(Decoding):
             markup=markup,
             lenient_markup=lenient_markup,
             max_markup_chars=max_markup_chars,
+            placement=placement,
             searches=False,
             links_read=True,
         )
@@ -257,7 +264,10 @@ class GivenPairs(Decoding):
             if backward_words is not None:
                 words = combine(words, backward_words[k], method=method)
             if parsed is not None:
-                words = replace(words, marked_up=transfer(parsed, words.target_words, words.pairs))
+                weights = None
+                if request.placement == "weights":
+                    weights = WordWeights(words.weights, None if backward_words is None else backward_words[k].weights)
+                words = replace(words, marked_up=transfer(parsed, words.target_words, words.pairs, weights=weights))
             aligned.append(AlignedPair(pair, words))
         return aligned
 

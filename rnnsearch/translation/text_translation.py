@@ -12,7 +12,7 @@ from rnnsearch.arguments import checked_iterable, checked_strings, numbered_chun
 from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentValueError
-from rnnsearch.markup import MarkedUp, transfer
+from rnnsearch.markup import MarkedUp, WordWeights, transfer
 from rnnsearch.search.rules import Cancelled, SearchOptions
 from rnnsearch.translation.request import Request, build_request
 
@@ -37,6 +37,7 @@ class TextTranslation(Decoding):
         max_markup_chars: int | None = None,
         reading: str = DEFAULT_READING,
         alignment_from: str | None = None,
+        placement: str | None = None,
     ) -> list[Translation]:
         """Translate every text, in order; an empty or blank text gives an empty translation.
 
@@ -58,7 +59,11 @@ class TextTranslation(Decoding):
         `marked_up` stays None. A marked-up text longer than `max_markup_chars` characters
         (None: rnnsearch.markup.MAX_MARKUP_CHARS) is refused. It needs a model with an
         alignment. The tags are placed by each hypothesis's word alignment, read from its `alignment` as `reading` says
-        (rnnsearch.alignments.readings.READINGS), and kept as its `words`.
+        (rnnsearch.alignments.readings.READINGS), and kept as its `words`: by its word
+        weights, around the words they hold for each element, or by its links, from the
+        first to the last word linked to the element's, as `placement` says
+        (rnnsearch.markup.PLACEMENTS; None: by the weights for the alignment module's
+        alignments, by the links for the attention's).
 
         `alignment_from` ("attention" or "aligner") says what each hypothesis's `alignment`
         is: the attention α of its search, or the alignment module's β (docs/model.md),
@@ -72,6 +77,7 @@ class TextTranslation(Decoding):
             markup=markup,
             lenient_markup=lenient_markup,
             max_markup_chars=max_markup_chars,
+            placement=placement,
             beam_size=beam_size,
             n_best=n_best,
             cancelled=cancelled,
@@ -100,14 +106,15 @@ class TextTranslation(Decoding):
         max_markup_chars: int | None = None,
         reading: str = DEFAULT_READING,
         alignment_from: str | None = None,
+        placement: str | None = None,
     ) -> Iterator[list[Translation]]:
         """Translate texts that arrive a chunk at a time, such as lines from a pipe: yield each
         chunk's translations, in order, as soon as the chunk is done, before the next chunk
         is read. Errors number the lines across chunks, as one list would. The model and the
         options are checked at the call, the texts as their chunks come. `prefix_chunks`
         gives the chunks' prefixes (as `translate`'s `prefixes`), chunk for chunk, and
-        `markup`, `lenient_markup`, `max_markup_chars`, `reading` and `alignment_from` are
-        as in `translate`."""
+        `markup`, `lenient_markup`, `max_markup_chars`, `reading`, `alignment_from` and
+        `placement` are as in `translate`."""
         request = build_request(
             self,
             alignment_from=alignment_from,
@@ -115,6 +122,7 @@ class TextTranslation(Decoding):
             markup=markup,
             lenient_markup=lenient_markup,
             max_markup_chars=max_markup_chars,
+            placement=placement,
             beam_size=beam_size,
             n_best=n_best,
         )
@@ -179,21 +187,25 @@ class TextTranslation(Decoding):
         )
         if marked is not None:
             for parsed, translation in zip(marked, translations):
-                put_markup_back(parsed, translation, reading=request.reading)
+                put_markup_back(parsed, translation, reading=request.reading, placement=request.placement)
         return translations
 
 
-def put_markup_back(parsed: MarkedUp | None, translation: Translation, *, reading: str = DEFAULT_READING) -> None:
+def put_markup_back(
+    parsed: MarkedUp | None, translation: Translation, *, reading: str = DEFAULT_READING, placement: str = "links"
+) -> None:
     """Every hypothesis of a marked-up input's translation given the input's markup
-    (`marked_up`), placed by the hypothesis's own word alignment as `reading` reads it,
-    which the hypothesis keeps (`words`) for whatever writes its links; an input read
-    as plain text (None) gets none. The server puts markup back with it too."""
+    (`marked_up`), placed by the hypothesis's own word alignment as `reading` reads it
+    (by its links, or by its word weights: rnnsearch.markup.PLACEMENTS), which the
+    hypothesis keeps (`words`) for whatever writes its links; an input read as plain text
+    (None) gets none. The server puts markup back with it too."""
     if parsed is None:
         return
     hypotheses = [translation, *translation.alternatives]
     for hypothesis, words in zip(hypotheses, align_translations(hypotheses, reading=reading), strict=True):
         hypothesis.words = words
-        hypothesis.marked_up = transfer(parsed, hypothesis.text.split(), words.pairs)
+        weights = WordWeights(words.weights) if placement == "weights" else None
+        hypothesis.marked_up = transfer(parsed, hypothesis.text.split(), words.pairs, weights=weights)
 
 
 def _searching(request: Request) -> Request:

@@ -465,3 +465,25 @@ def test_a_budget_spent_before_the_first_step_or_a_learning_rate_past_the_weight
     status, _, err = run_cli(capsys, "train-aligner", model, *MODULE, *huge, "--set", "train.valid_every=1")
     assert_one_line_error(status, err, "step 1: the update made the alignment module's weights NaN or infinite")
     assert not (model / ALIGNER_DIR / ALIGNER_WEIGHTS).exists() and not (model / ALIGNER_DIR / LAST).exists()
+
+
+def test_markup_is_placed_by_the_modules_weights_unless_links_are_asked_for(with_module, corpus):
+    """The alignment module's translations place tags by its word weights by default, the
+    attention's by their links; `placement` picks either, and both keep every tag."""
+    from rnnsearch.markup import WordWeights, parse, transfer
+
+    translator = rnnsearch.load(with_module, device="cpu")
+    lines = ["Ein <b>kleines Mädchen</b> klettert in ein <i>Spielhaus</i>.", "Zwei <a href='x'>Männer</a> stehen."]
+    for alignment_from, default in (("aligner", "weights"), ("attention", "links")):
+        by_default = translator.translate(lines, markup="html", alignment_from=alignment_from)
+        for placement in ("links", "weights"):
+            asked = translator.translate(lines, markup="html", alignment_from=alignment_from, placement=placement)
+            for line, result in zip(lines, asked, strict=True):
+                words, parsed = result.words, parse(line, "html")
+                weights = WordWeights(words.weights) if placement == "weights" else None
+                assert result.marked_up == transfer(parsed, result.text.split(), words.pairs, weights=weights)
+                assert parse(result.marked_up, "html").words == result.text.split()
+            if placement == default:
+                assert [r.marked_up for r in asked] == [r.marked_up for r in by_default]
+    with pytest.raises(ArgumentValueError, match="placement"):
+        translator.translate(lines, markup="html", placement="hull")

@@ -108,16 +108,20 @@ def test_align_markup_puts_the_sources_markup_into_the_given_targets(translator,
 
 
 @pytest.mark.parametrize("command", ["translate", "align"])
-@pytest.mark.parametrize("flag", [["--lenient-markup"], ["--max-markup-chars", "10"]])
-def test_markup_flags_without_markup_are_refused(model_dir, tmp_path: Path, capsys, command, flag):
+@pytest.mark.parametrize(
+    ("flag", "what"),
+    [
+        (["--lenient-markup"], "reads lines"),
+        (["--max-markup-chars", "10"], "reads lines"),
+        (["--placement", "weights"], "places tags"),
+    ],
+)
+def test_markup_flags_without_markup_are_refused(model_dir, tmp_path: Path, capsys, command, flag, what):
     source, target = write_lines(tmp_path / "s", ["Ein Hund."]), write_lines(tmp_path / "t", ["A dog."])
     files = ["-i", source] if command == "translate" else ["--src", source, "--tgt", target]
     status, _, err = run_cli(capsys, command, model_dir, *files, *flag)
     assert status == 1
-    assert (
-        err.splitlines()[-1]
-        == f"rnnsearch: error: {command}: {flag[0]} says how --markup reads lines; give --markup too"
-    )
+    assert err.splitlines()[-1] == f"rnnsearch: error: {command}: {flag[0]} says how --markup {what}; give --markup too"
 
 
 def test_the_api_refuses_markup_settings_without_markup(translator):

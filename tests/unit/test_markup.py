@@ -315,3 +315,41 @@ def test_a_markup_is_one_entry_of_the_dialects(monkeypatch):
         parse("a & b", "xhtml")
     with pytest.raises(MarkupError, match="closes"):
         parse("<B>a</b>", "xhtml")  # XML's names keep their case
+
+
+def test_weights_place_an_element_around_the_words_that_hold_it_not_the_hull_of_its_links():
+    """Source "a <b>b c</b> d", target "A B C D". A stray weak link from c to D stretched
+    the hull of links over D; a missing link from b to B sent the element to C alone. The
+    weights hold B and C for the element, and D for d."""
+    from rnnsearch.markup import WordWeights
+
+    marked = parse("a <b>b c</b> d", "xml")
+    forward = np.array(
+        [
+            [0.9, 0.05, 0.0, 0.05],  # A: a
+            [0.0, 0.6, 0.3, 0.1],  # B: b (no hard link from b below)
+            [0.0, 0.2, 0.7, 0.1],  # C: c
+            [0.05, 0.0, 0.25, 0.7],  # D: d, with a weak pull towards c
+        ]
+    )
+    stray = [(0, 0), (2, 2), (2, 3), (3, 3)]  # c also hard-linked to D; b linked to nothing
+    targets = ["A", "B", "C", "D"]
+    assert transfer(marked, targets, stray) == "A B <b>C D</b>"
+    assert transfer(marked, targets, stray, weights=WordWeights(forward)) == "A <b>B C</b> D"
+    backward = forward.T.copy()  # a reverse model that agrees
+    assert transfer(marked, targets, stray, weights=WordWeights(forward, backward)) == "A <b>B C</b> D"
+
+
+def test_weights_that_hold_no_word_for_an_element_leave_it_to_the_links_and_every_rule_holds():
+    from rnnsearch.markup import WordWeights
+
+    marked = parse("<i>x</i> <b>y <u>z</u></b> w", "xml")
+    flat = np.full((3, 4), 0.1)  # no target word is held by any element's words
+    links = [(0, 0), (1, 1), (2, 1), (3, 2)]
+    assert transfer(marked, ["X", "Y", "W"], links, weights=WordWeights(flat)) == transfer(
+        marked, ["X", "Y", "W"], links
+    )
+    crossed = np.array([[0.0, 0.0, 0.9, 0.0], [0.9, 0.0, 0.0, 0.0], [0.0, 0.9, 0.0, 0.0], [0.0, 0.0, 0.0, 0.9]])
+    output = transfer(marked, ["Z", "X", "Y", "W"], [], weights=WordWeights(crossed))
+    assert tag_counts(output) == tag_counts("<i>x</i> <b>y <u>z</u></b> w")  # nesting kept, nothing lost
+    assert parse(output, "xml").words == ["Z", "X", "Y", "W"]
