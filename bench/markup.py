@@ -19,15 +19,25 @@ human alignments give them, and what `translate --markup` costs.
    attention, eflomal's grow-diag-final-and links, and the alignment modules of
    `--modules` (folders of `--work` holding en-fr and fr-en models with modules, as
    bench/aligner.py leaves them: aligner-both-withheld, self-trained-both), each direction
-   alone and both combined by grow-diag-final-and and by `soft`. Reported: the share of tags placed
+   alone and both combined by grow-diag-final-and and by `soft`; and the modules' word
+   weights (`--placement weights`: en→fr alone, and with fr→en's), the weight a target
+   word must hold chosen among `LEASTS` on the first half of the pairs and reported on
+   all of them and on the second half alone. Reported: the share of elements placed
    exactly where the reference places them (the same target words, or for a tag without
-   words the same boundary), and the word-level F1 of the elements' spans, summed over
-   every element the reference gives words.
+   words the same boundary), Zenkel et al.'s tag accuracy (each opening, closing or
+   standalone tag at exactly its reference position), the share of sentences with every
+   tag right, and the word-level F1 of the elements' spans, summed over every element the
+   reference gives words; the human links' own placement is the ceiling. The same on
+   Multi30k test_2016_flickr, the models' own domain, where eflomal's grow-diag-final-and
+   links place the reference (each module's links, and its weights with the value chosen
+   on the Hansards).
 3. On Multi30k test_2016_flickr, English→French with beam 5: the same synthetic markup on
    each English sentence, `translate(…, markup="xml")` against plain translation. The
    translations must be the same (so BLEU is), every output well-formed, and every tag
    kept; 20 examples are printed. Then the speed of both, alternating, the best of
-   `--rounds` each, in sentences per second. `--placement-only` stops after 2.
+   `--rounds` each, in sentences per second. `--placement-only` stops after 2 and the
+   cost of each module's placement by weights against its links (`translate --markup`
+   with the module's en→fr model, alternating).
 """
 
 from __future__ import annotations
@@ -38,14 +48,20 @@ import random
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import alignment as setup  # noqa: E402  (bench/alignment.py: the corpus, the models and eflomal's links)
 
 ROOT = setup.ROOT
 
-from rnnsearch.markup import MarkedUp, escape, parse, place  # noqa: E402
+from rnnsearch.markup import HELD, MarkedUp, WordWeights, escape, parse, place  # noqa: E402
+
+LEASTS = (0.2, 0.3, 0.4, 0.5, 0.6)
+"""The weights a target word must hold for an element, tried on the first half of the pairs."""
 
 Links = list[list[tuple[int, int]]]
 
@@ -97,21 +113,45 @@ def hansards_markup(seed: int) -> list[tuple[MarkedUp, list[str]]]:
     return [(parse(tagged(english.split(), rng), "xml"), french.split()) for english, french in setup.hansards_pairs()]
 
 
-def placement(pairs: list[tuple[MarkedUp, list[str]]], links: Links, reference: Links) -> dict:
-    """The share of elements placed where the reference places them, and the word-level F1
-    of the spans of those the reference gives words."""
-    exact = total = overlap = predicted = expected = 0
-    for (marked, target), ours, theirs in zip(pairs, links, reference, strict=True):
-        mine, right = place(marked, len(target), ours), place(marked, len(target), theirs)
-        for (start, stop), (good_start, good_stop) in zip(mine, right, strict=True):
+def placement(
+    pairs: list[tuple[MarkedUp, list[str]]],
+    links: Links,
+    reference: Links,
+    weights: list[WordWeights] | None = None,
+    *,
+    least: float | None = None,
+) -> dict:
+    """Against the reference's places: the share of elements placed exactly there, Zenkel
+    et al.'s tag accuracy (each tag, opening, closing or standalone, at exactly its
+    reference position), the share of sentences with every tag right, and the word-level
+    F1 of the spans of the elements the reference gives words. With `weights` (one per
+    pair), tags are placed by them (`least`: the weight a target word must hold)."""
+    exact = total = tags = tags_right = sentences_right = overlap = predicted = expected = 0
+    for k, ((marked, target), ours, theirs) in enumerate(zip(pairs, links, reference, strict=True)):
+        given = None if weights is None else weights[k]
+        if given is not None and least is not None:
+            given = replace(given, least=least)
+        mine, right = place(marked, len(target), ours, weights=given), place(marked, len(target), theirs)
+        all_right = True
+        for element, (start, stop), (good_start, good_stop) in zip(marked.elements, mine, right, strict=True):
             total += 1
             exact += (start, stop) == (good_start, good_stop)
+            all_right &= (start, stop) == (good_start, good_stop)
+            ends = [(start, good_start)] + ([(stop, good_stop)] if element.end_tag is not None else [])
+            tags, tags_right = tags + len(ends), tags_right + sum(ours_at == theirs_at for ours_at, theirs_at in ends)
             if good_stop > good_start:
                 words, good = set(range(start, stop)), set(range(good_start, good_stop))
                 overlap, predicted, expected = overlap + len(words & good), predicted + len(words), expected + len(good)
+        sentences_right += all_right
     precision, recall = overlap / max(predicted, 1), overlap / max(expected, 1)
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"exact": 100 * exact / total, "span_f1": 100 * f1, "elements": total}
+    return {
+        "exact": 100 * exact / total,
+        "tag_accuracy": 100 * tags_right / max(tags, 1),
+        "sentences_right": 100 * sentences_right / max(len(pairs), 1),
+        "span_f1": 100 * f1,
+        "elements": total,
+    }
 
 
 def model_links(
@@ -119,6 +159,14 @@ def model_links(
 ) -> Links:
     """The links `align --markup` places tags by: the model's, with `reverse` both
     directions' combined by `symmetrize` (None: `align`'s default)."""
+    return model_alignments(model, pairs, reverse, symmetrize)[0]
+
+
+def model_alignments(
+    model: Path, pairs: list[tuple[MarkedUp, list[str]]], reverse: Path | None = None, symmetrize: str | None = None
+) -> tuple[Links, list[WordWeights]]:
+    """`model_links`, and the word weights `align --markup --placement weights` places tags
+    by: the model's, with `reverse` the reverse model's too."""
     import rnnsearch
 
     translator = rnnsearch.load(model, device="cpu")
@@ -127,7 +175,36 @@ def model_links(
     targets = [" ".join(target) for _, target in pairs]
     combined = {} if symmetrize is None else {"symmetrize": symmetrize}
     aligned = translator.align(sources, targets, reverse=backward, markup="xml", **combined)
-    return [words.pairs for words in aligned]
+    reverse_weights: list[np.ndarray | None] = [None] * len(pairs)
+    if backward is not None:
+        plain = [marked.text for marked, _ in pairs]
+        reverse_weights = [words.weights for words in backward.align(targets, plain)]
+    weights = [WordWeights(words.weights, back) for words, back in zip(aligned, reverse_weights, strict=True)]
+    return [words.pairs for words in aligned], weights
+
+
+def flickr_placement(work: Path, folders: list[str], seed: int, leasts: dict[str, float]) -> dict[str, dict]:
+    """Placement on Multi30k test_2016_flickr, the models' own domain, where eflomal's
+    grow-diag-final-and links (aligned with the training text) place the reference: each
+    module folder's links, and its weights with the `leasts` chosen on the Hansards; {}
+    without eflomal."""
+    reference = setup.flickr_links(work)
+    if reference is None:
+        return {}
+    rng = random.Random(seed)
+    pairs = [(parse(tagged(en.split(), rng), "xml"), fr.split()) for en, fr in setup.multi30k_test_pairs()]
+    rows = {}
+    for folder in folders:
+        forward, backward = work / folder / "en-fr", work / folder / "fr-en"
+        links, weights = model_alignments(forward, pairs)
+        rows[f"module {folder} en→fr"] = placement(pairs, links, reference)
+        name = f"module {folder} en→fr, weights"
+        rows[f"{name} (least {leasts[name]})"] = placement(pairs, links, reference, weights, least=leasts[name])
+        links, weights = model_alignments(forward, pairs, backward, "soft")
+        rows[f"module {folder}, both directions (soft)"] = placement(pairs, links, reference)
+        name = f"module {folder}, both directions, weights"
+        rows[f"{name} (least {leasts[name]})"] = placement(pairs, links, reference, weights, least=leasts[name])
+    return rows
 
 
 def flickr(model: Path, seed: int, rounds: int) -> dict:
@@ -166,6 +243,31 @@ def flickr(model: Path, seed: int, rounds: int) -> dict:
         "sentences_per_s": {name: round(value, 1) for name, value in speeds.items()},
         "markup_speed_ratio": round(speeds["markup"] / speeds["plain"], 3),
         "examples": examples,
+    }
+
+
+def placement_cost(model: Path, seed: int, rounds: int) -> dict:
+    """`translate --markup` on test_2016_flickr with a module's model (beam 5), its tags
+    placed by the links and by the weights, alternating: the best of `rounds` each, in
+    sentences per second, and the same translations either way."""
+    import rnnsearch
+
+    translator = rnnsearch.load(model, device="cpu")
+    sources, _ = setup.test_set("en", "fr")
+    rng = random.Random(seed)
+    lines = [tagged(source.split(), rng) if source.split() else source for source in sources]
+    speeds = {"links": 0.0, "weights": 0.0}
+    texts = {}
+    for _ in range(rounds):
+        for placed in speeds:
+            start = time.perf_counter()
+            results = translator.translate(lines, beam_size=5, markup="xml", placement=placed)
+            speeds[placed] = max(speeds[placed], len(lines) / (time.perf_counter() - start))
+            texts[placed] = [result.text for result in results]
+    return {
+        "sentences_per_s": {name: round(value, 1) for name, value in speeds.items()},
+        "weights_over_links_time": round(speeds["links"] / speeds["weights"], 3),
+        "same_translations": texts["links"] == texts["weights"],
     }
 
 
@@ -209,18 +311,61 @@ def main() -> None:
     for variant in args.variants:
         directions = trained[variant]
         systems[f"{variant} attention en→fr"] = model_links(directions["en-fr"], pairs)
+    weighed: dict[str, list[WordWeights]] = {}
+    weighed_links: dict[str, Links] = {}  # where the weights place no word, these place the tag
     for folder in args.modules:
         forward, backward = args.work / folder / "en-fr", args.work / folder / "fr-en"
-        systems[f"module {folder} en→fr"] = model_links(forward, pairs)
+        systems[f"module {folder} en→fr"], weighed[f"module {folder} en→fr, weights"] = model_alignments(forward, pairs)
         for method in ("grow-diag-final-and", "soft"):
-            systems[f"module {folder}, both directions ({method})"] = model_links(forward, pairs, backward, method)
+            links, weights = model_alignments(forward, pairs, backward, method)
+            systems[f"module {folder}, both directions ({method})"] = links
+        weighed[f"module {folder}, both directions, weights"] = weights
+        weighed_links[f"module {folder} en→fr, weights"] = systems[f"module {folder} en→fr"]
+        weighed_links[f"module {folder}, both directions, weights"] = links  # soft's
     if eflomal:
         systems["eflomal grow-diag-final-and"] = eflomal["eflomal grow-diag-final-and"]
-    rows = {name: placement(pairs, links, reference) for name, links in systems.items()}
-    print("| placed by | tags placed exactly (%) | span word F1 (%) |\n|---|---|---|")
+    reference_rows = {"human sure links (the ceiling)": placement(pairs, reference, reference)}
+    rows = reference_rows | {name: placement(pairs, links, reference) for name, links in systems.items()}
+    half = len(pairs) // 2
+    chosen_leasts: dict[str, float] = {}
+    for name, weights in weighed.items():
+        links = weighed_links[name]
+        tried = {least: placement(pairs[:half], links[:half], reference[:half], weights[:half], least=least)
+                 for least in LEASTS}  # fmt: skip
+        chosen = max(tried, key=lambda least: tried[least]["exact"])
+        for least, row in tried.items():
+            print(f"{name}: least {least}: first half {row['exact']:.1f}% exact")
+        rows[f"{name} (least {chosen}, chosen on the first half)"] = placement(
+            pairs, links, reference, weights, least=chosen
+        )
+        rows[f"{name} (least {chosen}), second half only"] = placement(
+            pairs[half:], links[half:], reference[half:], weights[half:], least=chosen
+        )
+        rows[f"{name} (least {HELD}, the default)"] = placement(pairs, links, reference, weights)
+        chosen_leasts[name] = chosen
+    print("| placed by | tags placed exactly (%) | tag accuracy (%) | sentences all right (%) | span word F1 (%) |")
+    print("|---|---|---|---|---|")
     for name, row in rows.items():
-        print(f"| {name} | {row['exact']:.1f} | {row['span_f1']:.1f} |")
+        print(
+            f"| {name} | {row['exact']:.1f} | {row['tag_accuracy']:.1f} | {row['sentences_right']:.1f} "
+            f"| {row['span_f1']:.1f} |"
+        )
     print(f"\n{next(iter(rows.values()))['elements']:,} elements on {len(pairs)} Hansards pairs (seed {args.seed})")
+    in_domain = flickr_placement(args.work, args.modules, args.seed, chosen_leasts)
+    if in_domain:
+        print("\ntest_2016_flickr, tags placed by eflomal's grow-diag-final-and links as the reference:\n")
+        print("| placed by | tags placed exactly (%) | tag accuracy (%) | sentences all right (%) | span word F1 (%) |")
+        print("|---|---|---|---|---|")
+        for name, row in in_domain.items():
+            print(
+                f"| {name} | {row['exact']:.1f} | {row['tag_accuracy']:.1f} | {row['sentences_right']:.1f} "
+                f"| {row['span_f1']:.1f} |"
+            )
+    rows |= {f"flickr: {name}": row for name, row in in_domain.items()}
+    for folder in args.modules:
+        cost = placement_cost(args.work / folder / "en-fr", args.seed, args.rounds)
+        print(f"\ntranslate --markup with {folder}'s en→fr, placed by links and by weights: {json.dumps(cost)}")
+        rows[f"cost: {folder}"] = cost
     if args.placement_only:
         if args.json:
             args.json.write_text(json.dumps({"placement": rows}, ensure_ascii=False, indent=1))

@@ -37,10 +37,12 @@ class WordWeights:
               word (a row may fall short of 1: weight on NULL or on "</s>")
     backward: (source words × target words), a reverse model's weight of each source word
               on each target word, or None
+    least:    how much of a target word an element's words must hold for it to count
     """
 
     forward: np.ndarray
     backward: np.ndarray | None = None
+    least: float = HELD
 
     def held(self, first: int, stop: int) -> np.ndarray:
         """(target words,) how much each target word belongs to source words first to
@@ -71,9 +73,10 @@ def place(
     `links`: (start, stop) target boundaries, the words start to stop − 1 inside it
     (start == stop: at that boundary, with no words). Given `weights`, an element with
     words goes around the run of target words whose weights on its words
-    (`WordWeights.held`), less HELD each, sum to the most: one stray link does not stretch
-    it, and a word the weights hold is not lost for a missing link; where no word holds
-    more than HELD of the element's words, the links place it as without weights."""
+    (`WordWeights.held`), less `least` (HELD) each, sum to the most: one stray link does
+    not stretch it, and a word the weights hold is not lost for a missing link; where no
+    word holds more than that of the element's words, the links place it as without
+    weights."""
     by_source: dict[int, list[int]] = {}
     for source, target in links:
         by_source.setdefault(source, []).append(target)
@@ -125,7 +128,7 @@ class _Placing:
         if element.has_words and element.first == 0 and element.stop == self.sources:
             return 0, self.targets
         if element.has_words and self.weights is not None and self.targets:
-            run = heaviest_run(self.weights.held(element.first, element.stop) - HELD)
+            run = heaviest_run(self.weights.held(element.first, element.stop) - self.weights.least)
             if run is not None:
                 return run
         first = bisect.bisect_left(self.aligned_sources, element.first)
