@@ -453,9 +453,11 @@ def test_serve_refuses_limits_that_are_not_positive(model_dir, capsys):
 MARKED = ['Ein <b>Hund</b> läuft durch <a href="schnee.html">den Schnee</a>.', "Zwei &amp; <i>drei</i>"]
 
 
-def test_a_marked_up_request_gets_the_api_s_marked_up_translations(client, translator):
-    answers = translate(client, MARKED, markup="xml", beam_size=3, n_best=2)
-    expected = translator.translate(MARKED, beam_size=3, n_best=2, markup="xml")
+@pytest.mark.parametrize("placement", [None, "weights", "links"])
+def test_a_marked_up_request_gets_the_api_s_marked_up_translations(client, translator, placement):
+    asked = {} if placement is None else {"placement": placement}
+    answers = translate(client, MARKED, markup="xml", beam_size=3, n_best=2, **asked)
+    expected = translator.translate(MARKED, beam_size=3, n_best=2, markup="xml", **asked)
     for answer, result in zip(answers, expected, strict=True):
         assert answer["marked_up"] == result.marked_up and answer["text"] == result.text
         assert [a["marked_up"] for a in answer["alternatives"]] == [a.marked_up for a in result.alternatives]
@@ -468,6 +470,7 @@ def test_a_marked_up_request_gets_the_api_s_marked_up_translations(client, trans
     [
         ({"texts": ["Ein Hund.", "Ein <b>Hund"], "markup": "xml"}, "texts.1: <b> is never closed"),
         ({"texts": ["Ein Hund."], "markup": "markdown"}, "markup: Input should be 'xml' or 'html'"),
+        ({"texts": ["Ein Hund."], "markup": "xml", "placement": "hull"}, "placement: Input should be 'links' or"),
     ],
 )
 def test_bad_markup_is_a_422_naming_the_text(client, body, fragment):
