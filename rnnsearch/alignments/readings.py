@@ -70,8 +70,6 @@ class AlignmentSource:
       word's weights become its posterior given its neighbours'; None: read as they are
     combination: how two directions' alignments of it are combined where none is asked
       for (a name of symmetrisation.COMBINATIONS): the measured best (BENCHMARKS.md)
-    placement: how markup is placed by its alignments where no way is asked for
-      (rnnsearch.markup.PLACEMENTS: by the hard links, or by the word weights)
     """
 
     name: str
@@ -81,7 +79,6 @@ class AlignmentSource:
     null_mass: bool = False
     prior: JumpPrior | None = None
     combination: str = DEFAULT_METHOD
-    placement: str = "links"
 
 
 ALIGNMENT_SOURCES: dict[str, AlignmentSource] = {
@@ -96,7 +93,6 @@ ALIGNMENT_SOURCES: dict[str, AlignmentSource] = {
             null_mass=True,
             prior=CONTIGUITY,
             combination="soft",
-            placement="weights",
         ),
     )
 }

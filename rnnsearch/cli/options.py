@@ -225,8 +225,8 @@ def add_markup(command: argparse.ArgumentParser, *, reads: str, writes: str) -> 
         "--placement",
         choices=PLACEMENTS,
         help="with --markup, how tags are placed: 'weights', around the target words the alignment's weights hold "
-        "for each element's words, or 'links', from the first to the last target word linked to them (default: "
-        "'weights' for the alignment module's alignments, 'links' for the attention's)",
+        "for each element's words, or 'links', from the first to the last target word linked to them (default, "
+        "the measured best: BENCHMARKS.md)",
     )
 
 

@@ -128,8 +128,7 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
         Field(
             description=(
                 "with `markup`, how its tags are placed: 'weights', around the words the alignment's weights hold "
-                "for them, or 'links', from the first to the last word linked to theirs (default: 'weights' for the "
-                "alignment module's alignments, 'links' for the attention's)"
+                "for them, or 'links', from the first to the last word linked to theirs (default, the measured best)"
             ),
             examples=["weights"],
         ),

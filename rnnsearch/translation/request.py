@@ -79,8 +79,7 @@ def build_request(
     or where the caller reads them (`links_read`: written as Pharaoh lines, or aligned).
     With `searches`, the beam size and n-best count (the config's beam for None) make the
     search options; a call on given pairs searches nothing. `placement` None places markup
-    as the source's entry says (AlignmentSource.placement: by the weights for the
-    alignment module's, by the links for the attention's)."""
+    by the links, the measured best (BENCHMARKS.md)."""
     markup_options = MarkupOptions.of(markup, lenient_markup, max_markup_chars)
     search = decoding.options(beam_size, n_best, cancelled) if searches else None
     source = ALIGNMENT_SOURCES[decoding.alignment_source(alignment_from, shown=shown)]
@@ -89,5 +88,5 @@ def build_request(
     chosen = checked_choice(reading, "reading", READINGS)
     if markup_options is not None or links_read:
         check_reading(chosen, source.name)
-    placed = source.placement if placement is None else checked_choice(placement, "placement", PLACEMENTS)
+    placed = "links" if placement is None else checked_choice(placement, "placement", PLACEMENTS)
     return Request(source, chosen, markup_options, search, placed)

@@ -62,8 +62,7 @@ class TextTranslation(Decoding):
         (rnnsearch.alignments.readings.READINGS), and kept as its `words`: by its word
         weights, around the words they hold for each element, or by its links, from the
         first to the last word linked to the element's, as `placement` says
-        (rnnsearch.markup.PLACEMENTS; None: by the weights for the alignment module's
-        alignments, by the links for the attention's).
+        (rnnsearch.markup.PLACEMENTS; None: by the links, the measured best).
 
         `alignment_from` ("attention" or "aligner") says what each hypothesis's `alignment`
         is: the attention α of its search, or the alignment module's β (docs/model.md),

@@ -467,14 +467,14 @@ def test_a_budget_spent_before_the_first_step_or_a_learning_rate_past_the_weight
     assert not (model / ALIGNER_DIR / ALIGNER_WEIGHTS).exists() and not (model / ALIGNER_DIR / LAST).exists()
 
 
-def test_markup_is_placed_by_the_modules_weights_unless_links_are_asked_for(with_module, corpus):
-    """The alignment module's translations place tags by its word weights by default, the
-    attention's by their links; `placement` picks either, and both keep every tag."""
+def test_markup_is_placed_by_the_links_unless_the_weights_are_asked_for(with_module, corpus):
+    """Tags are placed by the hypothesis's links by default, from the module's alignments
+    as from the attention's; `placement` picks the weights instead, and both keep every tag."""
     from rnnsearch.markup import WordWeights, parse, transfer
 
     translator = rnnsearch.load(with_module, device="cpu")
     lines = ["Ein <b>kleines Mädchen</b> klettert in ein <i>Spielhaus</i>.", "Zwei <a href='x'>Männer</a> stehen."]
-    for alignment_from, default in (("aligner", "weights"), ("attention", "links")):
+    for alignment_from, default in (("aligner", "links"), ("attention", "links")):
         by_default = translator.translate(lines, markup="html", alignment_from=alignment_from)
         for placement in ("links", "weights"):
             asked = translator.translate(lines, markup="html", alignment_from=alignment_from, placement=placement)
