@@ -76,30 +76,38 @@ inline images, say). The server bounds every text by its own `--max-chars`."""
 
 @dataclass(frozen=True)
 class MarkupOptions:
-    """How the inputs of a call are read: as `markup` (MARKUPS), and with `lenient`, an
-    input whose markup is not well-formed is taken as plain text instead of refused; a
-    line longer than `max_chars` characters is refused either way (None: the caller has
-    bounded its inputs already, as the server does with its --max-chars)."""
+    """How the inputs of a call are read, and their markup put back: as `markup`
+    (MARKUPS), and with `lenient`, an input whose markup is not well-formed is taken as
+    plain text instead of refused; a line longer than `max_chars` characters is refused
+    either way (None: the caller has bounded its inputs already, as the server does with
+    its --max-chars); the tags are placed as `placement` says (PLACEMENTS)."""
 
     markup: str
     lenient: bool = False
     max_chars: int | None = MAX_MARKUP_CHARS
+    placement: str = "links"
 
     @classmethod
-    def of(cls, markup: object, lenient: object, max_chars: object = None) -> MarkupOptions | None:
-        """The Python API's `markup`, `lenient_markup` and `max_markup_chars` (None:
-        MAX_MARKUP_CHARS) arguments, checked; None for no markup. The last two say how
-        markup is read, so they are refused without it."""
+    def of(
+        cls, markup: object, lenient: object, max_chars: object = None, placement: object = None
+    ) -> MarkupOptions | None:
+        """The Python API's `markup`, `lenient_markup`, `max_markup_chars` (None:
+        MAX_MARKUP_CHARS) and `placement` (None: by the links, the measured best,
+        BENCHMARKS.md) arguments, checked; None for no markup. The last three say how
+        markup is read and put back, so they are refused without it."""
         if not isinstance(lenient, bool):
             raise ArgumentTypeError(f"lenient_markup: expected a bool, got {type(lenient).__name__}")
         bound = MAX_MARKUP_CHARS if max_chars is None else checked_count(max_chars, "max_markup_chars")
+        placed = "links" if placement is None else checked_choice(placement, "placement", PLACEMENTS)
         if markup is None:
             if lenient:
                 raise ArgumentValueError("lenient_markup: it says how markup is read; give markup too")
             if max_chars is not None:
                 raise ArgumentValueError("max_markup_chars: it bounds lines read as markup; give markup too")
+            if placement is not None:
+                raise ArgumentValueError("placement: it says how markup is placed; give markup too")
             return None
-        return cls(checked_choice(markup, "markup", DIALECTS), lenient, bound)
+        return cls(checked_choice(markup, "markup", DIALECTS), lenient, bound, placed)
 
     def lines(
         self, lines: Sequence[str], *, origin: str | None = None, first_line: int = 1, items: str | None = None

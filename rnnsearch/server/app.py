@@ -14,6 +14,7 @@ the size limits, 422 for a malformed or invalid one, 504 when it takes longer th
 import asyncio
 import base64
 import binascii
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -114,21 +115,22 @@ def _transcribing(translator: Translator) -> TranslateFn:
 
 
 async def _text_items(
-    translator: Translator, request: Any, max_seconds: float | None
+    translator: Translator, request: Any, max_seconds: float | None, markup: MarkupOptions | None
 ) -> tuple[list[tuple[str, str]], list[MarkedUp | None] | None]:
-    """The request's texts (their markup parsed) with their prefixes, and the parsed markup;
-    `request` is of the model made with the server's limits (`schemas.translate_request_model`)."""
-    marked = await asyncio.to_thread(_marked_up, translator, request.texts, request.markup)
+    """The request's texts (their markup parsed as `markup` says) with their prefixes, and
+    the parsed markup; `request` is of the model made with the server's limits
+    (`schemas.translate_request_model`)."""
+    marked = await asyncio.to_thread(_marked_up, translator, request.texts, markup)
     texts = request.texts if marked is None else [cast(MarkedUp, parsed).text for parsed in marked]  # all parsed
     _check_source_lengths(translator, texts)
     return list(zip(texts, _prefixes(texts, request.prefixes))), marked
 
 
 async def _audio_items(
-    translator: Translator, request: Any, max_seconds: float | None
+    translator: Translator, request: Any, max_seconds: float | None, markup: MarkupOptions | None
 ) -> tuple[list[np.ndarray], None]:
     """The request's recordings, decoded off the event loop; `request` as for `_text_items`,
-    `max_seconds` and the sample rate a speech model's."""
+    `max_seconds` and the sample rate a speech model's (a recording has no markup)."""
     limit, rate = cast(float, max_seconds), cast(int, translator.data.sample_rate)
     return await asyncio.to_thread(_read_audio, request.audio, limit, rate), None
 
@@ -174,7 +176,6 @@ def _call_request(translator: Translator, options: schemas.TranslateOptions) -> 
         alignment_from=options.alignment_from,
         beam_size=options.beam_size,
         n_best=options.n_best,
-        placement=getattr(options, "placement", None),
         shown=shown,
     )
 
@@ -199,9 +200,10 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
         """Translate every text (or transcribe every recording); requests arriving together are decoded together."""
         options = cast(schemas.TranslateOptions, request)
         call = _call_request(translator, options)
-        items, marked = await INPUTS[translator.data.reads].items(translator, request, max_seconds)
+        markup = _markup_options(request)
+        items, marked = await INPUTS[translator.data.reads].items(translator, request, max_seconds, markup)
         try:
-            work = asyncio.wait_for(_translated(batcher, items, marked, call), limits.timeout)
+            work = asyncio.wait_for(_translated(batcher, items, marked, call, markup), limits.timeout)
             results = await _while_connected(connection, work)
         except TimeoutError:
             raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
@@ -218,20 +220,24 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
 
 
 async def _translated(
-    batcher: Batcher, items: list, marked: list[MarkedUp | None] | None, call: CallRequest
+    batcher: Batcher,
+    items: list,
+    marked: list[MarkedUp | None] | None,
+    call: CallRequest,
+    markup: MarkupOptions | None,
 ) -> list[Translation]:
     """The items translated by the batcher, with their markup, if any, put back off the
     event loop as the request asks: placing the tags of a long line holds up no other
     request, and counts towards the request's timeout."""
     results = await batcher.translate(items, call)
-    if marked is not None:
-        await asyncio.to_thread(_put_back, marked, results, call)
+    if marked is not None and markup is not None:
+        await asyncio.to_thread(_put_back, marked, results, call.reading, markup.placement)
     return results
 
 
-def _put_back(marked: list[MarkedUp | None], results: list[Translation], call: CallRequest) -> None:
+def _put_back(marked: list[MarkedUp | None], results: list[Translation], reading: str, placement: str) -> None:
     for parsed, result in zip(marked, results, strict=True):
-        put_markup_back(parsed, result, reading=call.reading, placement=call.placement)
+        put_markup_back(parsed, result, reading=reading, placement=placement)
 
 
 async def _while_connected(connection: Request, work: Awaitable[T]) -> T:
@@ -268,13 +274,20 @@ def _check_source_lengths(translator: Translator, texts: list[str]) -> None:
             raise HTTPException(413, f"texts.{index}: {pieces} subword pieces, more than the model's {limit}")
 
 
-def _marked_up(translator: Translator, texts: list[str], markup: str | None) -> list[MarkedUp | None] | None:
-    """The texts read as `markup` (None: no markup), each one that is not well-formed a
+def _markup_options(request: Any) -> MarkupOptions | None:
+    """How a request's texts are read and their markup put back (None: as plain text),
+    checked as the API checks them; the server's --max-chars bounds every text already."""
+    options = MarkupOptions.of(getattr(request, "markup", None), False, None, getattr(request, "placement", None))
+    return None if options is None else dataclasses.replace(options, max_chars=None)
+
+
+def _marked_up(translator: Translator, texts: list[str], markup: MarkupOptions | None) -> list[MarkedUp | None] | None:
+    """The texts read by `markup` (None: no markup), each one that is not well-formed a
     422 naming it; markup is put back by the alignment, which the model must have."""
     if markup is None:
         return None
     translator.require_alignment()
-    return MarkupOptions(markup, max_chars=None).lines(texts, items="texts")  # --max-chars bounds the texts
+    return markup.lines(texts, items="texts")
 
 
 def _prefixes(texts: list[str], prefixes: list[str] | None) -> list[str]:

@@ -265,7 +265,7 @@ class GivenPairs(Decoding):
                 words = combine(words, backward_words[k], method=method)
             if parsed is not None:
                 weights = None
-                if request.placement == "weights":
+                if request.markup is not None and request.markup.placement == "weights":
                     weights = WordWeights(words.weights, None if backward_words is None else backward_words[k].weights)
                 words = replace(words, marked_up=transfer(parsed, words.target_words, words.pairs, weights=weights))
             aligned.append(AlignedPair(pair, words))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, AlignmentSource, check_reading
 from rnnsearch.arguments import checked_choice
 from rnnsearch.decoding.decoding import Decoding
-from rnnsearch.markup import PLACEMENTS, MarkupOptions
+from rnnsearch.markup import MarkupOptions
 from rnnsearch.search.rules import Cancelled, SearchOptions
 
 
@@ -32,14 +32,12 @@ class Request:
     markup:  how the inputs' markup is read; None for plain text
     search:  how search runs; None for a call that searches nothing (scoring and aligning
              given pairs)
-    placement: how markup is placed among the target words (rnnsearch.markup.PLACEMENTS)
     """
 
     source: AlignmentSource
     reading: str = DEFAULT_READING
     markup: MarkupOptions | None = None
     search: SearchOptions | None = None
-    placement: str = "links"
 
     @property
     def alignment_from(self) -> str:
@@ -78,9 +76,9 @@ def build_request(
     reading is checked against the source where word links are read from it: with markup,
     or where the caller reads them (`links_read`: written as Pharaoh lines, or aligned).
     With `searches`, the beam size and n-best count (the config's beam for None) make the
-    search options; a call on given pairs searches nothing. `placement` None places markup
-    by the links, the measured best (BENCHMARKS.md)."""
-    markup_options = MarkupOptions.of(markup, lenient_markup, max_markup_chars)
+    search options; a call on given pairs searches nothing. `placement` says how markup
+    is placed back (MarkupOptions)."""
+    markup_options = MarkupOptions.of(markup, lenient_markup, max_markup_chars, placement)
     search = decoding.options(beam_size, n_best, cancelled) if searches else None
     source = ALIGNMENT_SOURCES[decoding.alignment_source(alignment_from, shown=shown)]
     if markup_options is not None or source.from_module:
@@ -88,5 +86,4 @@ def build_request(
     chosen = checked_choice(reading, "reading", READINGS)
     if markup_options is not None or links_read:
         check_reading(chosen, source.name)
-    placed = "links" if placement is None else checked_choice(placement, "placement", PLACEMENTS)
-    return Request(source, chosen, markup_options, search, placed)
+    return Request(source, chosen, markup_options, search)

@@ -173,7 +173,8 @@ class TextTranslation(Decoding):
         every hypothesis by its word alignment (from the request's source, read as its
         reading says)."""
         prefix_ids = None if prefixes is None else self.tgt_subwords.encode(prefixes)
-        marked = None if request.markup is None else request.markup.lines(texts, first_line=first_line)
+        markup = request.markup
+        marked = None if markup is None else markup.lines(texts, first_line=first_line)
         if marked is not None:
             texts = [text if parsed is None else parsed.text for text, parsed in zip(texts, marked, strict=True)]
         translations = self.decode(
@@ -184,9 +185,9 @@ class TextTranslation(Decoding):
             prefixes=prefix_ids,
             alignment_from=request.alignment_from,
         )
-        if marked is not None:
+        if markup is not None and marked is not None:
             for parsed, translation in zip(marked, translations):
-                put_markup_back(parsed, translation, reading=request.reading, placement=request.placement)
+                put_markup_back(parsed, translation, reading=request.reading, placement=markup.placement)
         return translations
 
 

@@ -127,6 +127,8 @@ def test_markup_flags_without_markup_are_refused(model_dir, tmp_path: Path, caps
 def test_the_api_refuses_markup_settings_without_markup(translator):
     with pytest.raises(ValueError, match="lenient_markup: it says how markup is read; give markup too"):
         translator.translate(["Ein Hund."], lenient_markup=True)
+    with pytest.raises(ValueError, match="placement: it says how markup is placed; give markup too"):
+        translator.align(["Ein Hund."], ["A dog."], placement="weights")
     with pytest.raises(ValueError, match="max_markup_chars: it bounds lines read as markup; give markup too"):
         translator.align(["Ein Hund."], ["A dog."], max_markup_chars=5)
     with pytest.raises(ValueError, match="max_markup_chars: it bounds lines read as markup; give markup too"):

@@ -471,6 +471,7 @@ def test_a_marked_up_request_gets_the_api_s_marked_up_translations(client, trans
         ({"texts": ["Ein Hund.", "Ein <b>Hund"], "markup": "xml"}, "texts.1: <b> is never closed"),
         ({"texts": ["Ein Hund."], "markup": "markdown"}, "markup: Input should be 'xml' or 'html'"),
         ({"texts": ["Ein Hund."], "markup": "xml", "placement": "hull"}, "placement: Input should be 'links' or"),
+        ({"texts": ["Ein Hund."], "placement": "weights"}, "placement: it says how markup is placed; give markup too"),
     ],
 )
 def test_bad_markup_is_a_422_naming_the_text(client, body, fragment):

@@ -117,9 +117,10 @@ def test_generated_requests_get_documented_answers(api_schema, translator, label
 def check_translation_answer(request: dict, status: int, body: dict, default_beam_size: int) -> None:
     """A schema-valid translation request gets one translation per text, each with an alignment
     of the shape its tokens give, read from the attention; or, if n_best exceeds the beam
-    size, the alignment module is asked of a model without one, the prefixes are not one
-    per text or a text's markup is not well-formed (rules the schema cannot state, the
-    request's settings checked before its texts), a 422 that says so."""
+    size, the alignment module is asked of a model without one, a placement is given
+    without markup, the prefixes are not one per text or a text's markup is not
+    well-formed (rules the schema cannot state, the request's settings checked before its
+    texts), a 422 that says so."""
     beam_size = request.get("beam_size") or default_beam_size
     n_best = request.get("n_best", 1)
     if n_best > beam_size:
@@ -127,6 +128,9 @@ def check_translation_answer(request: dict, status: int, body: dict, default_bea
         return
     if request.get("alignment_from") == "aligner":  # the served model has no alignment module
         assert status == 422 and body["error"].startswith("alignment_from: 'aligner': "), body
+        return
+    if request.get("placement") is not None and request.get("markup") is None:
+        assert status == 422 and body["error"].startswith("placement: it says how markup is placed"), body
         return
     prefixes = request.get("prefixes")
     if prefixes is not None and len(prefixes) != len(request["texts"]):
