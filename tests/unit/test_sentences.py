@@ -1,0 +1,42 @@
+"""Blocks of text cut into sentences: a regression list of our own over sentencex, in the
+three languages the project's data speaks."""
+
+from __future__ import annotations
+
+import pytest
+
+from rnnsearch.text.sentences import sentence_spans, sentences
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "expected"),
+    [
+        (
+            "de",
+            "Wir treffen uns am 3. Oktober in Berlin. Bis dann.",
+            ["Wir treffen uns am 3. Oktober in Berlin. ", "Bis dann."],
+        ),
+        ("de", "Das ist z. B. ein Test. Die Nr. 5 ist frei.", ["Das ist z. B. ein Test. ", "Die Nr. 5 ist frei."]),
+        ("de", "Herr Dr. Müller kommt. Ende.", ["Herr Dr. Müller kommt. ", "Ende."]),
+        (
+            "en",
+            "We met e.g. at noon. Dr. Smith came at 5 p.m. today.",
+            ["We met e.g. at noon. ", "Dr. Smith came at 5 p.m. today."],
+        ),
+        ("en", "It costs $3.50 only. Next.", ["It costs $3.50 only. ", "Next."]),
+        ("fr", "M. Dupont est arrivé. Mme. Durand aussi.", ["M. Dupont est arrivé. ", "Mme. Durand aussi."]),
+        ("fr", "Une ligne\nencore dans le paragraphe. Fin.", ["Une ligne\nencore dans le paragraphe. ", "Fin."]),
+        ("en", "No final stop", ["No final stop"]),
+        ("en", "", []),
+    ],
+)
+def test_a_block_is_cut_where_a_sentence_ends_and_nowhere_else(language, text, expected):
+    assert sentences(text, language) == expected
+
+
+@pytest.mark.parametrize("text", ["  Leading space. Two  spaces.  ", "Ein Satz.\n\nNoch einer.\n", "?!. ...", "Ja."])
+def test_the_sentences_cover_the_block_byte_for_byte(text):
+    spans = sentence_spans(text, "de")
+    assert spans[0][0] == 0 and spans[-1][1] == len(text)
+    assert all(end == start for (_, end), (start, _) in zip(spans, spans[1:]))
+    assert "".join(sentences(text, "de")) == text
