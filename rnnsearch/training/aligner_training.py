@@ -332,6 +332,7 @@ class ModuleLoop(TrainingLoop):
 
     command = "train-aligner"
     failed_loss = "the alignment module's loss"
+    trained_weights = "the alignment module's weights"
 
     def __init__(
         self,
@@ -345,7 +346,6 @@ class ModuleLoop(TrainingLoop):
     ):
         super().__init__(config, run_dir, context=context, pairs=pairs, progress=progress)
         self.attached = attached  # the models whose modules train, the run's own first (`save_modules`)
-        self.saved = progress.step  # the step of the run's last checkpoint (0: none yet)
 
     def start(self) -> None:
         """The frozen translations run without dropout; the modules have none."""
@@ -353,21 +353,6 @@ class ModuleLoop(TrainingLoop):
             each.model.eval()
 
     def checkpoint(self, *, everything: bool = False) -> bool:
-        """Save the modules and the resume point; the run goes on until its budget is spent.
-        A module whose weights an update made NaN or infinite (finite gradients times too
-        large a learning rate) stops the run in one line, and nothing of it is saved."""
-        modules = [attached_module(each.model) for each in self.attached]
-        if not all(bool(torch.isfinite(p).all()) for module in modules for p in module.parameters()):
-            self.report.close()
-            kept = (
-                f"{self.model_dir} keeps the checkpoint of step {self.saved}"
-                if self.saved
-                else "no checkpoint was written"
-            )
-            raise UserError(
-                f"{self.command}: step {self.progress.step}: the update made the alignment module's weights NaN or "
-                f"infinite, so training stopped without saving them; {kept}. {self.advice}"
-            )
+        """Save the modules and the resume point; the run goes on until its budget is spent."""
         save_modules(self.attached, self.context.optimizer, self.progress, self.config)
-        self.saved = self.progress.step
         return False

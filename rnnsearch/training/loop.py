@@ -186,10 +186,11 @@ def refuse_non_finite(command: str, step: int, loss: float, *, what: str, kept: 
 class TrainingLoop:
     """The steps of one process of a run, on `pairs`, from `progress` on; the run's files
     are in `model_dir`. A subclass says what a checkpoint does (`checkpoint`) and how
-    a non-finite step is worded (`command`, `failed_loss`, `advice`)."""
+    a non-finite step is worded (`command`, `failed_loss`, `trained_weights`, `advice`)."""
 
     command = "train"
     failed_loss = "the training loss"
+    trained_weights = "the model's weights"
     advice = "Too large a learning rate does this: lower train.learning_rate"
 
     def __init__(self, config: Config, model_dir: Path, *, context: StepContext, pairs: PairSource, progress: Progress):
@@ -247,9 +248,11 @@ class TrainingLoop:
                 self._log_training(loss_sum, tokens, compute_seconds)
                 loss_sum, tokens, compute_seconds = 0.0, 0, 0.0
             if progress.step % options.valid_every == 0:
+                self._require_finite_weights(last_checkpoint)
                 stop = self.checkpoint()
                 last_checkpoint = progress.step
         if self.owes_a_last_checkpoint(last_checkpoint):
+            self._require_finite_weights(last_checkpoint)
             self.checkpoint(everything=True)
         self.report.close()
 
@@ -273,13 +276,27 @@ class TrainingLoop:
         weights NaN or infinite, so nothing of it is saved, and the run's directory keeps
         the checkpoint of step `saved` (0: the run has none yet) to resume from or to use."""
         refuse_non_finite(
-            self.command,
-            self.progress.step,
-            loss,
-            what=self.failed_loss,
-            kept=f"{self.model_dir} keeps the checkpoint of step {saved}" if saved else "no checkpoint was written",
-            advice=self.advice,
+            self.command, self.progress.step, loss, what=self.failed_loss, kept=self._kept(saved), advice=self.advice
         )
+
+    def _require_finite_weights(self, saved: int) -> None:
+        """Stop the run before a checkpoint, in one line and saving nothing, where an update
+        with finite gradients has made the weights that train NaN or infinite (too large a
+        learning rate times Adam's step): the directory keeps the checkpoint of step `saved`."""
+        context = self.context
+        models = [context.model] + ([context.reverse] if context.reverse is not None else [])
+        trained = [p for model in models for p in model.parameters() if p.requires_grad]
+        if bool(torch.stack([torch.isfinite(p).all() for p in trained]).all()):  # one read back to the host
+            return
+        self.report.close()
+        raise UserError(
+            f"{self.command}: step {self.progress.step}: the update made {self.trained_weights} NaN or infinite, so "
+            f"training stopped without saving them; {self._kept(saved)}. {self.advice}"
+        )
+
+    def _kept(self, saved: int) -> str:
+        """What the run's directory keeps of it, its last checkpoint at step `saved` (0: none)."""
+        return f"{self.model_dir} keeps the checkpoint of step {saved}" if saved else "no checkpoint was written"
 
     def _log_training(self, loss_sum: float, tokens: int, compute_seconds: float) -> None:
         """Log the training loss and speed since the last row, summed over the ranks, and

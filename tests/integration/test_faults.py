@@ -380,6 +380,20 @@ def test_a_loss_that_is_not_finite_stops_training_and_keeps_the_last_good_checkp
     assert result.returncode == 0 and result.stdout.strip(), result.stderr[-3000:]
 
 
+def test_an_update_that_makes_the_weights_infinite_is_not_saved_at_the_next_checkpoint(trained, tmp_path):
+    """With finite gradients, Adam's step times a learning rate of 1e308 makes the weights
+    infinite: the checkpoint right after it saved them with exit 0, and neither the model
+    nor its resume point could be used again."""
+    config, run = copy_of(trained, tmp_path)
+    before = read_tensors(run / "last.safetensors")[0]
+    blown = ["train.max_steps=3", "train.valid_every=1", "train.learning_rate=1e308", "train.warmup_steps=0"]
+    line = one_line_error(in_process("train", config, "--resume", *[a for b in blown for a in ("--set", b)]))
+    assert "train: step 3: the update made the model's weights NaN or infinite" in line
+    assert f"{run} keeps the checkpoint of step 2" in line
+    after = read_tensors(run / "last.safetensors")[0]
+    assert all(before[name].equal(after[name]) for name in before)
+
+
 @pytest.mark.parametrize("value", [".inf", ".nan", "-.inf"])
 def test_a_guided_alignment_weight_that_is_not_finite_is_refused(trained, value):
     config, _ = trained
