@@ -50,8 +50,9 @@ from rnnsearch.errors import UserError
 from rnnsearch.files import atomic, model_directory
 from rnnsearch.jobs.module_run import train_module
 from rnnsearch.text.corpus import is_blank, stream_raw_parallel
-from rnnsearch.training.aligner_training import run_config, run_settings
+from rnnsearch.training.aligner_training import run_config
 from rnnsearch.training.console import say
+from rnnsearch.training.module_resume import assignments, recorded_settings
 from rnnsearch.translation.translator import Translator, load
 
 SELF_TRAINING = "self-training"
@@ -125,13 +126,13 @@ def self_train(
 
 def _taught_settings(direction: Direction) -> list[str]:
     """What every round's modules keep of how the model's module was trained (its run's
-    settings, `run_settings`): their size, their NULL option and the directions'
+    settings, `recorded_settings`): their size, their NULL option and the directions'
     agreement; nothing where it was trained with the translation, whose config the rounds
     read. A round's objective and budget are the model's config's, or --set's."""
     recorded = direction.module.parent / model_directory.CONFIG
     if not recorded.is_file():
         return []
-    return run_settings(load_config(recorded), KEPT_SETTINGS)
+    return assignments(recorded_settings(load_config(recorded), KEPT_SETTINGS))
 
 
 def _taught_corpora(direction: Direction) -> list[TrainingFiles]:

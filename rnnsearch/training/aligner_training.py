@@ -50,7 +50,14 @@ from rnnsearch.training.frozen_passes import GIB, FrozenPasses, TeacherForced
 from rnnsearch.training.graphed_loss import GraphedLoss
 from rnnsearch.training.loop import StepContext, TrainingLoop
 from rnnsearch.training.loss import Objective
-from rnnsearch.training.module_resume import Attached, ResumePoint, attached_module, save_modules
+from rnnsearch.training.module_resume import (
+    Attached,
+    ResumePoint,
+    assignments,
+    attached_module,
+    recorded_settings,
+    save_modules,
+)
 from rnnsearch.training.schedule import Progress
 
 
@@ -75,16 +82,6 @@ def run_config(model_dir: Path, overrides: list[str]) -> Config:
 
 MODULE_RUN_KEYS = tuple(key for key in ALIGNER_RUN_KEYS if not key.startswith("data."))
 """The keys of how a run trained its module, beside the corpora it trained on."""
-
-
-def run_settings(config: Config, keys: tuple[str, ...] = MODULE_RUN_KEYS) -> list[str]:
-    """`config`'s value of each of `keys` (section.name, none under data), as --set
-    assignments: how a run with `config` trained its module, for another run to train alike."""
-    settings = []
-    for key in keys:
-        section, _, name = key.partition(".")
-        settings.append(f"{key}={json.dumps(getattr(getattr(config, section), name))}")
-    return settings
 
 
 def train_aligner(
@@ -320,7 +317,8 @@ def _write_reverse_config(reverse_dir: Path, run_dir: Path, config: Config) -> N
             with atomic.replacing(links) as temporary, open(temporary, "w", encoding="utf-8") as out:
                 out.writelines(f"{transposed_pharaoh(line)}\n" for line in stream_lines(corpus.alignments))
             swapped[-1]["alignments"] = str(links.resolve())
-    settings = [*run_settings(config), f"data.train={json.dumps(swapped)}", "model.aligner=true"]
+    module_settings = assignments(recorded_settings(config, MODULE_RUN_KEYS))
+    settings = [*module_settings, f"data.train={json.dumps(swapped)}", "model.aligner=true"]
     reverse = load_config(reverse_dir / model_directory.CONFIG, settings)
     atomic.atomic_write(run_dir / model_directory.CONFIG, reverse.to_yaml().encode("utf-8"))
 

@@ -59,15 +59,20 @@ and saves, and where and how it runs. Every other key of ALIGNER_RUN_KEYS define
 (its data and links, objective, sizes, agreement, batches and seed) and is kept."""
 
 
-def recorded_settings(config: Config) -> dict[str, Any]:
-    """The value of each of ALIGNER_RUN_KEYS in `config`, as JSON: what a resume point
-    records of how its run trains."""
+def recorded_settings(config: Config, keys: tuple[str, ...] = ALIGNER_RUN_KEYS) -> dict[str, Any]:
+    """The value of each of `keys` (section.name) in `config`, as JSON: by default what a
+    resume point records of how its run trains."""
     dumped = config.model_dump(mode="json")
     settings = {}
-    for key in ALIGNER_RUN_KEYS:
+    for key in keys:
         section, _, name = key.partition(".")
         settings[key] = dumped[section][name]
     return settings
+
+
+def assignments(settings: dict[str, Any]) -> list[str]:
+    """`settings` as --set assignments, for another run's config to take them."""
+    return [f"{key}={json.dumps(value)}" for key, value in settings.items()]
 
 
 def save_modules(
@@ -132,7 +137,7 @@ class ResumePoint:
     @property
     def settings(self) -> list[str]:
         """The recorded settings as --set assignments, for the resumed run's config."""
-        return [f"{key}={json.dumps(value)}" for key, value in self.recorded.items()]
+        return assignments(self.recorded)
 
     def changes(self, config: Config) -> list[str]:
         """What `config` sets otherwise than the run it resumes, each said as "key value

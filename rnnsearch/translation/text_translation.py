@@ -86,8 +86,8 @@ class TextTranslation(Decoding):
     def translate_with(
         self, request: Request, texts: Iterable[str], *, prefixes: Iterable[str] | None = None
     ) -> list[Translation]:
-        """`translate`, its settings given as one checked Request (`Translator.request`
-        builds it from `translate`'s keywords), as the server and the commands call it."""
+        """`translate`, its settings given as one checked Request (`build_request` makes it
+        from `translate`'s keywords), as the server and the commands call it."""
         self.input_kind.require_text(NOT_TEXT)
         texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
         checked_prefixes = _prefixes(prefixes, len(texts), "prefixes")
@@ -134,7 +134,7 @@ class TextTranslation(Decoding):
         *,
         prefix_chunks: Iterable[Iterable[str]] | None = None,
     ) -> Iterator[list[Translation]]:
-        """`translate_chunks`, its settings given as one checked Request (`Translator.request`)."""
+        """`translate_chunks`, its settings given as one checked Request (`build_request`)."""
         self.input_kind.require_text(NOT_TEXT)
         chunks = checked_iterable(chunks, "chunks")
         if prefix_chunks is not None:
