@@ -26,6 +26,16 @@ TEXT_ELEMENTS = frozenset({"textarea", "xmp"})
 obsolete literal block): shown, but kept whole, untranslated."""
 
 
+KEPT_ELEMENTS = frozenset({"code", "kbd", "samp", "var", "svg", "math"})
+"""HTML's phrasing elements whose content is code, input, output, a variable's name, a
+drawing or a formula rather than prose: kept whole, untranslated, as the content of
+`translate="no"` is."""
+
+KEPT_CLASSES = frozenset({"notranslate"})
+"""Classes that mark an element untranslated, as `translate="no"` does (the class the
+translation services of browsers honour)."""
+
+
 def escape(text: str) -> str:
     """Text as markup: "&", "<" and ">" as character references."""
     return html.escape(text, quote=False)
@@ -41,6 +51,8 @@ class Dialect:
 
     void_elements: elements that have no end tag
     text_elements: elements whose content is text up to their end tag, kept whole
+    kept_elements: elements kept whole, untranslated, whatever their attributes say
+    kept_classes:  classes that keep an element whole, untranslated
     folds_case:    tag names compared without case
     text:          the text between tags as it reads (references decoded, or as written)
     well_formed:   XML's rules for text and references hold
@@ -50,6 +62,8 @@ class Dialect:
     name: str
     void_elements: frozenset[str] = frozenset()
     text_elements: frozenset[str] = frozenset()
+    kept_elements: frozenset[str] = frozenset()
+    kept_classes: frozenset[str] = frozenset()
     folds_case: bool = False
     text: Callable[[str], str] = _as_written
     well_formed: bool = False
@@ -60,7 +74,15 @@ DIALECTS: dict[str, Dialect] = {
     dialect.name: dialect
     for dialect in (
         Dialect("xml", well_formed=True),
-        Dialect("html", void_elements=VOID_ELEMENTS, text_elements=TEXT_ELEMENTS, folds_case=True, text=html.unescape),
+        Dialect(
+            "html",
+            void_elements=VOID_ELEMENTS,
+            text_elements=TEXT_ELEMENTS,
+            kept_elements=KEPT_ELEMENTS,
+            kept_classes=KEPT_CLASSES,
+            folds_case=True,
+            text=html.unescape,
+        ),
     )
 }
 """Each markup a line can be read as, by the name `--markup` and `markup=` give it."""

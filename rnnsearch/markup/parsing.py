@@ -14,7 +14,9 @@ boundary where it stands: the raw text elements `<script>` and `<style>`, whose 
 code that no character reference is decoded in, every element marked
 `translate="no"` (the HTML standard's attribute), with all it contains, and, in `html`,
 `<textarea>` (a form field's value) and `<xmp>`, whose content HTML reads as text up to
-their end tag, tags and all. Such an element also stands for a word break, as its content
+their end tag, tags and all, the elements that hold code, input, output, variables,
+drawings and formulas (`<code>`, `<kbd>`, `<samp>`, `<var>`, `<svg>`, `<math>`), and
+those of the class `notranslate`. Such an element also stands for a word break, as its content
 stays between the words around it, and is written back as a word of its own, a space on
 either side; a script or a stylesheet, which shows nothing, does neither.
 
@@ -109,12 +111,12 @@ def parse(line: str, markup: str) -> MarkedUp:
     if markup not in DIALECTS:
         raise ValueError(f"markup: {markup!r} is not one of {', '.join(DIALECTS)}")
     reader = _Reader(line, DIALECTS[markup])
-    reader.feed(_without_open_ends(line))
+    reader.feed(without_open_ends(line))
     reader.close()
     return reader.result()
 
 
-def _without_open_ends(line: str) -> str:
+def without_open_ends(line: str) -> str:
     """`line` with every "<" after its last ">" made "_": text there either way (see the
     module docstring), read in linear time; the same length, so positions still match."""
     end = line.rfind(">") + 1
@@ -185,13 +187,16 @@ class _Reader(HTMLParser):
 
 def _kept_whole(tag: str, attrs: list[tuple[str, str | None]], dialect: Dialect) -> str | None:
     """Why an element is kept whole, untranslated: "raw" for a script or a stylesheet,
-    "untranslated" for one marked translate="no" and one of the dialect's text elements
-    (html's textarea and xmp); None for any other."""
+    "untranslated" for one marked translate="no", one of the dialect's text elements
+    (html's textarea and xmp) and kept elements (html's code, kbd, samp, var, svg and
+    math), and one of a class the dialect keeps (html's notranslate); None for any other."""
     if tag in RAW_TEXT_ELEMENTS:
         return "raw"
-    if tag in dialect.text_elements:
+    if tag in dialect.text_elements or tag in dialect.kept_elements:
         return "untranslated"
     if any(name == "translate" and (value or "").strip().lower() == "no" for name, value in attrs):
+        return "untranslated"
+    if any(name == "class" and dialect.kept_classes.intersection((value or "").split()) for name, value in attrs):
         return "untranslated"
     return None
 

@@ -4,8 +4,8 @@ translate text, transcribe speech, or score and align given translations.
 `Translator` is the one object users hold. What its jobs share (the model, its input
 kind, the target subword model, the search) is a `Decoding` (rnnsearch.decoding.decoding); each
 job is a `Decoding` that does one kind of work, with its public methods and their
-documentation: text_translation.py, transcription.py and given_pairs.py. The Translator
-is all three at once, with nothing between it and them. Loading a model directory, an
+documentation: text_translation.py, document_translation.py, transcription.py and
+given_pairs.py. The Translator is all of them at once, with nothing between it and them. Loading a model directory, an
 exported package or an ensemble is rnnsearch.translation.assembly's.
 """
 
@@ -24,8 +24,8 @@ from rnnsearch.devices import resolve_device
 from rnnsearch.kinds import data_kind
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.translation.assembly import ModelDirs, assemble
+from rnnsearch.translation.document_translation import DocumentTranslation, TranslatedDocument
 from rnnsearch.translation.given_pairs import GivenPairs
-from rnnsearch.translation.text_translation import TextTranslation
 from rnnsearch.translation.transcription import Transcription
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "SENTENCES_PER_SEARCH",
     "ModelDirs",
     "PairScore",
+    "TranslatedDocument",
     "Translation",
     "Translator",
     "check_source_lengths",
@@ -41,13 +42,14 @@ __all__ = [
 ]
 
 
-class Translator(TextTranslation, Transcription, GivenPairs):
+class Translator(DocumentTranslation, Transcription, GivenPairs):
     """A trained model (or an ensemble) ready to translate texts, transcribe speech, and
     score and align given translations: `translate` and `translate_chunks`
-    (text_translation.py), `transcribe`, `transcribe_files` and `translate_vectors`
-    (transcription.py), `score`, `score_chunks`, `align` and `align_chunks`
-    (given_pairs.py), each documented where its work is done, over the one `Decoding`
-    they share. Made by `load`; for a speech model, `transcribe(audio, names)`."""
+    (text_translation.py), `translate_documents` (document_translation.py),
+    `transcribe`, `transcribe_files` and `translate_vectors` (transcription.py),
+    `score`, `score_chunks`, `align` and `align_chunks` (given_pairs.py), each
+    documented where its work is done, over the one `Decoding` they share. Made by
+    `load`; for a speech model, `transcribe(audio, names)`."""
 
     def __init__(
         self,

@@ -1,0 +1,50 @@
+"""Documents in, the same documents out: each format one entry of `FORMATS`, one class in
+one module of this package.
+
+A format reads a document's bytes into a `Document`: its translation units, each a block
+of the document (a paragraph, a heading, a list item, a table cell, a subtitle's run of
+cues, a catalogue entry) or a translatable attribute, given as one line of inline markup
+in the format's dialect (rnnsearch.markup.dialects), whatever formatting crosses the
+block (bold, links, Word runs, Markdown emphasis, subtitle italics) standing as elements
+over its words. What is not translated (scripts, code, field codes, timings,
+placeholders, every byte between units) is never in a unit, or stands in it as an element
+kept whole, so it comes back byte for byte. The translation job
+(rnnsearch.translation.document_translation) cuts each unit into sentences, translates
+them, puts the unit's markup back by the word alignment, and hands `Document.write` the
+translated line of each unit, or None for one whose translation is its own text word for
+word, which the document keeps exactly as it was written.
+
+Adding a format (ODT, PPTX, EPUB) is one module here with one class that has `name`,
+`extensions`, `dialect` and `read`, one line in `FORMATS`, and its tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rnnsearch.markup.formats.document import DocumentError, Format
+from rnnsearch.markup.formats.html_page import HtmlPage
+from rnnsearch.markup.formats.plain import PlainText
+
+_ENTRIES: tuple[Format, ...] = (HtmlPage(), PlainText())
+
+FORMATS: dict[str, Format] = {entry.name: entry for entry in _ENTRIES}
+"""Each format by the name `--format` and `format=` give it."""
+
+
+def format_named(name: str) -> Format:
+    """The format called `name`, or a DocumentError listing those there are."""
+    if name not in FORMATS:
+        raise DocumentError(f"format: {name!r} is not one of {', '.join(FORMATS)}")
+    return FORMATS[name]
+
+
+def format_of(path: str | Path) -> Format:
+    """The format a file name's extension says, or a DocumentError saying to give one."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    for entry in FORMATS.values():
+        if suffix in entry.extensions:
+            return entry
+    raise DocumentError(
+        f"{path}: no format reads .{suffix or '(no extension)'} files; give one of {', '.join(FORMATS)} as the format"
+    )

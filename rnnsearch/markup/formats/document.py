@@ -1,0 +1,151 @@
+"""What every format shares: a translation unit, the document a format reads, the format
+itself (the registry is the package's `FORMATS`), and the few readers and writers of
+plain text that several formats use."""
+
+from __future__ import annotations
+
+import codecs
+import html
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from rnnsearch.errors import UserError
+from rnnsearch.markup.dialects import escape
+from rnnsearch.markup.parsing import parse
+
+MAX_DOCUMENT_BYTES = 256 * 2**20
+"""The largest document read, in bytes (a zip's parts together, uncompressed, too): a
+bound on what one call can make the reader hold."""
+
+MAX_UNITS = 1_000_000
+"""The most translation units one document may hold."""
+
+KEPT = "k"
+"""The element a format wraps around text it keeps untranslated inside a unit built from
+plain text (a placeholder, a code span), marked translate="no" (`plain_markup`)."""
+
+
+class DocumentError(UserError, ValueError):
+    """A document that cannot be read, or written back: the message names the file and the place."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One thing to translate: `markup`, a line of inline markup in the format's dialect;
+    `where` names it in messages ("paragraph 4 of word/document.xml", "cue 12");
+    `kind`: "text" for a block, "attribute" for an attribute's value."""
+
+    markup: str
+    where: str
+    kind: str = "text"
+
+
+class Document(ABC):
+    """A document read by a format: its units, how many spans it keeps untranslated
+    (`protected`: code, scripts, placeholders, kept elements), and the document written
+    back from their translations."""
+
+    units: list[Unit]
+    protected: int = 0
+
+    @abstractmethod
+    def write(self, translations: Sequence[str | None]) -> bytes:
+        """The document with each unit replaced by its translation (a line of markup in the
+        format's dialect), or kept as written where the translation is None."""
+
+
+class Format(Protocol):
+    """A document format: its name (`--format`), the file name extensions it is taken
+    from, the dialect its units' markup is read in, and its reader."""
+
+    name: str
+    extensions: tuple[str, ...]
+    dialect: str
+
+    def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
+        """The document in `data`; `origin` names it in errors, which are DocumentErrors;
+        `target_language` is what the translation is in (a page's `lang` says it)."""
+        ...
+
+
+def checked_size(data: bytes, origin: str) -> bytes:
+    """`data`, refused when it is larger than MAX_DOCUMENT_BYTES."""
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise DocumentError(
+            f"{origin}: {len(data):,} bytes is more than the {MAX_DOCUMENT_BYTES:,} a document may have"
+        )
+    return data
+
+
+def checked_units(units: list[Unit], origin: str) -> list[Unit]:
+    """`units`, refused when there are more than MAX_UNITS."""
+    if len(units) > MAX_UNITS:
+        raise DocumentError(f"{origin}: {len(units):,} units is more than the {MAX_UNITS:,} a document may have")
+    return units
+
+
+def decoded(data: bytes, origin: str, encoding: str = "utf-8") -> str:
+    """`data` as text in `encoding` (a UTF-8 byte order mark dropped), or a DocumentError
+    naming the byte offset that is not."""
+    try:
+        return data.decode("utf-8-sig" if encoding.lower().replace("_", "-") == "utf-8" else encoding)
+    except UnicodeDecodeError as error:
+        raise DocumentError(f"{origin}: byte {error.start:,} is not {encoding} ({error.reason})") from None
+
+
+def plain_markup(text: str, kept: Sequence[tuple[int, int]] = ()) -> str:
+    """Plain `text` as a line of xml markup: escaped, with each (start, end) span of `kept`
+    (sorted, apart) an element kept whole, untranslated (KEPT); `plain_text` reads it back."""
+    pieces, position = [], 0
+    for start, end in kept:
+        pieces.append(escape(text[position:start]))
+        pieces.append(f'<{KEPT} translate="no">{escape(text[start:end])}</{KEPT}>')
+        position = end
+    pieces.append(escape(text[position:]))
+    return "".join(pieces)
+
+
+def plain_text(markup: str) -> str:
+    """The text of a line of xml markup that `plain_markup` made, or its translation: its
+    text and what KEPT elements hold, every tag left out and every reference decoded."""
+    return "".join(html.unescape(segment) for segment in parse(markup, "xml").segments if not segment.startswith("<"))
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a unit's text lies in a document read as text, (start, end) characters, and
+    how its translation is written there: `render` turns the translated line of markup
+    into the text that replaces the span."""
+
+    start: int
+    end: int
+    render: Callable[[str], str]
+
+
+class SplicedText(Document):
+    """A document read as text whose units lie at known spans of it: written back by
+    putting each translation in its unit's span, every character outside the spans as it
+    was, in the encoding it was read in (its byte order mark too)."""
+
+    def __init__(self, text: str, units: list[Unit], spans: list[Span], *, encoding: str = "utf-8", bom: bool = False):
+        self.text, self.units, self.spans = text, units, spans
+        self.encoding, self.bom = encoding, bom
+
+    def write(self, translations: Sequence[str | None]) -> bytes:
+        pieces, position = [], 0
+        for span, translation in sorted(zip(self.spans, translations, strict=True), key=lambda pair: pair[0].start):
+            if translation is None:
+                continue
+            pieces.append(self.text[position : span.start])
+            pieces.append(span.render(translation))
+            position = span.end
+        pieces.append(self.text[position:])
+        written = "".join(pieces).encode(self.encoding, errors="xmlcharrefreplace")
+        return codecs.BOM_UTF8 + written if self.bom else written
+
+
+def bom_and_text(data: bytes, origin: str) -> tuple[bool, str]:
+    """Whether UTF-8 `data` starts with a byte order mark, and its text without it."""
+    return data.startswith(codecs.BOM_UTF8), decoded(data, origin)

@@ -1,0 +1,395 @@
+"""HTML pages (and XHTML): each run of phrasing content between block boundaries a unit,
+each translatable attribute a unit, every other byte of the page as it was.
+
+The page is read with the standard library's `html.parser`, as the line markup is
+(rnnsearch.markup.parsing), each event cut from the page at the offset the parser
+reports. A unit is a run of the HTML standard's phrasing content (text and inline
+elements: `<b>`, `<a>`, `<span>`, `<img>`, `<br>`, …) between two boundaries, a start or
+end tag of any other element (`<p>`, `<li>`, `<td>`, `<h1>`, `<title>`, …): a paragraph
+with a bold word or a link in it is one unit, its sentences translated whole, and the
+inline elements placed back by the alignment. A run is read in the `html` dialect, which
+keeps `<code>`, `<kbd>`, `<samp>`, `<var>`, `<svg>`, `<math>`, scripts, comments,
+`translate="no"` and `class="notranslate"` whole, untranslated.
+
+Not translated, kept byte for byte: `<script>`, `<style>`, `<pre>`, `<textarea>`,
+`<template>` and every element marked `translate="no"` or `class="notranslate"`, with all
+they contain; comments, declarations and processing instructions; the white space around
+each run. Translated besides the text (the attributes the standard's `translate` covers):
+`alt`, `title`, `placeholder`, `label`, `abbr`, `aria-label`, the `value` of a button,
+reset or submit `<input>`, and the `content` of `<meta name="description">`; a start
+tag with a translated attribute is written again, each attribute as name="value". The
+`lang` of `<html>` becomes the target language.
+
+A run whose inline elements do not nest (`<p><b>a</p>`, as browsers forgive) is
+translated text piece by text piece instead, its tags left where they are.
+
+The encoding is the byte order mark's, else the one a `<meta charset>` (or its
+`http-equiv` form) in the first 1,024 bytes names, else UTF-8; the page is written back
+in it, a character it cannot hold as a character reference.
+"""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import html
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html.parser import HTMLParser
+
+from rnnsearch.markup.dialects import KEPT_CLASSES, KEPT_ELEMENTS, VOID_ELEMENTS
+from rnnsearch.markup.formats.document import (
+    Document,
+    Unit,
+    checked_size,
+    checked_units,
+    decoded,
+    plain_markup,
+    plain_text,
+)
+from rnnsearch.markup.parsing import MarkupError, parse, without_open_ends
+
+PHRASING = frozenset(
+    {
+        "a", "abbr", "area", "audio", "b", "bdi", "bdo", "br", "button", "canvas", "cite", "code", "data",
+        "datalist", "del", "dfn", "em", "embed", "font", "i", "iframe", "img", "input", "ins", "kbd", "label",
+        "link", "map", "mark", "math", "meta", "meter", "noscript", "object", "output", "picture", "progress",
+        "q", "ruby", "rp", "rt", "s", "samp", "select", "slot", "small", "span", "strong", "sub", "sup", "svg",
+        "time", "u", "var", "video", "wbr",
+    }
+)  # fmt: skip
+"""The HTML standard's phrasing content (and `font`, which pages still use), less what is
+kept whole: a unit runs over these."""
+
+KEPT_BLOCKS = frozenset({"script", "style", "pre", "textarea", "template", "xmp", "plaintext"})
+"""Elements kept whole, untranslated, with all they contain, where they start a block."""
+
+TRANSLATED_ATTRIBUTES = frozenset({"alt", "title", "placeholder", "label", "abbr", "aria-label"})
+"""Attributes whose value is text for people, on any element."""
+
+BUTTON_TYPES = frozenset({"button", "reset", "submit"})
+"""`<input>` types whose `value` is the text the button shows."""
+
+CHARSET_PREFIX = 1024
+"""How many bytes at the start of a page are searched for its `<meta charset>`."""
+
+
+@dataclass
+class _Event:
+    start: int
+    end: int
+    kind: str  # start, standalone, end, data, reference, other
+    tag: str = ""
+    attrs: tuple[tuple[str, str | None], ...] = ()
+
+
+class HtmlPage:
+    """An HTML or XHTML page."""
+
+    name = "html"
+    extensions: tuple[str, ...] = ("html", "htm", "xhtml")
+    dialect = "html"
+
+    def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
+        encoding, bom = page_encoding(checked_size(data, origin))
+        text = decoded(data[len(bom) :], origin, encoding)
+        return _PageReader(text, origin, target_language).document(encoding, bom)
+
+
+def page_encoding(data: bytes) -> tuple[str, bytes]:
+    """The page's encoding and its byte order mark (b"" for none): the mark's, else the
+    `<meta>`'s in the first CHARSET_PREFIX bytes (a name Python does not know is UTF-8),
+    else UTF-8."""
+    marks = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+    for bom, encoding in marks:
+        if data.startswith(bom):
+            return encoding, bom
+    finder = _CharsetFinder()
+    finder.feed(data[:CHARSET_PREFIX].decode("latin-1"))
+    try:
+        return (codecs.lookup(finder.charset).name if finder.charset else "utf-8"), b""
+    except LookupError:
+        return "utf-8", b""
+
+
+class _CharsetFinder(HTMLParser):
+    """The charset a page's first `<meta charset>` or `<meta http-equiv content>` names."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.charset: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag != "meta" or self.charset:
+            return
+        values = {name: value or "" for name, value in attrs}
+        if values.get("charset"):
+            self.charset = values["charset"].strip()
+        elif values.get("http-equiv", "").lower() == "content-type" and "charset=" in values.get("content", "").lower():
+            content = values["content"]
+            self.charset = content[content.lower().index("charset=") + 8 :].split(";")[0].strip().strip("'\"")
+
+
+class _Events(HTMLParser):
+    """The page as html.parser's events, each with its start and end offsets."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=False)
+        self.text = text
+        self.line_starts = [0] + [k + 1 for k, character in enumerate(text) if character == "\n"]
+        self.events: list[_Event] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._add("start", tag, tuple(attrs))
+        if tag == "textarea" or tag == "xmp":
+            self.set_cdata_mode(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._add("standalone", tag, tuple(attrs))
+
+    def handle_endtag(self, tag: str) -> None:
+        self._add("end", tag)
+
+    def handle_data(self, data: str) -> None:
+        self._add("data")
+
+    def handle_entityref(self, name: str) -> None:
+        self._add("reference")
+
+    def handle_charref(self, name: str) -> None:
+        self._add("reference")
+
+    def handle_comment(self, data: str) -> None:
+        self._add("other")
+
+    def handle_decl(self, decl: str) -> None:
+        self._add("other")
+
+    def handle_pi(self, data: str) -> None:
+        self._add("other")
+
+    def unknown_decl(self, data: str) -> None:
+        self._add("other")
+
+    def _add(self, kind: str, tag: str = "", attrs: tuple[tuple[str, str | None], ...] = ()) -> None:
+        line, column = self.getpos()
+        self.events.append(_Event(self.line_starts[line - 1] + column, 0, kind, tag, attrs))
+
+    def read(self) -> list[_Event]:
+        """Every event, each ending where the next starts; text the parser passes over
+        without an event is data, as it is between events."""
+        self.feed(without_open_ends(self.text))
+        self.close()
+        if not self.events or self.events[0].start > 0:
+            self.events.insert(0, _Event(0, 0, "data"))
+        ends = [event.start for event in self.events[1:]] + [len(self.text)]
+        for event, end in zip(self.events, ends, strict=True):
+            event.end = end
+        return [event for event in self.events if event.end > event.start]
+
+
+class _PageReader:
+    """The page's units: its runs of phrasing content and its translated attributes."""
+
+    def __init__(self, text: str, origin: str, target_language: str):
+        self.text, self.origin, self.target_language = text, origin, target_language
+        self.units: list[Unit] = []
+        self.runs: list[tuple[int, int, Callable[[str], str]]] = []  # a unit's span, its writer
+        self.tags: dict[int, tuple[_Event, dict[str, int]]] = {}  # a start tag → its attributes' units
+        self.protected = 0
+
+    def document(self, encoding: str, bom: bytes) -> Document:
+        events = _Events(self.text).read()
+        run: list[_Event] = []
+        kept: tuple[str, int] | None = None  # the element kept whole being passed over, and its depth
+        for event in events:
+            if kept is not None:
+                kept = _still_kept(kept, event)
+                continue
+            if _in_run(event):
+                run.append(event)
+                self._attributes(event)
+                continue
+            self._run(run)
+            run = []
+            self._attributes(event)
+            if event.kind == "start" and _kept_block(event):
+                kept = (event.tag, 1)
+                self.protected += 1
+            elif event.kind == "other":
+                self.protected += 1
+        self._run(run)
+        checked_units(self.units, self.origin)
+        return _Page(
+            self.text,
+            self.units,
+            self.runs,
+            self.tags,
+            encoding=encoding,
+            bom=bom,
+            protected=self.protected,
+            language=self.target_language,
+        )
+
+    def _run(self, run: list[_Event]) -> None:
+        """A run of phrasing content as a unit, trimmed of its white space; one with no
+        words is none; one that does not nest, a unit per piece of text."""
+        if not run:
+            return
+        start, end = _trimmed(self.text, run[0].start, run[-1].end)
+        if start >= end:
+            return
+        line = self.text[start:end]
+        try:
+            parsed = parse(line, "html")
+        except MarkupError:
+            self._pieces(run)
+            return
+        if not parsed.words:
+            return
+        self.protected += sum(1 for element in parsed.elements if element.shown)
+        self.units.append(Unit(line, f"{self._place(start)}"))
+        self.runs.append((start, end, _as_written))
+
+    def _pieces(self, run: list[_Event]) -> None:
+        """A run that does not nest, translated a piece of text at a time."""
+        for event in run:
+            if event.kind != "data":
+                continue
+            start, end = _trimmed(self.text, event.start, event.end)
+            if start < end:
+                self.units.append(Unit(plain_markup(html.unescape(self.text[start:end])), self._place(start)))
+                self.runs.append((start, end, _escaped_text))
+
+    def _attributes(self, event: _Event) -> None:
+        """The translated attributes of a start tag as units; `<html>`'s lang noted."""
+        if event.kind not in ("start", "standalone"):
+            return
+        units: dict[str, int] = {}
+        for name, value in event.attrs:
+            if value and value.strip() and _translated(event, name):
+                units[name] = len(self.units)
+                self.units.append(Unit(plain_markup(value), f"{self._place(event.start)}, {name}", "attribute"))
+        if units or event.tag == "html":
+            self.tags[event.start] = (event, units)
+
+    def _place(self, offset: int) -> str:
+        line = self.text.count("\n", 0, offset) + 1
+        return f"line {line}"
+
+
+def _still_kept(kept: tuple[str, int], event: _Event) -> tuple[str, int] | None:
+    """The element kept whole and its depth after `event`, or None once it has ended."""
+    name, depth = kept
+    if event.tag == name and event.kind == "start" and name not in VOID_ELEMENTS:
+        return name, depth + 1
+    if event.tag == name and event.kind == "end":
+        return (name, depth - 1) if depth > 1 else None
+    return kept
+
+
+def _kept_block(event: _Event) -> bool:
+    values = {name: (value or "") for name, value in event.attrs}
+    return (
+        event.tag in KEPT_BLOCKS
+        or values.get("translate", "").strip().lower() == "no"
+        or bool(KEPT_CLASSES.intersection(values.get("class", "").split()))
+    ) and event.tag not in VOID_ELEMENTS
+
+
+def _in_run(event: _Event) -> bool:
+    """Whether `event` belongs to a run of phrasing content."""
+    if event.kind in ("data", "reference"):
+        return True
+    if event.kind == "other":
+        return False
+    return event.tag in PHRASING or (event.tag in KEPT_ELEMENTS and event.kind != "end")
+
+
+def _translated(event: _Event, name: str) -> bool:
+    """Whether the attribute `name` of the start tag `event` is text to translate."""
+    values = {key: (value or "").strip().lower() for key, value in event.attrs}
+    if name in TRANSLATED_ATTRIBUTES:
+        return True
+    if name == "value":
+        return event.tag == "input" and values.get("type", "") in BUTTON_TYPES
+    return name == "content" and event.tag == "meta" and values.get("name", "") == "description"
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    """(start, end) moved in past the white space at either end."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _as_written(translation: str) -> str:
+    return translation
+
+
+def _escaped_text(translation: str) -> str:
+    return html.escape(plain_text(translation), quote=False)
+
+
+class _Page(Document):
+    """The page, written back with each unit's translation in its place, and each start
+    tag with a translated attribute (or `<html>`, for its lang, once anything is
+    translated) written again."""
+
+    def __init__(
+        self,
+        text: str,
+        units: list[Unit],
+        runs: list[tuple[int, int, Callable[[str], str]]],
+        tags: dict[int, tuple[_Event, dict[str, int]]],
+        *,
+        encoding: str,
+        bom: bytes,
+        protected: int,
+        language: str,
+    ):
+        self.text, self.units, self.runs, self.tags = text, units, runs, tags
+        self.run_units = [k for k, unit in enumerate(units) if unit.kind == "text"]
+        self.encoding, self.bom, self.protected, self.language = encoding, bom, protected, language
+
+    def write(self, translations: Sequence[str | None]) -> bytes:
+        tags = self._tags(translations)
+        offsets = sorted(tags)
+        splices, inside = [], set()
+        for (start, end, writer), unit in zip(self.runs, self.run_units, strict=True):
+            translation = translations[unit]
+            written = self.text[start:end] if translation is None else writer(translation)
+            for tag_start in offsets[bisect.bisect_left(offsets, start) : bisect.bisect_left(offsets, end)]:
+                tag_end, tag = tags[tag_start]
+                written = written.replace(self.text[tag_start:tag_end], tag)
+                inside.add(tag_start)
+            splices.append((start, end, written))
+        splices += [(start, tags[start][0], tags[start][1]) for start in offsets if start not in inside]
+        pieces, position = [], 0
+        for start, end, written in sorted(splices):
+            pieces += [self.text[position:start], written]
+            position = end
+        pieces.append(self.text[position:])
+        return self.bom + "".join(pieces).encode(self.encoding, errors="xmlcharrefreplace")
+
+    def _tags(self, translations: Sequence[str | None]) -> dict[int, tuple[int, str]]:
+        """Each start tag written again, by its offset: (its end, the tag as written now)."""
+        translated = any(translation is not None for translation in translations)
+        written = {}
+        for offset, (event, units) in self.tags.items():
+            changed = {name: plain_text(text) for name, k in units.items() if (text := translations[k]) is not None}
+            if event.tag == "html" and translated and self.language:
+                changed["lang"] = self.language
+            if changed:
+                written[offset] = (event.end, _tag(event, changed, self.text[event.start : event.end]))
+        return written
+
+
+def _tag(event: _Event, changed: dict[str, str], raw: str) -> str:
+    """The start tag `event` written with the attribute values `changed` (a new one at the end)."""
+    attributes = [(name, changed.get(name, value)) for name, value in event.attrs]
+    attributes += [(name, value) for name, value in changed.items() if name not in dict(event.attrs)]
+    written = "".join(f" {name}" if value is None else f' {name}="{html.escape(value)}"' for name, value in attributes)
+    return f"<{event.tag}{written}{'/>' if raw.rstrip().endswith('/>') else '>'}"
