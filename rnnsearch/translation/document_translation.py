@@ -215,17 +215,17 @@ def _joined(translations: list[SentenceTranslation], sources: list[int]) -> Sent
     return SentenceTranslation(words, links, weights)
 
 
-def _block_weights(
-    weights: list[WordWeights | None], targets: list[int], sources: list[int]
-) -> WordWeights | None:
+def _block_weights(weights: list[WordWeights | None], targets: list[int], sources: list[int]) -> WordWeights | None:
     """The word weights of consecutive translations as one pair's: each block on the
     diagonal, no weight between one's target words and another's source words."""
     if not weights or any(w is None for w in weights):
         return None
     forward = np.zeros((sum(targets), sum(sources)), dtype=np.float32)
-    backward = np.zeros((sum(sources), sum(targets)), dtype=np.float32) if all(
-        w is not None and w.backward is not None for w in weights
-    ) else None
+    backward = (
+        np.zeros((sum(sources), sum(targets)), dtype=np.float32)
+        if all(w is not None and w.backward is not None for w in weights)
+        else None
+    )
     t0 = s0 = 0
     for each, t, s in zip(weights, targets, sources, strict=True):
         assert each is not None
@@ -236,9 +236,7 @@ def _block_weights(
     return WordWeights(forward, backward, weights[0].least if weights[0] is not None else 0.5)
 
 
-def _unit_output(
-    parsed: MarkedUp, sentences: list[tuple[tuple[int, int], SentenceTranslation]]
-) -> str | None:
+def _unit_output(parsed: MarkedUp, sentences: list[tuple[tuple[int, int], SentenceTranslation]]) -> str | None:
     """A unit's translated line of markup, or None where it has no words or its
     translation is its own words."""
     if not sentences:
