@@ -25,6 +25,7 @@ from rnnsearch.cli import (
     train,
     train_aligner,
     translate,
+    translate_document,
 )
 from rnnsearch.cli.streams import NamedOutput
 from rnnsearch.errors import UserError
@@ -36,6 +37,7 @@ COMMANDS = (
     self_train,
     align_corpus,
     translate,
+    translate_document,
     evaluate,
     score,
     align,

@@ -124,9 +124,11 @@ def add_search_precision(command: argparse.ArgumentParser) -> None:
     command.add_argument("--runtime", choices=RUNTIMES, help=RUNTIME_HELP)
 
 
-def add_search(command: argparse.ArgumentParser) -> None:
-    """The model directories and search options of the commands that translate."""
-    add_model_dirs(command)
+def add_search(command: argparse.ArgumentParser, *, model_dirs: bool = True) -> None:
+    """The model directories (unless the command names its own) and search options of
+    the commands that translate."""
+    if model_dirs:
+        add_model_dirs(command)
     command.add_argument(
         "--beam-size",
         type=beam_width,

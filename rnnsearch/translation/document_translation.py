@@ -29,6 +29,7 @@ from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.alignments.words import align_translations
 from rnnsearch.arguments import checked_choice
 from rnnsearch.config.data import DataSection
+from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup import PLACEMENTS, MarkedUp, MarkupError, WordWeights, parse, transfer
 from rnnsearch.markup.formats import format_named, format_of
@@ -286,6 +287,7 @@ class DocumentTranslation(TextTranslation):
         alignment_from: str | None = None,
         unchanged_ok: bool = False,
         source_language: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> list[TranslatedDocument]:
         """Translate documents, each a path or bytes (then with its name in `names`, whose
         extension says its format, or a `format` for all): HTML, DOCX, Markdown, SRT, PO
@@ -296,7 +298,8 @@ class DocumentTranslation(TextTranslation):
         `alignment_from`, placed as `placement` says. A document that comes back
         unchanged, or holds nothing to translate, is a DocumentError unless
         `unchanged_ok`. Sentences are found by the rules of `source_language` (None: the
-        model's source language)."""
+        model's source language). `progress(total, done)` is called as each batch of
+        sentences is done, with how many there are and how many that batch held."""
         request = build_request(
             self, alignment_from=alignment_from, reading=reading, beam_size=beam_size, links_read=True
         )
@@ -314,15 +317,25 @@ class DocumentTranslation(TextTranslation):
         ]
         return translate_read(
             read,
-            self._sentence_translator(request, placed),
+            self._sentence_translator(request, placed, progress),
             language=source_language or self.data.src_lang,
             unchanged_ok=unchanged_ok,
             fits=self._fit,
         )
 
-    def _sentence_translator(self, request: Request, placement: str) -> SentenceTranslator:
+    def _sentence_translator(
+        self, request: Request, placement: str, progress: Callable[[int, int], None] | None
+    ) -> SentenceTranslator:
+        """The model's translation of sentences, a search's worth at a time, each batch's
+        end reported to `progress`."""
+
         def translate(sentences: list[str]) -> list[SentenceTranslation]:
-            translations = self.translate_with(request, sentences)
+            translations = []
+            for start in range(0, len(sentences), SENTENCES_PER_SEARCH):
+                batch = sentences[start : start + SENTENCES_PER_SEARCH]
+                translations += self.translate_with(request, batch)
+                if progress is not None:
+                    progress(len(sentences), len(batch))
             aligned = align_translations(translations, reading=request.reading)
             return [
                 SentenceTranslation(

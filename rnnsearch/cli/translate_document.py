@@ -1,0 +1,100 @@
+"""`rnnsearch translate-document`: documents in (web pages, Word files, Markdown,
+subtitles, PO catalogues, plain text), the same documents translated out, each under its
+own file name in the output folder."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rnnsearch.cli.loading import load
+from rnnsearch.cli.options import add_alignment_from, add_reading, add_search
+from rnnsearch.errors import UserError
+from rnnsearch.markup import PLACEMENTS
+from rnnsearch.markup.formats import FORMATS
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add `translate-document` to the `rnnsearch` command."""
+    command = commands.add_parser(
+        "translate-document",
+        help="translate documents (HTML, DOCX, Markdown, SRT, PO, plain text) into OUT_DIR, keeping their structure",
+    )
+    add_search(command, model_dirs=False)
+    command.add_argument("model_dir", nargs=1, metavar="MODEL_DIR", help="the model directory")
+    command.add_argument("inputs", nargs="+", metavar="IN", help="documents to translate")
+    command.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="folder the translations go to")
+    command.add_argument(
+        "--format",
+        choices=tuple(FORMATS),
+        help="read every input as this format (default: each input's extension says)",
+    )
+    command.add_argument(
+        "--source-language",
+        metavar="CODE",
+        help="the language whose rules cut sentences, an ISO 639-1 code (default: the model's data.src_lang)",
+    )
+    command.add_argument(
+        "--unchanged-ok",
+        action="store_true",
+        help="write a document whose translation is its source, or that holds nothing to translate (default: refuse)",
+    )
+    command.add_argument(
+        "--placement",
+        choices=PLACEMENTS,
+        help="how inline formatting is placed: by the alignment's 'links' (default, the measured best) or 'weights'",
+    )
+    add_reading(command)
+    add_alignment_from(command)
+    command.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Translate every input (all their sentences in one search) and write each to the
+    output folder, atomically, with a summary line each on standard error."""
+    from tqdm import tqdm
+
+    from rnnsearch.files.atomic import atomic_write
+
+    out_dir = Path(args.output)
+    targets = _targets(args.inputs, out_dir)
+    translator = load(args)
+    with tqdm(unit=" sentences", desc="translating", dynamic_ncols=True, disable=None, leave=False) as bar:
+        translated = translator.translate_documents(
+            args.inputs,
+            format=args.format,
+            beam_size=args.beam_size,
+            placement=args.placement,
+            reading=args.reading,
+            alignment_from=args.alignment_from,
+            unchanged_ok=args.unchanged_ok,
+            source_language=args.source_language,
+            progress=_progress(bar),
+        )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for document, target in zip(translated, targets, strict=True):
+        atomic_write(target, document.data)
+        print(f"{document.summary} → {target}", file=sys.stderr)
+
+
+def _progress(bar):  # type: ignore[no-untyped-def]
+    def advance(total: int, done: int) -> None:
+        bar.total = total
+        bar.update(done)
+
+    return advance
+
+
+def _targets(inputs: list[str], out_dir: Path) -> list[Path]:
+    """Where each input's translation is written: its file name in `out_dir`; two inputs
+    of the same name, or one that would be written over itself, are refused."""
+    targets: dict[Path, str] = {}
+    for name in inputs:
+        target = out_dir / Path(name).name
+        if target in targets:
+            raise UserError(f"translate-document: {targets[target]} and {name} would both be written to {target}")
+        if target.exists() and target.resolve() == Path(name).resolve():
+            raise UserError(f"translate-document: {name} would be written over itself; give another OUT_DIR")
+        targets[target] = name
+    return list(targets)
