@@ -25,8 +25,9 @@ from pathlib import Path
 from rnnsearch.markup.formats.document import DocumentError, Format
 from rnnsearch.markup.formats.html_page import HtmlPage
 from rnnsearch.markup.formats.plain import PlainText
+from rnnsearch.markup.formats.po_catalogue import PoCatalogue
 
-_ENTRIES: tuple[Format, ...] = (HtmlPage(), PlainText())
+_ENTRIES: tuple[Format, ...] = (HtmlPage(), PoCatalogue(), PlainText())
 
 FORMATS: dict[str, Format] = {entry.name: entry for entry in _ENTRIES}
 """Each format by the name `--format` and `format=` give it."""
