@@ -1,0 +1,183 @@
+"""SubRip subtitles (.srt), read with the `srt` package: the cue count, numbers and
+timings come back unchanged, and only the cues' text is translated.
+
+A sentence often runs over several cues, so consecutive cues up to one whose text ends a
+sentence (., !, ?, …, or a closing quote after one; at most MAX_CUES of them) are one
+unit, translated whole: each cue boundary stands in it as a standalone tag (CUE), each
+line break as `<br>`, and the alignment places them among the translation's words as it
+places any tag, so that each cue gets the words aligned to its own. Italics and the
+other tags players read (`<i>`, `<b>`, `<u>`, `<font>`) ride along as markup. A cue left
+with no word is given its share of the words by the source cues' word counts instead;
+a cue never has more lines than its source had.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import srt
+
+from rnnsearch.markup.formats.document import (
+    Document,
+    DocumentError,
+    Unit,
+    bom_and_text,
+    checked_size,
+    checked_units,
+)
+from rnnsearch.markup.parsing import MarkupError, parse
+
+CUE = "<rnnsearch-cue/>"
+"""The tag a boundary between two cues of a unit stands as."""
+
+MAX_CUES = 8
+"""The most cues one unit runs over: a subtitle file without sentence ends is still cut."""
+
+SENTENCE_ENDS = (".", "!", "?", "…", '."', '!"', '?"', ".»", "!»", "?»", "♪")
+
+
+class Subtitles:
+    """A SubRip subtitle file."""
+
+    name = "srt"
+    extensions: tuple[str, ...] = ("srt",)
+    dialect = "html"
+
+    def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
+        bom, text = bom_and_text(checked_size(data, origin), origin)
+        try:
+            cues = list(srt.parse(text))
+        except srt.SRTParseError as error:
+            line = text.count("\n", 0, error.expected_start) + 1
+            raise DocumentError(f"{origin}: line {line}: not a subtitle cue (number, timings, text)") from None
+        except ValueError as error:
+            raise DocumentError(f"{origin}: not a subtitle file: {error}") from None
+        newline = "\r\n" if "\r\n" in text else "\n"
+        spans = _content_spans(text, cues, newline, origin)
+        groups = _groups(cues)
+        units = [Unit(_markup(cues, group), f"cue {cues[group[0]].index}") for group in groups]
+        return _SubtitleFile(text, cues, spans, groups, checked_units(units, origin), newline=newline, bom=bom)
+
+
+def _content_spans(text: str, cues: list[srt.Subtitle], newline: str, origin: str) -> list[tuple[int, int]]:
+    """Where each cue's text lies in the file, found in order."""
+    spans, position = [], 0
+    for cue in cues:
+        content = cue.content.replace("\n", newline)
+        start = text.find(content, position) if content else -1
+        if start < 0:
+            spans.append((position, position))
+            continue
+        spans.append((start, start + len(content)))
+        position = start + len(content)
+    return spans
+
+
+def _groups(cues: list[srt.Subtitle]) -> list[list[int]]:
+    """Runs of consecutive cues, each ending with a cue whose text ends a sentence."""
+    groups: list[list[int]] = []
+    current: list[int] = []
+    for k, cue in enumerate(cues):
+        if not cue.content.strip():
+            continue
+        current.append(k)
+        if cue.content.rstrip().endswith(SENTENCE_ENDS) or len(current) == MAX_CUES:
+            groups.append(current)
+            current = []
+    if current:
+        groups.append(current)
+    return _checked(cues, groups)
+
+
+def _checked(cues: list[srt.Subtitle], groups: list[list[int]]) -> list[list[int]]:
+    """Groups whose markup does not nest (an italic opened in one cue, closed in the
+    next) cut into a group per cue."""
+    kept = []
+    for group in groups:
+        try:
+            parse(_markup(cues, group), "html")
+            kept.append(group)
+        except MarkupError:
+            kept += [[k] for k in group]
+    return kept
+
+
+def _markup(cues: list[srt.Subtitle], group: list[int]) -> str:
+    """The unit of a run of cues: their text, lines joined by `<br>`, cues by CUE; a cue
+    whose markup does not read is its text escaped."""
+    texts = []
+    for k in group:
+        content = cues[k].content.strip()
+        try:
+            parse(content, "html")
+        except MarkupError:
+            content = html.escape(content, quote=False)
+        texts.append("<br>".join(line.strip() for line in content.split("\n")))
+    return CUE.join(texts)
+
+
+class _SubtitleFile(Document):
+    """The subtitle file, each cue's text replaced by its share of its unit's translation."""
+
+    def __init__(
+        self,
+        text: str,
+        cues: list[srt.Subtitle],
+        spans: list[tuple[int, int]],
+        groups: list[list[int]],
+        units: list[Unit],
+        *,
+        newline: str,
+        bom: bool,
+    ):
+        self.text, self.cues, self.spans, self.groups, self.units = text, cues, spans, groups, units
+        self.newline, self.bom = newline, bom
+
+    def write(self, translations: Sequence[str | None]) -> bytes:
+        replaced: dict[int, str] = {}
+        for group, translation in zip(self.groups, translations, strict=True):
+            if translation is not None:
+                replaced.update(zip(group, self._shares(group, translation), strict=True))
+        pieces, position = [], 0
+        for k in sorted(replaced):
+            start, end = self.spans[k]
+            pieces += [self.text[position:start], replaced[k].replace("\n", self.newline)]
+            position = end
+        pieces.append(self.text[position:])
+        written = "".join(pieces).encode("utf-8")
+        return b"\xef\xbb\xbf" + written if self.bom else written
+
+    def _shares(self, group: list[int], translation: str) -> list[str]:
+        """Each cue's text out of its unit's translation: cut at the cue boundaries the
+        alignment placed, or, where that leaves a cue with no word, by the source cues'
+        word counts."""
+        shares = [_cue_text(piece) for piece in translation.split(CUE)]
+        if len(shares) == len(group) and all(share.strip() for share in shares):
+            return [_at_most(share, self.cues[k].content.count("\n") + 1) for share, k in zip(shares, group)]
+        words = " ".join(share for share in shares).split()
+        counts = [len(self.cues[k].content.split()) for k in group]
+        total = sum(counts) or 1
+        cuts = [round(len(words) * sum(counts[: n + 1]) / total) for n in range(len(counts))]
+        starts = [0] + cuts[:-1]
+        return [" ".join(words[a:b]) or "…" for a, b in zip(starts, cuts, strict=True)]
+
+
+def _cue_text(piece: str) -> str:
+    """A cue's share of a translated unit as subtitle text: `<br>` a line break, the
+    other tags as written, the text's references decoded."""
+    try:
+        segments = parse(piece, "html").segments
+    except MarkupError:
+        return html.unescape(piece).strip()
+    lines = "".join(
+        "\n" if segment.lower().startswith("<br") else segment if segment.startswith("<") else html.unescape(segment)
+        for segment in segments
+    )
+    return "\n".join(line.strip() for line in lines.split("\n") if line.strip())
+
+
+def _at_most(text: str, lines: int) -> str:
+    """`text` with no more than `lines` lines: the last ones joined."""
+    split = text.split("\n")
+    return "\n".join(split[: lines - 1] + [" ".join(split[lines - 1 :])]) if len(split) > lines else text
