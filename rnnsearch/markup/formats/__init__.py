@@ -24,11 +24,12 @@ from pathlib import Path
 
 from rnnsearch.markup.formats.document import DocumentError, Format
 from rnnsearch.markup.formats.html_page import HtmlPage
+from rnnsearch.markup.formats.markdown_text import MarkdownText
 from rnnsearch.markup.formats.plain import PlainText
 from rnnsearch.markup.formats.po_catalogue import PoCatalogue
 from rnnsearch.markup.formats.subtitles import Subtitles
 
-_ENTRIES: tuple[Format, ...] = (HtmlPage(), Subtitles(), PoCatalogue(), PlainText())
+_ENTRIES: tuple[Format, ...] = (HtmlPage(), MarkdownText(), Subtitles(), PoCatalogue(), PlainText())
 
 FORMATS: dict[str, Format] = {entry.name: entry for entry in _ENTRIES}
 """Each format by the name `--format` and `format=` give it."""
