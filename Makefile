@@ -9,6 +9,7 @@ DEMO_DIR := runs/demo
 DEMO_MINUTES ?= 12
 TEST := data/multi30k/test_2016_flickr
 CHROMIUM := /usr/bin/chromium
+MSGFMT := /usr/bin/msgfmt
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # One pytest-xdist worker per core, each kept to its own core (tests/conftest.py); a test
 # file's tests stay in one worker, so its module-scoped models are trained once.
@@ -39,7 +40,12 @@ $(CHROMIUM):
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		chromium fonts-dejavu-core >/dev/null
 
-test: $(INSTALLED) $(CHROMIUM)
+# The documents' tests check each translated PO catalogue with gettext's `msgfmt -c`.
+$(MSGFMT):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gettext >/dev/null
+
+test: $(INSTALLED) $(CHROMIUM) $(MSGFMT)
 	$(BIN)/ruff check rnnsearch tests bench docs/hooks
 	$(BIN)/ruff format --check rnnsearch tests bench docs/hooks
 	$(BIN)/lint-imports --no-cache

@@ -182,3 +182,26 @@ def test_tags_are_placed_by_the_very_links_written_beside_them(translator, model
     assert written == [align_translation(t, reading="input").pairs for t in results] == [t.words.pairs for t in results]
     for line, result, marked_up, pairs in zip(TAGGED, results, out.splitlines(), written, strict=False):
         assert marked_up == result.marked_up == transfer(parse(line, "xml"), result.text.split(), pairs)
+
+
+def test_translate_document_writes_every_document_translated_with_its_structure(model_dir, tmp_path, capsys):
+    import srt
+
+    from tests.unit.test_documents import CATALOGUE, HTML, SUBTITLES, _tags
+
+    inputs = {"page.html": HTML, "film.srt": SUBTITLES, "app.po": CATALOGUE, "notes.txt": "Ein Hund läuft. Er ist rot."}
+    for name, text in inputs.items():
+        (tmp_path / name).write_text(text, encoding="utf-8", newline="")
+    paths = [tmp_path / name for name in inputs]
+    status, _, err = run_cli(capsys, "translate-document", model_dir, *paths, "-o", tmp_path / "out", "--beam-size", 2)
+    assert status == 0, err
+    assert all(f"{path}: " in err for path in paths)
+    page = (tmp_path / "out" / "page.html").read_text(encoding="utf-8")
+    assert _tags(page) == _tags(HTML) and "<pre>  kein   Text\n  hier </pre>" in page and '<html lang="en">' in page
+    cues = list(srt.parse((tmp_path / "out" / "film.srt").read_text(encoding="utf-8")))
+    assert [(c.start, c.end) for c in cues] == [(c.start, c.end) for c in srt.parse(SUBTITLES)]
+    assert all(c.content.strip() for c in cues)
+    catalogue = (tmp_path / "out" / "app.po").read_text(encoding="utf-8")
+    assert catalogue.count("%(name)s") == 2 and catalogue.count("{count}") == 2
+    status, _, err = run_cli(capsys, "translate-document", model_dir, paths[0], paths[0], "-o", tmp_path / "out")
+    assert status == 1 and err.count("\n") == 1 and "would both be written" in err

@@ -1,0 +1,311 @@
+"""Documents through translation: every format's documents come back byte for byte under
+the identity translation, keep what is not translated and their structure under a
+translation that changes every word, cut units into whole sentences, and refuse bad
+documents in one line naming the file and the place."""
+
+from __future__ import annotations
+
+import codecs
+import html.parser
+import shutil
+import subprocess
+
+import pytest
+import srt
+
+from rnnsearch.markup.formats import FORMATS, format_of
+from rnnsearch.markup.formats.document import DocumentError
+from rnnsearch.translation.document_translation import (
+    SentenceTranslation,
+    copied,
+    read_document,
+    translate_read,
+)
+
+HTML = """<!DOCTYPE html>
+<html lang="de"><head><meta charset="utf-8"><title>Ein  Titel</title>
+<meta name="description" content="Eine Seite über Hunde">
+<script>var s = "<b>nicht</b> übersetzen";</script><style>p { color: red }</style></head>
+<body>
+<!-- ein Kommentar -->
+<p>Ein Mann mit <b>rotem</b> Hut.   Er <a href="x.html?a=1&amp;b=2" title="Ein Link">geht</a>
+   nach Hause.</p>
+<ul><li>Erstens &amp; so&nbsp;weiter</li><li>Zweitens<img src="a.png" alt="Ein Bild"></li></ul>
+<pre>  kein   Text
+  hier </pre>
+<p>Mit <code>rm -rf</code>, <kbd>Strg</kbd> und <span translate="no">Rudi Völler</span>.</p>
+<div class="notranslate">Bleibt so.</div>
+<input type="submit" value="Senden"> <input type="text" value="bleibt"> <input placeholder="Suche">
+<p><b>kaputt</p>
+</body></html>
+"""
+
+MARKDOWN = """---
+title: Ein Haus
+---
+# Das *rote* Haus
+
+Ein Absatz, der über
+zwei Zeilen geht, mit `code` und [einem Link](http://x.org "Titel").
+
+> Ein Zitat
+> geht weiter.
+
+| Hund | Katze |
+|------|-------|
+| ist **rot** | läuft |
+
+- Erstens\\* mit Stern
+- Zweitens ![Bild](b.png) und <http://a.b>
+
+```python
+print("nicht übersetzen")
+```
+
+    eingerückter Code
+
+<div>HTML-Block</div>
+
+[ref]: http://example.org
+"""
+
+SUBTITLES = (
+    "1\r\n00:00:01,000 --> 00:00:02,500\r\nDer Mann geht\r\n\r\n"
+    "2\r\n00:00:02,600 --> 00:00:04,000\r\n<i>nach Hause</i> mit seinem Hund.\r\n\r\n"
+    "3\r\n00:00:05,000 --> 00:00:06,000\r\nDie Katze ist rot &amp; schwarz.\r\nSie schläft.\r\n\r\n"
+)
+
+CATALOGUE = """# Ein Katalog.
+msgid ""
+msgstr ""
+"Project-Id-Version: test 1.0\\n"
+"PO-Revision-Date: 2026-01-01 00:00+0000\\n"
+"Last-Translator: Nobody <nobody@example.org>\\n"
+"Language-Team: none\\n"
+"Language: en\\n"
+"MIME-Version: 1.0\\n"
+"Content-Type: text/plain; charset=UTF-8\\n"
+"Content-Transfer-Encoding: 8bit\\n"
+"Plural-Forms: nplurals=2; plural=(n != 1);\\n"
+
+#: app.py:10
+#, python-format
+msgid "Hallo %(name)s, der Mann geht <b>nach Hause</b>."
+msgstr ""
+
+#: app.py:12
+msgid "Hund & Katze {count} laufen."
+msgstr ""
+
+msgid "Schon fertig"
+msgstr "Already done"
+
+msgid "Ein Hund"
+msgid_plural "%d Hunde"
+msgstr[0] ""
+msgstr[1] ""
+"""
+
+PLAIN = "Ein Mann geht.  Er läuft\r\nschnell.\r\n\r\n\r\n   Zweiter Absatz.\r\n"
+
+DOCUMENTS = {
+    "page.html": HTML.encode(),
+    "page-latin.html": HTML.replace('charset="utf-8"', 'charset="iso-8859-1"').encode("latin-1"),
+    "page-bom.html": codecs.BOM_UTF8 + HTML.encode(),
+    "readme.md": MARKDOWN.encode(),
+    "film.srt": SUBTITLES.encode(),
+    "app.po": CATALOGUE.encode(),
+    "notes.txt": codecs.BOM_UTF8 + PLAIN.encode(),
+}
+
+
+def uppercased(sentences: list[str]) -> list[SentenceTranslation]:
+    """A translation that changes every word (its capitals), each linked to its source."""
+    return [
+        SentenceTranslation([w.upper() for w in words], [(k, k) for k in range(len(words))])
+        for words in map(str.split, sentences)
+    ]
+
+
+def translated(name: str, data: bytes, translate=uppercased, **options) -> bytes:
+    read = read_document(data, name=name, target_language="en")
+    return translate_read([read], translate, language="de", **options)[0].data
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+def test_every_document_comes_back_byte_for_byte_under_the_identity_translation(name):
+    data = DOCUMENTS[name]
+    read = read_document(data, name=name, target_language="en")
+    assert read[2].units, "each test document has something to translate"
+    [result] = translate_read([read], copied, language="de", unchanged_ok=True)
+    assert result.data == data
+    assert result.kept == result.units
+
+
+def test_a_document_that_comes_back_unchanged_is_refused_unless_asked():
+    with pytest.raises(DocumentError, match=r"page.html: it came back unchanged.*--unchanged-ok"):
+        translated("page.html", DOCUMENTS["page.html"], copied)
+    with pytest.raises(DocumentError, match=r"empty.md: it holds nothing to translate"):
+        translated("empty.md", b"```\ncode\n```\n")
+
+
+class _Tags(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+    def handle_endtag(self, tag):
+        self.tags.append("/" + tag)
+
+
+def _tags(page: str) -> list[str]:
+    parser = _Tags()
+    parser.feed(page)
+    return parser.tags
+
+
+def test_a_translated_page_keeps_its_tree_protected_parts_and_translates_text_and_attributes():
+    page = translated("page.html", DOCUMENTS["page.html"]).decode()
+    assert _tags(page) == _tags(HTML)
+    for kept in (
+        '<script>var s = "<b>nicht</b> übersetzen";</script>',
+        "<pre>  kein   Text\n  hier </pre>",
+        "<!-- ein Kommentar -->",
+        "<code>rm -rf</code>",
+        "<kbd>Strg</kbd>",
+        '<span translate="no">Rudi Völler</span>',
+        '<div class="notranslate">Bleibt so.</div>',
+        '<input type="text" value="bleibt">',
+        'href="x.html?a=1&amp;b=2"',
+    ):
+        assert kept in page
+    for done in (
+        "<title>EIN TITEL</title>",
+        'content="EINE SEITE ÜBER HUNDE"',
+        'alt="EIN BILD"',
+        'title="EIN LINK"',
+        'value="SENDEN"',
+        'placeholder="SUCHE"',
+        '<html lang="en">',
+        "EIN MANN MIT <b>ROTEM</b> HUT.",
+        "<b>KAPUTT</p>",
+    ):
+        assert done in page
+
+
+def test_a_page_is_written_back_in_its_own_encoding():
+    data = translated("page-latin.html", DOCUMENTS["page-latin.html"])
+    assert "ÜBER".encode("latin-1") in data and b'charset="iso-8859-1"' in data
+    assert translated("page-bom.html", DOCUMENTS["page-bom.html"]).startswith(codecs.BOM_UTF8)
+
+
+def test_a_sentence_is_the_unit_whatever_formatting_crosses_it():
+    seen: list[str] = []
+
+    def recording(sentences):
+        seen.extend(sentences)
+        return uppercased(sentences)
+
+    page = translated("a.html", "<p>Der Mann <b>geht\nnach Hause. Er</b> läuft am 3. Oktober.</p>".encode(), recording)
+    assert seen == ["Der Mann geht nach Hause.", "Er läuft am 3. Oktober."]
+    assert page.decode() == "<p>DER MANN <b>GEHT NACH HAUSE. ER</b> LÄUFT AM 3. OKTOBER.</p>"
+
+
+def test_a_sentence_longer_than_the_model_reads_is_translated_in_parts():
+    seen: list[str] = []
+
+    def recording(sentences):
+        seen.extend(sentences)
+        return uppercased(sentences)
+
+    text = translated(
+        "a.txt",
+        b"eins zwei drei vier fuenf sechs sieben.",
+        recording,
+        fits=lambda sentences: [len(s.split()) <= 2 for s in sentences],
+    )
+    assert text == b"EINS ZWEI DREI VIER FUENF SECHS SIEBEN."
+    assert all(len(s.split()) <= 2 for s in seen) and len(seen) == 4
+
+
+def test_markdown_keeps_its_code_and_syntax_and_translates_blocks_and_cells():
+    text = translated("readme.md", DOCUMENTS["readme.md"]).decode()
+    for kept in (
+        "---\ntitle: Ein Haus\n---\n",
+        '```python\nprint("nicht übersetzen")\n```',
+        "    eingerückter Code",
+        "<div>HTML-Block</div>",
+        "[ref]: http://example.org",
+        "`code`",
+        "![Bild](b.png)",
+        "<http://a.b>",
+        "|------|-------|",
+    ):
+        assert kept in text
+    for done in (
+        "# DAS *ROTE* HAUS",
+        '[EINEM LINK.](http://x.org "Titel")',
+        "> EIN ZITAT GEHT WEITER.",
+        "| HUND | KATZE |",
+        "| IST **ROT** | LÄUFT |",
+        "ERSTENS\\* MIT STERN",
+    ):
+        assert done in text
+
+
+def test_subtitles_keep_their_cues_and_timings_and_share_a_sentence_over_its_cues():
+    text = translated("film.srt", DOCUMENTS["film.srt"]).decode()
+    before, after = list(srt.parse(SUBTITLES)), list(srt.parse(text))
+    assert [(c.index, c.start, c.end) for c in after] == [(c.index, c.start, c.end) for c in before]
+    assert [c.content for c in after] == [
+        "DER MANN GEHT",
+        "<i>NACH HAUSE</i> MIT SEINEM HUND.",
+        "DIE KATZE IST ROT & SCHWARZ.\nSIE SCHLÄFT.",
+    ]
+    assert "\r\n" in text
+
+
+def test_a_catalogue_gets_its_empty_messages_translated_fuzzy_with_placeholders_exact(tmp_path):
+    text = translated("app.po", DOCUMENTS["app.po"]).decode()
+    assert 'msgstr "HALLO %(name)s , DER MANN GEHT <b>NACH HAUSE.</b>"' in text
+    assert 'msgstr "HUND & KATZE {count} LAUFEN."' in text
+    assert 'msgstr "Already done"' in text and 'msgstr[0] "EIN HUND"' in text and 'msgstr[1] "%d HUNDE"' in text
+    assert text.count("fuzzy") == 3
+    if shutil.which("msgfmt"):
+        (tmp_path / "app.po").write_text(text, encoding="utf-8")
+        checked = subprocess.run(["msgfmt", "-c", "-o", "/dev/null", str(tmp_path / "app.po")], capture_output=True)
+        assert checked.returncode == 0, checked.stderr.decode()
+
+
+def test_plain_text_is_translated_by_paragraphs_keeping_what_lies_between():
+    text = translated("notes.txt", DOCUMENTS["notes.txt"])
+    assert text == codecs.BOM_UTF8 + "EIN MANN GEHT. ER LÄUFT SCHNELL.\r\n\r\n\r\n   ZWEITER ABSATZ.\r\n".encode()
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        (
+            "bad.srt",
+            b"1\n00:00:01,000 --> 00:00:02,000\nHi\n\n2\n00:00:03,000 --> 0:xx\nHo\n",
+            r"bad.srt: line 5: not a",
+        ),
+        ("bad.po", b'msgid "a"\nmsgstr "b"\nmsgid\n', r"bad.po: not a PO catalogue"),
+        ("bad.html", b"<p>\xff\xfe</p>", r"bad.html: byte 3 is not utf-8"),
+        ("bad.md", b"# \xc3(", r"bad.md: byte 2 is not utf-8"),
+        ("file.xyz", b"text", r"file.xyz: no format reads .xyz files"),
+    ],
+)
+def test_a_bad_document_is_refused_in_one_line_naming_it(name, data, message):
+    with pytest.raises(DocumentError, match=message) as caught:
+        read_document(data, name=name, target_language="en")
+    assert "\n" not in str(caught.value)
+
+
+def test_every_format_is_found_by_its_extensions():
+    for entry in FORMATS.values():
+        for extension in entry.extensions:
+            assert format_of(f"x.{extension.upper()}") is entry
