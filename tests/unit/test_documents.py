@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import codecs
 import html.parser
+import io
 import shutil
 import subprocess
+import zipfile
 
 import pytest
 import srt
+from docx.oxml import OxmlElement
+from docx.oxml.ns import qn
 
 from rnnsearch.markup.formats import FORMATS, format_of
 from rnnsearch.markup.formats.document import DocumentError
@@ -108,7 +112,46 @@ msgstr[1] ""
 
 PLAIN = "Ein Mann geht.  Er läuft\r\nschnell.\r\n\r\n\r\n   Zweiter Absatz.\r\n"
 
+
+def word_document() -> bytes:
+    """A Word document with what a reader must not lose: a bold word, a word split over two
+    runs of the same look, a hyperlink, a PAGE field, a table, a header and a footer."""
+    import docx
+
+    document = docx.Document()
+    paragraph = document.add_paragraph("Ein Mann mit ")
+    paragraph.add_run("rotem").bold = True
+    paragraph.add_run(" Hut. Er geht nach Hau")
+    paragraph.add_run("se.")
+    link = OxmlElement("w:hyperlink")
+    link.set(qn("r:id"), "rId99")
+    run, text = OxmlElement("w:r"), OxmlElement("w:t")
+    text.text = "Ein Link"
+    run.append(text)
+    link.append(run)
+    document.add_paragraph("Siehe ")._p.append(link)
+    field = document.add_paragraph("Seite ")
+    for kind in ("begin", None, "separate", "end"):
+        run = OxmlElement("w:r")
+        child = OxmlElement("w:instrText" if kind is None else "w:fldChar")
+        if kind is None:
+            child.text = " PAGE "
+        else:
+            child.set(qn("w:fldCharType"), kind)
+        run.append(child)
+        field._p.append(run)
+    table = document.add_table(rows=1, cols=2)
+    table.cell(0, 0).text = "Der Hund läuft."
+    table.cell(0, 1).text = "Die Katze schläft."
+    document.sections[0].header.paragraphs[0].text = "Eine Kopfzeile."
+    document.sections[0].footer.paragraphs[0].text = "Eine Fußzeile."
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
 DOCUMENTS = {
+    "letter.docx": word_document(),
     "page.html": HTML.encode(),
     "page-latin.html": HTML.replace('charset="utf-8"', 'charset="iso-8859-1"').encode("latin-1"),
     "page-bom.html": codecs.BOM_UTF8 + HTML.encode(),
@@ -280,6 +323,30 @@ def test_a_catalogue_gets_its_empty_messages_translated_fuzzy_with_placeholders_
         assert checked.returncode == 0, checked.stderr.decode()
 
 
+def test_a_word_document_keeps_its_formatting_fields_and_parts_and_translates_every_story():
+    import docx
+
+    data = DOCUMENTS["letter.docx"]
+    written = translated("letter.docx", data)
+    document = docx.Document(io.BytesIO(written))
+    first = document.paragraphs[0]
+    assert first.text == "EIN MANN MIT ROTEM HUT. ER GEHT NACH HAUSE."
+    assert [run.text for run in first.runs if run.bold] == ["ROTEM"]
+    assert document.paragraphs[1].text == "SIEHE EIN LINK"
+    assert [cell.text for cell in document.tables[0].rows[0].cells] == ["DER HUND LÄUFT.", "DIE KATZE SCHLÄFT."]
+    section = document.sections[0]
+    assert (section.header.paragraphs[0].text, section.footer.paragraphs[0].text) == (
+        "EINE KOPFZEILE.",
+        "EINE FUSSZEILE.",
+    )
+    body = zipfile.ZipFile(io.BytesIO(written)).read("word/document.xml").decode()
+    assert "<w:instrText> PAGE </w:instrText>" in body and 'r:id="rId99"' in body
+    before, after = zipfile.ZipFile(io.BytesIO(data)), zipfile.ZipFile(io.BytesIO(written))
+    assert before.namelist() == after.namelist()
+    changed = {"word/document.xml", "word/header1.xml", "word/footer1.xml"}
+    assert all(before.read(name) == after.read(name) for name in before.namelist() if name not in changed)
+
+
 def test_plain_text_is_translated_by_paragraphs_keeping_what_lies_between():
     text = translated("notes.txt", DOCUMENTS["notes.txt"])
     assert text == codecs.BOM_UTF8 + "EIN MANN GEHT. ER LÄUFT SCHNELL.\r\n\r\n\r\n   ZWEITER ABSATZ.\r\n".encode()
@@ -297,9 +364,17 @@ def test_plain_text_is_translated_by_paragraphs_keeping_what_lies_between():
         ("bad.html", b"<p>\xff\xfe</p>", r"bad.html: byte 3 is not utf-8"),
         ("bad.md", b"# \xc3(", r"bad.md: byte 2 is not utf-8"),
         ("file.xyz", b"text", r"file.xyz: no format reads .xyz files"),
+        ("bad.docx", b"PK\x03\x04 damaged", r"bad.docx: not a Word document"),
+        ("laughs.docx", None, r"laughs.docx: word/document.xml: declares a DTD"),
     ],
 )
 def test_a_bad_document_is_refused_in_one_line_naming_it(name, data, message):
+    if data is None:  # the billion laughs, in a Word document's body
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as package:
+            laughs = '<!DOCTYPE w [<!ENTITY a "ha"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><w>&b;</w>'
+            package.writestr("word/document.xml", laughs)
+        data = buffer.getvalue()
     with pytest.raises(DocumentError, match=message) as caught:
         read_document(data, name=name, target_language="en")
     assert "\n" not in str(caught.value)

@@ -28,8 +28,9 @@ from rnnsearch.markup.formats.markdown_text import MarkdownText
 from rnnsearch.markup.formats.plain import PlainText
 from rnnsearch.markup.formats.po_catalogue import PoCatalogue
 from rnnsearch.markup.formats.subtitles import Subtitles
+from rnnsearch.markup.formats.word import WordDocument
 
-_ENTRIES: tuple[Format, ...] = (HtmlPage(), MarkdownText(), Subtitles(), PoCatalogue(), PlainText())
+_ENTRIES: tuple[Format, ...] = (HtmlPage(), WordDocument(), MarkdownText(), Subtitles(), PoCatalogue(), PlainText())
 
 FORMATS: dict[str, Format] = {entry.name: entry for entry in _ENTRIES}
 """Each format by the name `--format` and `format=` give it."""
