@@ -16,6 +16,7 @@ COMMANDS = (
     "self-train",
     "align-corpus",
     "translate",
+    "translate-document",
     "evaluate",
     "score",
     "align",
