@@ -197,6 +197,7 @@ class _PageReader:
         self.runs: list[tuple[int, int, Callable[[str], str]]] = []  # a unit's span, its writer
         self.tags: dict[int, tuple[_Event, dict[str, int]]] = {}  # a start tag → its attributes' units
         self.protected = 0
+        self.line_starts = [0] + [k + 1 for k, character in enumerate(text) if character == "\n"]
 
     def document(self, encoding: str, bom: bytes) -> Document:
         events = _Events(self.text).read()
@@ -248,7 +249,7 @@ class _PageReader:
         if not parsed.words:
             return
         self.protected += sum(1 for element in parsed.elements if element.shown)
-        self.units.append(Unit(line, f"{self._place(start)}"))
+        self.units.append(Unit(line, self._place(start)))
         self.runs.append((start, end, _as_written))
 
     def _pieces(self, run: list[_Event]) -> None:
@@ -274,8 +275,8 @@ class _PageReader:
             self.tags[event.start] = (event, units)
 
     def _place(self, offset: int) -> str:
-        line = self.text.count("\n", 0, offset) + 1
-        return f"line {line}"
+        """Where `offset` is, as a line number, found by bisection."""
+        return f"line {bisect.bisect_right(self.line_starts, offset)}"
 
 
 def _still_kept(kept: tuple[str, int], event: _Event) -> tuple[str, int] | None:
