@@ -265,7 +265,7 @@ def _written(each: _Read, outputs: list[str | None], *, sentences: int, unchange
         units=len(outputs),
         sentences=sentences,
         kept=len(outputs) - changed,
-        attributes=sum(unit.kind == "attribute" for unit in document.units),
+        attributes=sum(unit.attribute for unit in document.units),
         protected=document.protected,
     )
 

@@ -34,12 +34,12 @@ class DocumentError(UserError, ValueError):
 @dataclass(frozen=True)
 class Unit:
     """One thing to translate: `markup`, a line of inline markup in the format's dialect;
-    `where` names it in messages ("paragraph 4 of word/document.xml", "cue 12");
-    `kind`: "text" for a block, "attribute" for an attribute's value."""
+    `where` names it in messages ("word/document.xml, paragraph 4", "cue 12");
+    `attribute`: whether it is an attribute's value rather than a block's text."""
 
     markup: str
     where: str
-    kind: str = "text"
+    attribute: bool = False
 
 
 class Document(ABC):

@@ -270,7 +270,7 @@ class _PageReader:
         for name, value in event.attrs:
             if value and value.strip() and _translated(event, name):
                 units[name] = len(self.units)
-                self.units.append(Unit(plain_markup(value), f"{self._place(event.start)}, {name}", "attribute"))
+                self.units.append(Unit(plain_markup(value), f"{self._place(event.start)}, {name}", attribute=True))
         if units or event.tag == "html":
             self.tags[event.start] = (event, units)
 
@@ -352,7 +352,7 @@ class _Page(Document):
         language: str,
     ):
         self.text, self.units, self.runs, self.tags = text, units, runs, tags
-        self.run_units = [k for k, unit in enumerate(units) if unit.kind == "text"]
+        self.run_units = [k for k, unit in enumerate(units) if not unit.attribute]
         self.encoding, self.bom, self.protected, self.language = encoding, bom, protected, language
 
     def write(self, translations: Sequence[str | None]) -> bytes:
