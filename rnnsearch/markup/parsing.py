@@ -110,10 +110,12 @@ def parse(line: str, markup: str) -> MarkedUp:
     """`line` read as `markup` (MARKUPS); a MarkupError says what is not well-formed."""
     if markup not in DIALECTS:
         raise ValueError(f"markup: {markup!r} is not one of {', '.join(DIALECTS)}")
-    reader = _Reader(line, DIALECTS[markup])
-    reader.feed(without_open_ends(line))
-    reader.close()
-    return reader.result()
+    dialect = DIALECTS[markup]
+    builder = _Builder(dialect)
+    for event in events(line, text_elements=dialect.text_elements):
+        kept = _kept_whole(event.tag, event.attrs, dialect) if event.kind == "start" else None
+        builder.add(event.kind, line[event.start : event.end], (event.tag, kept))
+    return builder.finish()
 
 
 def without_open_ends(line: str) -> str:
@@ -123,32 +125,65 @@ def without_open_ends(line: str) -> str:
     return line[:end] + line[end:].replace("<", "_")
 
 
-class _Reader(HTMLParser):
-    """html.parser's events, each cut from the line by the positions the parser reports,
-    turned into text, words and elements (see the module docstring)."""
+@dataclass
+class Event:
+    """One of html.parser's events, cut from the text it read at the offsets it reports.
 
-    def __init__(self, line: str, dialect: Dialect):
+    kind:  start, standalone, end, data, reference or other (a comment, a declaration, a
+           processing instruction)
+    tag:   a tag's name; a reference's name ("amp", "#38")
+    attrs: a start tag's attributes, as html.parser reads them
+    """
+
+    start: int
+    end: int
+    kind: str
+    tag: str = ""
+    attrs: tuple[tuple[str, str | None], ...] = ()
+
+
+def events(text: str, *, text_elements: frozenset[str] = frozenset()) -> list[Event]:
+    """`text` as html.parser's events, each ending where the next starts, so that they
+    cover the text byte for byte; what the parser passes over without an event (a lone
+    "</>") is data, as it is between events. The content of `text_elements` is text up to
+    their end tag, as for a script. Read in time linear in the text (`without_open_ends`)."""
+    recorder = _Recorder(text, text_elements)
+    recorder.feed(without_open_ends(text))
+    recorder.close()
+    found = recorder.events
+    if text and (not found or found[0].start > 0):
+        found.insert(0, Event(0, 0, "data"))
+    for event, following in zip(found, found[1:]):
+        event.end = following.start
+    if found:
+        found[-1].end = len(text)
+    return found
+
+
+class _Recorder(HTMLParser):
+    """html.parser's callbacks, each only recording its event and where it starts."""
+
+    def __init__(self, text: str, text_elements: frozenset[str]):
         super().__init__(convert_charrefs=False)
-        self.line, self.dialect = line, dialect
+        self.text_elements = text_elements
 
         # where each of the text's lines starts: the parser reports (line, column) positions
-        self.line_starts = [0] + [k + 1 for k, character in enumerate(line) if character == "\n"]
-        self.events: list[tuple[int, str, tuple]] = []  # (offset, kind, details)
+        self.line_starts = [0] + [k + 1 for k, character in enumerate(text) if character == "\n"]
+        self.events: list[Event] = []
 
-    # html.parser's callbacks: only record each event and where it starts
-    def handle_starttag(self, tag: str, attrs: list) -> None:
-        self._record("start", tag, _kept_whole(tag, attrs, self.dialect))
-        if tag in self.dialect.text_elements:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._record("start", tag, tuple(attrs))
+        if tag in self.text_elements:
             self.set_cdata_mode(tag)  # text up to the end tag, as for a script
 
-    def handle_startendtag(self, tag: str, attrs: list) -> None:
-        self._record("standalone", tag)
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._record("standalone", tag, tuple(attrs))
 
     def handle_endtag(self, tag: str) -> None:
         self._record("end", tag)
 
     def handle_data(self, data: str) -> None:
-        self._record("data", data)
+        self._record("data")
 
     def handle_entityref(self, name: str) -> None:
         self._record("reference", name)
@@ -168,24 +203,12 @@ class _Reader(HTMLParser):
     def unknown_decl(self, data: str) -> None:
         self._record("other")
 
-    def _record(self, kind: str, *details: object) -> None:
+    def _record(self, kind: str, tag: str = "", attrs: tuple[tuple[str, str | None], ...] = ()) -> None:
         line, column = self.getpos()
-        self.events.append((self.line_starts[line - 1] + column, kind, details))
-
-    def result(self) -> MarkedUp:
-        """The segments, text and elements of the line, checked. What the parser passes
-        over without an event (a lone "</>") is read as text, as it is between events."""
-        if self.line and (not self.events or self.events[0][0] > 0):
-            first = self.events[0][0] if self.events else len(self.line)
-            self.events.insert(0, (0, "data", (self.line[:first],)))
-        builder = _Builder(self.dialect)
-        offsets = [offset for offset, _, _ in self.events] + [len(self.line)]
-        for (offset, kind, details), end in zip(self.events, offsets[1:], strict=True):
-            builder.add(kind, self.line[offset:end], details)
-        return builder.finish()
+        self.events.append(Event(self.line_starts[line - 1] + column, 0, kind, tag, attrs))
 
 
-def _kept_whole(tag: str, attrs: list[tuple[str, str | None]], dialect: Dialect) -> str | None:
+def _kept_whole(tag: str, attrs: tuple[tuple[str, str | None], ...], dialect: Dialect) -> str | None:
     """Why an element is kept whole, untranslated: "raw" for a script or a stylesheet,
     "untranslated" for one marked translate="no", one of the dialect's text elements
     (html's textarea and xmp) and kept elements (html's code, kbd, samp, var, svg and

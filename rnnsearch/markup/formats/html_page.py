@@ -34,10 +34,9 @@ import bisect
 import codecs
 import html
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from html.parser import HTMLParser
 
-from rnnsearch.markup.dialects import KEPT_CLASSES, KEPT_ELEMENTS, VOID_ELEMENTS
+from rnnsearch.markup.dialects import KEPT_CLASSES, KEPT_ELEMENTS, TEXT_ELEMENTS, VOID_ELEMENTS
 from rnnsearch.markup.formats.document import (
     Document,
     Unit,
@@ -47,7 +46,7 @@ from rnnsearch.markup.formats.document import (
     plain_markup,
     plain_text,
 )
-from rnnsearch.markup.parsing import MarkupError, parse, without_open_ends
+from rnnsearch.markup.parsing import Event, MarkupError, events, parse
 
 PHRASING = frozenset(
     {
@@ -72,15 +71,6 @@ BUTTON_TYPES = frozenset({"button", "reset", "submit"})
 
 CHARSET_PREFIX = 1024
 """How many bytes at the start of a page are searched for its `<meta charset>`."""
-
-
-@dataclass
-class _Event:
-    start: int
-    end: int
-    kind: str  # start, standalone, end, data, reference, other
-    tag: str = ""
-    attrs: tuple[tuple[str, str | None], ...] = ()
 
 
 class HtmlPage:
@@ -130,64 +120,6 @@ class _CharsetFinder(HTMLParser):
             self.charset = content[content.lower().index("charset=") + 8 :].split(";")[0].strip().strip("'\"")
 
 
-class _Events(HTMLParser):
-    """The page as html.parser's events, each with its start and end offsets."""
-
-    def __init__(self, text: str):
-        super().__init__(convert_charrefs=False)
-        self.text = text
-        self.line_starts = [0] + [k + 1 for k, character in enumerate(text) if character == "\n"]
-        self.events: list[_Event] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._add("start", tag, tuple(attrs))
-        if tag == "textarea" or tag == "xmp":
-            self.set_cdata_mode(tag)
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._add("standalone", tag, tuple(attrs))
-
-    def handle_endtag(self, tag: str) -> None:
-        self._add("end", tag)
-
-    def handle_data(self, data: str) -> None:
-        self._add("data")
-
-    def handle_entityref(self, name: str) -> None:
-        self._add("reference")
-
-    def handle_charref(self, name: str) -> None:
-        self._add("reference")
-
-    def handle_comment(self, data: str) -> None:
-        self._add("other")
-
-    def handle_decl(self, decl: str) -> None:
-        self._add("other")
-
-    def handle_pi(self, data: str) -> None:
-        self._add("other")
-
-    def unknown_decl(self, data: str) -> None:
-        self._add("other")
-
-    def _add(self, kind: str, tag: str = "", attrs: tuple[tuple[str, str | None], ...] = ()) -> None:
-        line, column = self.getpos()
-        self.events.append(_Event(self.line_starts[line - 1] + column, 0, kind, tag, attrs))
-
-    def read(self) -> list[_Event]:
-        """Every event, each ending where the next starts; text the parser passes over
-        without an event is data, as it is between events."""
-        self.feed(without_open_ends(self.text))
-        self.close()
-        if not self.events or self.events[0].start > 0:
-            self.events.insert(0, _Event(0, 0, "data"))
-        ends = [event.start for event in self.events[1:]] + [len(self.text)]
-        for event, end in zip(self.events, ends, strict=True):
-            event.end = end
-        return [event for event in self.events if event.end > event.start]
-
-
 class _PageReader:
     """The page's units: its runs of phrasing content and its translated attributes."""
 
@@ -195,15 +127,14 @@ class _PageReader:
         self.text, self.origin, self.target_language = text, origin, target_language
         self.units: list[Unit] = []
         self.runs: list[tuple[int, int, Callable[[str], str]]] = []  # a unit's span, its writer
-        self.tags: dict[int, tuple[_Event, dict[str, int]]] = {}  # a start tag → its attributes' units
+        self.tags: dict[int, tuple[Event, dict[str, int]]] = {}  # a start tag → its attributes' units
         self.protected = 0
         self.line_starts = [0] + [k + 1 for k, character in enumerate(text) if character == "\n"]
 
     def document(self, encoding: str, bom: bytes) -> Document:
-        events = _Events(self.text).read()
-        run: list[_Event] = []
+        run: list[Event] = []
         kept: tuple[str, int] | None = None  # the element kept whole being passed over, and its depth
-        for event in events:
+        for event in events(self.text, text_elements=TEXT_ELEMENTS):
             if kept is not None:
                 kept = _still_kept(kept, event)
                 continue
@@ -232,7 +163,7 @@ class _PageReader:
             language=self.target_language,
         )
 
-    def _run(self, run: list[_Event]) -> None:
+    def _run(self, run: list[Event]) -> None:
         """A run of phrasing content as a unit, trimmed of its white space; one with no
         words is none; one that does not nest, a unit per piece of text."""
         if not run:
@@ -252,7 +183,7 @@ class _PageReader:
         self.units.append(Unit(line, self._place(start)))
         self.runs.append((start, end, _as_written))
 
-    def _pieces(self, run: list[_Event]) -> None:
+    def _pieces(self, run: list[Event]) -> None:
         """A run that does not nest, translated a piece of text at a time."""
         for event in run:
             if event.kind != "data":
@@ -262,7 +193,7 @@ class _PageReader:
                 self.units.append(Unit(plain_markup(html.unescape(self.text[start:end])), self._place(start)))
                 self.runs.append((start, end, _escaped_text))
 
-    def _attributes(self, event: _Event) -> None:
+    def _attributes(self, event: Event) -> None:
         """The translated attributes of a start tag as units; `<html>`'s lang noted."""
         if event.kind not in ("start", "standalone"):
             return
@@ -279,7 +210,7 @@ class _PageReader:
         return f"line {bisect.bisect_right(self.line_starts, offset)}"
 
 
-def _still_kept(kept: tuple[str, int], event: _Event) -> tuple[str, int] | None:
+def _still_kept(kept: tuple[str, int], event: Event) -> tuple[str, int] | None:
     """The element kept whole and its depth after `event`, or None once it has ended."""
     name, depth = kept
     if event.tag == name and event.kind == "start" and name not in VOID_ELEMENTS:
@@ -289,7 +220,7 @@ def _still_kept(kept: tuple[str, int], event: _Event) -> tuple[str, int] | None:
     return kept
 
 
-def _kept_block(event: _Event) -> bool:
+def _kept_block(event: Event) -> bool:
     values = {name: (value or "") for name, value in event.attrs}
     return (
         event.tag in KEPT_BLOCKS
@@ -298,7 +229,7 @@ def _kept_block(event: _Event) -> bool:
     ) and event.tag not in VOID_ELEMENTS
 
 
-def _in_run(event: _Event) -> bool:
+def _in_run(event: Event) -> bool:
     """Whether `event` belongs to a run of phrasing content."""
     if event.kind in ("data", "reference"):
         return True
@@ -307,7 +238,7 @@ def _in_run(event: _Event) -> bool:
     return event.tag in PHRASING or (event.tag in KEPT_ELEMENTS and event.kind != "end")
 
 
-def _translated(event: _Event, name: str) -> bool:
+def _translated(event: Event, name: str) -> bool:
     """Whether the attribute `name` of the start tag `event` is text to translate."""
     values = {key: (value or "").strip().lower() for key, value in event.attrs}
     if name in TRANSLATED_ATTRIBUTES:
@@ -344,7 +275,7 @@ class _Page(Document):
         text: str,
         units: list[Unit],
         runs: list[tuple[int, int, Callable[[str], str]]],
-        tags: dict[int, tuple[_Event, dict[str, int]]],
+        tags: dict[int, tuple[Event, dict[str, int]]],
         *,
         encoding: str,
         bom: bytes,
@@ -388,7 +319,7 @@ class _Page(Document):
         return written
 
 
-def _tag(event: _Event, changed: dict[str, str], raw: str) -> str:
+def _tag(event: Event, changed: dict[str, str], raw: str) -> str:
     """The start tag `event` written with the attribute values `changed` (a new one at the end)."""
     attributes = [(name, changed.get(name, value)) for name, value in event.attrs]
     attributes += [(name, value) for name, value in changed.items() if name not in dict(event.attrs)]
