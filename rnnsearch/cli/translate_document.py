@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rnnsearch.cli.loading import load
 from rnnsearch.cli.options import add_alignment_from, add_reading, add_search
 from rnnsearch.errors import UserError
 from rnnsearch.markup import PLACEMENTS
 from rnnsearch.markup.formats import FORMATS
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -78,7 +83,9 @@ def run(args: argparse.Namespace) -> None:
         print(f"{document.summary} → {target}", file=sys.stderr)
 
 
-def _progress(bar):  # type: ignore[no-untyped-def]
+def _progress(bar: tqdm) -> Callable[[int, int], None]:
+    """A progress callback that moves `bar` on by each batch of sentences done."""
+
     def advance(total: int, done: int) -> None:
         bar.total = total
         bar.update(done)

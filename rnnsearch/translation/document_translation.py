@@ -212,42 +212,44 @@ def _joined(translations: list[SentenceTranslation], sources: list[int]) -> Sent
         links += [(source + source_offset, target + len(words)) for source, target in translation.links]
         words += translation.words
         source_offset += count
-    weights = _block_weights([t.weights for t in translations], [len(t.words) for t in translations], sources)
-    return SentenceTranslation(words, links, weights)
+    return SentenceTranslation(words, links, _block_weights([translation.weights for translation in translations]))
 
 
-def _block_weights(weights: list[WordWeights | None], targets: list[int], sources: list[int]) -> WordWeights | None:
+def _block_weights(weights: list[WordWeights | None]) -> WordWeights | None:
     """The word weights of consecutive translations as one pair's: each block on the
-    diagonal, no weight between one's target words and another's source words."""
-    if not weights or any(w is None for w in weights):
+    diagonal, no weight between one's target words and another's source words; None
+    unless every translation has them."""
+    present = [each for each in weights if each is not None]
+    if not present or len(present) < len(weights):
         return None
-    forward = np.zeros((sum(targets), sum(sources)), dtype=np.float32)
-    backward = (
-        np.zeros((sum(sources), sum(targets)), dtype=np.float32)
-        if all(w is not None and w.backward is not None for w in weights)
-        else None
+    backward = [each.backward for each in present if each.backward is not None]
+    return WordWeights(
+        _diagonal([each.forward for each in present]),
+        _diagonal(backward) if len(backward) == len(present) else None,
+        present[0].least,
     )
-    t0 = s0 = 0
-    for each, t, s in zip(weights, targets, sources, strict=True):
-        assert each is not None
-        forward[t0 : t0 + t, s0 : s0 + s] = each.forward
-        if backward is not None and each.backward is not None:
-            backward[s0 : s0 + s, t0 : t0 + t] = each.backward
-        t0, s0 = t0 + t, s0 + s
-    return WordWeights(forward, backward, weights[0].least if weights[0] is not None else 0.5)
+
+
+def _diagonal(blocks: list[np.ndarray]) -> np.ndarray:
+    """The matrices `blocks` down the diagonal of one, zero elsewhere."""
+    joined = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype=np.float32)
+    row = column = 0
+    for block in blocks:
+        joined[row : row + block.shape[0], column : column + block.shape[1]] = block
+        row, column = row + block.shape[0], column + block.shape[1]
+    return joined
 
 
 def _unit_output(parsed: MarkedUp, sentences: list[tuple[tuple[int, int], SentenceTranslation]]) -> str | None:
     """A unit's translated line of markup, or None where it has no words or its
-    translation is its own words."""
+    translation is its own words. Its sentences' word ranges follow one another from its
+    first word, so their joined links are over the unit's words."""
     if not sentences:
         return None
     joined = _joined([translation for _, translation in sentences], [b - a for (a, b), _ in sentences])
-    offset = sentences[0][0][0]
-    links = [(source + offset, target) for source, target in joined.links]
     if joined.words == parsed.words:
         return None
-    return transfer(parsed, joined.words, links, weights=joined.weights)
+    return transfer(parsed, joined.words, joined.links, weights=joined.weights)
 
 
 def _written(each: _Read, outputs: list[str | None], *, sentences: int, unchanged_ok: bool) -> TranslatedDocument:

@@ -384,3 +384,18 @@ def test_every_format_is_found_by_its_extensions():
     for entry in FORMATS.values():
         for extension in entry.extensions:
             assert format_of(f"x.{extension.upper()}") is entry
+
+
+def test_a_unit_s_sentences_are_placed_by_their_word_weights_taken_together():
+    import numpy as np
+
+    from rnnsearch.markup import WordWeights
+
+    def weighed(sentences):
+        return [
+            SentenceTranslation(each.words, each.links, WordWeights(np.eye(len(each.words), dtype=np.float32)))
+            for each in uppercased(sentences)
+        ]
+
+    page = translated("a.html", "<p>Der Mann <b>geht. Er</b> läuft.</p>".encode(), weighed)
+    assert page.decode() == "<p>DER MANN <b>GEHT. ER</b> LÄUFT.</p>"

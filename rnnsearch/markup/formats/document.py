@@ -129,9 +129,18 @@ class SplicedText(Document):
     putting each translation in its unit's span, every character outside the spans as it
     was, in the encoding it was read in (its byte order mark too)."""
 
-    def __init__(self, text: str, units: list[Unit], spans: list[Span], *, encoding: str = "utf-8", bom: bool = False):
+    def __init__(
+        self,
+        text: str,
+        units: list[Unit],
+        spans: list[Span],
+        *,
+        encoding: str = "utf-8",
+        bom: bool = False,
+        protected: int = 0,
+    ):
         self.text, self.units, self.spans = text, units, spans
-        self.encoding, self.bom = encoding, bom
+        self.encoding, self.bom, self.protected = encoding, bom, protected
 
     def write(self, translations: Sequence[str | None]) -> bytes:
         pieces, position = [], 0

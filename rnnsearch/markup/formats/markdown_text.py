@@ -67,9 +67,7 @@ class MarkdownText:
             units.append(Unit(markup, f"line {token.map[0] + 1}"))
             spans.append(Span(start, end, inline.render))
             cursor = end
-        document = SplicedText(text, checked_units(units, origin), spans, bom=bom)
-        document.protected = protected
-        return document
+        return SplicedText(text, checked_units(units, origin), spans, bom=bom, protected=protected)
 
 
 def _without_front_matter(text: str) -> str:
