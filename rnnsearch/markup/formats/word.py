@@ -172,7 +172,7 @@ class _Paragraph:
 
     def write(self, translation: str) -> None:
         """The paragraph's runs replaced by the translation's, in the order it has them."""
-        anchor, index = _anchor(self.element, self.runs)
+        index = _anchor(self.element, self.runs)
         for run in self.runs:
             parent = run.getparent()
             if parent is not None:
@@ -180,7 +180,7 @@ class _Paragraph:
         _drop_empty(self.element)
         written = _Writer(self).elements(translation)
         for offset, element in enumerate(written):
-            anchor.insert(index + offset, element)
+            self.element.insert(index + offset, element)
 
 
 def _runs(paragraph: Any) -> list[Any]:
@@ -232,14 +232,14 @@ def _contents(run: Any) -> list[tuple[str, Any]]:
     return contents
 
 
-def _anchor(paragraph: Any, runs: list[Any]) -> tuple[Any, int]:
-    """Where the written runs go: the paragraph, at the place of its first child that held a run."""
+def _anchor(paragraph: Any, runs: list[Any]) -> int:
+    """Where in the paragraph the written runs go: at its first child that held a run."""
     if not runs:
-        return paragraph, len(paragraph)
+        return len(paragraph)
     top = runs[0]
     while top.getparent() is not paragraph:
         top = top.getparent()
-    return paragraph, paragraph.index(top)
+    return int(paragraph.index(top))
 
 
 def _drop_empty(paragraph: Any) -> None:
