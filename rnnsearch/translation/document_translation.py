@@ -64,14 +64,18 @@ class TranslatedDocument:
     kept: int = 0
     attributes: int = 0
     protected: int = 0
+    untranslated: int = 0
 
     @property
     def summary(self) -> str:
-        """One line of what was translated."""
-        return (
+        """One line of what was translated; blocks left untranslated, if any, named last."""
+        line = (
             f"{self.name}: {self.units:,} units ({self.attributes:,} attributes), {self.sentences:,} sentences, "
             f"{self.kept:,} units kept as written, {self.protected:,} spans protected"
         )
+        if self.untranslated:
+            line += f"; {self.untranslated:,} blocks left untranslated (their text not found where the reader put it)"
+        return line
 
 
 @dataclass
@@ -269,6 +273,7 @@ def _written(each: _Read, outputs: list[str | None], *, sentences: int, unchange
         kept=len(outputs) - changed,
         attributes=sum(unit.attribute for unit in document.units),
         protected=document.protected,
+        untranslated=document.untranslated,
     )
 
 

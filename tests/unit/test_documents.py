@@ -159,6 +159,7 @@ DOCUMENTS = {
     "film.srt": SUBTITLES.encode(),
     "app.po": CATALOGUE.encode(),
     "notes.txt": codecs.BOM_UTF8 + PLAIN.encode(),
+    "mixed.srt": (SUBTITLES + "4\n00:00:07,000 --> 00:00:08,000\nZwei Zeilen\nhier.\n\n").encode(),
 }
 
 
@@ -399,3 +400,8 @@ def test_a_unit_s_sentences_are_placed_by_their_word_weights_taken_together():
 
     page = translated("a.html", "<p>Der Mann <b>geht. Er</b> läuft.</p>".encode(), weighed)
     assert page.decode() == "<p>DER MANN <b>GEHT. ER</b> LÄUFT.</p>"
+
+
+def test_a_subtitle_file_that_mixes_line_endings_gets_every_cue_translated_in_place():
+    text = translated("mixed.srt", DOCUMENTS["mixed.srt"]).decode()
+    assert [cue.content for cue in srt.parse(text)][-1] == "ZWEI ZEILEN\nHIER."

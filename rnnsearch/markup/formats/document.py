@@ -49,6 +49,7 @@ class Document(ABC):
 
     units: list[Unit]
     protected: int = 0
+    untranslated: int = 0  # blocks the reader found but could not place a translation in, left as written
 
     @abstractmethod
     def write(self, translations: Sequence[str | None]) -> bytes:
@@ -138,9 +139,10 @@ class SplicedText(Document):
         encoding: str = "utf-8",
         bom: bool = False,
         protected: int = 0,
+        untranslated: int = 0,
     ):
         self.text, self.units, self.spans = text, units, spans
-        self.encoding, self.bom, self.protected = encoding, bom, protected
+        self.encoding, self.bom, self.protected, self.untranslated = encoding, bom, protected, untranslated
 
     def write(self, translations: Sequence[str | None]) -> bytes:
         pieces, position = [], 0

@@ -52,13 +52,14 @@ class MarkdownText:
         masked = _without_front_matter(text)
         parser = MarkdownIt("commonmark").enable("table").enable("strikethrough")
         line_starts = [0] + [k + 1 for k, character in enumerate(text) if character == "\n"]
-        units, spans, cursor, protected = [], [], 0, 0
+        units, spans, cursor, protected, untranslated = [], [], 0, 0, 0
         for token in parser.parse(masked):
             if token.type != "inline" or token.map is None or not token.content.strip():
                 protected += token.type in ("fence", "code_block", "html_block")
                 continue
             found = _located(text, token, line_starts, cursor)
             if found is None:
+                untranslated += 1
                 continue
             start, end = found
             inline = _Inline()
@@ -67,7 +68,8 @@ class MarkdownText:
             units.append(Unit(markup, f"line {token.map[0] + 1}"))
             spans.append(Span(start, end, inline.render))
             cursor = end
-        return SplicedText(text, checked_units(units, origin), spans, bom=bom, protected=protected)
+        units = checked_units(units, origin)
+        return SplicedText(text, units, spans, bom=bom, protected=protected, untranslated=untranslated)
 
 
 def _without_front_matter(text: str) -> str:

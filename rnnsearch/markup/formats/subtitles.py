@@ -61,14 +61,16 @@ class Subtitles:
 
 
 def _content_spans(text: str, cues: list[srt.Subtitle], newline: str, origin: str) -> list[tuple[int, int]]:
-    """Where each cue's text lies in the file, found in order."""
+    """Where each cue's text lies in the file, found in order, its lines ended as the
+    file's are or, in a file that mixes them, by "\n"."""
     spans, position = [], 0
     for cue in cues:
-        content = cue.content.replace("\n", newline)
-        start = text.find(content, position) if content else -1
-        if start < 0:
-            spans.append((position, position))
-            continue
+        for content in dict.fromkeys((cue.content.replace("\n", newline), cue.content)):
+            start = text.find(content, position)
+            if start >= 0:
+                break
+        else:
+            raise DocumentError(f"{origin}: cue {cue.index}: its text is not in the file as the reader gave it")
         spans.append((start, start + len(content)))
         position = start + len(content)
     return spans
