@@ -41,6 +41,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--timeout", type=positive(float), default=30.0, help="seconds per request (default %(default)s)"
     )
     serve.add_argument(
+        "--max-document-bytes",
+        type=positive(int),
+        default=10 * 2**20,
+        help="bytes of a document sent to /v1/documents (default %(default)s)",
+    )
+    serve.add_argument(
         "--max-batch",
         type=positive(int),
         default=64,
@@ -59,6 +65,7 @@ def run(args: argparse.Namespace) -> None:
         max_audio_seconds=args.max_audio_seconds,
         timeout=args.timeout,
         max_batch=args.max_batch,
+        max_document_bytes=args.max_document_bytes,
     )
     serve(
         models(args.model_dir),

@@ -2,6 +2,8 @@
 
     POST /v1/translate   texts (or, for a speech model, base64 WAV files in `audio`) →
                          translations, n-best lists and alignment matrices
+    POST /v1/documents   a document's bytes (HTML, DOCX, Markdown, SRT, PO, text) → the
+                         translated document (documents.py)
     GET  /v1/model       input kind, languages, vocabularies, architecture, training figures, limits
     GET  /v1/health      {"status": "ok"}
     GET  /               the web page (static/), plain HTML, CSS, JavaScript and SVG
@@ -31,7 +33,7 @@ from rnnsearch import __version__
 from rnnsearch.errors import UserError
 from rnnsearch.markup import MarkedUp, MarkupOptions
 from rnnsearch.search.rules import Cancelled, SearchOptions
-from rnnsearch.server import schemas
+from rnnsearch.server import documents, schemas
 from rnnsearch.server.batcher import Batcher, TranslateFn
 from rnnsearch.server.info import describe_model, max_audio_seconds
 from rnnsearch.server.limits import Limits
@@ -77,7 +79,11 @@ def create_app(
     )
     app.state.batcher = batcher
     app.state.limits = limits
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes(limits, _audio_chars(translator, limits)))
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=max_body_bytes(limits, _audio_chars(translator, limits)),
+        paths={documents.PATH: limits.max_document_bytes},
+    )
     api = INPUTS[translator.data.reads]
     add_error_handlers(
         app,
@@ -87,6 +93,7 @@ def create_app(
         audio_seconds=max_audio_seconds(translator, limits),
     )
     _add_api(app, translator, batcher, describe_model(translator, model_dir, limits), limits)
+    documents.add_documents(app, translator, batcher, limits)
     _add_page(app)
     return app
 

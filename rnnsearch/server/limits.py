@@ -11,6 +11,7 @@ class Limits:
     max_audio_seconds: seconds per recording, for a speech model. timeout: seconds a
     request may take, waiting for its batch included. max_batch: sentences per merged
     model call. max_wait: seconds a request waits for others to join its batch.
+    max_document_bytes: bytes of a document sent to /v1/documents.
     """
 
     max_texts: int = 64
@@ -19,3 +20,4 @@ class Limits:
     timeout: float = 30.0
     max_batch: int = 64
     max_wait: float = 0.005
+    max_document_bytes: int = 10 * 2**20

@@ -35,23 +35,26 @@ def max_body_bytes(limits: Limits, audio_chars: int | None = None) -> int:
 
 
 class BodyLimit:
-    """ASGI middleware: refuse a request body over `max_bytes` with a JSON 413, before reading it all.
+    """ASGI middleware: refuse a request body over `max_bytes` (or, on a path of `paths`,
+    over its own bound) with a JSON 413, before reading it all.
 
     A declared Content-Length is checked up front; a chunked body is counted as it
     arrives. (Starlette's own limit answers in plain text, not the API's JSON errors.)
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int):
+    def __init__(self, app: ASGIApp, max_bytes: int, paths: Mapping[str, int] | None = None):
         self.app = app
         self.max_bytes = max_bytes
+        self.paths = dict(paths or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        message = f"request body larger than {self.max_bytes} bytes"
+        limit = self.paths.get(scope["path"], self.max_bytes)
+        message = f"request body larger than {limit} bytes"
         declared = Headers(scope=scope).get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_bytes:
+        if declared.isdigit() and int(declared) > limit:
             await error_response(413, message)(scope, receive, send)
             return
         received = 0
@@ -60,7 +63,7 @@ class BodyLimit:
             nonlocal received
             event = await receive()
             received += len(event.get("body", b""))
-            if received > self.max_bytes:
+            if received > limit:
                 raise HTTPException(413, message)
             return event
 

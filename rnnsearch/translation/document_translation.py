@@ -29,14 +29,15 @@ from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.alignments.words import align_translations
 from rnnsearch.arguments import checked_choice
 from rnnsearch.config.data import DataSection
-from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH
+from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH, Decoding
+from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup import PLACEMENTS, MarkedUp, MarkupError, WordWeights, parse, transfer
 from rnnsearch.markup.formats import format_named, format_of
 from rnnsearch.markup.formats.document import Document, DocumentError, Format
 from rnnsearch.text.sentences import sentence_spans
-from rnnsearch.translation.request import Request, build_request
-from rnnsearch.translation.text_translation import TextTranslation
+from rnnsearch.translation.request import build_request
+from rnnsearch.translation.text_translation import NOT_TEXT, TextTranslation
 
 
 @dataclass(frozen=True)
@@ -307,6 +308,7 @@ class DocumentTranslation(TextTranslation):
         `unchanged_ok`. Sentences are found by the rules of `source_language` (None: the
         model's source language). `progress(total, done)` is called as each batch of
         sentences is done, with how many there are and how many that batch held."""
+        self.input_kind.require_text(NOT_TEXT)
         request = build_request(
             self, alignment_from=alignment_from, reading=reading, beam_size=beam_size, links_read=True
         )
@@ -324,37 +326,58 @@ class DocumentTranslation(TextTranslation):
         ]
         return translate_read(
             read,
-            self._sentence_translator(request, placed, progress),
+            sentence_translator(
+                lambda batch: self.translate_with(request, batch),
+                reading=request.reading,
+                placement=placed,
+                batch=SENTENCES_PER_SEARCH,
+                progress=progress,
+            ),
             language=source_language or self.data.src_lang,
             unchanged_ok=unchanged_ok,
             fits=self._fit,
         )
 
-    def _sentence_translator(
-        self, request: Request, placement: str, progress: Callable[[int, int], None] | None
-    ) -> SentenceTranslator:
-        """The model's translation of sentences, a search's worth at a time, each batch's
-        end reported to `progress`."""
-
-        def translate(sentences: list[str]) -> list[SentenceTranslation]:
-            translations = []
-            for start in range(0, len(sentences), SENTENCES_PER_SEARCH):
-                batch = sentences[start : start + SENTENCES_PER_SEARCH]
-                translations += self.translate_with(request, batch)
-                if progress is not None:
-                    progress(len(sentences), len(batch))
-            aligned = align_translations(translations, reading=request.reading)
-            return [
-                SentenceTranslation(
-                    translation.text.split(),
-                    list(words.pairs),
-                    WordWeights(words.weights) if placement == "weights" else None,
-                )
-                for translation, words in zip(translations, aligned, strict=True)
-            ]
-
-        return translate
-
     def _fit(self, sentences: list[str]) -> list[bool]:
-        limit = self.search.max_source_length
-        return [pieces <= limit for pieces in self.input_kind.pieces(sentences)]
+        return fitting(self, sentences)
+
+
+def fitting(decoding: Decoding, sentences: list[str]) -> list[bool]:
+    """Which sentences the model of `decoding` reads whole (search.max_source_length)."""
+    limit = decoding.search.max_source_length
+    return [pieces <= limit for pieces in decoding.input_kind.pieces(sentences)]
+
+
+def sentence_translator(
+    translate: Callable[[list[str]], list[Translation]],
+    *,
+    reading: str,
+    placement: str,
+    batch: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> SentenceTranslator:
+    """Sentences translated by `translate` (a model call: texts in, Translations with
+    their alignments out), `batch` at a time, each batch's end reported to
+    `progress(total, done)`, and read as placing reads them: target words, word links
+    read as `reading` says, and word weights where `placement` is by weights. The API
+    calls the model itself; the server hands each batch to its batcher, to be decoded
+    with other requests."""
+
+    def translated(sentences: list[str]) -> list[SentenceTranslation]:
+        translations: list[Translation] = []
+        for start in range(0, len(sentences), batch):
+            part = sentences[start : start + batch]
+            translations += translate(part)
+            if progress is not None:
+                progress(len(sentences), len(part))
+        aligned = align_translations(translations, reading=reading)
+        return [
+            SentenceTranslation(
+                translation.text.split(),
+                list(words.pairs),
+                WordWeights(words.weights) if placement == "weights" else None,
+            )
+            for translation, words in zip(translations, aligned, strict=True)
+        ]
+
+    return translated

@@ -476,3 +476,36 @@ def test_a_marked_up_request_gets_the_api_s_marked_up_translations(client, trans
 )
 def test_bad_markup_is_a_422_naming_the_text(client, body, fragment):
     assert_json_error(client.post("/v1/translate", json=body), 422, fragment)
+
+
+def test_a_document_sent_as_bytes_comes_back_translated_with_its_structure(client, translator, model_dir):
+    from urllib.parse import unquote
+
+    from tests.unit.test_documents import HTML, SUBTITLES, _tags
+
+    answer = client.post("/v1/documents", params={"name": "seite.html", "beam_size": 2}, content=HTML.encode())
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"].startswith("text/html")
+    assert answer.headers["content-disposition"] == "attachment; filename*=UTF-8''seite.html"
+    assert unquote(answer.headers["x-rnnsearch-summary"]).startswith("seite.html: 11 units (5 attributes)")
+    page = answer.content.decode()
+    assert _tags(page) == _tags(HTML) and "<pre>  kein   Text\n  hier </pre>" in page
+    subtitles = client.post("/v1/documents", params={"name": "film.srt"}, content=SUBTITLES.encode())
+    assert subtitles.status_code == 200 and subtitles.headers["content-type"] == "application/x-subrip"
+
+    refusals = [
+        ({"name": "kaputt.docx"}, b"PK\x03\x04 damaged", 422, "kaputt.docx: not a Word document"),
+        ({"name": "x.xyz"}, b"text", 422, "x.xyz: no format reads .xyz files"),
+        ({"name": "leer.md"}, b"```\ncode\n```\n", 422, "leer.md: it holds nothing to translate"),
+        ({"name": "x.html", "placement": "nowhere"}, b"<p>Ein Hund.</p>", 422, "placement"),
+        ({}, b"<p>Ein Hund.</p>", 422, "name"),
+    ]
+    for params, body, status, message in refusals:
+        answer = client.post("/v1/documents", params=params, content=body)
+        assert (answer.status_code, list(answer.json())) == (status, ["error"]), answer.text
+        assert message in answer.json()["error"] and "\n" not in answer.json()["error"]
+    small = Limits(max_document_bytes=100)
+    with TestClient(create_app(translator, model_dir, small)) as limited:
+        answer = limited.post("/v1/documents", params={"name": "seite.html"}, content=HTML.encode())
+        assert answer.status_code == 413 and "larger than 100 bytes" in answer.json()["error"]
+        assert limited.post("/v1/translate", json={"texts": ["Ein Hund."]}).status_code == 200

@@ -46,6 +46,8 @@ time limit of its own)."""
 FUZZED = [
     ("POST /v1/translate", GenerationMode.POSITIVE),
     ("POST /v1/translate", GenerationMode.NEGATIVE),
+    ("POST /v1/documents", GenerationMode.POSITIVE),
+    ("POST /v1/documents", GenerationMode.NEGATIVE),
     ("GET /v1/model", GenerationMode.POSITIVE),
     ("GET /v1/health", GenerationMode.POSITIVE),
 ]

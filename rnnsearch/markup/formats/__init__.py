@@ -15,7 +15,7 @@ translated line of each unit, or None for one whose translation is its own text 
 word, which the document keeps exactly as it was written.
 
 Adding a format (ODT, PPTX, EPUB) is one module here with one class that has `name`,
-`extensions`, `dialect` and `read`, one line in `FORMATS`, and its tests.
+`extensions`, `dialect`, `media_type` and `read`, one line in `FORMATS`, and its tests.
 """
 
 from __future__ import annotations

@@ -59,11 +59,13 @@ class Document(ABC):
 
 class Format(Protocol):
     """A document format: its name (`--format`), the file name extensions it is taken
-    from, the dialect its units' markup is read in, and its reader."""
+    from, the dialect its units' markup is read in, the media type it is served as, and
+    its reader."""
 
     name: str
     extensions: tuple[str, ...]
     dialect: str
+    media_type: str
 
     def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
         """The document in `data`; `origin` names it in errors, which are DocumentErrors;

@@ -79,6 +79,7 @@ class HtmlPage:
     name = "html"
     extensions: tuple[str, ...] = ("html", "htm", "xhtml")
     dialect = "html"
+    media_type = "text/html"
 
     def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
         encoding, bom = page_encoding(checked_size(data, origin))

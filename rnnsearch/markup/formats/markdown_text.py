@@ -46,6 +46,7 @@ class MarkdownText:
     name = "markdown"
     extensions: tuple[str, ...] = ("md", "markdown", "mdown", "mkd")
     dialect = "xml"
+    media_type = "text/markdown"
 
     def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
         bom, text = bom_and_text(checked_size(data, origin), origin)

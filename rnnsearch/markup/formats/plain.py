@@ -23,6 +23,7 @@ class PlainText:
     name = "text"
     extensions: tuple[str, ...] = ("txt", "text")
     dialect = "xml"
+    media_type = "text/plain"
 
     def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
         bom, text = bom_and_text(checked_size(data, origin), origin)

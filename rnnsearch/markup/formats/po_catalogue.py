@@ -45,6 +45,7 @@ class PoCatalogue:
     name = "po"
     extensions: tuple[str, ...] = ("po", "pot")
     dialect = "html"
+    media_type = "text/x-gettext-translation"
 
     def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
         text = decoded(checked_size(data, origin), origin)

@@ -43,6 +43,7 @@ class Subtitles:
     name = "srt"
     extensions: tuple[str, ...] = ("srt",)
     dialect = "html"
+    media_type = "application/x-subrip"
 
     def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
         bom, text = bom_and_text(checked_size(data, origin), origin)

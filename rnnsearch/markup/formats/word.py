@@ -69,6 +69,7 @@ class WordDocument:
     name = "docx"
     extensions: tuple[str, ...] = ("docx",)
     dialect = "xml"
+    media_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
     def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
         try:

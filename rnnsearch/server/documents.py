@@ -1,0 +1,141 @@
+"""The server's documents endpoint: a document's bytes in, the translated document's out.
+
+    POST /v1/documents?name=page.html[&format=html][&beam_size=5][&placement=links]
+                      [&alignment_from=aligner][&unchanged_ok=true]
+         body: the document's bytes, as they are (no JSON, no form)
+         answer: the translated document, with its media type, a Content-Disposition
+                 naming it, and X-Rnnsearch-Summary (percent-encoded): what was done
+
+The document is read and written by rnnsearch.markup.formats, as `translate-document`
+reads and writes it; its sentences go to the server's batcher `max_batch` at a time, so
+that they are decoded with the other requests, and a long document holds up no one for
+more than one batch. The body is bounded by the server's `max_document_bytes` and the
+request by its timeout, after which no further batch of its sentences is decoded. A
+document that cannot be read, or comes back unchanged, is a 422 with the same one line
+the command gives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from urllib.parse import quote
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import Response
+
+from rnnsearch.arguments import checked_choice
+from rnnsearch.errors import UserError
+from rnnsearch.markup import PLACEMENTS
+from rnnsearch.markup.formats import FORMATS, format_named, format_of
+from rnnsearch.server.batcher import Batcher
+from rnnsearch.server.limits import Limits
+from rnnsearch.server.refusals import ERROR_RESPONSES
+from rnnsearch.translation.document_translation import (
+    TranslatedDocument,
+    fitting,
+    read_document,
+    sentence_translator,
+    translate_read,
+)
+from rnnsearch.translation.request import Request as CallRequest
+from rnnsearch.translation.request import build_request
+from rnnsearch.translation.translator import Translation, Translator
+
+PATH = "/v1/documents"
+
+BYTES = {"schema": {"type": "string", "format": "binary"}}
+ANSWERED = {entry.media_type: BYTES for entry in FORMATS.values()}
+"""The answer's media types, one per format, each a document's bytes."""
+
+
+class _Withdrawn(UserError):
+    """A document request given up on (timed out, or its client gone): no more batches."""
+
+
+def add_documents(app: FastAPI, translator: Translator, batcher: Batcher, limits: Limits) -> None:
+    """Add the documents endpoint to `app`, whose batcher decodes its sentences."""
+
+    @app.post(
+        PATH,
+        response_class=Response,
+        responses={200: {"description": "the translated document", "content": ANSWERED}, **ERROR_RESPONSES},
+        openapi_extra={"requestBody": {"required": True, "content": {"application/octet-stream": BYTES}}},
+        summary="Translate a document (HTML, DOCX, Markdown, SRT, PO, text)",
+    )
+    async def documents(
+        connection: Request,
+        name: str,
+        format: str | None = None,
+        beam_size: int | None = None,
+        placement: str | None = None,
+        alignment_from: str | None = None,
+        unchanged_ok: bool = False,
+    ) -> Response:
+        """Translate the document sent as the body; `name` is its file name, whose
+        extension says its format unless `format` does."""
+        translator.input_kind.require_text("send its recordings to /v1/translate")
+        call = build_request(translator, alignment_from=alignment_from, beam_size=beam_size, links_read=True)
+        translator.require_alignment()
+        placed = "links" if placement is None else checked_choice(placement, "placement", PLACEMENTS)
+        data = await connection.body()
+        withdrawn = threading.Event()
+        work = asyncio.to_thread(
+            _translated, translator, batcher, asyncio.get_running_loop(), withdrawn,
+            data=data, name=name, format=format, call=call, placement=placed, unchanged_ok=unchanged_ok,
+            batch=limits.max_batch,
+        )  # fmt: skip
+        try:
+            document = await asyncio.wait_for(work, limits.timeout)
+        except TimeoutError:
+            raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
+        finally:
+            withdrawn.set()
+        return _answer(document, format)
+
+
+def _translated(
+    translator: Translator,
+    batcher: Batcher,
+    loop: asyncio.AbstractEventLoop,
+    withdrawn: threading.Event,
+    *,
+    data: bytes,
+    name: str,
+    format: str | None,
+    call: CallRequest,
+    placement: str,
+    unchanged_ok: bool,
+    batch: int,
+) -> TranslatedDocument:
+    """The document read, its sentences decoded by the batcher (from this worker thread,
+    one batch at a time, until the request is withdrawn) and written back."""
+
+    def decoded(texts: list[str]) -> list[Translation]:
+        if withdrawn.is_set():
+            raise _Withdrawn(f"{name}: withdrawn")
+        return asyncio.run_coroutine_threadsafe(batcher.translate([(t, "") for t in texts], call), loop).result()
+
+    read = read_document(data, format=format, name=name, target_language=translator.data.tgt_lang)
+    [document] = translate_read(
+        [read],
+        sentence_translator(decoded, reading=call.reading, placement=placement, batch=batch),
+        language=translator.data.src_lang,
+        unchanged_ok=unchanged_ok,
+        fits=lambda sentences: fitting(translator, sentences),
+    )
+    return document
+
+
+def _answer(document: TranslatedDocument, format: str | None) -> Response:
+    """The translated document as the answer, named and described in its headers."""
+    chosen = format_named(format) if format is not None else format_of(document.name)
+    filename = quote(document.name.rsplit("/", 1)[-1])
+    return Response(
+        document.data,
+        media_type=chosen.media_type,
+        headers={
+            "Content-Disposition": f"attachment; filename*=UTF-8''{filename}",
+            "X-Rnnsearch-Summary": quote(document.summary),
+        },
+    )
