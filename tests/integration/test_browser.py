@@ -288,3 +288,24 @@ def test_the_api_docs_page_works_without_any_network_but_the_server(server_url, 
         expect(page.locator(".opblock-summary-path", has_text="/v1/translate")).to_be_visible()
         expect(page.locator(".opblock-summary-path", has_text="/v1/model")).to_be_visible()
     assert outside == []
+
+
+def test_a_document_picked_on_the_page_comes_back_translated_for_download(server_url, tmp_path):
+    """The page sends a chosen file to /v1/documents and offers its translation under the
+    same name: the page's tree and its protected parts as the file had them."""
+    from tests.unit.test_documents import HTML, _tags
+
+    source = tmp_path / "seite.html"
+    source.write_text(HTML, encoding="utf-8")
+    with chromium_page(tmp_path / "profile") as page:
+        open_page(page, server_url)
+        page.set_input_files("#document-file", str(source))
+        page.locator("#document-button").click()
+        expect(page.locator("#document-download")).to_be_visible()
+        expect(page.locator("#status")).to_contain_text("seite.html: 11 units (5 attributes)")
+        with page.expect_download() as download:
+            page.locator("#document-download").click()
+        assert download.value.suggested_filename == "seite.html"
+        translated = Path(download.value.path()).read_text(encoding="utf-8")
+    assert _tags(translated) == _tags(HTML) and "<pre>  kein   Text\n  hier </pre>" in translated
+    assert translated != HTML

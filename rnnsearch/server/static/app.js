@@ -1,7 +1,8 @@
 // The web page: send the lines (or, for a speech model, the chosen WAV files) to
 // /v1/translate, list the translations, and draw the alignment of the selected hypothesis
 // as an SVG heatmap whose rows and columns light up together when pointed at; a recording's
-// waveform is drawn above the heatmap on the same time axis. Plain DOM and SVG, no
+// waveform is drawn above the heatmap on the same time axis. A document sent to
+// /v1/documents comes back as a link to download its translation. Plain DOM and SVG, no
 // libraries, so it works offline.
 "use strict";
 
@@ -75,6 +76,7 @@ async function loadModel() {
     if (model.input === "audio") {
       element("text-input").hidden = true;
       element("markup-choice").hidden = true;
+      element("document-form").hidden = true;
       element("audio-input").hidden = false;
       element("submit-hint").textContent = `at most ${model.limits.max_audio_seconds} s per file`;
     }
@@ -503,8 +505,37 @@ function chooseFromList(event) {
   }
 }
 
+// Send the chosen document's bytes as they are, and offer its translation for download
+// under the same name, with the server's summary of what was done.
+async function translateDocument(event) {
+  event.preventDefault();
+  const file = element("document-file").files[0];
+  const link = element("document-download");
+  link.hidden = true;
+  if (link.href) {
+    URL.revokeObjectURL(link.href);
+  }
+  showStatus(`Translating ${file.name}…`);
+  try {
+    const query = new URLSearchParams({ name: file.name, beam_size: element("beam-size").value });
+    const response = await fetch(`v1/documents?${query}`, { method: "POST", body: file });
+    if (!response.ok) {
+      const answer = await response.json().catch(() => ({}));
+      throw new Error(answer.error || `the server answered HTTP ${response.status}`);
+    }
+    link.href = URL.createObjectURL(await response.blob());
+    link.download = file.name;
+    link.textContent = `Download the translation of ${file.name}`;
+    link.hidden = false;
+    showStatus(decodeURIComponent(response.headers.get("X-Rnnsearch-Summary") || ""));
+  } catch (error) {
+    showStatus(`Could not translate ${file.name}: ${error.message}`, true);
+  }
+}
+
 function start() {
   element("translate-form").addEventListener("submit", translate);
+  element("document-form").addEventListener("submit", translateDocument);
   element("source").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       event.preventDefault();
