@@ -3,7 +3,8 @@ grow (time per unit should stay flat: linear in size), and a document set's sent
 translated through `translate_documents` against the same sentences through `translate`.
 
     python bench/documents.py [--model runs/bench-alignment/en-fr] [--sizes 1 4 16]
-                              [--rounds 3] [--beam-size 5] [--threads 2]
+                              [--formats page.html ...] [--parts io speed] [--chrf N]
+                              [--rounds 3] [--beam-size 5] [--threads 2] [--seed 1]
 
 1. Reading and writing, without a model: an HTML page, a Word document and a Markdown
    file of `size` × 250 paragraphs (each with a bold word and a link, as real pages have
@@ -16,20 +17,35 @@ translated through `translate_documents` against the same sentences through `tra
    a Word document of 100 paragraphs each, English text from the model's own language)
    translated by `translate_documents` and, alternating in the same sitting, the same
    sentences by `translate`; sentences per second of each and their ratio.
+3. With `--model` and `--chrf N`: whole sentences against node by node. The first N
+   English sentences of Multi30k's test_2016_flickr, three to a paragraph of an HTML page,
+   each sentence with a `<b>` over 1 to 3 of its words and, in every other paragraph, an
+   `<a>` from a sentence's last words into the next's first (drawn with `--seed`). The
+   page translated by `translate_documents` (sentences whole, tags placed by the
+   alignment) and text node by text node (each piece of text between two tags translated
+   on its own, as argos-translate-files does), and the same sentences without markup by
+   `translate`; each paragraph's text, tags left out, scored by chrF against the French
+   references of its three sentences.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import html
+import html.parser
 import io
 import json
+import random
 import time
+from pathlib import Path
 
 import docx
 import torch
 
 from rnnsearch.translation.document_translation import SentenceTranslation, read_document, translate_read
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "multi30k"
 
 SENTENCES = [
     "The man with the red hat walks home.",
@@ -131,6 +147,100 @@ def speed(model: str, rounds: int, beam_size: int) -> dict:
     return {"sentences": len(seen), **rates, "ratio": rates["documents"] / rates["translate"]}
 
 
+class _Paragraphs(html.parser.HTMLParser):
+    """The text of each `<p>` of a page, tags left out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+        self.inside = False
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag == "p":
+            self.inside = True
+            self.texts.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.inside = self.inside and tag != "p"
+
+    def handle_data(self, data: str) -> None:
+        if self.inside:
+            self.texts[-1] += data
+
+
+def paragraph_texts(page: str) -> list[str]:
+    parser = _Paragraphs()
+    parser.feed(page)
+    return [" ".join(text.split()) for text in parser.texts]
+
+
+def marked_paragraphs(sentences: list[str], seed: int) -> list[list[str]]:
+    """Each paragraph as pieces of markup: its sentences with a `<b>` each, and in every
+    other paragraph an `<a>` across a sentence boundary."""
+    draw = random.Random(seed)
+    paragraphs = []
+    for first in range(0, len(sentences) - 2, 3):
+        words = [sentence.split() for sentence in sentences[first : first + 3]]
+        marked = []
+        for sentence in words:
+            width = draw.randint(1, min(3, len(sentence)))
+            start = draw.randint(0, len(sentence) - width)
+            tokens = [html.escape(word, quote=False) for word in sentence]
+            tokens[start] = "<b>" + tokens[start]
+            tokens[start + width - 1] += "</b>"
+            marked.append(tokens)
+        if (first // 3) % 2 == 0 and "b>" not in marked[0][-1] + marked[1][0]:  # no <b> or </b> there
+            marked[0][-1] = '<a href="x.html">' + marked[0][-1]
+            marked[1][0] += "</a>"
+        paragraphs.append([" ".join(tokens) for tokens in marked])
+    return paragraphs
+
+
+def node_by_node(translator: object, paragraph: str, beam_size: int) -> str:
+    """A paragraph translated a text node at a time: each piece between two tags alone."""
+    from rnnsearch.markup.parsing import events
+
+    nodes, current = [], []
+    for event in events(paragraph):
+        raw = paragraph[event.start : event.end]
+        if event.kind in ("data", "reference"):
+            current.append(html.unescape(raw))
+        else:
+            nodes.append("".join(current))
+            current = []
+    nodes.append("".join(current))
+    texts = [node.strip() for node in nodes if node.strip()]
+    translations = translator.translate(texts, beam_size=beam_size)  # type: ignore[attr-defined]
+    return " ".join(translation.text for translation in translations)
+
+
+def whole_against_nodes(model: str, count: int, beam_size: int, seed: int) -> dict:
+    """chrF of whole sentences, node by node, and without markup, against the references."""
+    import sacrebleu
+
+    import rnnsearch
+    from rnnsearch.text.corpus import read_lines
+
+    translator = rnnsearch.load(model, device="cpu")
+    sources = read_lines(DATA / "test_2016_flickr.en.gz")[:count]
+    references = read_lines(DATA / "test_2016_flickr.fr.gz")[:count]
+    paragraphs = marked_paragraphs(sources, seed)
+    page = "<html><body>\n" + "".join(f"<p>{' '.join(p)}</p>\n" for p in paragraphs) + "</body></html>\n"
+    [document] = translator.translate_documents([page.encode()], names=["flickr.html"], beam_size=beam_size)
+    whole = paragraph_texts(document.data.decode())
+    nodes = [node_by_node(translator, " ".join(p), beam_size) for p in paragraphs]
+    plain_sentences = [t.text for t in translator.translate(sources[: 3 * len(paragraphs)], beam_size=beam_size)]
+    plain = [" ".join(plain_sentences[k : k + 3]) for k in range(0, len(plain_sentences), 3)]
+    reference = [[" ".join(references[k : k + 3]) for k in range(0, 3 * len(paragraphs), 3)]]
+    scores = {
+        name: sacrebleu.corpus_chrf(output, reference).score
+        for name, output in (("whole sentences", whole), ("node by node", nodes), ("no markup", plain))
+    }
+    for name, score in scores.items():
+        print(f"{name:16} chrF {score:.2f}")
+    return {"paragraphs": len(paragraphs), **scores}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model")
@@ -139,12 +249,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--beam-size", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--parts", nargs="+", choices=("io", "speed"), default=["io", "speed"])
+    parser.add_argument("--chrf", type=int, metavar="N", help="sentences of the whole-against-nodes comparison")
+    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    results = {"reading_and_writing": reading_and_writing(args.sizes, args.rounds, args.formats)}
-    if args.model:
+    results = {}
+    if "io" in args.parts:
+        results["reading_and_writing"] = reading_and_writing(args.sizes, args.rounds, args.formats)
+    if args.model and "speed" in args.parts:
         results["speed"] = speed(args.model, args.rounds, args.beam_size)
+    if args.model and args.chrf:
+        results["chrf"] = whole_against_nodes(args.model, args.chrf, args.beam_size, args.seed)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump(results, out, indent=2)
