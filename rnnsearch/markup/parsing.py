@@ -125,7 +125,7 @@ def without_open_ends(line: str) -> str:
     return line[:end] + line[end:].replace("<", "_")
 
 
-@dataclass
+@dataclass(slots=True)
 class Event:
     """One of html.parser's events, cut from the text it read at the offsets it reports.
 

@@ -151,7 +151,7 @@ def _parsed(name: str, chosen: Format, document: Document, language: str) -> _Re
     each = _Read(name, document, chosen.dialect)
     for unit in document.units:
         try:
-            parsed = parse(unit.markup, chosen.dialect)
+            parsed = unit.parsed or parse(unit.markup, chosen.dialect)
         except MarkupError as error:
             raise DocumentError(f"{name}: {unit.where}: {error}") from None
         each.parsed.append(parsed)

@@ -8,12 +8,12 @@ import codecs
 import html
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from rnnsearch.errors import UserError
 from rnnsearch.markup.dialects import escape
-from rnnsearch.markup.parsing import parse
+from rnnsearch.markup.parsing import MarkedUp, parse
 
 MAX_DOCUMENT_BYTES = 256 * 2**20
 """The largest document read, in bytes (a zip's parts together, uncompressed, too): a
@@ -35,11 +35,14 @@ class DocumentError(UserError, ValueError):
 class Unit:
     """One thing to translate: `markup`, a line of inline markup in the format's dialect;
     `where` names it in messages ("word/document.xml, paragraph 4", "cue 12");
-    `attribute`: whether it is an attribute's value rather than a block's text."""
+    `attribute`: whether it is an attribute's value rather than a block's text;
+    `parsed`: the markup parsed in the format's dialect, where the reader has parsed it
+    already (to check it), so that it is not parsed again."""
 
     markup: str
     where: str
     attribute: bool = False
+    parsed: MarkedUp | None = field(default=None, repr=False, compare=False)
 
 
 class Document(ABC):

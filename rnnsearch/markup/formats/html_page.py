@@ -181,7 +181,7 @@ class _PageReader:
         if not parsed.words:
             return
         self.protected += sum(1 for element in parsed.elements if element.shown)
-        self.units.append(Unit(line, self._place(start)))
+        self.units.append(Unit(line, self._place(start), parsed=parsed))
         self.runs.append((start, end, _as_written))
 
     def _pieces(self, run: list[Event]) -> None:

@@ -46,7 +46,7 @@ from rnnsearch.markup.formats.document import (
     checked_size,
     checked_units,
 )
-from rnnsearch.markup.parsing import parse
+from rnnsearch.markup.parsing import MarkedUp, parse
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
@@ -95,7 +95,7 @@ class WordDocument:
                     read = _Paragraph.of(paragraph)
                     if read is not None:
                         paragraphs.append((name, read))
-                        units.append(Unit(read.markup, f"{name}, paragraph {number}"))
+                        units.append(Unit(read.markup, f"{name}, paragraph {number}", parsed=read.parsed))
         return _Package(data, package, parts, paragraphs, checked_units(units, origin))
 
 
@@ -127,16 +127,14 @@ class _Paragraph:
     links: list[Any] = field(default_factory=list)  # the hyperlink elements
     others: list[Any] = field(default_factory=list)  # what each standalone tag writes back
     markup: str = ""
+    parsed: MarkedUp | None = None
 
     @classmethod
     def of(cls, paragraph: Any) -> _Paragraph | None:
         read = cls(paragraph)
         read.markup = read._markup()
-        try:
-            words = parse(read.markup, "xml").words
-        except ValueError:
-            return None
-        return read if words else None
+        read.parsed = parse(read.markup, "xml")
+        return read if read.parsed.words else None
 
     def _markup(self) -> str:
         pieces: list[str] = []
