@@ -8,11 +8,12 @@ translated through `translate_documents` against the same sentences through `tra
 
 1. Reading and writing, without a model: an HTML page, a Word document and a Markdown
    file of `size` × 250 paragraphs (each with a bold word and a link, as real pages have
-   them), read, cut into sentences and written back under a translation that changes
-   every word (each word's capitals); seconds per unit, best of `--rounds`, per size,
-   timed with Python's garbage collector held off (`gc.disable`, after a collection), so
-   that what grows with the size is the reading and writing, not the collector's passes
-   over a heap that holds every unit (they add up to a third, unevenly, with it on).
+   them), and a plain text file of as many paragraphs with no formatting, read, cut into
+   sentences and written back under a translation that changes every word (each word's
+   capitals); seconds per unit, best of `--rounds`, per size, timed with Python's garbage
+   collector held off (`gc.disable`, after a collection), so that what grows with the
+   size is the reading and writing, not the collector's passes over a heap that holds
+   every unit (they add up to a third, unevenly, with it on).
 2. With `--model`: the sentences of a set of documents (an HTML page, a Markdown file and
    a Word document of 100 paragraphs each, English text from the model's own language)
    translated by `translate_documents` and, alternating in the same sitting, the same
@@ -93,14 +94,23 @@ def word_file(paragraphs: int) -> bytes:
     return buffer.getvalue()
 
 
+def text_file(paragraphs: int) -> bytes:
+    """Plain text: paragraphs with no formatting at all, as most of many documents are."""
+    return "".join(f"{a} It is {b} nice. {c}\n\n" for a, b, c in map(paragraph, range(paragraphs))).encode()
+
+
 MAKERS = {"page.html": html_page, "readme.md": markdown_file, "letter.docx": word_file}
+"""The documents of the speed comparison."""
+
+IO_MAKERS = {**MAKERS, "notes.txt": text_file}
+"""The documents whose reading and writing is timed."""
 
 
 def reading_and_writing(sizes: list[int], rounds: int, formats: list[str]) -> dict:
     """Seconds per unit to read, translate (capitals) and write each format, per size."""
     results: dict[str, dict[int, float]] = {}
     for name in formats:
-        make = MAKERS[name]
+        make = IO_MAKERS[name]
         results[name] = {}
         for size in sizes:
             data = make(250 * size)
@@ -245,7 +255,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 4, 16])
-    parser.add_argument("--formats", nargs="+", choices=list(MAKERS), default=list(MAKERS))
+    parser.add_argument("--formats", nargs="+", choices=list(IO_MAKERS), default=list(IO_MAKERS))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--beam-size", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)

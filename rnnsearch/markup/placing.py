@@ -77,6 +77,8 @@ def place(
     not stretch it, and a word the weights hold is not lost for a missing link; where no
     word holds more than that of the element's words, the links place it as without
     weights."""
+    if not marked.elements:
+        return []  # nothing to place: no table of the links is needed
     by_source: dict[int, list[int]] = {}
     for source, target in links:
         by_source.setdefault(source, []).append(target)
