@@ -405,3 +405,17 @@ def test_a_unit_s_sentences_are_placed_by_their_word_weights_taken_together():
 def test_a_subtitle_file_that_mixes_line_endings_gets_every_cue_translated_in_place():
     text = translated("mixed.srt", DOCUMENTS["mixed.srt"]).decode()
     assert [cue.content for cue in srt.parse(text)][-1] == "ZWEI ZEILEN\nHIER."
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "<p>" + "<span>" * 5_000 + "tief" + "</span>" * 5_000 + "</p>",  # deeper than Python's recursion limit
+        "<p>" + "<b>ein</b> " * 10_000 + "</p>",
+        "<p>Ein Hund " + "<a " * 20_000 + "</p>",  # unclosed tags: text, read once
+    ],
+    ids=["deep", "siblings", "unclosed"],
+)
+def test_a_hostile_page_is_translated_with_every_tag_kept(page):
+    written = translated("hostile.html", page.encode()).decode()
+    assert _tags(written) == _tags(page) and written != page
