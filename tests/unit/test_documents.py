@@ -11,6 +11,7 @@ import io
 import shutil
 import subprocess
 import zipfile
+from pathlib import Path
 
 import pytest
 import srt
@@ -419,3 +420,81 @@ def test_a_subtitle_file_that_mixes_line_endings_gets_every_cue_translated_in_pl
 def test_a_hostile_page_is_translated_with_every_tag_kept(page):
     written = translated("hostile.html", page.encode()).decode()
     assert _tags(written) == _tags(page) and written != page
+
+
+REAL = Path(__file__).resolve().parent.parent / "data" / "documents"
+"""Real documents, permissively licensed (their LICENSES.md says whose and which)."""
+
+
+class _Attributes(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def _start_tags(page: str) -> list[tuple[str, dict]]:
+    parser = _Attributes()
+    parser.feed(page)
+    return parser.tags
+
+
+def _kept(page: str) -> list[str]:
+    """What a page keeps untranslated: its pre, code, script and style elements and comments, as written."""
+    from rnnsearch.markup.parsing import events
+
+    kept, open_at, depth = [], None, 0
+    for event in events(page):
+        if open_at is None and event.kind == "other":
+            kept.append(page[event.start : event.end])
+        elif event.kind == "start" and event.tag in ("pre", "code", "script", "style"):
+            open_at = event.start if open_at is None else open_at
+            depth += 1
+        elif event.kind == "end" and event.tag in ("pre", "code", "script", "style") and open_at is not None:
+            depth -= 1
+            if depth == 0:
+                kept.append(page[open_at : event.end])
+                open_at = None
+    return kept
+
+
+@pytest.mark.parametrize("name", ["libffi-the-basics.html", "libffi-closure-example.html"])
+def test_a_real_page_keeps_what_it_protects_and_translates_every_attribute(name):
+    from rnnsearch.markup.formats.html_page import TRANSLATED_ATTRIBUTES
+
+    source = (REAL / name).read_bytes()
+    assert translated(name, source, copied, unchanged_ok=True) == source
+    page, written = source.decode(), translated(name, source).decode()
+    assert _tags(written) == _tags(page)
+    assert _kept(written) == _kept(page) and _kept(page)
+    translated_attributes = 0
+    for (tag, before), (same_tag, after) in zip(_start_tags(page), _start_tags(written), strict=True):
+        assert tag == same_tag and after.pop("lang", None) == ("en" if tag == "html" else before.pop("lang", None))
+        assert before.keys() == after.keys()
+        for key, value in before.items():
+            description = (tag, key, before.get("name")) == ("meta", "content", "description")
+            if (key in TRANSLATED_ATTRIBUTES or description) and value and value.strip():
+                assert after[key] == " ".join(value.split()).upper()
+                translated_attributes += 1
+            else:
+                assert after[key] == value
+    assert translated_attributes > 0
+
+
+def test_a_real_markdown_file_keeps_its_code_and_a_translated_catalogue_stays_as_it_was():
+    from markdown_it import MarkdownIt
+
+    source = (REAL / "markdown-it-texmath.md").read_bytes()
+    assert translated("readme.md", source, copied, unchanged_ok=True) == source
+    written = translated("readme.md", source).decode()
+
+    def code(text):
+        return [t.content for t in MarkdownIt("commonmark").parse(text) if t.type in ("fence", "code_block")]
+
+    assert code(written) == code(source.decode()) and code(written)
+    catalogue = (REAL / "tornado-test.po").read_bytes()  # every message has its translation already
+    assert translated("tornado.po", catalogue, unchanged_ok=True) == catalogue
+    with pytest.raises(DocumentError, match="tornado.po: it holds nothing to translate"):
+        translated("tornado.po", catalogue)
