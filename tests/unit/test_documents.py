@@ -498,3 +498,16 @@ def test_a_real_markdown_file_keeps_its_code_and_a_translated_catalogue_stays_as
     assert translated("tornado.po", catalogue, unchanged_ok=True) == catalogue
     with pytest.raises(DocumentError, match="tornado.po: it holds nothing to translate"):
         translated("tornado.po", catalogue)
+
+
+def test_translate_yes_inside_translate_no_is_translated_again_as_the_standard_inherits_it():
+    page = (
+        '<div translate="no"><p>Bleibt so.</p><p translate="yes">Wird <b>wieder</b> gelesen.</p>'
+        '<pre translate="yes">Bleibt</pre><span translate="yes">Auch <i translate="no">nicht</i> das.</span>'
+        "<p>Bleibt auch.</p></div><p>Danach.</p>"
+    )
+    assert translated("a.html", page.encode()).decode() == (
+        '<div translate="no"><p>Bleibt so.</p><p translate="yes">WIRD <b>WIEDER</b> GELESEN.</p>'
+        '<pre translate="yes">Bleibt</pre><span translate="yes">AUCH <i translate="no">nicht</i> DAS.</span>'
+        "<p>Bleibt auch.</p></div><p>DANACH.</p>"
+    )

@@ -13,7 +13,9 @@ keeps `<code>`, `<kbd>`, `<samp>`, `<var>`, `<svg>`, `<math>`, scripts, comments
 
 Not translated, kept byte for byte: `<script>`, `<style>`, `<pre>`, `<textarea>`,
 `<template>` and every element marked `translate="no"` or `class="notranslate"`, with all
-they contain; comments, declarations and processing instructions; the white space around
+they contain, except, as the standard's inheritance of `translate` has it, an element
+inside one of those marked `translate="yes"`, translated again up to its end (inside a
+run of phrasing content, an inline element kept whole keeps all it holds); comments, declarations and processing instructions; the white space around
 each run. Translated besides the text (the attributes the standard's `translate` covers):
 `alt`, `title`, `placeholder`, `label`, `abbr`, `aria-label`, the `value` of a button,
 reset or submit `<input>`, and the `content` of `<meta name="description">`; a start
@@ -130,28 +132,16 @@ class _PageReader:
         self.runs: list[tuple[int, int, Callable[[str], str]]] = []  # a unit's span, its writer
         self.tags: dict[int, tuple[Event, dict[str, int]]] = {}  # a start tag → its attributes' units
         self.protected = 0
+        self.run: list[Event] = []  # the run of phrasing content being read
+        self.kept: tuple[str, int] | None = None  # the element kept whole being passed over, and its depth
+        # elements turned back on inside one kept whole: the kept one's state, their name and depth
+        self.resumed: list[tuple[tuple[str, int], str, int]] = []
         self.line_starts = [0] + [k + 1 for k, character in enumerate(text) if character == "\n"]
 
     def document(self, encoding: str, bom: bytes) -> Document:
-        run: list[Event] = []
-        kept: tuple[str, int] | None = None  # the element kept whole being passed over, and its depth
         for event in events(self.text, text_elements=TEXT_ELEMENTS):
-            if kept is not None:
-                kept = _still_kept(kept, event)
-                continue
-            if _in_run(event):
-                run.append(event)
-                self._attributes(event)
-                continue
-            self._run(run)
-            run = []
-            self._attributes(event)
-            if event.kind == "start" and _kept_block(event):
-                kept = (event.tag, 1)
-                self.protected += 1
-            elif event.kind == "other":
-                self.protected += 1
-        self._run(run)
+            self._step(event)
+        self._run()
         checked_units(self.units, self.origin)
         return _Page(
             self.text,
@@ -164,9 +154,43 @@ class _PageReader:
             language=self.target_language,
         )
 
-    def _run(self, run: list[Event]) -> None:
-        """A run of phrasing content as a unit, trimmed of its white space; one with no
-        words is none; one that does not nest, a unit per piece of text."""
+    def _step(self, event: Event) -> None:
+        """Read one event: passed over inside an element kept whole, unless it starts one
+        that `translate="yes"` turns back on, which is read until it ends."""
+        if self.kept is not None and not _turns_back_on(event, self.kept):
+            self.kept = _still_kept(self.kept, event)
+            return
+        if self.kept is not None:
+            self.resumed.append((self.kept, event.tag, 0))
+            self.kept = None
+        self._read(event)
+        if self.resumed and self.kept is None and event.tag == self.resumed[-1][1]:
+            outer, name, depth = self.resumed[-1]
+            depth += (event.kind == "start") - (event.kind == "end")
+            self.resumed[-1] = (outer, name, depth)
+            if depth == 0:  # the element turned back on has ended: the one around it is kept again
+                self.resumed.pop()
+                self._run()
+                self.kept = outer
+
+    def _read(self, event: Event) -> None:
+        """An event outside what is kept whole: a run's, or a boundary that ends the run."""
+        if _in_run(event):
+            self.run.append(event)
+            self._attributes(event)
+            return
+        self._run()
+        self._attributes(event)
+        if event.kind == "start" and _kept_block(event):
+            self.kept = (event.tag, 1)
+            self.protected += 1
+        elif event.kind == "other":
+            self.protected += 1
+
+    def _run(self) -> None:
+        """The run read so far as a unit, trimmed of its white space; one with no words is
+        none; one that does not nest, a unit per piece of text. A new run begins."""
+        run, self.run = self.run, []
         if not run:
             return
         start, end = _trimmed(self.text, run[0].start, run[-1].end)
@@ -219,6 +243,16 @@ def _still_kept(kept: tuple[str, int], event: Event) -> tuple[str, int] | None:
     if event.tag == name and event.kind == "end":
         return (name, depth - 1) if depth > 1 else None
     return kept
+
+
+def _turns_back_on(event: Event, kept: tuple[str, int]) -> bool:
+    """Whether `event` starts an element marked `translate="yes"` inside one that
+    `translate="no"` (or the class notranslate) keeps whole: it is translated again, as
+    the HTML standard's inheritance of `translate` says. What is kept for what it is (a
+    script, a `<pre>`) is never turned back on, nor anything inside it."""
+    if kept[0] in KEPT_BLOCKS or event.kind != "start" or event.tag in VOID_ELEMENTS | KEPT_BLOCKS:
+        return False
+    return any(name == "translate" and (value or "").strip().lower() == "yes" for name, value in event.attrs)
 
 
 def _kept_block(event: Event) -> bool:
