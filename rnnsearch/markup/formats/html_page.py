@@ -15,10 +15,11 @@ Not translated, kept byte for byte: `<script>`, `<style>`, `<pre>`, `<textarea>`
 `<template>` and every element marked `translate="no"` or `class="notranslate"`, with all
 they contain, except, as the standard's inheritance of `translate` has it, an element
 inside one of those marked `translate="yes"`, translated again up to its end (inside a
-run of phrasing content, an inline element kept whole keeps all it holds); comments, declarations and processing instructions; the white space around
-each run. Translated besides the text (the attributes the standard's `translate` covers):
-`alt`, `title`, `placeholder`, `label`, `abbr`, `aria-label`, the `value` of a button,
-reset or submit `<input>`, and the `content` of `<meta name="description">`; a start
+run of phrasing content, an inline element kept whole keeps all it holds); comments,
+declarations and processing instructions; the white space around each run. Translated
+besides the text (the attributes the standard's `translate` covers): `alt`, `title`,
+`placeholder`, `label`, `abbr`, `aria-label`, the `value` of a button, reset or submit
+`<input>`, and the `content` of `<meta name="description">`; a start
 tag with a translated attribute is written again, each attribute as name="value". The
 `lang` of `<html>` becomes the target language.
 
