@@ -511,3 +511,42 @@ def test_translate_yes_inside_translate_no_is_translated_again_as_the_standard_i
         '<pre translate="yes">Bleibt</pre><span translate="yes">AUCH <i translate="no">nicht</i> DAS.</span>'
         "<p>Bleibt auch.</p></div><p>DANACH.</p>"
     )
+
+
+def test_a_word_document_s_text_boxes_tracked_changes_and_footnotes_are_translated():
+    import docx
+    from docx.oxml import parse_xml
+
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    mc = 'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"'
+    box = "<w:txbxContent><w:p><w:r><w:t>Im Kasten.</w:t></w:r></w:p></w:txbxContent>"
+    document = docx.Document()
+    body = document.element.body
+    body.append(
+        parse_xml(
+            f"<w:p {w} {mc}><w:r><w:t>Vor dem Kasten.</w:t></w:r><w:r><mc:AlternateContent>"
+            f'<mc:Choice Requires="wps"><w:drawing>{box}</w:drawing></mc:Choice>'
+            f"<mc:Fallback><w:pict>{box}</w:pict></mc:Fallback></mc:AlternateContent></w:r></w:p>"
+        )
+    )
+    body.append(
+        parse_xml(
+            f'<w:p {w}><w:r><w:t xml:space="preserve">Ein </w:t></w:r><w:ins w:id="1" w:author="A"><w:r>'
+            '<w:t>neues</w:t></w:r></w:ins><w:del w:id="2" w:author="A"><w:r><w:delText>altes</w:delText></w:r>'
+            '</w:del><w:r><w:t xml:space="preserve"> Wort.</w:t></w:r></w:p>'
+        )
+    )
+    buffer = io.BytesIO()
+    document.save(buffer)
+    with zipfile.ZipFile(buffer, "a") as package:
+        package.writestr(
+            "word/footnotes.xml",
+            f'<w:footnotes {w}><w:footnote w:id="1"><w:p><w:r><w:t>Eine Fußnote.</w:t></w:r></w:p></w:footnote>'
+            "</w:footnotes>",
+        )
+    written = zipfile.ZipFile(io.BytesIO(translated("boxes.docx", buffer.getvalue())))
+    body_xml, notes = written.read("word/document.xml").decode(), written.read("word/footnotes.xml").decode()
+    assert body_xml.count("IM KASTEN.") == 2 and "Im Kasten" not in body_xml
+    assert "VOR DEM KASTEN." in body_xml and body_xml.index("VOR DEM KASTEN.") < body_xml.index("mc:AlternateContent")
+    assert "NEUES" in body_xml and "<w:delText>altes</w:delText>" in body_xml and "WORT." in body_xml
+    assert "EINE FUSSNOTE." in notes
