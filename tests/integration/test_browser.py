@@ -309,3 +309,25 @@ def test_a_document_picked_on_the_page_comes_back_translated_for_download(server
         translated = Path(download.value.path()).read_text(encoding="utf-8")
     assert _tags(translated) == _tags(HTML) and "<pre>  kein   Text\n  hier </pre>" in translated
     assert translated != HTML
+
+
+def test_chromium_reads_every_translated_page_with_the_same_elements_and_links(tmp_path):
+    """Each test page and real page, translated, loads in the browser with the element
+    tree, the scripts and the links the source has."""
+    from tests.unit.test_documents import DOCUMENTS, REAL, translated
+
+    pages = {name: data for name, data in DOCUMENTS.items() if name.endswith(".html")}
+    pages.update({path.name: path.read_bytes() for path in sorted(REAL.glob("*.html"))})
+    shape = (
+        "() => [[...document.querySelectorAll('*')].map(e => e.tagName),"
+        " [...document.links].map(a => a.getAttribute('href'))]"
+    )
+    with chromium_page(tmp_path / "profile") as page:
+        for name, data in pages.items():
+            (tmp_path / f"source-{name}").write_bytes(data)
+            (tmp_path / f"translated-{name}").write_bytes(translated(name, data))
+            shapes = []
+            for kind in ("source", "translated"):
+                page.goto((tmp_path / f"{kind}-{name}").as_uri())
+                shapes.append(page.evaluate(shape))
+            assert shapes[0] == shapes[1], name
