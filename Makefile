@@ -10,6 +10,7 @@ DEMO_MINUTES ?= 12
 TEST := data/multi30k/test_2016_flickr
 CHROMIUM := /usr/bin/chromium
 MSGFMT := /usr/bin/msgfmt
+PANDOC := /usr/bin/pandoc
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # One pytest-xdist worker per core, each kept to its own core (tests/conftest.py); a test
 # file's tests stay in one worker, so its module-scoped models are trained once.
@@ -40,12 +41,13 @@ $(CHROMIUM):
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		chromium fonts-dejavu-core >/dev/null
 
-# The documents' tests check each translated PO catalogue with gettext's `msgfmt -c`.
-$(MSGFMT):
+# The documents' tests have real readers read what they write: gettext's `msgfmt -c`
+# each PO catalogue, pandoc each Word document.
+$(MSGFMT) $(PANDOC):
 	$(SUDO) apt-get update -qq
-	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gettext >/dev/null
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gettext pandoc >/dev/null
 
-test: $(INSTALLED) $(CHROMIUM) $(MSGFMT)
+test: $(INSTALLED) $(CHROMIUM) $(MSGFMT) $(PANDOC)
 	$(BIN)/ruff check rnnsearch tests bench docs/hooks
 	$(BIN)/ruff format --check rnnsearch tests bench docs/hooks
 	$(BIN)/lint-imports --no-cache
