@@ -24,22 +24,20 @@ from urllib.parse import quote
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import Response
 
-from rnnsearch.arguments import checked_choice
 from rnnsearch.errors import UserError
-from rnnsearch.markup import PLACEMENTS
-from rnnsearch.markup.formats import FORMATS, format_named, format_of
+from rnnsearch.markup.formats import FORMATS
 from rnnsearch.server.batcher import Batcher
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.refusals import ERROR_RESPONSES
 from rnnsearch.translation.document_translation import (
     TranslatedDocument,
+    document_request,
     fitting,
     read_document,
     sentence_translator,
     translate_read,
 )
 from rnnsearch.translation.request import Request as CallRequest
-from rnnsearch.translation.request import build_request
 from rnnsearch.translation.translator import Translation, Translator
 
 PATH = "/v1/documents"
@@ -74,10 +72,13 @@ def add_documents(app: FastAPI, translator: Translator, batcher: Batcher, limits
     ) -> Response:
         """Translate the document sent as the body; `name` is its file name, whose
         extension says its format unless `format` does."""
-        translator.input_kind.require_text("send its recordings to /v1/translate")
-        call = build_request(translator, alignment_from=alignment_from, beam_size=beam_size, links_read=True)
-        translator.require_alignment()
-        placed = "links" if placement is None else checked_choice(placement, "placement", PLACEMENTS)
+        call, placed = document_request(
+            translator,
+            "send its recordings to /v1/translate",
+            alignment_from=alignment_from,
+            beam_size=beam_size,
+            placement=placement,
+        )
         data = await connection.body()
         withdrawn = threading.Event()
         work = asyncio.to_thread(
@@ -91,7 +92,7 @@ def add_documents(app: FastAPI, translator: Translator, batcher: Batcher, limits
             raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
         finally:
             withdrawn.set()
-        return _answer(document, format)
+        return _answer(document)
 
 
 def _translated(
@@ -127,13 +128,12 @@ def _translated(
     return document
 
 
-def _answer(document: TranslatedDocument, format: str | None) -> Response:
+def _answer(document: TranslatedDocument) -> Response:
     """The translated document as the answer, named and described in its headers."""
-    chosen = format_named(format) if format is not None else format_of(document.name)
     filename = quote(document.name.rsplit("/", 1)[-1])
     return Response(
         document.data,
-        media_type=chosen.media_type,
+        media_type=document.media_type,
         headers={
             "Content-Disposition": f"attachment; filename*=UTF-8''{filename}",
             "X-Rnnsearch-Summary": quote(document.summary),

@@ -36,7 +36,7 @@ from rnnsearch.markup import PLACEMENTS, MarkedUp, MarkupError, WordWeights, par
 from rnnsearch.markup.formats import format_named, format_of
 from rnnsearch.markup.formats.document import Document, DocumentError, Format
 from rnnsearch.text.sentences import sentence_spans
-from rnnsearch.translation.request import build_request
+from rnnsearch.translation.request import Request, build_request
 from rnnsearch.translation.text_translation import NOT_TEXT, TextTranslation
 
 
@@ -56,10 +56,12 @@ SentenceTranslator = Callable[[list[str]], list[SentenceTranslation]]
 
 @dataclass
 class TranslatedDocument:
-    """A translated document: its bytes, its name, and what was done, counted."""
+    """A translated document: its bytes, its name, its format's media type, and what was
+    done, counted."""
 
     name: str
     data: bytes
+    media_type: str = "application/octet-stream"
     units: int = 0
     sentences: int = 0
     kept: int = 0
@@ -85,7 +87,7 @@ class _Read:
 
     name: str
     document: Document
-    dialect: str
+    format: Format
     parsed: list[MarkedUp] = field(default_factory=list)
     sentences: list[list[tuple[int, int]]] = field(default_factory=list)
 
@@ -148,7 +150,7 @@ def translate_read(
 
 
 def _parsed(name: str, chosen: Format, document: Document, language: str) -> _Read:
-    each = _Read(name, document, chosen.dialect)
+    each = _Read(name, document, chosen)
     for unit in document.units:
         try:
             parsed = unit.parsed or parse(unit.markup, chosen.dialect)
@@ -269,6 +271,7 @@ def _written(each: _Read, outputs: list[str | None], *, sentences: int, unchange
     return TranslatedDocument(
         each.name,
         document.write(outputs),
+        each.format.media_type,
         units=len(outputs),
         sentences=sentences,
         kept=len(outputs) - changed,
@@ -308,12 +311,9 @@ class DocumentTranslation(TextTranslation):
         `unchanged_ok`. Sentences are found by the rules of `source_language` (None: the
         model's source language). `progress(total, done)` is called as each batch of
         sentences is done, with how many there are and how many that batch held."""
-        self.input_kind.require_text(NOT_TEXT)
-        request = build_request(
-            self, alignment_from=alignment_from, reading=reading, beam_size=beam_size, links_read=True
+        request, placed = document_request(
+            self, NOT_TEXT, alignment_from=alignment_from, reading=reading, beam_size=beam_size, placement=placement
         )
-        self.require_alignment()
-        placed = "links" if placement is None else checked_choice(placement, "placement", PLACEMENTS)
         if isinstance(documents, (str, bytes, Path)):
             raise ArgumentTypeError("documents: expected a list of paths or bytes, not a single one")
         given = list(documents)
@@ -340,6 +340,27 @@ class DocumentTranslation(TextTranslation):
 
     def _fit(self, sentences: list[str]) -> list[bool]:
         return fitting(self, sentences)
+
+
+def document_request(
+    decoding: Decoding,
+    not_text: str,
+    *,
+    alignment_from: object,
+    reading: object = DEFAULT_READING,
+    beam_size: object,
+    placement: object,
+) -> tuple[Request, str]:
+    """A document call's settings, checked once, for the API and the server alike: the
+    request its sentences are searched with (their word links read, so the model must
+    align) and the placement of their markup (None: by the links). A model that does not
+    read text is refused first, `not_text` saying what it takes."""
+    decoding.input_kind.require_text(not_text)
+    request = build_request(
+        decoding, alignment_from=alignment_from, reading=reading, beam_size=beam_size, links_read=True
+    )
+    decoding.require_alignment()
+    return request, "links" if placement is None else checked_choice(placement, "placement", PLACEMENTS)
 
 
 def fitting(decoding: Decoding, sentences: list[str]) -> list[bool]:
