@@ -46,6 +46,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="write a document whose translation is its source, or that holds nothing to translate (default: refuse)",
     )
     command.add_argument(
+        "--retranslate",
+        action="store_true",
+        help="translate again what a document holds translated already (a PO catalogue's translated entries); "
+        "default: keep it",
+    )
+    command.add_argument(
         "--placement",
         choices=PLACEMENTS,
         help="how inline formatting is placed: by the alignment's 'links' (default, the measured best) or 'weights'",
@@ -75,6 +81,7 @@ def run(args: argparse.Namespace) -> None:
             alignment_from=args.alignment_from,
             unchanged_ok=args.unchanged_ok,
             source_language=args.source_language,
+            retranslate=args.retranslate,
             progress=_progress(bar),
         )
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """The server's documents endpoint: a document's bytes in, the translated document's out.
 
     POST /v1/documents?name=page.html[&format=html][&beam_size=5][&placement=links]
-                      [&alignment_from=aligner][&unchanged_ok=true]
+                      [&alignment_from=aligner][&unchanged_ok=true][&retranslate=true]
          body: the document's bytes, as they are (no JSON, no form)
          answer: the translated document, with its media type, a Content-Disposition
                  naming it, and X-Rnnsearch-Summary (percent-encoded): what was done
@@ -69,6 +69,7 @@ def add_documents(app: FastAPI, translator: Translator, batcher: Batcher, limits
         placement: str | None = None,
         alignment_from: str | None = None,
         unchanged_ok: bool = False,
+        retranslate: bool = False,
     ) -> Response:
         """Translate the document sent as the body; `name` is its file name, whose
         extension says its format unless `format` does."""
@@ -84,7 +85,7 @@ def add_documents(app: FastAPI, translator: Translator, batcher: Batcher, limits
         work = asyncio.to_thread(
             _translated, translator, batcher, asyncio.get_running_loop(), withdrawn,
             data=data, name=name, format=format, call=call, placement=placed, unchanged_ok=unchanged_ok,
-            batch=limits.max_batch,
+            retranslate=retranslate, batch=limits.max_batch,
         )  # fmt: skip
         try:
             document = await asyncio.wait_for(work, limits.timeout)
@@ -107,6 +108,7 @@ def _translated(
     call: CallRequest,
     placement: str,
     unchanged_ok: bool,
+    retranslate: bool,
     batch: int,
 ) -> TranslatedDocument:
     """The document read, its sentences decoded by the batcher (from this worker thread,
@@ -117,7 +119,9 @@ def _translated(
             raise _Withdrawn(f"{name}: withdrawn")
         return asyncio.run_coroutine_threadsafe(batcher.translate([(t, "") for t in texts], call), loop).result()
 
-    read = read_document(data, format=format, name=name, target_language=translator.data.tgt_lang)
+    read = read_document(
+        data, format=format, name=name, target_language=translator.data.tgt_lang, retranslate=retranslate
+    )
     [document] = translate_read(
         [read],
         sentence_translator(decoded, reading=call.reading, placement=placement, batch=batch),

@@ -34,7 +34,7 @@ from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup import PLACEMENTS, MarkedUp, MarkupError, WordWeights, parse, transfer
 from rnnsearch.markup.formats import format_named, format_of
-from rnnsearch.markup.formats.document import Document, DocumentError, Format
+from rnnsearch.markup.formats.document import Document, DocumentError, Format, ReadOptions
 from rnnsearch.text.sentences import sentence_spans
 from rnnsearch.translation.request import Request, build_request
 from rnnsearch.translation.text_translation import NOT_TEXT, TextTranslation
@@ -99,7 +99,12 @@ def copied(sentences: list[str]) -> list[SentenceTranslation]:
 
 
 def read_document(
-    document: object, *, format: str | None = None, name: str | None = None, target_language: str
+    document: object,
+    *,
+    format: str | None = None,
+    name: str | None = None,
+    target_language: str,
+    retranslate: bool = False,
 ) -> tuple[str, Format, Document]:
     """A document given as a path, or as bytes with a `name` (its extension says the
     format, unless `format` does): its name, its format and what the format reads."""
@@ -118,7 +123,8 @@ def read_document(
     else:
         raise ArgumentTypeError(f"documents: expected a path or bytes, got {type(document).__name__}")
     chosen = format_named(format) if format is not None else format_of(name)
-    return name, chosen, chosen.read(data, origin=name, target_language=target_language)
+    options = ReadOptions(target_language, retranslate=retranslate)
+    return name, chosen, chosen.read(data, origin=name, options=options)
 
 
 def translate_read(
@@ -298,6 +304,7 @@ class DocumentTranslation(TextTranslation):
         alignment_from: str | None = None,
         unchanged_ok: bool = False,
         source_language: str | None = None,
+        retranslate: bool = False,
         progress: Callable[[int, int], None] | None = None,
     ) -> list[TranslatedDocument]:
         """Translate documents, each a path or bytes (then with its name in `names`, whose
@@ -309,7 +316,9 @@ class DocumentTranslation(TextTranslation):
         `alignment_from`, placed as `placement` says. A document that comes back
         unchanged, or holds nothing to translate, is a DocumentError unless
         `unchanged_ok`. Sentences are found by the rules of `source_language` (None: the
-        model's source language). `progress(total, done)` is called as each batch of
+        model's source language). With `retranslate`, what a document holds translated
+        already (a catalogue's translated entries) is translated again rather than kept.
+        `progress(total, done)` is called as each batch of
         sentences is done, with how many there are and how many that batch held."""
         request, placed = document_request(
             self, NOT_TEXT, alignment_from=alignment_from, reading=reading, beam_size=beam_size, placement=placement
@@ -321,7 +330,13 @@ class DocumentTranslation(TextTranslation):
             raise ArgumentValueError(f"names: {len(names)} names for {len(given)} documents")
         target = self.data.tgt_lang
         read = [
-            read_document(d, format=format, name=None if names is None else names[k], target_language=target)
+            read_document(
+                d,
+                format=format,
+                name=None if names is None else names[k],
+                target_language=target,
+                retranslate=retranslate,
+            )
             for k, d in enumerate(given)
         ]
         return translate_read(

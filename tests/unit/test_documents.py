@@ -496,6 +496,9 @@ def test_a_real_markdown_file_keeps_its_code_and_a_translated_catalogue_stays_as
     assert translated("tornado.po", catalogue, unchanged_ok=True) == catalogue
     with pytest.raises(DocumentError, match="tornado.po: it holds nothing to translate"):
         translated("tornado.po", catalogue)
+    read = read_document(catalogue, name="tornado.po", target_language="fr", retranslate=True)
+    [again] = translate_read([read], uppercased, language="en")
+    assert 'msgid "school"\nmsgstr "SCHOOL"' in again.data.decode() and "école" not in again.data.decode()
 
 
 def test_translate_yes_inside_translate_no_is_translated_again_as_the_standard_inherits_it():

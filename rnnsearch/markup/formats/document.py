@@ -60,6 +60,17 @@ class Document(ABC):
         format's dialect), or kept as written where the translation is None."""
 
 
+@dataclass(frozen=True)
+class ReadOptions:
+    """What a call asks of a format as it reads a document: the language the translation
+    is in (a page's `lang` says it), and whether units that hold a translation already
+    (a catalogue's translated entries) are translated again rather than kept. A format
+    reads what applies to it; a new option is a field here."""
+
+    target_language: str
+    retranslate: bool = False
+
+
 class Format(Protocol):
     """A document format: its name (`--format`), the file name extensions it is taken
     from, the dialect its units' markup is read in, the media type it is served as, and
@@ -70,9 +81,9 @@ class Format(Protocol):
     dialect: str
     media_type: str
 
-    def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
-        """The document in `data`; `origin` names it in errors, which are DocumentErrors;
-        `target_language` is what the translation is in (a page's `lang` says it)."""
+    def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
+        """The document in `data`, read as `options` ask; `origin` names it in errors,
+        which are DocumentErrors."""
         ...
 
 

@@ -42,6 +42,7 @@ from html.parser import HTMLParser
 from rnnsearch.markup.dialects import KEPT_CLASSES, KEPT_ELEMENTS, TEXT_ELEMENTS, VOID_ELEMENTS
 from rnnsearch.markup.formats.document import (
     Document,
+    ReadOptions,
     Unit,
     checked_size,
     checked_units,
@@ -84,10 +85,10 @@ class HtmlPage:
     dialect = "html"
     media_type = "text/html"
 
-    def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
+    def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
         encoding, bom = page_encoding(checked_size(data, origin))
         text = decoded(data[len(bom) :], origin, encoding)
-        return _PageReader(text, origin, target_language).document(encoding, bom)
+        return _PageReader(text, origin, options.target_language).document(encoding, bom)
 
 
 def page_encoding(data: bytes) -> tuple[str, bytes]:

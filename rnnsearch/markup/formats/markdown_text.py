@@ -25,6 +25,7 @@ from rnnsearch.markup.dialects import escape
 from rnnsearch.markup.formats.document import (
     KEPT,
     Document,
+    ReadOptions,
     Span,
     SplicedText,
     Unit,
@@ -48,7 +49,7 @@ class MarkdownText:
     dialect = "xml"
     media_type = "text/markdown"
 
-    def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
+    def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
         bom, text = bom_and_text(checked_size(data, origin), origin)
         masked = _without_front_matter(text)
         parser = MarkdownIt("commonmark").enable("table").enable("strikethrough")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rnnsearch.markup.formats.document import (
     Document,
+    ReadOptions,
     Span,
     SplicedText,
     Unit,
@@ -25,7 +26,7 @@ class PlainText:
     dialect = "xml"
     media_type = "text/plain"
 
-    def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
+    def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
         bom, text = bom_and_text(checked_size(data, origin), origin)
         units, spans = [], []
         for number, (start, end) in enumerate(paragraphs(text), start=1):

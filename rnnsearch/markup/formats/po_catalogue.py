@@ -1,8 +1,9 @@
 """PO catalogues (gettext), read with polib: each entry's `msgid` (and `msgid_plural`)
 whose translation is empty a unit, its translation written into `msgstr` (`msgid` into
 `msgstr[0]`, `msgid_plural` into every other `msgstr[n]`) and the entry flagged `fuzzy`,
-for a person to review. Entries already translated, obsolete ones and the header are
-kept as they are.
+for a person to review. Entries already translated are kept as they are unless the call
+asks to translate them again (`ReadOptions.retranslate`); obsolete ones and the header
+always are.
 
 Placeholders (`%(name)s`, `%s`, `%1$s`, `%d`, `{name}`, `{0}`) are kept whole,
 untranslated, in the unit, and so come back exactly; a message with inline HTML (`<b>`,
@@ -22,6 +23,7 @@ from rnnsearch.markup.formats.document import (
     KEPT,
     Document,
     DocumentError,
+    ReadOptions,
     Unit,
     checked_size,
     checked_units,
@@ -47,7 +49,7 @@ class PoCatalogue:
     dialect = "html"
     media_type = "text/x-gettext-translation"
 
-    def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
+    def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
         text = decoded(checked_size(data, origin), origin)
         try:
             catalogue = polib.pofile(text, wrapwidth=WRAP_WIDTH)
@@ -57,7 +59,7 @@ class PoCatalogue:
         slots: list[tuple[polib.POEntry, int | None, Callable[[str], str]]] = []  # entry, plural form, writer
         protected = 0
         for entry in catalogue:
-            if entry.obsolete or not entry.msgid or entry.translated() or _has_translation(entry):
+            if entry.obsolete or not entry.msgid or (_has_translation(entry) and not options.retranslate):
                 continue
             where = f"line {entry.linenum}"
             messages = [(entry.msgid, None if not entry.msgid_plural else 0)]

@@ -21,6 +21,7 @@ import srt
 from rnnsearch.markup.formats.document import (
     Document,
     DocumentError,
+    ReadOptions,
     Unit,
     bom_and_text,
     checked_size,
@@ -45,7 +46,7 @@ class Subtitles:
     dialect = "html"
     media_type = "application/x-subrip"
 
-    def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
+    def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
         bom, text = bom_and_text(checked_size(data, origin), origin)
         try:
             cues = list(srt.parse(text))

@@ -42,6 +42,7 @@ from rnnsearch.markup.formats.document import (
     MAX_DOCUMENT_BYTES,
     Document,
     DocumentError,
+    ReadOptions,
     Unit,
     checked_size,
     checked_units,
@@ -71,7 +72,7 @@ class WordDocument:
     dialect = "xml"
     media_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
-    def read(self, data: bytes, *, origin: str, target_language: str) -> Document:
+    def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
         try:
             package = zipfile.ZipFile(io.BytesIO(checked_size(data, origin)))
             members = package.infolist()
