@@ -45,7 +45,7 @@ from pathlib import Path
 import docx
 import torch
 
-from rnnsearch.translation.document_translation import SentenceTranslation, read_document, translate_read
+from rnnsearch.translation.documents import SentenceTranslation, read_document, translate_read
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "multi30k"
 

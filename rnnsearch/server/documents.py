@@ -29,14 +29,8 @@ from rnnsearch.markup.formats import FORMATS
 from rnnsearch.server.batcher import Batcher
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.refusals import ERROR_RESPONSES
-from rnnsearch.translation.document_translation import (
-    TranslatedDocument,
-    document_request,
-    fitting,
-    read_document,
-    sentence_translator,
-    translate_read,
-)
+from rnnsearch.translation.document_translation import document_request, fitting, sentence_translator
+from rnnsearch.translation.documents import TranslatedDocument, read_document, translate_read
 from rnnsearch.translation.request import Request as CallRequest
 from rnnsearch.translation.translator import Translation, Translator
 

@@ -19,7 +19,7 @@ from docx.oxml.ns import qn
 
 from rnnsearch.markup.formats import FORMATS, format_of
 from rnnsearch.markup.formats.document import DocumentError
-from rnnsearch.translation.document_translation import (
+from rnnsearch.translation.documents import (
     SentenceTranslation,
     copied,
     read_document,
