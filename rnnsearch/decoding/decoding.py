@@ -31,6 +31,7 @@ from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.search.choice import choose_search
+from rnnsearch.search.constraints import Constraint, Prefixes
 from rnnsearch.search.contract import SearchModel
 from rnnsearch.search.rules import (
     Cancelled,
@@ -38,7 +39,6 @@ from rnnsearch.search.rules import (
     SearchOptions,
     checked_n_best,
     max_output_lengths,
-    prefix_tensor,
     search_options,
 )
 from rnnsearch.text.batches import Source
@@ -232,15 +232,14 @@ class Decoding:
         """One search call over sources in the order given, with room for each prefix and </s>."""
         src, src_lengths, side_zero_lengths = self.input_kind.tensors(sources)
         limits = max_output_lengths(side_zero_lengths, self.search.max_length_ratio, self.search.max_length_extra)
-        forced = None if prefixes is None else prefix_tensor(prefixes)
-        if prefixes is not None and forced is not None:
-            limits = torch.maximum(limits, torch.tensor([len(prefix) + 1 for prefix in prefixes]))
+        constraints = constraints_of(prefixes)
+        for constraint in constraints:
+            limits = torch.maximum(limits, constraint.least_lengths)
         src, src_lengths = src.to(self.device), src_lengths.to(self.device)
         model = cast(SearchModel, self.model)  # an RNNSearch, an Ensemble or an exported package's model
-        search = choose_search(model, self.device, options, prefixes=forced is not None)
-        forcing = {} if forced is None else {"prefixes": forced}
+        search = choose_search(model, self.device, options, constrained=bool(constraints))
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.search.precision == "bf16"):
-            return search(model, src, src_lengths, max_lengths=limits, options=options, **forcing)
+            return search(model, src, src_lengths, max_lengths=limits, options=options, constraints=constraints)
 
     def _translation(self, source: str, source_tokens: list[str], nbest: list[Hypothesis]) -> Translation:
         """A source's n-best list as its best Translation, the others its alternatives."""
@@ -260,6 +259,13 @@ class Decoding:
         best = translations[0]
         best.alternatives = translations[1:]
         return best
+
+
+def constraints_of(prefixes: list[list[int]] | None) -> list[Constraint]:
+    """The per-sentence search inputs of one search (search/constraints.py): the
+    sentences' prefixes, where any has one."""
+    forced = None if prefixes is None else Prefixes.of(prefixes)
+    return [] if forced is None else [forced]
 
 
 def _empty(source: str) -> Translation:

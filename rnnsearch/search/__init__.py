@@ -10,6 +10,7 @@ rules.py and beam.py: `restrict` forbids tokens, `beam.accept` decides which of 
 beam's extensions finish and which stay live, and `finished` builds each result and
 its score; the fixed-shape searches call them in the form that reads nothing back.
 `choice.choose_search` picks the search a call runs; arrivals.py lets sentences join
-a batch in flight. Each name is imported from the module it lives in; the package itself
+a batch in flight; constraints.py holds the per-sentence inputs (a forced prefix) and
+keeps their state in step with the rows. Each name is imported from the module it lives in; the package itself
 exports nothing.
 """

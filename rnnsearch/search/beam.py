@@ -16,6 +16,7 @@ leaves at once, and when a quarter of the places are free the next sentences joi
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 
@@ -30,9 +31,9 @@ from rnnsearch.search.rules import (
     chunk_maxima,
     constrained_step,
     finished,
-    forced_tokens,
     with_search_kernels,
 )
+from rnnsearch.search.constraints import Constraint, RowConstraints
 
 
 @torch.no_grad()
@@ -44,15 +45,16 @@ def beam_search(
     *,
     max_lengths: torch.Tensor,
     options: SearchOptions,
-    prefixes: torch.Tensor | None = None,
+    constraints: Sequence[Constraint] = (),
 ) -> list[list[Hypothesis]]:
     """The `options.n_best` highest-scoring finished hypotheses of every sentence, best
     first, in the order of `src`, from beams of `options.beam_size`. `max_lengths` and
-    `prefixes` as for greedy search: while a sentence is inside its prefix, its one live
-    hypothesis takes the prefix's pieces."""
+    `constraints` as for greedy search: each of a beam's K rows keeps its own state of
+    every constraint (a prefix: while a sentence is inside it, its one live hypothesis
+    takes the prefix's pieces)."""
     k, device = options.beam_size, src.device
     n_best, cancelled = options.n_best, options.cancelled
-    beams = _Beams(k, device, model.has_alignment)
+    beams = _Beams(k, device, model.has_alignment, RowConstraints(constraints, device) if constraints else None)
     ended: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
     arrivals = Arrivals(model, src, src_lengths, options.in_flight or src.size(0))
     state: SearchState | None = None
@@ -66,13 +68,9 @@ def beam_search(
         assert state is not None, "a batch in flight has a state"
         scored = beams.live_rows()
         force_end = (max_lengths[beams.sentences] <= beams.positions + 1).repeat_interleave(k).to(device)
-        forced = forced_tokens(prefixes, beams.sentences, beams.positions)
-        if forced is not None:
-            forced = forced.repeat_interleave(k).to(device)
-            forced = forced if scored is None else forced[scored]
         force_end = force_end if scored is None else force_end[scored]
         log_probs, state, weights = constrained_step(  # (L, V), …, (R, S)
-            model, beams.prev, state, scored, at_limit=force_end, forced=forced
+            model, beams.prev, state, scored, at_limit=force_end, constraints=beams.constraints
         )
         state = beams.advance(log_probs, scored, weights, state, ended, src_lengths, options)
     return [sorted(hypotheses, key=lambda h: h.score, reverse=True)[:n_best] for hypotheses in ended]
@@ -85,8 +83,8 @@ class _Beams:
     `offset`, the history's width when it joined.
     """
 
-    def __init__(self, k: int, device: torch.device, with_alignments: bool):
-        self.k, self.device = k, device
+    def __init__(self, k: int, device: torch.device, with_alignments: bool, constraints: RowConstraints | None):
+        self.k, self.device, self.constraints = k, device, constraints
         self.sentences = torch.zeros(0, dtype=torch.long)  # (b,) the sentence of each block of K rows
         self.positions = torch.zeros(0, dtype=torch.long)  # (b,) output position of each sentence
         self.offsets = torch.zeros(0, dtype=torch.long)  # (b,) its first history column
@@ -116,6 +114,8 @@ class _Beams:
         self.log_prob = torch.cat([self.log_prob, start_log_prob])
         self.prev = torch.cat([self.prev, torch.full((rows,), BOS, dtype=torch.long, device=self.device)])
         self.history = torch.cat([self.history, self.history.new_zeros(rows, width)])
+        if self.constraints is not None:
+            self.constraints.join(sentences, rows_each=self.k)
         if self.weights_history is not None:
             old = _source_width(self.weights_history[:, start:], source_length)
             self.weights_history = torch.cat([old, old.new_zeros(rows, width, source_length)])
@@ -138,6 +138,9 @@ class _Beams:
             step_weights = weights.float().index_select(0, parents).unsqueeze(1)
             self.weights_history = torch.cat([self.weights_history.index_select(0, parents), step_weights], 1)
         self.history = torch.cat([self.history.index_select(0, parents), token.view(-1, 1)], 1)
+        if self.constraints is not None:
+            self.constraints.select(parents)
+            self.constraints.advance(token.view(-1))
         self.positions += 1
         for block, beam in ends.nonzero().tolist():
             row, sentence, offset = block * k + beam, int(self.sentences[block]), int(self.offsets[block])
@@ -165,6 +168,8 @@ class _Beams:
         self.prev, self.history = self.prev[rows], self.history[rows]
         if self.weights_history is not None:
             self.weights_history = self.weights_history[rows]
+        if self.constraints is not None:
+            self.constraints.select(rows)
         return rows
 
 

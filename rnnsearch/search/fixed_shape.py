@@ -17,7 +17,7 @@ the tests compare the two.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
 
@@ -25,6 +25,7 @@ from rnnsearch.kernels.capture import garbage_collector_paused
 from rnnsearch.model.decoder import DecoderState
 from rnnsearch.reserved import BOS, EOS
 from rnnsearch.search.beam import accept, top_extensions
+from rnnsearch.search.constraints import Constraint
 from rnnsearch.search.contract import SearchModel
 from rnnsearch.search.rules import (
     GREEDY,
@@ -56,9 +57,12 @@ def fixed_shape_greedy_search(
     *,
     max_lengths: torch.Tensor,
     options: SearchOptions = GREEDY,
+    constraints: Sequence[Constraint] = (),
 ) -> list[list[Hypothesis]]:
     """`greedy_search`'s results, `options.in_flight` sentences (default: all) at a time
-    in the order given; `options.cancelled` is asked every `CHECK_EVERY` steps."""
+    in the order given; `options.cancelled` is asked every `CHECK_EVERY` steps. Takes no
+    `constraints` (choice.py searches a constrained call eagerly)."""
+    _unconstrained(constraints)
     return [
         hypotheses
         for loop, lengths in _searched_batches(model, src, src_lengths, max_lengths, options, beams=False)
@@ -75,14 +79,23 @@ def fixed_shape_beam_search(
     *,
     max_lengths: torch.Tensor,
     options: SearchOptions,
+    constraints: Sequence[Constraint] = (),
 ) -> list[list[Hypothesis]]:
     """`beam_search`'s results, `options.in_flight` sentences (default: all) at a time in
-    the order given; `options.cancelled` is asked every `CHECK_EVERY` steps."""
+    the order given; `options.cancelled` is asked every `CHECK_EVERY` steps. Takes no
+    `constraints`, as greedy."""
+    _unconstrained(constraints)
     return [
         hypotheses
         for loop, lengths in _searched_batches(model, src, src_lengths, max_lengths, options, beams=True)
         for hypotheses in loop.hypotheses(lengths, options)
     ]
+
+
+def _unconstrained(constraints: Sequence[Constraint]) -> None:
+    """Refuse per-sentence constraints: a graph holds no state of theirs."""
+    if constraints:
+        raise ValueError("the fixed-shape searches take no per-sentence constraints; search eagerly")
 
 
 def _searched_batches(

@@ -9,6 +9,8 @@ or together with others.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 from rnnsearch.reserved import BOS, EOS
@@ -23,9 +25,9 @@ from rnnsearch.search.rules import (
     chunk_maxima,
     constrained_step,
     finished,
-    forced_tokens,
     with_search_kernels,
 )
+from rnnsearch.search.constraints import Constraint, RowConstraints
 
 
 @torch.no_grad()
@@ -37,13 +39,13 @@ def greedy_search(
     *,
     max_lengths: torch.Tensor,
     options: SearchOptions = GREEDY,
-    prefixes: torch.Tensor | None = None,
+    constraints: Sequence[Constraint] = (),
 ) -> list[list[Hypothesis]]:
     """One hypothesis per sentence, in the order of `src`, searched as `options` say
     (their beam size and n-best aside). `max_lengths` (N,) are the output steps allowed
-    to each sentence, </s> included (`max_output_lengths`). `prefixes` (N, P)
-    (`prefix_tensor`) are target pieces each output must start with; max_lengths must
-    leave room for them and </s>."""
+    to each sentence, </s> included (`max_output_lengths`). `constraints` (constraints.py,
+    such as `Prefixes`) narrow what each sentence's rows may take; max_lengths must leave
+    them the room they need (`least_lengths`)."""
     count, device = src.size(0), src.device
     cancelled = options.cancelled
     longest = int(max_lengths.max())
@@ -54,6 +56,7 @@ def greedy_search(
     rows = torch.zeros(0, dtype=torch.long)  # the sentence of each row in flight
     positions = torch.zeros(0, dtype=torch.long)  # each row's output position
     prev = torch.zeros(0, dtype=torch.long, device=device)
+    constrained = RowConstraints(constraints, device) if constraints else None
     arrivals, state = Arrivals(model, src, src_lengths, options.in_flight or count), None
     while arrivals.remaining > 0 or rows.numel() > 0:
         check(cancelled)
@@ -62,10 +65,10 @@ def greedy_search(
             state = new if state is None else state.extend(new)
             rows, positions = torch.cat([rows, newcomers]), torch.cat([positions, torch.zeros_like(newcomers)])
             prev = torch.cat([prev, torch.full((len(newcomers),), BOS, dtype=torch.long, device=device)])
-        forced = forced_tokens(prefixes, rows, positions)
-        forced = None if forced is None else forced.to(device)
+            if constrained is not None:
+                constrained.join(newcomers)
         at_limit = (max_lengths[rows] <= positions + 1).to(device)
-        log_probs, state, weights = constrained_step(model, prev, state, at_limit=at_limit, forced=forced)
+        log_probs, state, weights = constrained_step(model, prev, state, at_limit=at_limit, constraints=constrained)
         best_log_prob, best = row_maxima(log_probs)
         tokens[rows, positions] = best.cpu()
         if alignments is not None and weights is not None:  # a model with alignments gives them at every step
@@ -74,9 +77,13 @@ def greedy_search(
         positions += 1
         ended = (best == EOS).cpu()
         lengths[rows[ended]] = positions[ended]
+        if constrained is not None:
+            constrained.advance(best)
         if bool(ended.any()):
             state, order = state.without(ended)
             rows, positions, best = rows[order], positions[order], best[order.to(device)]
+            if constrained is not None:
+                constrained.select(order)
         prev = best
     return [
         [

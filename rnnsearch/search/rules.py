@@ -1,6 +1,6 @@
 """The rules every search follows, eager or fixed-shape, greedy or beam: its options,
 what a finished hypothesis is and how it ranks, which tokens are forbidden at a step,
-the output length allowed, prefixes, and cancellation."""
+the output length allowed, and cancellation."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from rnnsearch import kernels
 from rnnsearch.config.search import SearchConfig
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.reserved import BOS, EOS, PAD
+from rnnsearch.search.constraints import RowConstraints
 from rnnsearch.search.contract import SearchModel, StateT
 
 Cancelled = Callable[[], bool]
@@ -182,45 +183,36 @@ def constrained_step(
     scored: torch.Tensor | None = None,
     *,
     at_limit: torch.Tensor,
-    forced: torch.Tensor | None = None,
+    constraints: RowConstraints | None = None,
     on_device: bool = False,
 ) -> tuple[torch.Tensor, StateT, torch.Tensor | None]:
     """One decoder step under the rules every search follows: the model's log-probabilities
     of each row's next piece (of the `scored` rows), its next state and α, with what
-    `restrict` forbids forbidden: rows `at_limit` must end, rows inside a prefix take its
-    `forced` piece. Greedy, beam and both fixed-shape searches step through here alone, so
-    a constraint is written once: in `restrict`, its inputs taken here."""
+    `restrict` forbids forbidden (rows `at_limit` must end), and then what the call's
+    per-sentence `constraints` forbid (constraints.py). Greedy, beam and both fixed-shape
+    searches step through here alone, so a rule is written once."""
     log_probs, state, weights = model.step(prev, state, scored)
-    return restrict(log_probs, at_limit, forced, on_device=on_device), state, weights
+    log_probs = restrict(log_probs, at_limit, on_device=on_device)
+    if constraints is not None:
+        log_probs = constraints.mask(log_probs, scored)
+    return log_probs, state, weights
 
 
-def restrict(
-    log_probs: torch.Tensor, force_end: torch.Tensor, forced: torch.Tensor | None = None, *, on_device: bool = False
-) -> torch.Tensor:
-    """Forbid <pad> and <s> everywhere, anything but </s> on rows that must end now, and
-    anything but the prefix's next piece on rows still inside their prefix (`forced`
-    (R,): that piece, or NOT_FORCED). The allowed token keeps its log-probability.
+def restrict(log_probs: torch.Tensor, force_end: torch.Tensor, *, on_device: bool = False) -> torch.Tensor:
+    """Forbid <pad> and <s> everywhere, and anything but </s> on rows that must end now.
+    The allowed tokens keep their log-probabilities.
 
-    `on_device` reads nothing back to the host, as a CUDA graph needs (no prefixes): the
-    rows that must end are masked in one pass over every row, where otherwise only
-    those rows are written.
+    `on_device` reads nothing back to the host, as a CUDA graph needs: the rows that must
+    end are masked in one pass over every row, where otherwise only those rows are written.
     """
     log_probs[:, PAD] = -math.inf
     log_probs[:, BOS] = -math.inf
     if on_device:
-        if forced is not None:
-            raise ValueError("prefixes are forced on the host")
         return log_probs.masked_fill(force_end.unsqueeze(1) & _not_end(log_probs.size(1), log_probs.device), -math.inf)
     if bool(force_end.any()):
         eos = log_probs[force_end, EOS]
         log_probs[force_end] = -math.inf
         log_probs[force_end, EOS] = eos
-    if forced is not None:
-        rows = (forced != NOT_FORCED).nonzero().squeeze(1)
-        tokens = forced[rows]
-        kept = log_probs[rows, tokens]
-        log_probs[rows] = -math.inf
-        log_probs[rows, tokens] = kept
     return log_probs
 
 
@@ -229,34 +221,3 @@ def _not_end(vocab: int, device: torch.device) -> torch.Tensor:
     """(V,) True for every token but </s>: made once per vocabulary and device, not at
     every step (and before a CUDA graph is captured, by the eager steps that precede it)."""
     return torch.arange(vocab, device=device) != EOS
-
-
-NOT_FORCED = -1
-"""Padding of a prefix tensor: from here on the search chooses."""
-
-
-def prefix_tensor(prefixes: list[list[int]]) -> torch.Tensor | None:
-    """Target prefixes, one per sentence (empty: none), as (N, longest) ids padded with
-    NOT_FORCED; None when no sentence has one."""
-    longest = max((len(prefix) for prefix in prefixes), default=0)
-    if longest == 0:
-        return None
-    tensor = torch.full((len(prefixes), longest), NOT_FORCED, dtype=torch.long)
-    for row, prefix in enumerate(prefixes):
-        tensor[row, : len(prefix)] = torch.tensor(prefix, dtype=torch.long)
-    return tensor
-
-
-def forced_tokens(
-    prefixes: torch.Tensor | None, sentences: torch.Tensor, positions: torch.Tensor
-) -> torch.Tensor | None:
-    """The piece each sentence's prefix sets at its output position, or NOT_FORCED past
-    its prefix; None when no sentence is inside its prefix."""
-    if prefixes is None:
-        return None
-    inside = positions < prefixes.size(1)
-    if not bool(inside.any()):
-        return None
-    tokens = torch.full_like(positions, NOT_FORCED)
-    tokens[inside] = prefixes[sentences[inside], positions[inside]]
-    return tokens if bool((tokens != NOT_FORCED).any()) else None

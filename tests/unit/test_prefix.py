@@ -7,7 +7,8 @@ from rnnsearch.decoding.forced import teacher_forced
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.search.beam import beam_search
 from rnnsearch.search.greedy import greedy_search
-from rnnsearch.search.rules import SearchOptions, max_output_lengths, prefix_tensor
+from rnnsearch.search.constraints import Prefixes
+from rnnsearch.search.rules import SearchOptions, max_output_lengths
 from rnnsearch.text.batches import source_tensors
 from rnnsearch.text.subwords import BOS, EOS
 from tests.conftest import assert_same_hypotheses, random_sources, tiny_model
@@ -18,13 +19,15 @@ VOCAB = 20
 def search(model, sources, prefixes, beam_size, n_best=1, in_flight=None):
     src, lengths = source_tensors(sources)
     limits = max_output_lengths(lengths, 1.5, 3)
-    limits = torch.maximum(limits, torch.tensor([len(p) + 1 for p in prefixes]))
-    forced = prefix_tensor(prefixes)
+    forced = Prefixes.of(prefixes)
+    constraints = [] if forced is None else [forced]
+    if forced is not None:
+        limits = torch.maximum(limits, forced.least_lengths)
     if beam_size == 1:
         options = SearchOptions(in_flight=in_flight)
-        return greedy_search(model, src, lengths, max_lengths=limits, options=options, prefixes=forced)
+        return greedy_search(model, src, lengths, max_lengths=limits, options=options, constraints=constraints)
     options = SearchOptions(beam_size=beam_size, n_best=n_best, in_flight=in_flight)
-    return beam_search(model, src, lengths, max_lengths=limits, options=options, prefixes=forced)
+    return beam_search(model, src, lengths, max_lengths=limits, options=options, constraints=constraints)
 
 
 def random_prefixes(count: int, seed: int, longest: int = 6) -> list[list[int]]:
@@ -88,6 +91,59 @@ def test_a_prefix_longer_than_the_length_limit_is_kept_whole():
     assert hypothesis.tokens[: len(prefix)] == prefix and BOS not in hypothesis.tokens
 
 
-def test_no_prefix_is_no_tensor():
-    assert prefix_tensor([[], []]) is None
-    assert prefix_tensor([[5], []]).tolist() == [[5], [-1]]
+def test_no_prefix_is_no_constraint():
+    assert Prefixes.of([[], []]) is None
+    prefixes = Prefixes.of([[5], []])
+    assert prefixes.prefixes.tolist() == [[5], [-1]] and prefixes.least_lengths.tolist() == [2, 1]
+
+
+class EachPieceOnce:
+    """A constraint written against the protocol alone (search/constraints.py), whose
+    state is the whole history of its row: no piece may be taken twice."""
+
+    on_device = False
+
+    def __init__(self, count: int, vocab: int):
+        self.least_lengths, self.vocab = torch.ones(count, dtype=torch.long), vocab
+
+    def start(self, sentences):
+        return torch.zeros(len(sentences), self.vocab, dtype=torch.bool)
+
+    @staticmethod
+    def mask(log_probs, state):
+        state = state.to(log_probs.device).clone()
+        state[:, EOS] = False  # a row may always end
+        return log_probs.masked_fill(state, float("-inf"))
+
+    @staticmethod
+    def advance(state, tokens):
+        taken = state.clone()
+        taken[torch.arange(len(tokens)), tokens] = True
+        return taken
+
+
+@pytest.mark.parametrize(("beam_size", "n_best"), [(1, 1), (4, 4)])
+def test_a_constraint_with_a_state_follows_its_rows_through_beams_and_batches(beam_size, n_best):
+    """A new per-sentence input needs nothing of search but the protocol: its state is
+    kept in step with the rows as they join, are reordered within beams and retire, and
+    it composes with prefixes."""
+    model = tiny_model(vocab=6, seed=4)  # few pieces: unconstrained outputs repeat them
+    sources, prefixes = random_sources(24, 6, seed=8, max_len=8), [[4, 5] if i % 3 else [] for i in range(24)]
+    src, lengths = source_tensors(sources)
+    limits = max_output_lengths(lengths, 1.5, 3)
+    options = SearchOptions(beam_size=beam_size, n_best=n_best)
+    run = greedy_search if beam_size == 1 else beam_search
+    free = run(model, src, lengths, max_lengths=limits, options=options)
+    assert any(len(set(h[0].tokens)) < len(h[0].tokens) for h in free)
+
+    def constrained(in_flight):
+        constraints = [Prefixes.of(prefixes), EachPieceOnce(len(sources), 6)]
+        chosen = SearchOptions(beam_size=beam_size, n_best=n_best, in_flight=in_flight)
+        return run(model, src, lengths, max_lengths=limits, options=chosen, constraints=constraints)
+
+    found = constrained(None)
+    for prefix, hypotheses in zip(prefixes, found):
+        for h in hypotheses:
+            assert h.tokens[: len(prefix)] == prefix
+            assert len(set(h.tokens)) == len(h.tokens), h.tokens
+    assert_same_hypotheses(found, constrained(5))

@@ -1,0 +1,162 @@
+"""Per-sentence search inputs: what each row of a search may take next, sentence by
+sentence (a forced prefix; words that must appear would be the next).
+
+A constraint keeps a state for every row in flight, a tensor whose first dimension is
+the rows, and the search keeps it in step with the decoder state's rows (`RowConstraints`):
+rows that join start it, beams reorder it, finished rows leave it. A constraint says
+
+    on_device                 whether its state lives on the search's device and its mask
+                              reads nothing back to the host; False: on the host, its
+                              mask moved to the device each step
+    least_lengths             the output steps each sentence needs at least, </s> included
+    start(sentences)          the state of one row of each sentence that joins
+    mask(log_probs, state)    the rows' log-probabilities with what they may not take
+                              next forbidden (-inf); what is allowed keeps its value
+    advance(state, tokens)    the state once the rows have taken these pieces
+
+Search masks every step after the rules of rules.py (`constrained_step`), so a
+constraint narrows what the length limit and the reserved pieces leave. The fixed-shape
+searches take none: a call with constraints searches eagerly (choice.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Protocol
+
+import torch
+
+
+class Constraint(Protocol):
+    """A per-sentence search input, as search runs it (above)."""
+
+    @property
+    def on_device(self) -> bool:
+        """Whether the state is kept on the search's device and masking reads nothing back."""
+        ...
+
+    @property
+    def least_lengths(self) -> torch.Tensor:
+        """(N,) the output steps each sentence of the search needs, </s> included."""
+        ...
+
+    def start(self, sentences: torch.Tensor) -> torch.Tensor:
+        """The state of one row of each of these sentences, which join the search."""
+        ...
+
+    def mask(self, log_probs: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        """`log_probs` (R, V) of the rows whose state is `state`, with what they may not take forbidden."""
+        ...
+
+    def advance(self, state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+        """The rows' state once each has taken its piece of `tokens` (R,)."""
+        ...
+
+
+NOT_FORCED = -1
+"""Padding of a prefix tensor: from here on the search chooses."""
+
+
+class Prefixes:
+    """Target pieces each output must start with: inside its prefix a row may take only
+    the prefix's next piece, which keeps its log-probability (so a prefixed output scores
+    what teacher forcing gives it). A row's state is its sentence and its output position."""
+
+    on_device = False
+
+    def __init__(self, prefixes: torch.Tensor):
+        """`prefixes` (N, P): each sentence's pieces, padded with NOT_FORCED (`of`)."""
+        self.prefixes = prefixes
+
+    @classmethod
+    def of(cls, prefixes: Sequence[Sequence[int]]) -> Prefixes | None:
+        """The constraint of these prefixes, one per sentence (empty: none); None when no
+        sentence has one."""
+        longest = max((len(prefix) for prefix in prefixes), default=0)
+        if longest == 0:
+            return None
+        tensor = torch.full((len(prefixes), longest), NOT_FORCED, dtype=torch.long)
+        for row, prefix in enumerate(prefixes):
+            tensor[row, : len(prefix)] = torch.tensor(prefix, dtype=torch.long)
+        return cls(tensor)
+
+    @property
+    def least_lengths(self) -> torch.Tensor:
+        """Each prefix and </s>."""
+        return (self.prefixes != NOT_FORCED).sum(1) + 1
+
+    def start(self, sentences: torch.Tensor) -> torch.Tensor:
+        """(R, 2): each row's sentence, at output position 0."""
+        return torch.stack([sentences, torch.zeros_like(sentences)], 1)
+
+    def mask(self, log_probs: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        """Anything but the prefix's next piece forbidden on rows still inside their prefix."""
+        forced = self.forced(state)
+        if forced is None:
+            return log_probs
+        forced = forced.to(log_probs.device)
+        rows = (forced != NOT_FORCED).nonzero().squeeze(1)
+        tokens = forced[rows]
+        kept = log_probs[rows, tokens]
+        log_probs[rows] = -math.inf
+        log_probs[rows, tokens] = kept
+        return log_probs
+
+    def forced(self, state: torch.Tensor) -> torch.Tensor | None:
+        """The piece each row's prefix sets at its position, or NOT_FORCED past its prefix;
+        None when no row is inside its prefix."""
+        sentences, positions = state[:, 0], state[:, 1]
+        inside = positions < self.prefixes.size(1)
+        if not bool(inside.any()):
+            return None
+        tokens = torch.full_like(positions, NOT_FORCED)
+        tokens[inside] = self.prefixes[sentences[inside], positions[inside]]
+        return tokens if bool((tokens != NOT_FORCED).any()) else None
+
+    @staticmethod
+    def advance(state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+        """One position further, whatever the piece."""
+        return state + torch.tensor([0, 1])
+
+
+class RowConstraints:
+    """A search's constraints and their states, one row per row in flight, in the
+    decoder state's order: the search calls `join`, `select` and `advance` where it
+    changes its own rows, and `mask` at every step (through `constrained_step`)."""
+
+    def __init__(self, constraints: Sequence[Constraint], device: torch.device):
+        self.constraints = list(constraints)
+        self.states = [
+            torch.zeros(0, dtype=torch.long, device=device if c.on_device else None) for c in self.constraints
+        ]
+        self.device = device
+
+    def join(self, sentences: torch.Tensor, *, rows_each: int = 1) -> None:
+        """Rows for sentences that join, `rows_each` per sentence (a beam's K), after those in flight."""
+        for n, constraint in enumerate(self.constraints):
+            new = constraint.start(sentences.to(self._device_of(constraint))).repeat_interleave(rows_each, 0)
+            old = self.states[n]
+            self.states[n] = new if old.numel() == 0 else torch.cat([old, new])
+
+    def select(self, rows: torch.Tensor) -> None:
+        """Keep these rows, in this order (retired rows gone, beams reordered)."""
+        for n, constraint in enumerate(self.constraints):
+            self.states[n] = self.states[n][rows.to(self._device_of(constraint))]
+
+    def advance(self, tokens: torch.Tensor) -> None:
+        """Every row has taken its piece of `tokens`."""
+        for n, constraint in enumerate(self.constraints):
+            self.states[n] = constraint.advance(self.states[n], tokens.to(self._device_of(constraint)))
+
+    def mask(self, log_probs: torch.Tensor, scored: torch.Tensor | None = None) -> torch.Tensor:
+        """`log_probs` of the rows (or of the `scored` rows alone) with every constraint's mask."""
+        for n, constraint in enumerate(self.constraints):
+            state = self.states[n]
+            if scored is not None:
+                state = state[scored.to(self._device_of(constraint))]
+            log_probs = constraint.mask(log_probs, state)
+        return log_probs
+
+    def _device_of(self, constraint: Constraint) -> torch.device:
+        return self.device if constraint.on_device else torch.device("cpu")
