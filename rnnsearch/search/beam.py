@@ -22,6 +22,7 @@ import torch
 
 from rnnsearch.reserved import BOS, EOS
 from rnnsearch.search.arrivals import Arrivals
+from rnnsearch.search.constraints import Constraint, RowConstraints
 from rnnsearch.search.contract import SearchModel, SearchState
 from rnnsearch.search.rules import (
     CHUNK,
@@ -33,7 +34,6 @@ from rnnsearch.search.rules import (
     finished,
     with_search_kernels,
 )
-from rnnsearch.search.constraints import Constraint, RowConstraints
 
 
 @torch.no_grad()

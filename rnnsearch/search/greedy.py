@@ -15,6 +15,7 @@ import torch
 
 from rnnsearch.reserved import BOS, EOS
 from rnnsearch.search.arrivals import Arrivals
+from rnnsearch.search.constraints import Constraint, RowConstraints
 from rnnsearch.search.contract import SearchModel
 from rnnsearch.search.rules import (
     CHUNK,
@@ -27,7 +28,6 @@ from rnnsearch.search.rules import (
     finished,
     with_search_kernels,
 )
-from rnnsearch.search.constraints import Constraint, RowConstraints
 
 
 @torch.no_grad()

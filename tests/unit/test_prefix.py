@@ -6,8 +6,8 @@ import torch
 from rnnsearch.decoding.forced import teacher_forced
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.search.beam import beam_search
-from rnnsearch.search.greedy import greedy_search
 from rnnsearch.search.constraints import Prefixes
+from rnnsearch.search.greedy import greedy_search
 from rnnsearch.search.rules import SearchOptions, max_output_lengths
 from rnnsearch.text.batches import source_tensors
 from rnnsearch.text.subwords import BOS, EOS
