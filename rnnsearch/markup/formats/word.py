@@ -33,8 +33,6 @@ import io
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
 from lxml import etree
 
 from rnnsearch.markup.dialects import escape
@@ -58,6 +56,13 @@ SKIPPED = frozenset({f"{{{W}}}del", f"{{{W}}}moveFrom"})
 BREAKS = frozenset({f"{{{W}}}tab", f"{{{W}}}br", f"{{{W}}}cr", f"{{{W}}}noBreakHyphen", f"{{{W}}}softHyphen"})
 TEXT = f"{{{W}}}t"
 RUN_PROPERTIES = f"{{{W}}}rPr"
+
+Element = etree._Element
+"""An element of a parsed part (lxml's)."""
+
+Other = tuple[str, Element, Element | None]
+"""What a standalone tag writes back: ("break", its run, the tab or break in it), or
+("run", a run holding anything but text, None): that run whole."""
 
 
 def _w(name: str) -> str:
@@ -100,7 +105,7 @@ class WordDocument:
         return _Package(data, package, parts, paragraphs, checked_units(units, origin))
 
 
-def _xml(package: zipfile.ZipFile, name: str, origin: str) -> Any:
+def _xml(package: zipfile.ZipFile, name: str, origin: str) -> Element:
     """A part parsed, with no DTD, no entities and no network."""
     try:
         data = package.read(name)
@@ -122,16 +127,16 @@ class _Paragraph:
     their formatting (and hyperlink), hyperlinks as `h<k>`, runs without text, tabs and
     breaks as standalone `o<k>` tags."""
 
-    element: Any
-    runs: list[Any] = field(default_factory=list)  # every run read, in order
-    groups: list[Any] = field(default_factory=list)  # a group's rPr (or None)
-    links: list[Any] = field(default_factory=list)  # the hyperlink elements
-    others: list[Any] = field(default_factory=list)  # what each standalone tag writes back
+    element: Element
+    runs: list[Element] = field(default_factory=list)  # every run read, in order
+    groups: list[Element | None] = field(default_factory=list)  # a group's rPr (or None)
+    links: list[Element] = field(default_factory=list)  # the hyperlink elements
+    others: list[Other] = field(default_factory=list)  # what each standalone tag writes back
     markup: str = ""
     parsed: MarkedUp | None = None
 
     @classmethod
-    def of(cls, paragraph: Any) -> _Paragraph | None:
+    def of(cls, paragraph: Element) -> _Paragraph | None:
         read = cls(paragraph)
         read.markup = read._markup()
         read.parsed = parse(read.markup, "xml")
@@ -140,7 +145,7 @@ class _Paragraph:
     def _markup(self) -> str:
         pieces: list[str] = []
         group_key: bytes | None = None  # the formatting of the open group, None when none is open
-        link: Any = None
+        link: Element | None = None
         for run in _runs(self.element):
             self.runs.append(run)
             run_link = _hyperlink(run, self.element)
@@ -152,8 +157,8 @@ class _Paragraph:
                     pieces.append(f"<h{len(self.links) - 1}>")
                 link = run_link
             key = _properties_key(run)
-            for kind, value in _contents(run):
-                if kind != "text":
+            for value in _contents(run):
+                if not isinstance(value, str):
                     self.others.append(value)
                     pieces.append(f"<o{len(self.others) - 1}/>")
                     continue
@@ -183,7 +188,7 @@ class _Paragraph:
             self.element.insert(index + offset, element)
 
 
-def _runs(paragraph: Any) -> list[Any]:
+def _runs(paragraph: Element) -> list[Element]:
     """The paragraph's own runs, in document order: not those of a paragraph inside it
     (a text box), nor tracked deletions."""
     found = []
@@ -200,7 +205,7 @@ def _runs(paragraph: Any) -> list[Any]:
     return found
 
 
-def _hyperlink(run: Any, paragraph: Any) -> Any:
+def _hyperlink(run: Element, paragraph: Element) -> Element | None:
     owner = run.getparent()
     while owner is not None and owner is not paragraph:
         if owner.tag == _w("hyperlink"):
@@ -209,45 +214,45 @@ def _hyperlink(run: Any, paragraph: Any) -> Any:
     return None
 
 
-def _properties_key(run: Any) -> bytes:
+def _properties_key(run: Element) -> bytes:
     properties = run.find(RUN_PROPERTIES)
     return b"" if properties is None else etree.tostring(properties)
 
 
-def _contents(run: Any) -> list[tuple[str, Any]]:
-    """A run's content: ("text", its text) for each w:t, ("other", the element) for a tab,
-    a break, and, once, the whole run where it holds anything else (a field code, a
-    drawing, a reference)."""
-    contents: list[tuple[str, Any]] = []
+def _contents(run: Element) -> list[str | Other]:
+    """A run's content: the text of each w:t, an `Other` for a tab or a break, and, once,
+    the whole run where it holds anything else (a field code, a drawing, a reference)."""
+    contents: list[str | Other] = []
     for child in run:
         if child.tag == RUN_PROPERTIES:
             continue
         if child.tag == TEXT:
             if child.text:
-                contents.append(("text", child.text))
+                contents.append(child.text)
         elif child.tag in BREAKS:
-            contents.append(("other", ("break", run, child)))
+            contents.append(("break", run, child))
         else:
-            return [("other", ("run", run, None))]
+            return [("run", run, None)]
     return contents
 
 
-def _anchor(paragraph: Any, runs: list[Any]) -> int:
+def _anchor(paragraph: Element, runs: list[Element]) -> int:
     """Where in the paragraph the written runs go: at its first child that held a run."""
     if not runs:
         return len(paragraph)
     top = runs[0]
-    while top.getparent() is not paragraph:
-        top = top.getparent()
+    while (parent := top.getparent()) is not paragraph and parent is not None:
+        top = parent
     return int(paragraph.index(top))
 
 
-def _drop_empty(paragraph: Any) -> None:
+def _drop_empty(paragraph: Element) -> None:
     """Hyperlinks, insertions and smart tags left with nothing in them, removed."""
     for name in ("hyperlink", "ins", "smartTag"):
         for element in list(paragraph.iter(_w(name))):
-            if len(element) == 0 and element.getparent() is not None:
-                element.getparent().remove(element)
+            parent = element.getparent()
+            if len(element) == 0 and parent is not None:
+                parent.remove(element)
 
 
 class _Writer:
@@ -256,10 +261,10 @@ class _Writer:
     def __init__(self, paragraph: _Paragraph):
         self.paragraph = paragraph
 
-    def elements(self, translation: str) -> list[Any]:
-        written: list[Any] = []
+    def elements(self, translation: str) -> list[Element]:
+        written: list[Element] = []
         groups: list[int] = []
-        link: Any = None
+        link: Element | None = None
         text: list[str] = []
         for segment in parse(translation, "xml").segments:
             if not segment.startswith("<"):
@@ -288,12 +293,12 @@ class _Writer:
             (written if link is None else link).append(self._run("".join(text), groups))
         return written
 
-    def _properties(self, groups: list[int]) -> Any:
+    def _properties(self, groups: list[int]) -> Element | None:
         group = groups[-1] if groups else 0
         properties = self.paragraph.groups[group] if self.paragraph.groups else None
         return None if properties is None else copy.deepcopy(properties)
 
-    def _run(self, text: str, groups: list[int]) -> Any:
+    def _run(self, text: str, groups: list[int]) -> Element:
         run = etree.Element(_w("r"))
         properties = self._properties(groups)
         if properties is not None:
@@ -303,9 +308,9 @@ class _Writer:
         element.set(XML_SPACE, "preserve")
         return run
 
-    def _other(self, other: tuple[str, Any, Any]) -> Any:
-        kind, run, child = other
-        if kind == "run":
+    def _other(self, other: Other) -> Element:
+        _, run, child = other
+        if child is None:  # a run kept whole
             return run
         written = etree.Element(_w("r"))
         properties = run.find(RUN_PROPERTIES)
@@ -322,7 +327,7 @@ class _Package(Document):
         self,
         data: bytes,
         package: zipfile.ZipFile,
-        parts: dict[str, Any],
+        parts: dict[str, Element],
         paragraphs: list[tuple[str, _Paragraph]],
         units: list[Unit],
     ):
