@@ -32,7 +32,7 @@ from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.search.choice import choose_search
 from rnnsearch.search.constraints import Constraint, Prefixes
-from rnnsearch.search.contract import SearchModel
+from rnnsearch.search.contract import SearchModule
 from rnnsearch.search.rules import (
     Cancelled,
     Hypothesis,
@@ -57,7 +57,7 @@ class Decoding:
     """The model as a message names it: the Translator gives its directory."""
 
     def __init__(
-        self, model: torch.nn.Module, input_kind: InputKind, tgt_subwords: Subwords, search: SearchConfig
+        self, model: SearchModule, input_kind: InputKind, tgt_subwords: Subwords, search: SearchConfig
     ) -> None:
         self.model = model
         self.input_kind = input_kind
@@ -65,27 +65,22 @@ class Decoding:
         self.search = search
 
     @property
-    def members(self) -> list[torch.nn.Module]:
+    def members(self) -> list[SearchModule]:
         """The models that search together: an ensemble's members, or the model alone (an
         RNNSearch, or an exported package's model on ONNX Runtime)."""
-        return list(self.model.members) if isinstance(self.model, Ensemble) else [self.model]
+        return list(self.model.models) if isinstance(self.model, Ensemble) else [self.model]
 
     @property
     def runtime(self) -> str:
         """What runs the search: "torch", or "onnx fp32" / "onnx int8" for exported packages."""
-        exported = sorted({str(member.precision) for member in self.members if not isinstance(member, RNNSearch)})
-        return "torch" if not exported else "onnx " + "+".join(exported)
+        graphs = self.model.graphs
+        return "torch" if graphs is None else f"onnx {graphs}"
 
     @property
     def parameters(self) -> int:
-        """The trained weights of the model, or of all members of an ensemble."""
-        total = 0
-        for member in self.members:
-            if isinstance(member, RNNSearch):
-                total += sum(p.numel() for p in member.parameters())
-            else:  # an exported package's model counts the weights its graphs hold
-                total += cast(int, member.parameter_count)
-        return total
+        """The trained weights of the model, or of all members of an ensemble (an exported
+        package's model counts the weights its graphs hold)."""
+        return self.model.parameter_count
 
     @property
     def device(self) -> torch.device:
@@ -110,7 +105,7 @@ class Decoding:
         for None the alignment module where the model has one and the alignments are
         `shown`, else the attention (search's own α, which costs nothing more; None for a
         model without an alignment)."""
-        modules = any(getattr(member, "aligner", None) is not None for member in self.aligned_members)
+        modules = bool(self.module_members())
         if asked is None:
             return default_source(modules=modules, shown=shown)
         chosen = ALIGNMENT_SOURCES[checked_choice(asked, "alignment_from", ALIGNMENT_SOURCES)]
@@ -126,17 +121,27 @@ class Decoding:
         return chosen.name
 
     @property
-    def aligned_members(self) -> list[torch.nn.Module]:
+    def aligned_members(self) -> list[SearchModule]:
         """The members whose alignments an ensemble reports (`Ensemble.aligned`), or the model alone."""
         if isinstance(self.model, Ensemble):
-            return [self.model.members[m] for m in self.model.aligned]
+            return [self.model.models[m] for m in self.model.aligned]
         return [self.model]
+
+    def module_members(self) -> list[tuple[int, RNNSearch]]:
+        """The aligned members that carry an alignment module, with their place among the
+        members (a model directory's RNNSearch: an exported package carries none)."""
+        aligned = self.aligned_members
+        return [
+            (m, member)
+            for m, member in enumerate(self.members)
+            if isinstance(member, RNNSearch) and member.aligner is not None and member in aligned
+        ]
 
     def module_jumps(self) -> JumpTable | None:
         """The jump table the rows of the aligned members' modules are read with: what
         they counted from their own links, an ensemble's averaged; None where one of them
         counted none (`modules_table`)."""
-        modules = [getattr(member, "aligner", None) for member in self.aligned_members]
+        modules = [member.aligner for _, member in self.module_members()]
         return modules_table([module.jumps for module in modules if module is not None])
 
     def widths(self, beam_size: object, n_best: object) -> tuple[int, int]:
@@ -207,17 +212,14 @@ class Decoding:
         a teacher-forced pass of the (aligned) members that have a module, their mean for
         an ensemble, batched as search batches its sentences."""
         sides = self.model.sides if isinstance(self.model, Ensemble) else [0]
-        members = self.members
-        with_module = [m for m, member in enumerate(members) if member in self.aligned_members and member.aligner]
         bf16 = self.search.precision == "bf16"
         rows = []
-        for m in with_module:
+        for m, member in self.module_members():
             pairs = [
                 (sentence if len(self.input_kind.sides) == 1 else sentence[sides[m]], h.tokens)
                 for sentence, nbest in zip(sources, hypotheses)
                 for h in nbest
             ]
-            member = cast(RNNSearch, members[m])  # with a module: a model directory's
             rows.append(module_alignments(member, cast(list, pairs), self.search.batch_sentences, bf16=bf16))
         combined = iter(np.asarray(np.mean(alignments, axis=0, dtype=np.float32)) for alignments in zip(*rows))
         jumps = self.module_jumps()
@@ -236,7 +238,7 @@ class Decoding:
         for constraint in constraints:
             limits = torch.maximum(limits, constraint.least_lengths)
         src, src_lengths = src.to(self.device), src_lengths.to(self.device)
-        model = cast(SearchModel, self.model)  # an RNNSearch, an Ensemble or an exported package's model
+        model = self.model
         search = choose_search(model, self.device, options, constrained=bool(constraints))
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.search.precision == "bf16"):
             return search(model, src, src_lengths, max_lengths=limits, options=options, constraints=constraints)

@@ -218,6 +218,11 @@ class OnnxModel(nn.Module):
         self.step_outputs = tuple(output.name for output in step.get_outputs())
 
     @property
+    def graphs(self) -> str | None:
+        """The graphs' weights: fp32 or int8."""
+        return self.precision
+
+    @property
     def has_alignment(self) -> bool:
         """False for the fixed-context baseline, whose step graph returns no weights."""
         return "weights" in self.step_outputs

@@ -98,13 +98,28 @@ class Ensemble(nn.Module):
         return bool(self.aligned)
 
     @property
+    def graphs(self) -> str | None:
+        """The exported members' graphs, joined ("fp32", "fp32+int8"); None when PyTorch runs every member."""
+        exported = sorted({member.graphs for member in self._members() if member.graphs is not None})
+        return "+".join(exported) or None
+
+    @property
+    def parameter_count(self) -> int:
+        """Every member's trained weights."""
+        return sum(member.parameter_count for member in self._members())
+
+    @property
     def side_count(self) -> int:
         return max(self.sides) + 1
 
-    def _members(self) -> Sequence[RNNSearch]:
+    @property
+    def models(self) -> Sequence[RNNSearch]:
         """The members, as the models they are (an ONNX Runtime package's model stands in
         for an RNNSearch, with the same `encode` and `step`); not copied, as every step reads them."""
         return cast(Sequence[RNNSearch], self.members)
+
+    def _members(self) -> Sequence[RNNSearch]:
+        return self.models
 
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> EnsembleState:
         """Every member's initial state over its own annotations of the source."""

@@ -6,12 +6,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Protocol, Self, TypeVar
 
-from torch import nn
+
+class Modal(Protocol):
+    """What has a train and an eval mode: a torch module, or what stands for one."""
+
+    training: bool
+
+    def eval(self) -> Self: ...
+
+    def train(self, mode: bool = True) -> Self: ...
+
+
+ModalT = TypeVar("ModalT", bound=Modal)
 
 
 @contextmanager
-def evaluating(model: nn.Module) -> Iterator[nn.Module]:
+def evaluating(model: ModalT) -> Iterator[ModalT]:
     """`model` in eval mode for the block; its train or eval mode before it, after it."""
     was_training = model.training
     model.eval()

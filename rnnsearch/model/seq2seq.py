@@ -95,6 +95,14 @@ class RNNSearch(nn.Module):
         """False for the fixed-context baseline (attention: none)."""
         return not isinstance(self.decoder.attention, FixedContext)
 
+    graphs: str | None = None
+    """PyTorch runs it: no exported graphs (export/runtime.py's model says which)."""
+
+    @property
+    def parameter_count(self) -> int:
+        """The trained weights."""
+        return sum(p.numel() for p in self.parameters())
+
     def step(
         self, prev_tokens: torch.Tensor, state: DecoderState, scored: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:

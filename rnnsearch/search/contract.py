@@ -1,12 +1,15 @@
 """What search asks of a model and of its decoder state, in code (docs/architecture.md,
-"What search asks of a model"). `RNNSearch`, `Ensemble` and `OnnxModel` satisfy both
-Protocols, so each search is written once for all three."""
+"What search asks of a model"). `RNNSearch`, `Ensemble` and `OnnxModel` satisfy these
+Protocols, so each search is written once for all three, and the translator holds any
+of them as a `SearchModule`."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Protocol, Self, TypeVar
 
 import torch
+from torch import nn
 
 
 class SearchState(Protocol):
@@ -59,3 +62,26 @@ class SearchModel(Protocol[StateT]):
     ) -> tuple[torch.Tensor, StateT, torch.Tensor | None]:
         """Log-probabilities (of the `scored` rows), the next state and α (or None)."""
         ...
+
+
+class SearchModule(SearchModel[StateT], Protocol[StateT]):
+    """A SearchModel as the translator holds it: a torch module too (its weights, its
+    train and eval modes), which says what runs it and how many weights it has."""
+
+    training: bool
+
+    @property
+    def graphs(self) -> str | None:
+        """The weights of the exported graphs that run it (fp32 or int8); None: PyTorch runs it."""
+        ...
+
+    @property
+    def parameter_count(self) -> int:
+        """The trained weights of the model (of every member of an ensemble)."""
+        ...
+
+    def parameters(self, recurse: bool = True) -> Iterator[nn.Parameter]: ...
+
+    def eval(self) -> Self: ...
+
+    def train(self, mode: bool = True) -> Self: ...

@@ -27,6 +27,7 @@ from rnnsearch.files import model_directory
 from rnnsearch.files.model_directory import load_model, load_model_files
 from rnnsearch.model.ensemble import Ensemble, side_numbers
 from rnnsearch.model.seq2seq import RNNSearch
+from rnnsearch.search.contract import SearchModule
 from rnnsearch.text.subwords import Subwords
 
 ModelDirs = str | os.PathLike | Sequence[str | os.PathLike]
@@ -45,7 +46,7 @@ class Assembled:
     described: the model as a message names it: its directory, or an ensemble's
     """
 
-    model: torch.nn.Module
+    model: SearchModule
     config: Config
     source_sides: list[Subwords | None]
     tgt_subwords: Subwords
@@ -119,7 +120,7 @@ def _search_overrides(
     return search
 
 
-def _ensemble(models: list[torch.nn.Module], sources: list[Subwords | None]) -> tuple[Ensemble, list[Subwords | None]]:
+def _ensemble(models: list[SearchModule], sources: list[Subwords | None]) -> tuple[Ensemble, list[Subwords | None]]:
     """The members as one Ensemble, and the source subword models by side: members whose
     source subword models are the same read the same side."""
     members = cast(list[RNNSearch], models)  # an exported package's model stands in for an RNNSearch
@@ -152,7 +153,7 @@ def _runs_on_onnx(directory: Path, package: bool, runtime: str | None, precision
 
 def _load_onnx(
     directory: Path, config: Config, src_subwords: Subwords | None, tgt_subwords: Subwords, precision: str
-) -> torch.nn.Module:
+) -> SearchModule:
     """The graphs of an exported package, on as many threads as PyTorch uses, its subword
     models checked to be those its weights record."""
     from rnnsearch.export.runtime import load_onnx_model

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import torch
-
 from rnnsearch.config import Config
 from rnnsearch.config.search import MAX_BEAM_SIZE
 from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH
@@ -22,6 +20,7 @@ from rnnsearch.decoding.inputs import check_source_lengths
 from rnnsearch.decoding.results import PairScore, Translation
 from rnnsearch.devices import resolve_device
 from rnnsearch.kinds import data_kind
+from rnnsearch.search.contract import SearchModule
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.translation.assembly import ModelDirs, assemble
 from rnnsearch.translation.document_translation import DocumentTranslation, TranslatedDocument
@@ -53,7 +52,7 @@ class Translator(DocumentTranslation, Transcription, GivenPairs):
 
     def __init__(
         self,
-        model: torch.nn.Module,
+        model: SearchModule,
         src_subwords: Subwords | None,
         tgt_subwords: Subwords,
         config: Config,

@@ -33,6 +33,7 @@ import io
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
 from lxml import etree
 
 from rnnsearch.markup.dialects import escape
