@@ -17,6 +17,10 @@ between kinds, so that no code elsewhere asks which kind it has:
     refused_options                 the `translate` options the kind cannot take, with why
     evaluate(translator, asked)     `rnnsearch evaluate`: the test set's scores, an Evaluation
 
+Each takes the translator as what a kind asks of it (`jobs.KindTranslator`), the
+request as what it reads of one (its search), so the kind says which of the
+translator's jobs reads its lines, and mypy checks each call.
+
 What a kind declares without running anything (what the model reads, whether it aligns
 words, the scores its validations log and which selects a model, whether it is prepared
 on disk, its source subwords and vector size) is on its section of the config (a
@@ -28,10 +32,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rnnsearch.config import Config
 from rnnsearch.files.metrics_log import MetricsRow
+from rnnsearch.kinds.jobs import KindTranslator, RequestT
 from rnnsearch.kinds.spoken_digits import SpokenDigits
 from rnnsearch.kinds.text import TextData
 
@@ -61,19 +66,24 @@ class DataKind(Protocol):
     def scores_line(self, row: MetricsRow, suffix: str = "") -> str: ...
 
     def translate_lines(
-        self, translator: Any, lines: list[str], *, beam_size: int | None, alignment_from: str | None = None
+        self,
+        translator: KindTranslator[RequestT],
+        lines: list[str],
+        *,
+        beam_size: int | None,
+        alignment_from: str | None = None,
     ) -> list[Translation]: ...
 
     def translate_chunks(
         self,
-        translator: Any,
+        translator: KindTranslator[RequestT],
         chunks: Iterator[list[str]],
-        request: Any,
+        request: RequestT,
         *,
         prefix_chunks: Iterator[list[str]] | None = None,
     ) -> Iterator[list[Translation]]: ...
 
-    def evaluate(self, translator: Any, asked: EvaluationRequest) -> Evaluation: ...
+    def evaluate(self, translator: KindTranslator[RequestT], asked: EvaluationRequest) -> Evaluation: ...
 
 
 KINDS: dict[str, type[DataKind]] = {"text": TextData, "spoken_digits": SpokenDigits}
@@ -85,4 +95,4 @@ def data_kind(config: Config) -> DataKind:
     return KINDS[config.data.kind]()
 
 
-__all__ = ["KINDS", "DataKind", "data_kind"]
+__all__ = ["KINDS", "DataKind", "KindTranslator", "data_kind"]

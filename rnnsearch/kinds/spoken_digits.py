@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rnnsearch.config import Config
-from rnnsearch.config.data import SpokenDigitsConfig
+from rnnsearch.config.data import DataSection, SpokenDigitsConfig
 from rnnsearch.decoding.inputs import SpeechInput
 from rnnsearch.errors import UserError
 from rnnsearch.files import model_directory
 from rnnsearch.files.metrics_log import MetricsRow
+from rnnsearch.kinds.jobs import KindTranslator, RequestT
 from rnnsearch.kinds.text import test_set
 from rnnsearch.text.batches import InMemoryPairs
 from rnnsearch.text.subwords import Subwords, train_subwords
@@ -94,22 +95,33 @@ class SpokenDigits:
 
     @staticmethod
     def translate_lines(
-        translator: Any, lines: list[str], *, beam_size: int | None, alignment_from: str | None = None
+        translator: KindTranslator[RequestT],
+        lines: list[str],
+        *,
+        beam_size: int | None,
+        alignment_from: str | None = None,
     ) -> list[Translation]:
         """WAV files, one path a line, transcribed (from the attention: the only alignment a recording has)."""
         return translator.transcribe_files(lines, beam_size=beam_size)
 
     @staticmethod
     def translate_chunks(
-        translator: Any, chunks: Iterator[list[str]], request: Any, *, prefix_chunks: Iterator[list[str]] | None = None
+        translator: KindTranslator[RequestT],
+        chunks: Iterator[list[str]],
+        request: RequestT,
+        *,
+        prefix_chunks: Iterator[list[str]] | None = None,
     ) -> Iterator[list[Translation]]:
         """`translate`'s input, WAV paths a chunk at a time, transcribed with the request's
         search (a recording takes no prefix: `refused_options`)."""
+        search = request.search
+        if search is None:
+            raise ValueError("a request for translate's lines searches")
         for paths in chunks:
-            yield translator.transcribe_files(paths, beam_size=request.search.beam_size, n_best=request.search.n_best)
+            yield translator.transcribe_files(paths, beam_size=search.beam_size, n_best=search.n_best)
 
     @staticmethod
-    def evaluate(translator: Any, asked: EvaluationRequest) -> Evaluation:
+    def evaluate(translator: KindTranslator[RequestT], asked: EvaluationRequest) -> Evaluation:
         """`rnnsearch evaluate`: digit error rate and string accuracy on a part of the config's
         spoken digits (`asked.part`), or on WAV files listed in `asked.src` with digit strings
         in `asked.ref`."""
@@ -128,19 +140,25 @@ class SpokenDigits:
             translations = translator.transcribe_files(paths, beam_size=asked.beam_size)
             heading = asked.src
         else:
-            inputs, references = part_inputs(translator.data, asked.part)
+            data = _own(translator.data)
+            inputs, references = part_inputs(data, asked.part)
             names = [f"{asked.part} {k}" for k in range(1, len(inputs) + 1)]
             translations = translator.translate_vectors(inputs, names, beam_size=asked.beam_size)
-            heading = f"{translator.data.split} split, {asked.part} part ({len(inputs)} utterances)"
+            heading = f"{data.split} split, {asked.part} part ({len(inputs)} utterances)"
         hypotheses = [t.text for t in translations]
         return Evaluation([digit_error_rate(hypotheses, references), string_accuracy(hypotheses, references)], heading)
 
 
 def _section(config: Config) -> SpokenDigitsConfig:
     """The config's data section, which is this kind's."""
-    if not isinstance(config.data, SpokenDigitsConfig):
-        raise TypeError(f"a data.kind {config.data.kind} config given to the spoken digits kind")
-    return config.data
+    return _own(config.data)
+
+
+def _own(data: DataSection) -> SpokenDigitsConfig:
+    """A data section, which is this kind's."""
+    if not isinstance(data, SpokenDigitsConfig):
+        raise TypeError(f"a data.kind {data.kind} config given to the spoken digits kind")
+    return data
 
 
 def _require_files(paths: Sequence[str], listing: str) -> None:

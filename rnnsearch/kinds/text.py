@@ -12,6 +12,7 @@ from rnnsearch.decoding.inputs import TextInput, check_source_lengths
 from rnnsearch.errors import UserError
 from rnnsearch.files import model_directory
 from rnnsearch.files.metrics_log import MetricsRow
+from rnnsearch.kinds.jobs import KindTranslator, RequestT
 from rnnsearch.text.corpus import read_lines, read_parallel, require_usable_pairs
 from rnnsearch.text.subwords import Subwords
 
@@ -93,20 +94,28 @@ class TextData:
 
     @staticmethod
     def translate_lines(
-        translator: Any, lines: list[str], *, beam_size: int | None, alignment_from: str | None = None
+        translator: KindTranslator[RequestT],
+        lines: list[str],
+        *,
+        beam_size: int | None,
+        alignment_from: str | None = None,
     ) -> list[Translation]:
         """Sentences translated."""
         return translator.translate(lines, beam_size=beam_size, alignment_from=alignment_from)
 
     @staticmethod
     def translate_chunks(
-        translator: Any, chunks: Iterator[list[str]], request: Any, *, prefix_chunks: Iterator[list[str]] | None = None
+        translator: KindTranslator[RequestT],
+        chunks: Iterator[list[str]],
+        request: RequestT,
+        *,
+        prefix_chunks: Iterator[list[str]] | None = None,
     ) -> Iterator[list[Translation]]:
         """`translate`'s input lines, a chunk at a time, as the request asks, with their prefixes."""
         return translator.translate_chunks_with(request, chunks, prefix_chunks=prefix_chunks)
 
     @staticmethod
-    def evaluate(translator: Any, asked: EvaluationRequest) -> Evaluation:
+    def evaluate(translator: KindTranslator[RequestT], asked: EvaluationRequest) -> Evaluation:
         """`rnnsearch evaluate`: `asked.src` translated and scored against `asked.ref` with
         sacreBLEU and chrF (or lowercased tokenised BLEU), repeated words, and BLEU by length."""
         from rnnsearch.evaluation import metrics
