@@ -10,7 +10,7 @@ state carries it from step to step (state.py) and the wirings add each step's α
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -55,7 +55,8 @@ class Attention(nn.Module):
         covers, each query's C_{i-1} (B, [T,] S) → context c (B, [T,] A), weights α (B, [T,] S)."""
         one_position = query.dim() == 2
         queries = query.unsqueeze(1) if one_position else query
-        keys = cast(torch.Tensor, source.keys)  # held wherever a score attends
+        keys = source.keys
+        assert keys is not None, "held wherever a score attends"
         if coverage is None:
             energies = self.score(queries, keys)
         else:
@@ -98,7 +99,8 @@ class FixedContext(nn.Module):
     ) -> tuple[torch.Tensor, None]:
         """The same context c (B, [T,] A) whatever the position; there are no weights to
         return, and no coverage to read."""
-        context = cast(torch.Tensor, source.fixed_context)  # the baseline's state always holds it
+        context = source.fixed_context
+        assert context is not None, "the baseline's state always holds it"
         if query.dim() == 3:
             return context.unsqueeze(1).expand(-1, query.size(1), -1), None
         return context, None

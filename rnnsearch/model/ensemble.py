@@ -137,7 +137,8 @@ class Ensemble(nn.Module):
         rows only, if given), their next states, the mean α_i of the aligned members."""
         steps = [member.step(prev_tokens, s, scored) for member, s in zip(self._members(), state.members)]
         log_probs = mean([log_p for log_p, _, _ in steps])
-        weights = mean([cast(torch.Tensor, steps[m][2]) for m in self.aligned]) if self.aligned else None  # aligned: α
+        aligned = [weights for m in self.aligned if (weights := steps[m][2]) is not None]  # an aligned member gives α
+        weights = mean(aligned) if aligned else None
         return log_probs, EnsembleState(tuple(s for _, s, _ in steps), self.reference), weights
 
 

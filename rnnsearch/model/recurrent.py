@@ -14,7 +14,6 @@ part x_i (a context or an attentional vector) whose share is added step by step.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import cast
 
 import torch
 from torch import nn
@@ -110,7 +109,8 @@ class DecoderRNN(nn.Module):
             previous = layer_state(hidden, layer)
             gh = kernels.linear(previous, self._parameter(f"weight_hh_l{layer}"), self._parameter(f"bias_hh_l{layer}"))
             if self.is_lstm:
-                below, cell = lstm_update(gi, gh, previous, cast(torch.Tensor, memory)[:, layer])
+                assert memory is not None, "an LSTM's state has its cells"
+                below, cell = lstm_update(gi, gh, previous, memory[:, layer])
                 memories.append(cell)
             else:
                 below = gru_update(gi, gh, previous)
@@ -120,8 +120,9 @@ class DecoderRNN(nn.Module):
     def sequence(self, embedded: torch.Tensor, hidden: torch.Tensor, memory: torch.Tensor | None) -> torch.Tensor:
         """The top layer's states for every position (B, T, D) in one call; no per-step input."""
         initial: torch.Tensor | tuple[torch.Tensor, torch.Tensor] = hidden.transpose(0, 1).contiguous()
-        if self.is_lstm:  # an LSTM's state has its cells
-            initial = (hidden.transpose(0, 1).contiguous(), cast(torch.Tensor, memory).transpose(0, 1).contiguous())
+        if self.is_lstm:
+            assert memory is not None, "an LSTM's state has its cells"
+            initial = (hidden.transpose(0, 1).contiguous(), memory.transpose(0, 1).contiguous())
         outputs, _ = self.rnn(embedded, initial)
         return outputs
 

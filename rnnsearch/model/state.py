@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any
 
 import torch
 
@@ -127,11 +127,7 @@ class DecoderState:
         length = int(torch.cat([(~self.padding).sum(1), (~other.padding).sum(1)]).max())
         first, second = self.with_source_length(length), other.with_source_length(length)
         return DecoderState.from_fields(
-            (
-                None if a is None else torch.cat([a, cast(torch.Tensor, b)])
-                for a, b in zip(first.fields(), second.fields())
-            ),
-            beam=self.beam,
+            (_joined(a, b) for a, b in zip(first.fields(), second.fields())), beam=self.beam
         )
 
     def with_source_length(self, length: int) -> DecoderState:
@@ -168,3 +164,12 @@ def _source_length(tensor: torch.Tensor, length: int, fill: float | bool) -> tor
         return tensor[:, :length]
     extra = tensor.new_full((tensor.size(0), length - tensor.size(1), *tensor.shape[2:]), fill)
     return torch.cat([tensor, extra], dim=1)
+
+
+def _joined(first: torch.Tensor | None, second: torch.Tensor | None) -> torch.Tensor | None:
+    """One field of two states' rows, one after the other: both hold it, or neither."""
+    if first is None or second is None:
+        if first is not second:
+            raise ValueError("cannot join a state that holds a field with one that does not")
+        return None
+    return torch.cat([first, second])

@@ -25,7 +25,7 @@ forcing every position then waits for the one before.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Protocol, cast
+from typing import Protocol
 
 import torch
 
@@ -96,8 +96,9 @@ class BahdanauWiring:
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Readouts t_i (B, T, l) and α (B, T, S) for every target position."""
         fused = kernels.active().attentive_gru
-        if fused is not None and fusable(decoder, state):
-            rnn, score = decoder.rnn, cast(AdditiveScore, cast(Attention, decoder.attention).score)  # fusable
+        score = fused_score(decoder, state)
+        if fused is not None and score is not None:
+            rnn = decoder.rnn
             coverage_layer = score.coverage_layer
             fused_tops, fused_contexts, fused_weights = fused(
                 rnn.embedding_gates(embedded),
@@ -175,7 +176,9 @@ class LuongWiring:
             context, weights = decoder.attend(states, state)
             return decoder.readout(states, embedded, context), weights
         _, _, step_weights, readouts = step_by_step(self, decoder, embedded, state)
-        return torch.stack(cast(list[torch.Tensor], readouts), 1), _stacked(step_weights)  # Luong's steps give h̃_i
+        stacked = _stacked(readouts)
+        assert stacked is not None, "Luong's steps give h̃_i"
+        return stacked, _stacked(step_weights)
 
     def search_step(
         self, decoder: WiredParts, embedded: torch.Tensor, state: DecoderState, scored: torch.Tensor | None
@@ -183,7 +186,7 @@ class LuongWiring:
         """h̃_i of the `scored` rows (all if None), the new state and α_i."""
         gates = decoder.rnn.embedding_gates(embedded)
         state, _, weights, readout = self.step(decoder, gates, embedded, state, decoder.rnn.step_input_weight())
-        readout = cast(torch.Tensor, readout)  # Luong's step gives h̃_i
+        assert readout is not None, "Luong's step gives h̃_i"
         return (readout if scored is None else readout[scored]), state, weights
 
 
@@ -192,24 +195,30 @@ Wiring = BahdanauWiring | LuongWiring
 WIRINGS: dict[str, type[BahdanauWiring] | type[LuongWiring]] = {"bahdanau": BahdanauWiring, "luong": LuongWiring}
 
 
-def fusable(decoder: WiredParts, state: DecoderState) -> bool:
-    """Whether a fused training loop computes this teacher-forced pass: the paper's
-    decoder (one GRU layer, the additive score, with or without coverage) where gradients are wanted."""
+def fused_score(decoder: WiredParts, state: DecoderState) -> AdditiveScore | None:
+    """The additive score a fused training loop computes this teacher-forced pass with,
+    where one can: the paper's decoder (one GRU layer, the additive score, with or without
+    coverage) where gradients are wanted; None otherwise."""
     rnn = decoder.rnn
-    return (
+    attention = decoder.attention
+    fits = (
         torch.is_grad_enabled()
         and isinstance(decoder.wiring, BahdanauWiring)
-        and isinstance(decoder.attention, Attention)
-        and isinstance(decoder.attention.score, AdditiveScore)
         and not rnn.is_lstm
         and rnn.layers == 1
         and state.beam == 1
     )
+    if fits and isinstance(attention, Attention) and isinstance(attention.score, AdditiveScore):
+        return attention.score
+    return None
 
 
 def covered(state: DecoderState, weights: torch.Tensor | None) -> torch.Tensor | None:
     """The coverage after a step that attended with α_i: C_i = C_{i-1} + α_i (None without coverage)."""
-    return None if state.coverage is None else state.coverage + cast(torch.Tensor, weights)  # a covering score: α
+    if state.coverage is None:
+        return None
+    assert weights is not None, "a covering score attends: α"
+    return state.coverage + weights
 
 
 def step_by_step(
@@ -229,6 +238,8 @@ def step_by_step(
     return tops, contexts, weights, readouts
 
 
-def _stacked(weights: list[torch.Tensor | None]) -> torch.Tensor | None:
-    """α_i for every i as (B, T, S); None for the fixed-context baseline."""
-    return None if weights[0] is None else torch.stack(cast(list[torch.Tensor], weights), 1)
+def _stacked(steps: list[torch.Tensor | None]) -> torch.Tensor | None:
+    """What every step gave (α_i, or h̃_i) as (B, T, …); None where the steps give none
+    (α of the fixed-context baseline)."""
+    given = [step for step in steps if step is not None]
+    return torch.stack(given, 1) if given else None

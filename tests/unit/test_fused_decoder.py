@@ -8,7 +8,7 @@ import torch
 
 from rnnsearch import kernels
 from rnnsearch.kernels import fused_decoder
-from rnnsearch.model.wirings import fusable
+from rnnsearch.model.wirings import fused_score
 from rnnsearch.text.batches import make_batch
 from rnnsearch.training.loss import Objective, sequence_loss
 from tests.conftest import random_sources, tiny_model
@@ -102,16 +102,16 @@ DECODERS = {
 def test_other_decoders_keep_the_step_loop(options):
     model = tiny_model(vocab=23, **options).train()
     batch = batch_of(4, 23, seed=3)
-    assert not fusable(model.decoder, model.encode(batch.src, batch.src_lengths))
+    assert fused_score(model.decoder, model.encode(batch.src, batch.src_lengths)) is None
 
 
 def test_the_fused_loop_runs_only_where_gradients_are_wanted():
     model = tiny_model(vocab=23).train()
     batch = batch_of(4, 23, seed=3)
     state = model.encode(batch.src, batch.src_lengths)
-    assert fusable(model.decoder, state)
+    assert fused_score(model.decoder, state) is model.decoder.attention.score
     with torch.no_grad():
-        assert not fusable(model.decoder, state)
+        assert fused_score(model.decoder, state) is None
 
 
 def test_only_fp32_training_on_the_cpu_chooses_the_fused_loop():
