@@ -16,7 +16,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 import torch
@@ -59,13 +58,13 @@ def teacher_forced(
     dropout changes the numbers); `bf16` runs it under bfloat16 autocast, as search does
     with precision bf16, while the log-probabilities are always normalised in fp32.
     """
-    results: list[ForcedPair | None] = [None] * len(pairs)
+    results: dict[int, ForcedPair] = {}
     known = _normaliser_table(model) if from_module else None
     for batch, indices in _batches(model, pairs, max_sentences, bf16):
         log_probs, weights = _batch_log_probs(model, batch, known)
         for row, index in enumerate(indices):
             results[index] = _unpadded(log_probs, weights, batch, row)
-    return cast(list[ForcedPair], results)  # every pair is in one batch
+    return [results[index] for index in range(len(pairs))]  # every pair is in one batch
 
 
 @torch.no_grad()
@@ -75,16 +74,16 @@ def module_alignments(
     """The alignment module's rows β of every (source ids, target ids) pair, in the order
     given, `max_sentences` pairs a batch: for a translation search has already scored,
     so the output layer, which only the log-probabilities need, is not run."""
-    results: list[np.ndarray | None] = [None] * len(pairs)
+    results: dict[int, np.ndarray] = {}
     known = _normaliser_table(model)
     for batch, indices in _batches(model, pairs, max_sentences, bf16):
         readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
-        attention = cast(torch.Tensor, weights)  # a model with a module attends
-        rows = model.aligner_rows(batch.src, state, readout, attention, batch.tgt_out, known=known).alignment()
+        assert weights is not None, "a model with a module attends"
+        rows = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out, known=known).alignment()
         for row, index in enumerate(indices):
             length, source_length = int((batch.tgt_out[row] != PAD).sum()), int(batch.src_lengths[row])
             results[index] = rows[row, :length, :source_length].float().cpu().numpy()
-    return cast(list[np.ndarray], results)  # every pair is in one batch
+    return [results[index] for index in range(len(pairs))]  # every pair is in one batch
 
 
 def _normaliser_table(model: RNNSearch) -> torch.Tensor:
@@ -133,9 +132,9 @@ def _batch_log_probs(
     time, so no (B · T, V) tensor of logits is ever held whole.
     """
     readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
-    if known is not None:  # a model with a module attends
-        attention = cast(torch.Tensor, weights)
-        weights = model.aligner_rows(batch.src, state, readout, attention, batch.tgt_out, known=known).alignment()
+    if known is not None:
+        assert weights is not None, "a model with a module attends"
+        weights = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out, known=known).alignment()
     real = batch.tgt_out != PAD
     rows, targets = readout[real], batch.tgt_out[real]
     chosen = torch.empty(len(targets), dtype=torch.float32, device=rows.device)

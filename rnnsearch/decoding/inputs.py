@@ -57,7 +57,9 @@ class TextInput:
         sides = [subwords.encode(list(texts)) for subwords in self.sides]
         for ids in sides:
             check_source_lengths(ids, limit, origin, first_line=first_line)
-        return cast(list[Source], sides[0] if len(sides) == 1 else list(zip(*sides)))  # a tuple: one per side
+        if len(sides) == 1:
+            return list(sides[0])
+        return [tuple(readings) for readings in zip(*sides)]  # a tuple: one reading per side
 
     @staticmethod
     def blank(texts: Sequence[str]) -> list[bool]:

@@ -16,10 +16,10 @@ if TYPE_CHECKING:
 
 
 class Searching(Protocol):
-    """A call's request as a kind reads it: how its search runs (None: it searches nothing)."""
+    """A call's request as a kind reads it: how its search runs."""
 
     @property
-    def search(self) -> SearchOptions | None: ...
+    def searched(self) -> SearchOptions: ...
 
 
 RequestT = TypeVar("RequestT", bound=Searching)

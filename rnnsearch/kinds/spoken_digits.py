@@ -114,9 +114,7 @@ class SpokenDigits:
     ) -> Iterator[list[Translation]]:
         """`translate`'s input, WAV paths a chunk at a time, transcribed with the request's
         search (a recording takes no prefix: `refused_options`)."""
-        search = request.search
-        if search is None:
-            raise ValueError("a request for translate's lines searches")
+        search = request.searched
         for paths in chunks:
             yield translator.transcribe_files(paths, beam_size=search.beam_size, n_best=search.n_best)
 

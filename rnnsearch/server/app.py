@@ -32,7 +32,7 @@ from fastapi.staticfiles import StaticFiles
 from rnnsearch import __version__
 from rnnsearch.errors import UserError
 from rnnsearch.markup import MarkedUp, MarkupOptions
-from rnnsearch.search.rules import Cancelled, SearchOptions
+from rnnsearch.search.rules import Cancelled
 from rnnsearch.server import documents, schemas
 from rnnsearch.server.batcher import Batcher, TranslateFn
 from rnnsearch.server.info import describe_model, max_audio_seconds
@@ -114,7 +114,7 @@ def _translating(translator: Translator) -> TranslateFn:
 
 def _transcribing(translator: Translator) -> TranslateFn:
     def transcribe(audio: list[np.ndarray], request: CallRequest, cancelled: Cancelled) -> list[Translation]:
-        search = cast(SearchOptions, request.search)  # the server's requests all search
+        search = request.searched
         names = [f"audio.{k}" for k in range(len(audio))]
         return translator.transcribe(audio, names, search.beam_size, search.n_best, cancelled)
 
@@ -128,7 +128,9 @@ async def _text_items(
     the parsed markup; `request` is of the model made with the server's limits
     (`schemas.translate_request_model`)."""
     marked = await asyncio.to_thread(_marked_up, translator, request.texts, markup)
-    texts = request.texts if marked is None else [cast(MarkedUp, parsed).text for parsed in marked]  # all parsed
+    texts = request.texts
+    if marked is not None:
+        texts = [text if parsed is None else parsed.text for text, parsed in zip(texts, marked, strict=True)]
     _check_source_lengths(translator, texts)
     return list(zip(texts, _prefixes(texts, request.prefixes))), marked
 
@@ -138,8 +140,10 @@ async def _audio_items(
 ) -> tuple[list[np.ndarray], None]:
     """The request's recordings, decoded off the event loop; `request` as for `_text_items`,
     `max_seconds` and the sample rate a speech model's (a recording has no markup)."""
-    limit, rate = cast(float, max_seconds), cast(int, translator.data.sample_rate)
-    return await asyncio.to_thread(_read_audio, request.audio, limit, rate), None
+    rate = translator.data.sample_rate
+    if max_seconds is None or rate is None:
+        raise ValueError("recordings are read for a speech model, which has a sample rate and a longest recording")
+    return await asyncio.to_thread(_read_audio, request.audio, max_seconds, rate), None
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import random
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol, cast
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -191,11 +191,11 @@ def make_batch(pairs: Sequence[Pair], *, links: Sequence[np.ndarray] | None = No
     """The tensors of `pairs`: feature vectors or piece ids as sources, piece ids as targets;
     with `links`, a `GuidedBatch` whose guide holds each pair's (L, 2) (target piece,
     source piece) word links."""
-    sources = [s for s, _ in pairs]
-    if isinstance(sources[0], torch.Tensor):
-        src, src_lengths = vector_tensors(cast(list[torch.Tensor], sources))
+    vectors = [s for s, _ in pairs if isinstance(s, torch.Tensor)]
+    if vectors:
+        src, src_lengths = vector_tensors(vectors)
     else:
-        src, src_lengths = source_tensors(cast(list[Pieces], sources))
+        src, src_lengths = source_tensors([s for s, _ in pairs if not isinstance(s, torch.Tensor)])
     tgt_in, tgt_out = target_tensors([t for _, t in pairs])
     if links is None:
         return Batch(src=src, src_lengths=src_lengths, tgt_in=tgt_in, tgt_out=tgt_out)

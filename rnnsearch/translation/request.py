@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, AlignmentSource, check_reading
 from rnnsearch.arguments import checked_choice
 from rnnsearch.decoding.decoding import Decoding
+from rnnsearch.errors import ArgumentValueError
 from rnnsearch.markup import MarkupOptions
 from rnnsearch.search.rules import Cancelled, SearchOptions
 
@@ -43,6 +44,14 @@ class Request:
     def alignment_from(self) -> str:
         """The source's name, as results record it."""
         return self.source.name
+
+    @property
+    def searched(self) -> SearchOptions:
+        """How the search runs, for a request that searches (an ArgumentValueError for one
+        built for given pairs, which searches nothing)."""
+        if self.search is None:
+            raise ArgumentValueError("request: it searches nothing (built for given pairs); build one that searches")
+        return self.search
 
     def cancelled_by(self, cancelled: Cancelled | None) -> Request:
         """The request with its search stopped once `cancelled` returns True (the server's

@@ -4,7 +4,6 @@ optionally with the start of each translation forced (a prefix)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import cast
 
 from rnnsearch.alignments.readings import DEFAULT_READING
 from rnnsearch.alignments.words import align_translations
@@ -13,7 +12,7 @@ from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.markup import MarkedUp, WordWeights, transfer
-from rnnsearch.search.rules import Cancelled, SearchOptions
+from rnnsearch.search.rules import Cancelled
 from rnnsearch.translation.request import Request, build_request
 
 NOT_TEXT = "give it WAV files"
@@ -180,7 +179,7 @@ class TextTranslation(Decoding):
         translations = self.decode(
             texts,
             texts,
-            cast(SearchOptions, request.search),  # `_searching` checked it is there
+            request.searched,
             first_line=first_line,
             prefixes=prefix_ids,
             alignment_from=request.alignment_from,
@@ -210,8 +209,7 @@ def put_markup_back(
 
 def _searching(request: Request) -> Request:
     """`request`, checked to be one that searches (built with its search options)."""
-    if request.search is None:
-        raise ArgumentValueError("request: it searches nothing (built for given pairs); build one that searches")
+    request.searched  # noqa: B018  # refused here, before any text is read, if it searches nothing
     return request
 
 
