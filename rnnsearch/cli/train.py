@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import cast
 
 from rnnsearch.cli.options import add_config
 from rnnsearch.errors import UserError
@@ -42,7 +41,7 @@ def run_prepare(args: argparse.Namespace) -> None:
     """Encode the config's training corpus into the model directory's prepared data."""
     from rnnsearch.config import load_config
     from rnnsearch.prepared import ensure_prepared, prepared_dir
-    from rnnsearch.text.subwords import Subwords
+    from rnnsearch.text.subwords import text_source
 
     config = load_config(args.config, args.set)
     if not config.data.prepared_on_disk:
@@ -52,7 +51,7 @@ def run_prepare(args: argparse.Namespace) -> None:
         from rnnsearch.training.checkpoint import init_from_subwords
 
         given = init_from_subwords(config.train.init_from, config.model, data_kind=config.data.kind)
-        ensure_prepared(config, directory, (cast(Subwords, given[0]), given[1]))  # text's: a source model
+        ensure_prepared(config, directory, (text_source(given[0], config.train.init_from), given[1]))
     else:
         ensure_prepared(config, directory)
     print(f"prepared training data in {directory}")

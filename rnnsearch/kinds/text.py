@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from rnnsearch.config import Config
 from rnnsearch.config.data import files_section
@@ -14,7 +14,7 @@ from rnnsearch.files import model_directory
 from rnnsearch.files.metrics_log import MetricsRow
 from rnnsearch.kinds.jobs import KindTranslator, RequestT
 from rnnsearch.text.corpus import read_lines, read_parallel, require_usable_pairs
-from rnnsearch.text.subwords import Subwords
+from rnnsearch.text.subwords import Subwords, text_source
 
 if TYPE_CHECKING:  # a run's data is made by training's modules, which translating never loads
     from rnnsearch.decoding.results import Translation
@@ -42,7 +42,7 @@ class TextData:
     @staticmethod
     def input(config: Config, sides: Sequence[Subwords | None]) -> TextInput:
         """Sources as the pieces of every source side (text has a subword model on each)."""
-        return TextInput([cast(Subwords, side) for side in sides])
+        return TextInput([text_source(side, f"source side {n}") for n, side in enumerate(sides)])
 
     @staticmethod
     def prepare_corpus(
@@ -162,11 +162,13 @@ def _given_subwords(config: Config, model_dir: Path, resume: bool) -> tuple[Subw
     train.init_from when fine-tuning, else None (learnt from the data). Text has a source
     subword model, where the model directory's files allow for none."""
     if resume:
+        owner: object = model_dir
         given = model_directory.load_model_files(model_dir)[1:]
     elif config.train.init_from:
         from rnnsearch.training import checkpoint
 
-        given = checkpoint.init_from_subwords(config.train.init_from, config.model, data_kind=config.data.kind)
+        owner = config.train.init_from
+        given = checkpoint.init_from_subwords(owner, config.model, data_kind=config.data.kind)
     else:
         return None
-    return cast(Subwords, given[0]), given[1]
+    return text_source(given[0], owner), given[1]

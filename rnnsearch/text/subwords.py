@@ -81,6 +81,14 @@ class Subwords:
         return [sum(1 for part in normal.split(WORD_START) if part) for normal in self._processor.normalize(words)]
 
 
+def text_source(subwords: Subwords | None, owner: object) -> Subwords:
+    """The source subword model of `owner` (a model directory, a checkpoint), which reads
+    text; one that reads audio has none, and is refused in one line naming it."""
+    if subwords is None:
+        raise UserError(f"{owner}: reads audio, not text, so it has no source subword model")
+    return subwords
+
+
 def _word_vocabulary_size(texts: Sequence[str], min_frequency: int) -> int:
     counts = Counter(word for text in texts for word in text.split())
     return len(SPECIAL_PIECES) + sum(1 for n in counts.values() if n >= min_frequency)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import cast
 
 import torch
 
@@ -42,7 +41,7 @@ from rnnsearch.model.objectives import OBJECTIVES
 from rnnsearch.model.seq2seq import build_aligner
 from rnnsearch.prepared import PreparedPairs, ensure_prepared, prepared_dir
 from rnnsearch.text.corpus import stream_lines
-from rnnsearch.text.subwords import Subwords
+from rnnsearch.text.subwords import text_source
 from rnnsearch.training import checkpoint
 from rnnsearch.training.console import say
 from rnnsearch.training.environment import configure_cpu, flushing_denormals
@@ -189,7 +188,7 @@ def _training_pairs(model_dir: Path, run_dir: Path, config: Config) -> PreparedP
     where its data section is not the model's (word links added, say)."""
     model_config, src_subwords, tgt_subwords = model_directory.load_model_files(model_dir)
     data_dir = prepared_dir(config, run_dir if config.data != model_config.data else model_dir)
-    ensure_prepared(config, data_dir, (cast(Subwords, src_subwords), tgt_subwords))  # text: it aligns words
+    ensure_prepared(config, data_dir, (text_source(src_subwords, model_dir), tgt_subwords))  # it aligns words
     return PreparedPairs(data_dir)
 
 
@@ -291,8 +290,8 @@ def _check_reverse(model_dir: Path, reverse_dir: Path, folder: Path, *, fresh: b
         check_reverse(config.data, reverse.data, name=f"--reverse {reverse_dir}")
     except ValueError as error:
         raise UserError(f"train-aligner: {error}") from None
-    swapped = [cast(Subwords, subwords).digest for subwords in (reverse_src, reverse_tgt)]
-    if swapped != [cast(Subwords, subwords).digest for subwords in (tgt_subwords, src_subwords)]:
+    swapped = [text_source(reverse_src, reverse_dir).digest, reverse_tgt.digest]
+    if swapped != [tgt_subwords.digest, text_source(src_subwords, model_dir).digest]:
         raise UserError(
             f"train-aligner: --reverse {reverse_dir}: its subword models are not {model_dir}'s swapped; the modules "
             "agree piece by piece, so both models need the same vocabularies (a joint vocabulary of the same text)"

@@ -119,7 +119,8 @@ class FrozenPasses:
         """The frozen model's teacher-forced pass of the pairs at `indices`, as one batch, pair by pair."""
         batch = self._batch(indices)
         readout, weights, state = self.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
-        attention = cast(torch.Tensor, weights)  # a model with a module attends
+        assert weights is not None, "a model with a module attends"
+        attention = weights
         return [
             (readout[row, :t], attention[row, :t, :s], state.annotations[row, :s])
             for row, (s, t) in enumerate(

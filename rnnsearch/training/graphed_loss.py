@@ -314,7 +314,8 @@ def padded_pass(
     summary, on inputs padded to a fixed shape: what GraphedPass captures."""
     decoder = model.decoder
     readout, weights = decoder(tgt_in, decoder.initial_state(annotations, summary, padding))
-    return readout, cast(torch.Tensor, weights)  # a model with an alignment module attends
+    assert weights is not None, "a model with an alignment module attends"
+    return readout, weights
 
 
 class GraphedPass:

@@ -100,7 +100,8 @@ def training_step(
     else:
         with torch.autocast(batch.src.device.type, dtype=torch.bfloat16, enabled=context.precision == "bf16"):
             if context.reverse is not None:
-                both = (batch, cast(Batch, reverse_batch))  # the loop makes it for a context with a reverse
+                assert reverse_batch is not None, "the loop makes it for a context with a reverse"
+                both = (batch, reverse_batch)
                 forced = _kept(context.frozen, both, indices)
                 loss, tokens = two_way_loss(
                     context.model, context.reverse, both, context.objective, forced=(forced[0], forced[1])

@@ -123,8 +123,9 @@ def translation_loss(
     else:
         rows, targets = readout[real], tgt_out[real]
     loss = output_layer_loss(rows, model.decoder.output_layer, targets, objective.label_smoothing)
-    if links is not None:  # a guided model attends: it has α
-        loss = loss + objective.guided_alignment_weight * guided_alignment_loss(cast(torch.Tensor, weights), links)
+    if links is not None:
+        assert weights is not None, "a guided model attends: it has α"
+        loss = loss + objective.guided_alignment_weight * guided_alignment_loss(weights, links)
     return loss
 
 
@@ -188,7 +189,8 @@ def module_loss(
     piece_links = None if links is None else PieceLinks(links, targets)
     real = targets != PAD
     loss = readout.new_zeros((), dtype=torch.float32)
-    for term in terms_of(cast(str, objective.aligner)):  # called for an objective with the module's terms
+    assert objective.aligner is not None, "called for an objective with the module's terms"
+    for term in terms_of(objective.aligner):
         loss = loss + term.loss(rows, real, piece_links)
     return loss, rows
 

@@ -220,8 +220,7 @@ class GivenPairs(Decoding):
             searches=False,
             links_read=True,
         )
-        if symmetrize is not None:
-            checked_choice(symmetrize, "symmetrize", COMBINATIONS)
+        combination = None if symmetrize is None else checked_choice(symmetrize, "symmetrize", COMBINATIONS)
         reverse_request = None
         if reverse is not None:
             check_reverse(self.data, reverse.data)
@@ -231,7 +230,7 @@ class GivenPairs(Decoding):
         for given in (self, reverse) if reverse is not None else (self,):
             given.input_kind.require_text(NOT_TEXT)
             given.require_alignment()
-        return AlignSettings(request, reverse, reverse_request, cast(str | None, symmetrize))
+        return AlignSettings(request, reverse, reverse_request, combination)
 
     def _aligned(
         self,
@@ -305,9 +304,10 @@ class GivenPairs(Decoding):
         """The teacher-forced pass of every member over its side's sources, an ensemble's
         combined as its search combines them; alignments from `source`, an ensemble's
         from its aligned members that have what `source` names."""
-        model, members = self.model, cast(list[RNNSearch], self.members)  # checked below
+        model = self.model
         from_module = source.from_module
-        if not all(isinstance(member, RNNSearch) for member in members):
+        members = [member for member in self.members if isinstance(member, RNNSearch)]
+        if len(members) < len(self.members):
             raise UserError(
                 "scoring and aligning given pairs runs on PyTorch, not on an exported package's graphs: "
                 "load it with runtime='torch' (--runtime torch)"
@@ -327,7 +327,8 @@ class GivenPairs(Decoding):
             ]
         if len(passes) == 1:
             return passes[0]
-        aligned = [m for m in cast(Ensemble, model).aligned if not from_module or members[m].aligner is not None]
+        assert isinstance(model, Ensemble), "several passes: an ensemble's members"
+        aligned = [m for m in model.aligned if not from_module or members[m].aligner is not None]
         return mean_forced(passes, aligned)
 
     def _pair_score(
