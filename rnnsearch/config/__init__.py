@@ -159,7 +159,7 @@ def _describe(error: ValidationError, origin: str) -> str:
     return f"{origin}: " + "; ".join(problems)
 
 
-def _apply_override(tree: dict[str, Any], assignment: str) -> None:
+def _apply_override(tree: dict[str, object], assignment: str) -> None:
     key, sep, raw = assignment.partition("=")
     if not sep or not key:
         raise UserError(f"--set {assignment!r}: expected section.key=value")
@@ -178,7 +178,7 @@ def _apply_override(tree: dict[str, Any], assignment: str) -> None:
         raise UserError(f"--set {assignment}: not valid YAML{detail}") from None
 
 
-def config_from_dict(tree: dict[str, Any], origin: str = "config") -> Config:
+def config_from_dict(tree: dict[str, object], origin: str = "config") -> Config:
     try:
         return Config.model_validate(tree)
     except ValidationError as error:

@@ -6,7 +6,7 @@ in rnnsearch.kinds)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, cast
+from typing import Annotated, ClassVar, Literal, cast
 
 from pydantic import Field, model_validator
 
@@ -99,7 +99,7 @@ class DataSection(Section):
         """The size of one encoder input vector; None where the model reads subword ids."""
         return None
 
-    def input_settings(self) -> dict[str, Any]:
+    def input_settings(self) -> dict[str, object]:
         """The keys, named as in the data section, that make a source into the encoder's
         input vectors: the members of an ensemble must share them (none for subword ids)."""
         return {}
@@ -222,7 +222,7 @@ class SpokenDigitsConfig(DataSection):
         """The size of one encoder input vector."""
         return self.features.size
 
-    def input_settings(self) -> dict[str, Any]:
+    def input_settings(self) -> dict[str, object]:
         """The feature settings: recordings become vectors by them."""
         return {"features": self.features.model_dump()}
 

@@ -14,7 +14,7 @@ import bisect
 import math
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import sacrebleu
 from sacrebleu.metrics.base import Metric
@@ -63,9 +63,9 @@ class Evaluation:
     scores: list[MetricScore]
     heading: str | None = None
     notes: list[str] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, object] = field(default_factory=dict)
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> dict[str, object]:
         """The JSON report: each score with its signature, then the details."""
         scores = {s.name: {"score": round(s.value, 2), "signature": s.signature} for s in self.scores}
         return scores | self.details

@@ -23,7 +23,6 @@ import csv
 import json
 import statistics
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -51,7 +50,7 @@ class Experiment(BaseModel):
     base: str
     output: str
     budget: Budget
-    variants: dict[str, dict[str, Any]] = Field(min_length=1)
+    variants: dict[str, dict[str, object]] = Field(min_length=1)
 
 
 def load_experiment(path: str | Path) -> Experiment:
@@ -81,7 +80,7 @@ def _train_speed(model_dir: Path) -> float:
     return statistics.median(speeds) if speeds else float("nan")
 
 
-def run_variant(experiment: Experiment, name: str) -> tuple[dict[str, Any], list[tuple[str, int, float]]]:
+def run_variant(experiment: Experiment, name: str) -> tuple[dict[str, object], list[tuple[str, int, float]]]:
     """Train one variant (resuming if it has a checkpoint) and score it on the test set."""
     config = load_config(experiment.base, _overrides(experiment, name))
     test = files_section(config.data).test if config.data.prepared_on_disk else None
@@ -104,7 +103,7 @@ def run_variant(experiment: Experiment, name: str) -> tuple[dict[str, Any], list
     return row, metrics.bleu_by_length(hypotheses, references, [len(s.split()) for s in sources])
 
 
-def _markdown(rows: list[dict[str, Any]]) -> str:
+def _markdown(rows: list[dict[str, object]]) -> str:
     header = list(rows[0])
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += [

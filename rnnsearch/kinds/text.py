@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rnnsearch.config import Config
 from rnnsearch.config.data import files_section
@@ -136,7 +136,7 @@ class TextData:
         else:
             scores = [metrics.bleu(hypotheses, references), metrics.chrf(hypotheses, references)]
         repeated = repetitions(hypotheses, references)
-        details: dict[str, Any] = {
+        details: dict[str, object] = {
             "repeated_words": {
                 "per_100_words": round(repeated.per_100_words, 2),
                 "repeated": repeated.repeated,

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Protocol, TypeVar, cast
 
 import numpy as np
 from fastapi import FastAPI, HTTPException, Request
@@ -121,8 +121,22 @@ def _transcribing(translator: Translator) -> TranslateFn:
     return transcribe
 
 
+class _TextsAsked(Protocol):
+    """A text model's request, as the model made for the server's limits has it
+    (`schemas.translate_request_model`)."""
+
+    texts: list[str]
+    prefixes: list[str] | None
+
+
+class _RecordingsAsked(Protocol):
+    """A speech model's request: base64 WAV files."""
+
+    audio: list[str]
+
+
 async def _text_items(
-    translator: Translator, request: Any, max_seconds: float | None, markup: MarkupOptions | None
+    translator: Translator, request: _TextsAsked, max_seconds: float | None, markup: MarkupOptions | None
 ) -> tuple[list[tuple[str, str]], list[MarkedUp | None] | None]:
     """The request's texts (their markup parsed as `markup` says) with their prefixes, and
     the parsed markup; `request` is of the model made with the server's limits
@@ -136,7 +150,7 @@ async def _text_items(
 
 
 async def _audio_items(
-    translator: Translator, request: Any, max_seconds: float | None, markup: MarkupOptions | None
+    translator: Translator, request: _RecordingsAsked, max_seconds: float | None, markup: MarkupOptions | None
 ) -> tuple[list[np.ndarray], None]:
     """The request's recordings, decoded off the event loop; `request` as for `_text_items`,
     `max_seconds` and the sample rate a speech model's (a recording has no markup)."""
@@ -285,7 +299,7 @@ def _check_source_lengths(translator: Translator, texts: list[str]) -> None:
             raise HTTPException(413, f"texts.{index}: {pieces} subword pieces, more than the model's {limit}")
 
 
-def _markup_options(request: Any) -> MarkupOptions | None:
+def _markup_options(request: schemas.TranslateOptions) -> MarkupOptions | None:
     """How a request's texts are read and their markup put back (None: as plain text),
     checked as the API checks them; the server's --max-chars bounds every text already."""
     options = MarkupOptions.of(getattr(request, "markup", None), False, None, getattr(request, "placement", None))

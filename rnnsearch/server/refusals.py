@@ -3,7 +3,6 @@
 whole), 422 for a malformed or invalid one, 500 for a fault of the server's own."""
 
 from collections.abc import Mapping
-from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
@@ -19,7 +18,7 @@ from rnnsearch.server.limits import Limits
 ERRORS_SHOWN = 3
 """A request with many invalid fields is told about the first few, to keep the message one line."""
 
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
     413: {"model": schemas.ErrorBody, "description": "too many texts or recordings, or one too long"},
     422: {"model": schemas.ErrorBody, "description": "malformed JSON or an invalid field"},
     504: {"model": schemas.ErrorBody, "description": "the translation took longer than the server's timeout"},

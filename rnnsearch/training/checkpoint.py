@@ -41,7 +41,7 @@ def kept_checkpoints(directory: str | Path) -> list[tuple[int, Path]]:
 
 
 def keep_checkpoint(
-    directory: Path, step: int, tensors: dict[str, torch.Tensor], info: dict[str, Any], keep: int
+    directory: Path, step: int, tensors: dict[str, torch.Tensor], info: dict[str, object], keep: int
 ) -> None:
     """Write checkpoints/step{step}.safetensors, then delete the oldest beyond `keep`: only
     once the new file is whole, so that a kill never leaves fewer than `keep` complete."""
@@ -60,7 +60,7 @@ def forget_checkpoints_after(directory: Path, step: int) -> None:
             path.unlink(missing_ok=True)
 
 
-def optimizer_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+def optimizer_tensors(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict[str, object]]:
     """Adam's per-parameter tensors, and its hyper-parameters as JSON-ready data."""
     state = optimizer.state_dict()
     tensors = {

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -59,7 +58,7 @@ and saves, and where and how it runs. Every other key of ALIGNER_RUN_KEYS define
 (its data and links, objective, sizes, agreement, batches and seed) and is kept."""
 
 
-def recorded_settings(config: Config, keys: tuple[str, ...] = ALIGNER_RUN_KEYS) -> dict[str, Any]:
+def recorded_settings(config: Config, keys: tuple[str, ...] = ALIGNER_RUN_KEYS) -> dict[str, object]:
     """The value of each of `keys` (section.name) in `config`, as JSON: by default what a
     resume point records of how its run trains."""
     dumped = config.model_dump(mode="json")
@@ -70,7 +69,7 @@ def recorded_settings(config: Config, keys: tuple[str, ...] = ALIGNER_RUN_KEYS) 
     return settings
 
 
-def assignments(settings: dict[str, Any]) -> list[str]:
+def assignments(settings: dict[str, object]) -> list[str]:
     """`settings` as --set assignments, for another run's config to take them."""
     return [f"{key}={json.dumps(value)}" for key, value in settings.items()]
 
@@ -91,7 +90,7 @@ def save_modules(
     first = attached[0]
     module = attached_module(first.model)
     optimizer_tensors, optimizer_info = checkpoint.optimizer_tensors(optimizer)
-    resume_info: dict[str, Any] = {
+    resume_info: dict[str, object] = {
         "size": module.size,
         "null": module.null,
         "translation": first.digest,
@@ -118,8 +117,8 @@ class ResumePoint:
 
     path: Path
     tensors: dict[str, torch.Tensor]
-    info: dict[str, Any]
-    recorded: dict[str, Any]
+    info: dict[str, object]
+    recorded: dict[str, object]
 
     @classmethod
     def read(cls, run_dir: Path) -> ResumePoint:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
@@ -40,7 +39,7 @@ class TrainingSetup:
     context: StepContext  # the model, optimizer, objective, world, DDP wrapper and CUDA graphs of its updates
     corpus: Corpus
     validator: Validator
-    record: dict[str, Any]  # what the weights record of the files they belong with
+    record: dict[str, object]  # what the weights record of the files they belong with
     progress: Progress
     kernels: kernels.Kernels
 
