@@ -16,6 +16,8 @@ from typing import Protocol
 
 import numpy as np
 
+from rnnsearch.alignments.readings import AlignmentSource
+
 CELL = 22  # pixels per cell of a short source
 NARROW_CELL = 4  # pixels per column of a long source (audio frames, say)
 NARROW_FROM = 60  # source columns from which cells are narrow and only some columns are labelled
@@ -40,7 +42,9 @@ class Aligned(Protocol):
     def alignment(self) -> np.ndarray | None: ...
 
     @property
-    def alignment_from(self) -> str: ...
+    def read_from(self) -> AlignmentSource:
+        """What its weights were read from."""
+        ...
 
 
 class Shown(Aligned, Protocol):
@@ -82,16 +86,18 @@ class Linked(Protocol):
     def pairs(self) -> list[tuple[int, int]]: ...
 
     @property
-    def alignment_from(self) -> str: ...
+    def read_from(self) -> AlignmentSource:
+        """What its weights were read from."""
+        ...
 
 
-def translation_html(translation: Shown, *, read_from: str) -> str:
+def translation_html(translation: Shown) -> str:
     """A translation's text and score, its alignment heatmap (`read_from` says what it
     was read from), and its alternatives."""
     rows = [_line("source", translation.source), _line("translation", translation.text)]
     rows.append(f"<div>score {translation.score:.3f}</div>")
     figure = _figure(translation.alignment, translation.source_tokens, translation.target_tokens)
-    figure += _read_from(read_from) if translation.alignment is not None else ""
+    figure += _read_from(translation.read_from.described) if translation.alignment is not None else ""
     alternatives = "".join(
         f"<li>{html.escape(other.text)} <small>({other.score:.3f})</small></li>" for other in translation.alternatives
     )
@@ -99,20 +105,20 @@ def translation_html(translation: Shown, *, read_from: str) -> str:
     return _box("".join(rows) + figure + more)
 
 
-def pair_html(pair: Scored, *, read_from: str) -> str:
+def pair_html(pair: Scored) -> str:
     """A scored pair's texts, its log-probability and the alignment of its target (read
     from what `read_from` says)."""
     rows = [_line("source", pair.source), _line("target", pair.target)]
     rows.append(f"<div>log p(target | source) = {pair.log_prob:.3f}</div>")
     figure = _figure(pair.alignment, pair.source_tokens, pair.target_tokens)
-    return _box("".join(rows) + figure + (_read_from(read_from) if pair.alignment is not None else ""))
+    return _box("".join(rows) + figure + (_read_from(pair.read_from.described) if pair.alignment is not None else ""))
 
 
-def word_alignment_html(alignment: Linked, *, read_from: str) -> str:
+def word_alignment_html(alignment: Linked) -> str:
     """A word alignment's merged weights, its links outlined in red (read from what
     `read_from` says)."""
     figure = _figure(alignment.weights, alignment.source_words, alignment.target_words, links=alignment.pairs)
-    return _box(figure + _read_from(read_from))
+    return _box(figure + _read_from(alignment.read_from.described))
 
 
 def _read_from(described: str) -> str:

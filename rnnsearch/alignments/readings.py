@@ -102,6 +102,10 @@ commands, the API, the server and the views read this registry, and branch on wh
 entry says, never on its name."""
 
 
+ATTENTION = ALIGNMENT_SOURCES["attention"]
+"""Search's own α: what a result's alignment is read from unless it says otherwise."""
+
+
 def default_source(*, modules: bool, shown: bool) -> str:
     """What alignments are read from when no source is asked for: the alignment module
     where the model has one (`modules`) and the alignments are `shown`, else the
@@ -109,10 +113,9 @@ def default_source(*, modules: bool, shown: bool) -> str:
     return "aligner" if modules and shown else "attention"
 
 
-def check_reading(reading: str, alignment_from: str) -> None:
-    """Refuse a reading that the rows of `alignment_from` are not read with (a shifted
-    reading of the alignment module's rows, which need none)."""
-    source = ALIGNMENT_SOURCES[alignment_from]
+def check_reading(reading: str, source: AlignmentSource) -> None:
+    """Refuse a reading that the rows of `source` are not read with (a shifted reading of
+    the alignment module's rows, which need none)."""
     if reading not in source.readings:
         raise ArgumentValueError(
             f"reading: {reading!r} does not apply to the {source.described}; read it as "

@@ -57,14 +57,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
 
 from rnnsearch.alignments import display
 from rnnsearch.alignments.distortion import Jumps, posteriors
-from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, check_reading, reading_rows
+from rnnsearch.alignments.readings import ATTENTION, DEFAULT_READING, AlignmentSource, check_reading, reading_rows
 from rnnsearch.alignments.symmetrisation import SOFT_METHODS, symmetrise, symmetrise_weights
 from rnnsearch.reserved import WORD_START
 
@@ -85,7 +85,7 @@ class Attended(Protocol):
     source_tokens: list[str]
     target_tokens: list[str]
     alignment: np.ndarray | None
-    alignment_from: str
+    read_from: AlignmentSource
     source_word_counts: list[int] | None
     target_word_counts: list[int] | None
     jumps: Jumps | None
@@ -115,7 +115,7 @@ class WordAlignment:
     marked_up: with `align(…, markup=…)`, the target with the marked-up source's markup
              put back by these links (rnnsearch.markup); None otherwise, and for a
              source whose markup was not well-formed, with lenient markup
-    alignment_from: "attention" or "aligner": what the weights were read from
+    read_from: what the weights were read from (an entry of ALIGNMENT_SOURCES)
     """
 
     source_words: list[str]
@@ -124,7 +124,12 @@ class WordAlignment:
     pairs: list[tuple[int, int]]
     placed: bool = True
     marked_up: str | None = None
-    alignment_from: str = "attention"
+    read_from: AlignmentSource = field(default=ATTENTION, repr=False)
+
+    @property
+    def alignment_from(self) -> str:
+        """What the weights were read from, by name, as a Translation's."""
+        return self.read_from.name
 
     def pharaoh(self) -> str:
         """The hard alignment as one Pharaoh line: "i-j" pairs, source index first."""
@@ -132,7 +137,7 @@ class WordAlignment:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the merged weights as a heatmap, the links outlined (display.py)."""
-        return display.word_alignment_html(self, read_from=ALIGNMENT_SOURCES[self.alignment_from].described)
+        return display.word_alignment_html(self)
 
 
 def _piece_bytes(piece: str) -> bytes:
@@ -292,13 +297,13 @@ class _Weighed:
     target: Words
     weights: np.ndarray
     unaligned: np.ndarray | None
-    alignment_from: str
+    read_from: AlignmentSource
 
     def aligned(self) -> WordAlignment:
         """Its word alignment: the links read from the weights by the NULL rule (`hard_alignment`)."""
         links = hard_alignment(self.weights, self.unaligned)
         aligned = WordAlignment(self.source.texts, self.target.texts, self.weights, links)
-        return replace(aligned, alignment_from=self.alignment_from)
+        return replace(aligned, read_from=self.read_from)
 
 
 def align_translation(translation: Attended, *, reading: str = DEFAULT_READING) -> WordAlignment:
@@ -312,7 +317,7 @@ def jump_prior(translation: Attended) -> Jumps | None:
     """The jump prior a translation's word weights are read with: none where what its rows
     come from has none (the attention), else the table its module counted (`jumps`), or
     failing one the source's fixed prior (AlignmentSource.prior)."""
-    fixed = ALIGNMENT_SOURCES[translation.alignment_from].prior
+    fixed = translation.read_from.prior
     return None if fixed is None else translation.jumps or fixed
 
 
@@ -349,17 +354,16 @@ def _weighed(translation: Attended, reading: str) -> _Weighed | WordAlignment:
     placed on its words (`_unplaced`)."""
     if translation.alignment is None:
         raise ValueError("this translation has no alignment (model without an alignment model)")
-    alignment_from = translation.alignment_from
-    check_reading(reading, alignment_from)
+    read_from = translation.read_from
+    check_reading(reading, read_from)
     source, target = source_words(translation.source_tokens), target_words(translation.target_tokens)
     on_source = on_text_words(source, translation.source, translation.source_word_counts)
     on_target = on_text_words(target, translation.text, translation.target_word_counts)
     if on_source is None or on_target is None:
         unplaced = _unplaced(translation.source.split(), translation.text.split())
-        return replace(unplaced, alignment_from=alignment_from)
-    null = ALIGNMENT_SOURCES[alignment_from].null_mass
-    weights, unaligned = _word_weights(on_source, on_target, translation.alignment, reading, null=null)
-    return _Weighed(on_source, on_target, weights, unaligned, alignment_from)
+        return replace(unplaced, read_from=read_from)
+    weights, unaligned = _word_weights(on_source, on_target, translation.alignment, reading, null=read_from.null_mass)
+    return _Weighed(on_source, on_target, weights, unaligned, read_from)
 
 
 def _unplaced(source: list[str], target: list[str]) -> WordAlignment:

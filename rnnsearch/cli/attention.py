@@ -23,6 +23,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     """Translate the sentence, draw its α to --output and print the translation."""
     from rnnsearch.evaluation.plots import FORMATS, alignment_heatmap
+    from rnnsearch.translation.request import build_request
 
     if Path(args.output).suffix.lower().lstrip(".") not in FORMATS:
         suffixes = [f".{name}" for name in FORMATS]
@@ -30,9 +31,8 @@ def run(args: argparse.Namespace) -> None:
     translator = load(args)
     translator.require_alignment()
     lines = [args.sentence]
-    translation = translator.kind.translate_lines(
-        translator, lines, beam_size=args.beam_size, alignment_from=args.alignment_from
-    )[0]
+    request = build_request(translator, alignment_from=args.alignment_from, beam_size=args.beam_size)
+    translation = translator.kind.translate_lines(translator, lines, request)[0]
     if not translation.source_tokens or translation.alignment is None:
         raise UserError("the sentence is empty: nothing to align")
     alignment_heatmap(

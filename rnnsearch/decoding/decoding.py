@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from rnnsearch.alignments.counted_jumps import JumpTable, modules_table
-from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, default_source
+from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, ATTENTION, AlignmentSource, default_source
 from rnnsearch.arguments import checked_choice, checked_count
 from rnnsearch.config.search import MAX_BEAM_SIZE, SearchConfig
 from rnnsearch.decoding.forced import module_alignments
@@ -173,14 +173,15 @@ class Decoding:
         *,
         first_line: int = 1,
         prefixes: list[list[int]] | None = None,
-        alignment_from: str = "attention",
+        read_from: AlignmentSource = ATTENTION,
     ) -> list[Translation]:
         """Search for every input (checked texts, or feature vectors) named by `originals`,
         and return the results in input order; a blank input without a prefix gives an
         empty translation. `first_line` numbers inputs[0] in error messages; `prefixes`
-        (target piece ids, one list per input) force the start of each output. With
-        an `alignment_from` read from the module, every hypothesis's alignment is the module's,
-        computed once search has chosen its pieces (search itself is unchanged)."""
+        (target piece ids, one list per input) force the start of each output. Where
+        `read_from` is an alignment source read from the module, every hypothesis's
+        alignment is the module's, computed once search has chosen its pieces (search
+        itself is unchanged)."""
         sources = self.input_kind.sources(inputs, limit=self.search.max_source_length, first_line=first_line)
         blank = [empty and not (prefixes and prefixes[i]) for i, empty in enumerate(self.input_kind.blank(inputs))]
         todo = sorted(
@@ -194,9 +195,9 @@ class Decoding:
                 hypotheses = self._search([sources[i] for i in chunk], options, chunk_prefixes)
                 for i, nbest in zip(chunk, hypotheses):
                     results[i] = self._translation(originals[i], self.input_kind.labels(sources[i]), nbest)
-                if ALIGNMENT_SOURCES[alignment_from].from_module:
+                if read_from.from_module:
                     chunk_sources, chunk_results = [sources[i] for i in chunk], [results[i] for i in chunk]
-                    self._align_with_modules(chunk_sources, hypotheses, chunk_results, alignment_from=alignment_from)
+                    self._align_with_modules(chunk_sources, hypotheses, chunk_results, read_from=read_from)
         return [results[i] for i in range(len(sources))]
 
     def _align_with_modules(
@@ -205,10 +206,10 @@ class Decoding:
         hypotheses: list[list[Hypothesis]],
         translations: list[Translation],
         *,
-        alignment_from: str,
+        read_from: AlignmentSource,
     ) -> None:
         """Each hypothesis's alignment replaced by the alignment module's β over its pieces
-        (what `alignment_from`, an alignment source read from the module, names):
+        (what `read_from`, an alignment source read from the module, says):
         a teacher-forced pass of the (aligned) members that have a module, their mean for
         an ensemble, batched as search batches its sentences."""
         sides = self.model.sides if isinstance(self.model, Ensemble) else [0]
@@ -226,7 +227,7 @@ class Decoding:
         for translation in translations:
             for hypothesis in [translation, *translation.alternatives]:
                 hypothesis.alignment = next(combined)[:, : len(hypothesis.source_tokens)]
-                hypothesis.alignment_from, hypothesis.jumps = alignment_from, jumps
+                hypothesis.read_from, hypothesis.jumps = read_from, jumps
 
     def _search(
         self, sources: list[Source], options: SearchOptions, prefixes: list[list[int]] | None

@@ -9,7 +9,7 @@ import numpy as np
 
 from rnnsearch.alignments import display
 from rnnsearch.alignments.distortion import Jumps
-from rnnsearch.alignments.readings import ALIGNMENT_SOURCES
+from rnnsearch.alignments.readings import ATTENTION, AlignmentSource
 from rnnsearch.alignments.words import WordAlignment
 
 
@@ -29,8 +29,9 @@ class Translation:
     marked_up: with `translate(…, markup=…)`, `text` with the markup of the marked-up
     input put back (rnnsearch.markup), where `source` is that input's text; None
     otherwise, and for an input whose markup was not well-formed, with lenient markup.
-    alignment_from: what `alignment` is: "attention" (α) or "aligner" (β, the rows of the
-    model's alignment module, docs/model.md).
+    read_from: what `alignment` is read from, an entry of ALIGNMENT_SOURCES: the attention
+    (α) or the aligner (β, the rows of the model's alignment module, docs/model.md);
+    its name is `alignment_from`.
     jumps: with the module's rows, the jump table the module counted from its own links
     (rnnsearch/alignments/counted_jumps.py), which its word weights are read with; None:
     read with the fixed prior of what `alignment` is (AlignmentSource.prior).
@@ -50,13 +51,18 @@ class Translation:
     source_word_counts: list[int] | None = field(default=None, repr=False)
     target_word_counts: list[int] | None = field(default=None, repr=False)
     marked_up: str | None = None
-    alignment_from: str = "attention"
+    read_from: AlignmentSource = field(default=ATTENTION, repr=False)
     jumps: Jumps | None = field(default=None, repr=False)
     words: WordAlignment | None = field(default=None, repr=False)
 
+    @property
+    def alignment_from(self) -> str:
+        """What `alignment` is read from, by name: "attention" or "aligner"."""
+        return self.read_from.name
+
     def _repr_html_(self) -> str:
         """Jupyter's view: the text and the alignment heatmap (alignments/display.py)."""
-        return display.translation_html(self, read_from=ALIGNMENT_SOURCES[self.alignment_from].described)
+        return display.translation_html(self)
 
 
 @dataclass
@@ -69,8 +75,8 @@ class PairScore:
     alignment: (len(target_tokens), len(source_tokens)) weights α_ij, as Translation has
       them for the model's own output; None for the fixed-context baseline.
     source_word_counts, target_word_counts: as a Translation's, for `source` and `target`.
-    alignment_from, jumps: what the alignment is, and the module's counted jump table, as a
-      Translation's.
+    read_from, jumps: what the alignment is read from, and the module's counted jump
+      table, as a Translation's.
     """
 
     source: str
@@ -82,12 +88,17 @@ class PairScore:
     alignment: np.ndarray | None
     source_word_counts: list[int] | None = field(default=None, repr=False)
     target_word_counts: list[int] | None = field(default=None, repr=False)
-    alignment_from: str = "attention"
+    read_from: AlignmentSource = field(default=ATTENTION, repr=False)
     jumps: Jumps | None = field(default=None, repr=False)
+
+    @property
+    def alignment_from(self) -> str:
+        """What `alignment` is read from, by name, as a Translation's."""
+        return self.read_from.name
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the texts, the log-probability and the alignment heatmap (display.py)."""
-        return display.pair_html(self, read_from=ALIGNMENT_SOURCES[self.alignment_from].described)
+        return display.pair_html(self)
 
     @property
     def tokens(self) -> int:
@@ -104,7 +115,7 @@ class PairScore:
             source_tokens=self.source_tokens,
             target_tokens=self.target_tokens,
             alignment=self.alignment,
-            alignment_from=self.alignment_from,
+            read_from=self.read_from,
             jumps=self.jumps,
             source_word_counts=self.source_word_counts,
             target_word_counts=self.target_word_counts,

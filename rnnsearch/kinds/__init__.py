@@ -11,7 +11,7 @@ between kinds, so that no code elsewhere asks which kind it has:
                                     rate and string accuracy), keyed as in metrics.jsonl
     scores_line(row, suffix)        those scores in the trainer's validation line
     translate_lines(translator, …)  `attention`'s input lines translated (or transcribed:
-                                    WAV paths)
+                                    WAV paths) as the call's request asks
     translate_chunks(translator, …) `translate`'s input, a chunk of lines at a time, by
                                     the call's request (rnnsearch.translation.request)
     refused_options                 the `translate` options the kind cannot take, with why
@@ -66,12 +66,7 @@ class DataKind(Protocol):
     def scores_line(self, row: MetricsRow, suffix: str = "") -> str: ...
 
     def translate_lines(
-        self,
-        translator: KindTranslator[RequestT],
-        lines: list[str],
-        *,
-        beam_size: int | None,
-        alignment_from: str | None = None,
+        self, translator: KindTranslator[RequestT], lines: list[str], request: RequestT
     ) -> list[Translation]: ...
 
     def translate_chunks(

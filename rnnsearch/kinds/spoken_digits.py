@@ -94,15 +94,11 @@ class SpokenDigits:
         return line if suffix else f"{line}, strings right {row['valid_accuracy']:.1f}%"
 
     @staticmethod
-    def translate_lines(
-        translator: KindTranslator[RequestT],
-        lines: list[str],
-        *,
-        beam_size: int | None,
-        alignment_from: str | None = None,
-    ) -> list[Translation]:
-        """WAV files, one path a line, transcribed (from the attention: the only alignment a recording has)."""
-        return translator.transcribe_files(lines, beam_size=beam_size)
+    def translate_lines(translator: KindTranslator[RequestT], lines: list[str], request: RequestT) -> list[Translation]:
+        """WAV files, one path a line, transcribed with the request's search (read from the
+        attention: the only alignment a recording has)."""
+        search = request.searched
+        return translator.transcribe_files(lines, beam_size=search.beam_size, n_best=search.n_best)
 
     @staticmethod
     def translate_chunks(

@@ -93,15 +93,9 @@ class TextData:
         return value if suffix else f"BLEU {value}"
 
     @staticmethod
-    def translate_lines(
-        translator: KindTranslator[RequestT],
-        lines: list[str],
-        *,
-        beam_size: int | None,
-        alignment_from: str | None = None,
-    ) -> list[Translation]:
+    def translate_lines(translator: KindTranslator[RequestT], lines: list[str], request: RequestT) -> list[Translation]:
         """Sentences translated."""
-        return translator.translate(lines, beam_size=beam_size, alignment_from=alignment_from)
+        return translator.translate_with(request, lines)
 
     @staticmethod
     def translate_chunks(

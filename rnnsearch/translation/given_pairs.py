@@ -296,7 +296,7 @@ class GivenPairs(Decoding):
         forced = self._forced(sides, target_ids, source)
         pairs = zip(sources, targets, sides[0], target_ids, forced, strict=True)
         jumps = self.module_jumps() if source.from_module else None
-        return [replace(self._pair_score(*pair), alignment_from=source.name, jumps=jumps) for pair in pairs]
+        return [replace(self._pair_score(*pair), read_from=source, jumps=jumps) for pair in pairs]
 
     def _forced(
         self, sides: list[list[list[int]]], target_ids: list[list[int]], source: AlignmentSource

@@ -94,5 +94,5 @@ def build_request(
         decoding.require_alignment()
     chosen = checked_choice(reading, "reading", READINGS)
     if markup_options is not None or links_read:
-        check_reading(chosen, source.name)
+        check_reading(chosen, source)
     return Request(source, chosen, markup_options, search)

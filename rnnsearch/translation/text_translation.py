@@ -182,7 +182,7 @@ class TextTranslation(Decoding):
             request.searched,
             first_line=first_line,
             prefixes=prefix_ids,
-            alignment_from=request.alignment_from,
+            read_from=request.source,
         )
         if markup is not None and marked is not None:
             for parsed, translation in zip(marked, translations):

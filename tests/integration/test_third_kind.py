@@ -87,8 +87,8 @@ class Reversal:
         return f"exact {row[EXACT.key + suffix]:.1f}%"
 
     @staticmethod
-    def translate_lines(translator, lines: list[str], *, beam_size, alignment_from=None) -> list:
-        return translator.translate(lines, beam_size=beam_size)
+    def translate_lines(translator, lines: list[str], request) -> list:
+        return translator.translate_with(request, lines)
 
     @staticmethod
     def translate_chunks(translator, chunks: Iterator[list[str]], request, *, prefix_chunks=None) -> Iterator[list]:

@@ -363,6 +363,6 @@ def test_a_reading_the_source_does_not_take_is_refused_naming_the_ones_it_does()
     with pytest.raises(
         ValueError, match="'input' does not apply to the alignment read from the model's alignment module.*as 'output'"
     ):
-        check_reading("input", "aligner")
+        check_reading("input", ALIGNMENT_SOURCES["aligner"])
     for reading in READINGS:
-        check_reading(reading, "attention")
+        check_reading(reading, ALIGNMENT_SOURCES["attention"])

@@ -12,6 +12,7 @@ import torch
 
 from rnnsearch.alignments.counted_jumps import FARTHEST, LEAST_JUMPS, JumpTable, jump_counts, modules_table
 from rnnsearch.alignments.distortion import posterior, sure_link_posterior
+from rnnsearch.alignments.readings import ALIGNMENT_SOURCES
 from rnnsearch.alignments.words import align_translation, read_translation
 from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import UserError
@@ -76,7 +77,7 @@ def module_translation(jumps: JumpTable | None) -> Translation:
     jump back) over c (a jump ahead)."""
     rows = np.array([[0.0, 1.0, 0.0, 0.0], [0.55, 0.0, 0.45, 0.0], [0.0, 0.0, 0.0, 1.0]], dtype=np.float32)
     pieces = (["▁a", "▁b", "▁c", "</s>"], ["▁x", "▁y", "</s>"])
-    return Translation("a b c", "x y", 0.0, *pieces, rows, alignment_from="aligner", jumps=jumps)
+    return Translation("a b c", "x y", 0.0, *pieces, rows, read_from=ALIGNMENT_SOURCES["aligner"], jumps=jumps)
 
 
 def test_a_translation_is_read_with_its_modules_table_and_without_one_with_contiguity():
@@ -84,7 +85,9 @@ def test_a_translation_is_read_with_its_modules_table_and_without_one_with_conti
     that seldom jumps back moves "y" to c."""
     assert align_translation(module_translation(None)).pairs == [(0, 1), (1, 0)]
     assert align_translation(module_translation(FORWARD)).pairs == [(1, 0), (2, 1)]
-    attention = replace(module_translation(FORWARD), alignment_from="attention")  # read as its rows give it
+    attention = replace(
+        module_translation(FORWARD), read_from=ALIGNMENT_SOURCES["attention"]
+    )  # read as its rows give it
     assert align_translation(attention).pairs == read_translation(attention, reading="output", prior=None).pairs
 
 
