@@ -42,7 +42,10 @@ class TextData:
     @staticmethod
     def input(config: Config, sides: Sequence[Subwords | None]) -> TextInput:
         """Sources as the pieces of every source side (text has a subword model on each)."""
-        return TextInput([text_source(side, f"source side {n}") for n, side in enumerate(sides)])
+        missing = [n for n, side in enumerate(sides) if side is None]
+        if missing:
+            raise UserError(f"source side {missing[0]}: a text model needs its source subword model; none was given")
+        return TextInput([side for side in sides if side is not None])
 
     @staticmethod
     def prepare_corpus(

@@ -85,16 +85,29 @@ def greedy_search(
             if constrained is not None:
                 constrained.select(order)
         prev = best
+    return _results(tokens, lengths, log_probs_sum, alignments, src_lengths, options)
+
+
+def _results(
+    tokens: torch.Tensor,
+    lengths: torch.Tensor,
+    log_probs: torch.Tensor,
+    alignments: torch.Tensor | None,
+    src_lengths: torch.Tensor,
+    options: SearchOptions,
+) -> list[list[Hypothesis]]:
+    """Each sentence's one hypothesis: its first `lengths` tokens (</s> included), their
+    summed log-probability and its alignment rows over its source."""
     return [
         [
             finished(
                 tokens[b, : lengths[b]].tolist(),
-                float(log_probs_sum[b]),
+                float(log_probs[b]),
                 None if alignments is None else alignments[b, : lengths[b], : src_lengths[b]],
                 options,
             )
         ]
-        for b in range(count)
+        for b in range(tokens.size(0))
     ]
 
 
