@@ -7,9 +7,12 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, TextIO, cast
+from typing import Any, ParamSpec, TextIO, TypeVar, cast
 
 from rnnsearch.errors import UserError
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class NamedOutput:
@@ -38,9 +41,9 @@ class NamedOutput:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
 
-    def _named(self, operation: Callable[..., Any], *args: Any) -> Any:
+    def _named(self, operation: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return operation(*args)
+            return operation(*args, **kwargs)
         except BrokenPipeError:
             raise
         except OSError as error:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import yaml
 from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
@@ -62,7 +62,7 @@ class Config(Section):
 
     @field_validator("data", mode="before")
     @classmethod
-    def _section_of_its_kind(cls, data: Any) -> Any:
+    def _section_of_its_kind(cls, data: object) -> object:
         """A data mapping read by its kind's section (DATA_SECTIONS), text unless it names one."""
         if not isinstance(data, dict):
             return data
@@ -144,7 +144,7 @@ _Loader.add_implicit_resolver(
 )
 
 
-def read_yaml(text: str) -> Any:
+def read_yaml(text: str) -> object:
     """YAML text as Python values, numbers read as `_Loader` reads them."""
     return yaml.load(text, Loader=_Loader)
 

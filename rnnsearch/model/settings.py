@@ -9,7 +9,7 @@ section is checked, not when this module is imported, so that importing the conf
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -108,7 +108,7 @@ class DecoderConfig(Section):
 
     @model_validator(mode="before")
     @classmethod
-    def _readout_of_the_wiring(cls, data: Any) -> Any:
+    def _readout_of_the_wiring(cls, data: object) -> object:
         if isinstance(data, dict) and data.get("readout") is None:
             wiring = _wirings().get(data.get("wiring", "bahdanau"))
             return {**data, "readout": wiring.default_readout if wiring else "maxout"}

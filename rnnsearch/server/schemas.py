@@ -5,7 +5,7 @@ so every bound a request must respect is declared here rather than checked by ha
 The request model is built per server because its size limits are server options.
 """
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
@@ -32,7 +32,7 @@ class ErrorBody(BaseModel):
     error: str = Field(examples=["texts.0: String should have at most 2000 characters"])
 
 
-def _integral_number(value: Any) -> Any:
+def _integral_number(value: object) -> object:
     """2.0 as 2: JSON Schema's "integer", which the API's schema states, counts any number
     without a fractional part; other values go on to the strict check, which refuses "2" and true."""
     if isinstance(value, float) and value.is_integer():

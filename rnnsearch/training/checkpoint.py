@@ -9,7 +9,7 @@ import dataclasses
 import math
 import re
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import torch
 
@@ -133,7 +133,7 @@ def _counter_fits(name: str, value: object) -> bool:
     return number and cast(float, value) >= 0
 
 
-def _first_difference(ours: Any, theirs: Any, key: str) -> str | None:
+def _first_difference(ours: object, theirs: object, key: str) -> str | None:
     """The dotted key of the first value that differs between two config sections, with both values."""
     if isinstance(ours, dict) and isinstance(theirs, dict):
         for name in ours.keys() | theirs.keys():

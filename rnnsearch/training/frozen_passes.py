@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 import torch
@@ -48,7 +48,9 @@ Forced = tuple[torch.Tensor, torch.Tensor, KeptSource]
 """A batch's teacher-forced pass as the alignment module's terms read it: readout (B, T, l),
 α (B, T, S) and the source side; 0 at every padded position."""
 
-TeacherForced = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], tuple[torch.Tensor, Any, SourceSide]]
+TeacherForced = Callable[
+    [torch.Tensor, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor | None, SourceSide]
+]
 """What computes a batch's pass from its src, src_lengths and tgt_in: `RNNSearch.teacher_forced`,
 or on a GPU the same replayed as CUDA graphs (graphed_loss.GraphedPass)."""
 
