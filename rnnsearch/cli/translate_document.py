@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from tqdm import tqdm
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `translate-document` to the `rnnsearch` command."""
     command = commands.add_parser(
         "translate-document",

@@ -23,7 +23,8 @@ from rnnsearch.kinds import data_kind
 from rnnsearch.search.contract import SearchModule
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.translation.assembly import ModelDirs, assemble
-from rnnsearch.translation.document_translation import DocumentTranslation, TranslatedDocument
+from rnnsearch.translation.document_translation import DocumentTranslation
+from rnnsearch.translation.documents import TranslatedDocument
 from rnnsearch.translation.given_pairs import GivenPairs
 from rnnsearch.translation.transcription import Transcription
 
