@@ -340,6 +340,8 @@ def read_translation(translation: Attended, *, reading: str, prior: Jumps | None
 def read_translations(translations: Sequence[Attended], *, reading: str, prior: Jumps | None) -> list[WordAlignment]:
     """`read_translation` of each translation, the prior's posteriors computed together
     (distortion.posteriors)."""
+    for source in {translation.read_from.name: translation.read_from for translation in translations}.values():
+        check_reading(reading, source)  # once per call and source, not per translation
     read = [_weighed(translation, reading) for translation in translations]
     weighed = [each for each in read if isinstance(each, _Weighed)]
     if prior is not None:
@@ -355,7 +357,6 @@ def _weighed(translation: Attended, reading: str) -> _Weighed | WordAlignment:
     if translation.alignment is None:
         raise ValueError("this translation has no alignment (model without an alignment model)")
     read_from = translation.read_from
-    check_reading(reading, read_from)
     source, target = source_words(translation.source_tokens), target_words(translation.target_tokens)
     on_source = on_text_words(source, translation.source, translation.source_word_counts)
     on_target = on_text_words(target, translation.text, translation.target_word_counts)
