@@ -22,7 +22,7 @@ import torch
 
 from rnnsearch.reserved import BOS, EOS
 from rnnsearch.search.arrivals import Arrivals
-from rnnsearch.search.constraints import Constraint, RowConstraints
+from rnnsearch.search.constraints import Constraint, Places, RowConstraints
 from rnnsearch.search.contract import SearchModel, SearchState
 from rnnsearch.search.rules import (
     CHUNK,
@@ -70,7 +70,7 @@ def beam_search(
         force_end = (max_lengths[beams.sentences] <= beams.positions + 1).repeat_interleave(k).to(device)
         force_end = force_end if scored is None else force_end[scored]
         log_probs, state, weights = constrained_step(  # (L, V), …, (R, S)
-            model, beams.prev, state, scored, at_limit=force_end, constraints=beams.constraints
+            model, beams.prev, state, scored, at_limit=force_end, constrained=beams.masks()
         )
         state = beams.advance(log_probs, scored, weights, state, ended, src_lengths, options)
     return [sorted(hypotheses, key=lambda h: h.score, reverse=True)[:n_best] for hypotheses in ended]
@@ -119,6 +119,13 @@ class _Beams:
         if self.weights_history is not None:
             old = _source_width(self.weights_history[:, start:], source_length)
             self.weights_history = torch.cat([old, old.new_zeros(rows, width, source_length)])
+
+    def masks(self) -> tuple[RowConstraints, Places] | None:
+        """The call's constraints, if any, and where each of the K rows of every sentence stands."""
+        if self.constraints is None:
+            return None
+        at = Places(self.sentences.repeat_interleave(self.k), self.positions.repeat_interleave(self.k))
+        return self.constraints, at
 
     def live_rows(self) -> torch.Tensor | None:
         """The rows whose slot holds a live hypothesis, or None when all do. The others

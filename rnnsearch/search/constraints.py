@@ -1,18 +1,21 @@
 """Per-sentence search inputs: what each row of a search may take next, sentence by
 sentence (a forced prefix; words that must appear would be the next).
 
-A constraint keeps a state for every row in flight, a tensor whose first dimension is
-the rows, and the search keeps it in step with the decoder state's rows (`RowConstraints`):
-rows that join start it, beams reorder it, finished rows leave it. A constraint says
+The search tells a constraint where each row stands (`Places`: its sentence and output
+position, which the search keeps anyway). A constraint that needs more, such as which
+pieces a row has taken, keeps a state for every row in flight, a tensor whose first
+dimension is the rows, and the search keeps it in step with the decoder state's rows
+(`RowConstraints`): rows that join start it, beams reorder it, finished rows leave it.
+A constraint says
 
-    on_device                 whether its state lives on the search's device and its mask
-                              reads nothing back to the host; False: on the host, its
-                              mask moved to the device each step
-    least_lengths             the output steps each sentence needs at least, </s> included
-    start(sentences)          the state of one row of each sentence that joins
-    mask(log_probs, state)    the rows' log-probabilities with what they may not take
-                              next forbidden (-inf); what is allowed keeps its value
-    advance(state, tokens)    the state once the rows have taken these pieces
+    on_device                    whether its state lives on the search's device and its
+                                 mask reads nothing back to the host; False: on the host
+    least_lengths                the output steps each sentence needs at least, </s> included
+    start(sentences)             the state of one row of each sentence that joins; a state
+                                 of no columns keeps nothing, and is never carried
+    mask(log_probs, state, at)   the rows' log-probabilities with what they may not take
+                                 next forbidden (-inf); what is allowed keeps its value
+    advance(state, tokens)       the state once the rows have taken these pieces
 
 Search masks every step after the rules of rules.py (`constrained_step`), so a
 constraint narrows what the length limit and the reserved pieces leave. The fixed-shape
@@ -23,9 +26,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import torch
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where each row of a step stands, on the host: its sentence (an index into the
+    search's sources) and its output position."""
+
+    sentences: torch.Tensor
+    positions: torch.Tensor
+
+    def __getitem__(self, rows: torch.Tensor) -> Places:
+        return Places(self.sentences[rows], self.positions[rows])
 
 
 class Constraint(Protocol):
@@ -45,8 +61,9 @@ class Constraint(Protocol):
         """The state of one row of each of these sentences, which join the search."""
         ...
 
-    def mask(self, log_probs: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
-        """`log_probs` (R, V) of the rows whose state is `state`, with what they may not take forbidden."""
+    def mask(self, log_probs: torch.Tensor, state: torch.Tensor, at: Places) -> torch.Tensor:
+        """`log_probs` (R, V) of the rows whose state is `state` and which stand `at`,
+        with what they may not take forbidden."""
         ...
 
     def advance(self, state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
@@ -61,7 +78,7 @@ NOT_FORCED = -1
 class Prefixes:
     """Target pieces each output must start with: inside its prefix a row may take only
     the prefix's next piece, which keeps its log-probability (so a prefixed output scores
-    what teacher forcing gives it). A row's state is its sentence and its output position."""
+    what teacher forcing gives it). Where a row stands is all it reads: it keeps no state."""
 
     on_device = False
 
@@ -86,13 +103,14 @@ class Prefixes:
         """Each prefix and </s>."""
         return (self.prefixes != NOT_FORCED).sum(1) + 1
 
-    def start(self, sentences: torch.Tensor) -> torch.Tensor:
-        """(R, 2): each row's sentence, at output position 0."""
-        return torch.stack([sentences, torch.zeros_like(sentences)], 1)
+    @staticmethod
+    def start(sentences: torch.Tensor) -> torch.Tensor:
+        """No state: (R, 0)."""
+        return sentences.new_empty(len(sentences), 0)
 
-    def mask(self, log_probs: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+    def mask(self, log_probs: torch.Tensor, state: torch.Tensor, at: Places) -> torch.Tensor:
         """Anything but the prefix's next piece forbidden on rows still inside their prefix."""
-        forced = self.forced(state)
+        forced = self.forced(at)
         if forced is None:
             return log_probs
         forced = forced.to(log_probs.device)
@@ -103,33 +121,31 @@ class Prefixes:
         log_probs[rows, tokens] = kept
         return log_probs
 
-    def forced(self, state: torch.Tensor) -> torch.Tensor | None:
+    def forced(self, at: Places) -> torch.Tensor | None:
         """The piece each row's prefix sets at its position, or NOT_FORCED past its prefix;
         None when no row is inside its prefix."""
-        sentences, positions = state[:, 0], state[:, 1]
-        inside = positions < self.prefixes.size(1)
+        inside = at.positions < self.prefixes.size(1)
         if not bool(inside.any()):
             return None
-        tokens = torch.full_like(positions, NOT_FORCED)
-        tokens[inside] = self.prefixes[sentences[inside], positions[inside]]
+        tokens = torch.full_like(at.positions, NOT_FORCED)
+        tokens[inside] = self.prefixes[at.sentences[inside], at.positions[inside]]
         return tokens if bool((tokens != NOT_FORCED).any()) else None
 
     @staticmethod
     def advance(state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-        """One position further, whatever the piece."""
-        return state + torch.tensor([0, 1])
+        """No state to change."""
+        return state
 
 
 class RowConstraints:
-    """A search's constraints and their states, one row per row in flight, in the
-    decoder state's order: the search calls `join`, `select` and `advance` where it
-    changes its own rows, and `mask` at every step (through `constrained_step`)."""
+    """A search's constraints and the states of those that keep one, one row per row in
+    flight, in the decoder state's order: the search calls `join`, `select` and `advance`
+    where it changes its own rows, and `mask` at every step (through `constrained_step`).
+    A state of no columns is not carried: there is nothing to reorder or advance."""
 
     def __init__(self, constraints: Sequence[Constraint], device: torch.device):
         self.constraints = list(constraints)
-        self.states = [
-            torch.zeros(0, dtype=torch.long, device=device if c.on_device else None) for c in self.constraints
-        ]
+        self.states: list[torch.Tensor | None] = [None] * len(self.constraints)
         self.device = device
 
     def join(self, sentences: torch.Tensor, *, rows_each: int = 1) -> None:
@@ -137,26 +153,39 @@ class RowConstraints:
         for n, constraint in enumerate(self.constraints):
             new = constraint.start(sentences.to(self._device_of(constraint))).repeat_interleave(rows_each, 0)
             old = self.states[n]
-            self.states[n] = new if old.numel() == 0 else torch.cat([old, new])
+            self.states[n] = new if old is None else torch.cat([old, new])
 
     def select(self, rows: torch.Tensor) -> None:
         """Keep these rows, in this order (retired rows gone, beams reordered)."""
-        for n, constraint in enumerate(self.constraints):
-            self.states[n] = self.states[n][rows.to(self._device_of(constraint))]
+        for n, constraint, state in self._carried():
+            self.states[n] = state[rows.to(self._device_of(constraint))]
 
     def advance(self, tokens: torch.Tensor) -> None:
         """Every row has taken its piece of `tokens`."""
-        for n, constraint in enumerate(self.constraints):
-            self.states[n] = constraint.advance(self.states[n], tokens.to(self._device_of(constraint)))
+        for n, constraint, state in self._carried():
+            self.states[n] = constraint.advance(state, tokens.to(self._device_of(constraint)))
 
-    def mask(self, log_probs: torch.Tensor, scored: torch.Tensor | None = None) -> torch.Tensor:
-        """`log_probs` of the rows (or of the `scored` rows alone) with every constraint's mask."""
-        for n, constraint in enumerate(self.constraints):
-            state = self.states[n]
-            if scored is not None:
-                state = state[scored.to(self._device_of(constraint))]
-            log_probs = constraint.mask(log_probs, state)
+    def mask(self, log_probs: torch.Tensor, at: Places, scored: torch.Tensor | None = None) -> torch.Tensor:
+        """`log_probs` of the rows standing `at` (or of the `scored` rows among them alone)
+        with every constraint's mask."""
+        on_host = None if scored is None else scored.cpu()
+        if on_host is not None:
+            at = at[on_host]
+        for constraint, state in zip(self.constraints, self.states, strict=True):
+            if state is None:
+                raise ValueError("rows are masked before any has joined")
+            if scored is not None and on_host is not None:
+                state = state[scored if constraint.on_device else on_host]
+            log_probs = constraint.mask(log_probs, state, at)
         return log_probs
+
+    def _carried(self) -> list[tuple[int, Constraint, torch.Tensor]]:
+        """The constraints whose state has columns, with their place and state."""
+        return [
+            (n, constraint, state)
+            for n, (constraint, state) in enumerate(zip(self.constraints, self.states, strict=True))
+            if state is not None and state.size(1) > 0
+        ]
 
     def _device_of(self, constraint: Constraint) -> torch.device:
         return self.device if constraint.on_device else torch.device("cpu")

@@ -15,7 +15,7 @@ import torch
 
 from rnnsearch.reserved import BOS, EOS
 from rnnsearch.search.arrivals import Arrivals
-from rnnsearch.search.constraints import Constraint, RowConstraints
+from rnnsearch.search.constraints import Constraint, Places, RowConstraints
 from rnnsearch.search.contract import SearchModel
 from rnnsearch.search.rules import (
     CHUNK,
@@ -68,7 +68,8 @@ def greedy_search(
             if constrained is not None:
                 constrained.join(newcomers)
         at_limit = (max_lengths[rows] <= positions + 1).to(device)
-        log_probs, state, weights = constrained_step(model, prev, state, at_limit=at_limit, constraints=constrained)
+        masks = None if constrained is None else (constrained, Places(rows, positions))
+        log_probs, state, weights = constrained_step(model, prev, state, at_limit=at_limit, constrained=masks)
         best_log_prob, best = row_maxima(log_probs)
         tokens[rows, positions] = best.cpu()
         if alignments is not None and weights is not None:  # a model with alignments gives them at every step

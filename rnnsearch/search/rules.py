@@ -15,7 +15,7 @@ from rnnsearch import kernels
 from rnnsearch.config.search import SearchConfig
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.reserved import BOS, EOS, PAD
-from rnnsearch.search.constraints import RowConstraints
+from rnnsearch.search.constraints import Places, RowConstraints
 from rnnsearch.search.contract import SearchModel, StateT
 
 Cancelled = Callable[[], bool]
@@ -183,18 +183,20 @@ def constrained_step(
     scored: torch.Tensor | None = None,
     *,
     at_limit: torch.Tensor,
-    constraints: RowConstraints | None = None,
+    constrained: tuple[RowConstraints, Places] | None = None,
     on_device: bool = False,
 ) -> tuple[torch.Tensor, StateT, torch.Tensor | None]:
     """One decoder step under the rules every search follows: the model's log-probabilities
     of each row's next piece (of the `scored` rows), its next state and α, with what
     `restrict` forbids forbidden (rows `at_limit` must end), and then what the call's
-    per-sentence `constraints` forbid (constraints.py). Greedy, beam and both fixed-shape
-    searches step through here alone, so a rule is written once."""
+    per-sentence constraints forbid (`constrained`: them, and where every row stands;
+    constraints.py). Greedy, beam and both fixed-shape searches step through here alone,
+    so a rule is written once."""
     log_probs, state, weights = model.step(prev, state, scored)
     log_probs = restrict(log_probs, at_limit, on_device=on_device)
-    if constraints is not None:
-        log_probs = constraints.mask(log_probs, scored)
+    if constrained is not None:
+        constraints, at = constrained
+        log_probs = constraints.mask(log_probs, at, scored)
     return log_probs, state, weights
 
 

@@ -110,7 +110,7 @@ class EachPieceOnce:
         return torch.zeros(len(sentences), self.vocab, dtype=torch.bool)
 
     @staticmethod
-    def mask(log_probs, state):
+    def mask(log_probs, state, at):
         state = state.to(log_probs.device).clone()
         state[:, EOS] = False  # a row may always end
         return log_probs.masked_fill(state, float("-inf"))
