@@ -77,17 +77,7 @@ def _is_cast(node: ast.AST) -> bool:
 
 def shape(at: str) -> dict[str, int]:
     """Every count, at one commit or in the work tree."""
-    counts = dict.fromkeys(
-        [
-            "top-level modules",
-            "modules over 400 lines",
-            "functions over 60 lines",
-            "cast(",
-            "Any",
-            "naming alignment_from",
-        ],
-        0,
-    )
+    counts = dict.fromkeys(COUNTS, 0)
     for name, text in files(at):
         if "alignment_from" in text:
             counts["naming alignment_from"] += 1
