@@ -239,10 +239,9 @@ class Decoding:
         for constraint in constraints:
             limits = torch.maximum(limits, constraint.least_lengths)
         src, src_lengths = src.to(self.device), src_lengths.to(self.device)
-        model = self.model
-        search = choose_search(model, self.device, options, constrained=bool(constraints))
+        search = choose_search(self.model, self.device, options, constrained=bool(constraints))
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.search.precision == "bf16"):
-            return search(model, src, src_lengths, max_lengths=limits, options=options, constraints=constraints)
+            return search(self.model, src, src_lengths, max_lengths=limits, options=options, constraints=constraints)
 
     def _translation(self, source: str, source_tokens: list[str], nbest: list[Hypothesis]) -> Translation:
         """A source's n-best list as its best Translation, the others its alternatives."""

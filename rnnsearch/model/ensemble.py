@@ -100,13 +100,13 @@ class Ensemble(nn.Module):
     @property
     def graphs(self) -> str | None:
         """The exported members' graphs, joined ("fp32", "fp32+int8"); None when PyTorch runs every member."""
-        exported = sorted({member.graphs for member in self._members() if member.graphs is not None})
+        exported = sorted({member.graphs for member in self.models if member.graphs is not None})
         return "+".join(exported) or None
 
     @property
     def parameter_count(self) -> int:
         """Every member's trained weights."""
-        return sum(member.parameter_count for member in self._members())
+        return sum(member.parameter_count for member in self.models)
 
     @property
     def side_count(self) -> int:
@@ -118,16 +118,13 @@ class Ensemble(nn.Module):
         for an RNNSearch, with the same `encode` and `step`); not copied, as every step reads them."""
         return cast(Sequence[RNNSearch], self.members)
 
-    def _members(self) -> Sequence[RNNSearch]:
-        return self.models
-
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> EnsembleState:
         """Every member's initial state over its own annotations of the source."""
         if self.side_count == 1:
-            states = tuple(member.encode(src, src_lengths) for member in self._members())
+            states = tuple(member.encode(src, src_lengths) for member in self.models)
             return EnsembleState(states, self.reference)
         sides = [_side(src, g) for g in range(self.side_count)]
-        states = tuple(member.encode(*sides[side]) for member, side in zip(self._members(), self.sides))
+        states = tuple(member.encode(*sides[side]) for member, side in zip(self.models, self.sides))
         return EnsembleState(states, self.reference)
 
     def step(
@@ -135,7 +132,7 @@ class Ensemble(nn.Module):
     ) -> tuple[torch.Tensor, EnsembleState, torch.Tensor | None]:
         """One search step of every member: the mean of their log p(y_i) (of the `scored`
         rows only, if given), their next states, the mean α_i of the aligned members."""
-        steps = [member.step(prev_tokens, s, scored) for member, s in zip(self._members(), state.members)]
+        steps = [member.step(prev_tokens, s, scored) for member, s in zip(self.models, state.members)]
         log_probs = mean([log_p for log_p, _, _ in steps])
         aligned = [weights for m in self.aligned if (weights := steps[m][2]) is not None]  # an aligned member gives α
         weights = mean(aligned) if aligned else None
