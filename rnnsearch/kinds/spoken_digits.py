@@ -45,7 +45,7 @@ class SpokenDigits:
         """Sources as feature vectors, each standing for the audio of its stacked frames."""
         from rnnsearch.speech.utterances import seconds_per_vector
 
-        return SpeechInput(seconds_per_vector(_section(config)))
+        return SpeechInput(seconds_per_vector(_own(config.data)))
 
     @staticmethod
     def prepare_corpus(config: Config, model_dir: Path, resume: bool, world: World) -> tuple[Corpus, None, Subwords]:
@@ -58,15 +58,15 @@ class SpokenDigits:
         from rnnsearch.training.run_data import Corpus
 
         if world.is_main:
-            sources, targets = part_inputs(_section(config), "train")
-            valid_sources, valid_references = part_inputs(_section(config), "validation")
+            sources, targets = part_inputs(_own(config.data), "train")
+            valid_sources, valid_references = part_inputs(_own(config.data), "validation")
             if not resume:
                 tgt_subwords = _digit_subwords(config, targets)
                 model_directory.save_model_files(model_dir, config, None, tgt_subwords)
         world.barrier()
         if not world.is_main:
-            sources, targets = part_inputs(_section(config), "train")
-            valid_sources, valid_references = part_inputs(_section(config), "validation")
+            sources, targets = part_inputs(_own(config.data), "train")
+            valid_sources, valid_references = part_inputs(_own(config.data), "validation")
         if resume or not world.is_main:
             _, _, tgt_subwords = model_directory.load_model_files(model_dir)
         limit = config.data.max_length
@@ -143,13 +143,8 @@ class SpokenDigits:
         return Evaluation([digit_error_rate(hypotheses, references), string_accuracy(hypotheses, references)], heading)
 
 
-def _section(config: Config) -> SpokenDigitsConfig:
-    """The config's data section, which is this kind's."""
-    return _own(config.data)
-
-
 def _own(data: DataSection) -> SpokenDigitsConfig:
-    """A data section, which is this kind's."""
+    """A model's or a run's data section, which is this kind's."""
     if not isinstance(data, SpokenDigitsConfig):
         raise TypeError(f"a data.kind {data.kind} config given to the spoken digits kind")
     return data
