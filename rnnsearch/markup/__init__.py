@@ -65,6 +65,7 @@ __all__ = [
     "place",
     "transfer",
     "WordWeights",
+    "checked_placement",
 ]
 
 MAX_MARKUP_CHARS = 1_000_000
@@ -72,6 +73,12 @@ MAX_MARKUP_CHARS = 1_000_000
 time linear in its length, and this bound keeps one line from holding a command or a
 caller for long; `--max-markup-chars` and `max_markup_chars=` raise it (a page with large
 inline images, say). The server bounds every text by its own `--max-chars`."""
+
+
+def checked_placement(placement: object) -> str:
+    """The API's `placement`, checked (PLACEMENTS); None: by the links, the measured best
+    (BENCHMARKS.md)."""
+    return "links" if placement is None else checked_choice(placement, "placement", PLACEMENTS)
 
 
 @dataclass(frozen=True)
@@ -98,7 +105,7 @@ class MarkupOptions:
         if not isinstance(lenient, bool):
             raise ArgumentTypeError(f"lenient_markup: expected a bool, got {type(lenient).__name__}")
         bound = MAX_MARKUP_CHARS if max_chars is None else checked_count(max_chars, "max_markup_chars")
-        placed = "links" if placement is None else checked_choice(placement, "placement", PLACEMENTS)
+        placed = checked_placement(placement)
         if markup is None:
             if lenient:
                 raise ArgumentValueError("lenient_markup: it says how markup is read; give markup too")

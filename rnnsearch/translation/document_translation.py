@@ -27,12 +27,11 @@ from pathlib import Path
 
 from rnnsearch.alignments.readings import DEFAULT_READING
 from rnnsearch.alignments.words import align_translations
-from rnnsearch.arguments import checked_choice
 from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH, Decoding
 from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
-from rnnsearch.markup import PLACEMENTS, WordWeights
+from rnnsearch.markup import WordWeights, checked_placement
 from rnnsearch.translation.documents import (
     SentenceTranslation,
     SentenceTranslator,
@@ -132,7 +131,7 @@ def document_request(
         decoding, alignment_from=alignment_from, reading=reading, beam_size=beam_size, links_read=True
     )
     decoding.require_alignment()
-    return request, "links" if placement is None else checked_choice(placement, "placement", PLACEMENTS)
+    return request, checked_placement(placement)
 
 
 def fitting(decoding: Decoding, sentences: list[str]) -> list[bool]:
