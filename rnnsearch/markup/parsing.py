@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
+from functools import cached_property
 from html.parser import HTMLParser
 
 from rnnsearch.errors import UserError
@@ -101,8 +102,9 @@ class MarkedUp:
     def line(self) -> str:
         return "".join(self.segments)
 
-    @property
+    @cached_property
     def words(self) -> list[str]:
+        """The text's words, split once: a paragraph of many sentences is cut by them."""
         return self.text.split()
 
 
