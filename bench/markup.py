@@ -20,17 +20,15 @@ human alignments give them, and what `translate --markup` costs.
    `--modules` (folders of `--work` holding en-fr and fr-en models with modules, as
    bench/aligner.py leaves them: aligner-both-withheld, self-trained-both), each direction
    alone and both combined by grow-diag-final-and and by `soft`; and the modules' word
-   weights (`--placement weights`: en→fr alone, and with fr→en's), the weight a target
-   word must hold chosen among `LEASTS` on the first half of the pairs and reported on
-   all of them and on the second half alone. Reported: the share of elements placed
+   weights (`--placement weights`: en→fr alone, and with fr→en's), on all the pairs and
+   on each half (the rule's form was chosen on the first). Reported: the share of elements placed
    exactly where the reference places them (the same target words, or for a tag without
    words the same boundary), Zenkel et al.'s tag accuracy (each opening, closing or
    standalone tag at exactly its reference position), the share of sentences with every
    tag right, and the word-level F1 of the elements' spans, summed over every element the
    reference gives words; the human links' own placement is the ceiling. The same on
    Multi30k test_2016_flickr, the models' own domain, where eflomal's grow-diag-final-and
-   links place the reference (each module's links, and its weights with the value chosen
-   on the Hansards).
+   links place the reference (each module's links and weights).
 3. On Multi30k test_2016_flickr, English→French with beam 5: the same synthetic markup on
    each English sentence, `translate(…, markup="xml")` against plain translation. The
    translations must be the same (so BLEU is), every output well-formed, and every tag
@@ -48,7 +46,6 @@ import random
 import sys
 import time
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -58,10 +55,7 @@ import alignment as setup  # noqa: E402  (bench/alignment.py: the corpus, the mo
 
 ROOT = setup.ROOT
 
-from rnnsearch.markup import HELD, MarkedUp, WordWeights, escape, parse, place  # noqa: E402
-
-LEASTS = (0.2, 0.3, 0.4, 0.5, 0.6)
-"""The weights a target word must hold for an element, tried on the first half of the pairs."""
+from rnnsearch.markup import MarkedUp, WordWeights, escape, parse, place  # noqa: E402
 
 Links = list[list[tuple[int, int]]]
 
@@ -118,19 +112,15 @@ def placement(
     links: Links,
     reference: Links,
     weights: list[WordWeights] | None = None,
-    *,
-    least: float | None = None,
 ) -> dict:
     """Against the reference's places: the share of elements placed exactly there, Zenkel
     et al.'s tag accuracy (each tag, opening, closing or standalone, at exactly its
     reference position), the share of sentences with every tag right, and the word-level
     F1 of the spans of the elements the reference gives words. With `weights` (one per
-    pair), tags are placed by them (`least`: the weight a target word must hold)."""
+    pair), tags are placed by them."""
     exact = total = tags = tags_right = sentences_right = overlap = predicted = expected = 0
     for k, ((marked, target), ours, theirs) in enumerate(zip(pairs, links, reference, strict=True)):
         given = None if weights is None else weights[k]
-        if given is not None and least is not None:
-            given = replace(given, least=least)
         mine, right = place(marked, len(target), ours, weights=given), place(marked, len(target), theirs)
         all_right = True
         for element, (start, stop), (good_start, good_stop) in zip(marked.elements, mine, right, strict=True):
@@ -183,11 +173,10 @@ def model_alignments(
     return [words.pairs for words in aligned], weights
 
 
-def flickr_placement(work: Path, folders: list[str], seed: int, leasts: dict[str, float]) -> dict[str, dict]:
+def flickr_placement(work: Path, folders: list[str], seed: int) -> dict[str, dict]:
     """Placement on Multi30k test_2016_flickr, the models' own domain, where eflomal's
     grow-diag-final-and links (aligned with the training text) place the reference: each
-    module folder's links, and its weights with the `leasts` chosen on the Hansards; {}
-    without eflomal."""
+    module folder's links and weights; {} without eflomal."""
     reference = setup.flickr_links(work)
     if reference is None:
         return {}
@@ -198,12 +187,10 @@ def flickr_placement(work: Path, folders: list[str], seed: int, leasts: dict[str
         forward, backward = work / folder / "en-fr", work / folder / "fr-en"
         links, weights = model_alignments(forward, pairs)
         rows[f"module {folder} en→fr"] = placement(pairs, links, reference)
-        name = f"module {folder} en→fr, weights"
-        rows[f"{name} (least {leasts[name]})"] = placement(pairs, links, reference, weights, least=leasts[name])
+        rows[f"module {folder} en→fr, weights"] = placement(pairs, links, reference, weights)
         links, weights = model_alignments(forward, pairs, backward, "soft")
         rows[f"module {folder}, both directions (soft)"] = placement(pairs, links, reference)
-        name = f"module {folder}, both directions, weights"
-        rows[f"{name} (least {leasts[name]})"] = placement(pairs, links, reference, weights, least=leasts[name])
+        rows[f"module {folder}, both directions, weights"] = placement(pairs, links, reference, weights)
     return rows
 
 
@@ -326,41 +313,15 @@ def main() -> None:
         systems["eflomal grow-diag-final-and"] = eflomal["eflomal grow-diag-final-and"]
     reference_rows = {"human sure links (the ceiling)": placement(pairs, reference, reference)}
     rows = reference_rows | {name: placement(pairs, links, reference) for name, links in systems.items()}
-    half = len(pairs) // 2
-    chosen_leasts: dict[str, float] = {}
     for name, weights in weighed.items():
-        links = weighed_links[name]
-        tried = {least: placement(pairs[:half], links[:half], reference[:half], weights[:half], least=least)
-                 for least in LEASTS}  # fmt: skip
-        chosen = max(tried, key=lambda least: tried[least]["exact"])
-        for least, row in tried.items():
-            print(f"{name}: least {least}: first half {row['exact']:.1f}% exact")
-        rows[f"{name} (least {chosen}, chosen on the first half)"] = placement(
-            pairs, links, reference, weights, least=chosen
-        )
-        rows[f"{name} (least {chosen}), second half only"] = placement(
-            pairs[half:], links[half:], reference[half:], weights[half:], least=chosen
-        )
-        rows[f"{name} (least {HELD}, the default)"] = placement(pairs, links, reference, weights)
-        chosen_leasts[name] = chosen
-    print("| placed by | tags placed exactly (%) | tag accuracy (%) | sentences all right (%) | span word F1 (%) |")
-    print("|---|---|---|---|---|")
-    for name, row in rows.items():
-        print(
-            f"| {name} | {row['exact']:.1f} | {row['tag_accuracy']:.1f} | {row['sentences_right']:.1f} "
-            f"| {row['span_f1']:.1f} |"
-        )
+        rows[name] = placement(pairs, weighed_links[name], reference, weights)
+    _print_rows(rows)
     print(f"\n{next(iter(rows.values()))['elements']:,} elements on {len(pairs)} Hansards pairs (seed {args.seed})")
-    in_domain = flickr_placement(args.work, args.modules, args.seed, chosen_leasts)
+    _print_halves(pairs, reference, systems | weighed_links, weighed)
+    in_domain = flickr_placement(args.work, args.modules, args.seed)
     if in_domain:
         print("\ntest_2016_flickr, tags placed by eflomal's grow-diag-final-and links as the reference:\n")
-        print("| placed by | tags placed exactly (%) | tag accuracy (%) | sentences all right (%) | span word F1 (%) |")
-        print("|---|---|---|---|---|")
-        for name, row in in_domain.items():
-            print(
-                f"| {name} | {row['exact']:.1f} | {row['tag_accuracy']:.1f} | {row['sentences_right']:.1f} "
-                f"| {row['span_f1']:.1f} |"
-            )
+        _print_rows(in_domain)
     rows |= {f"flickr: {name}": row for name, row in in_domain.items()}
     for folder in args.modules:
         cost = placement_cost(args.work / folder / "en-fr", args.seed, args.rounds)
@@ -377,6 +338,31 @@ def main() -> None:
         print(f"| {_cell(source)} | {_cell(output)} |")
     if args.json:
         args.json.write_text(json.dumps({"placement": rows, "flickr": figures}, ensure_ascii=False, indent=1))
+
+
+def _print_rows(rows: dict[str, dict]) -> None:
+    """Placement figures as a Markdown table, a row per system."""
+    print("| placed by | tags placed exactly (%) | tag accuracy (%) | sentences all right (%) | span word F1 (%) |")
+    print("|---|---|---|---|---|")
+    for name, row in rows.items():
+        print(
+            f"| {name} | {row['exact']:.1f} | {row['tag_accuracy']:.1f} | {row['sentences_right']:.1f} "
+            f"| {row['span_f1']:.1f} |"
+        )
+
+
+def _print_halves(
+    pairs: list[tuple[MarkedUp, list[str]]], reference: Links, links: dict[str, Links], weights: dict[str, list]
+) -> None:
+    """Each system's share of elements placed exactly on the first and on the second half
+    of the pairs, where a rule's form was chosen on the first (BENCHMARKS.md)."""
+    halves = [slice(None, len(pairs) // 2), slice(len(pairs) // 2, None)]
+    print("\n| placed by | first half: exact (%) | second half: exact (%) |\n|---|---|---|")
+    for name, placed in links.items():
+        weighed = weights.get(name)
+        exact = [placement(pairs[k], placed[k], reference[k], None if weighed is None else weighed[k])["exact"]
+                 for k in halves]  # fmt: skip
+        print(f"| {name} | {exact[0]:.1f} | {exact[1]:.1f} |")
 
 
 def _cell(text: str) -> str:

@@ -226,9 +226,10 @@ def add_markup(command: argparse.ArgumentParser, *, reads: str, writes: str) -> 
     command.add_argument(
         "--placement",
         choices=PLACEMENTS,
-        help="with --markup, how tags are placed: 'weights', around the target words the alignment's weights hold "
-        "for each element's words, or 'links', from the first to the last target word linked to them (default, "
-        "the measured best: BENCHMARKS.md)",
+        help="with --markup, how tags are placed: 'weights', around the span of target words the alignment's "
+        "weights make likeliest for each element's words, or 'links', from the first to the last target word "
+        "linked to them; default: the measured best (BENCHMARKS.md), 'weights' where one direction of an "
+        "alignment module is read, else 'links'",
     )
 
 

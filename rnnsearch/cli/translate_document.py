@@ -54,7 +54,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     command.add_argument(
         "--placement",
         choices=PLACEMENTS,
-        help="how inline formatting is placed: by the alignment's 'links' (default, the measured best) or 'weights'",
+        help="how inline formatting is placed: by the alignment's 'links' or 'weights'; default: the measured "
+        "best, 'weights' where the alignment module is read, else 'links'",
     )
     add_reading(command)
     add_alignment_from(command)

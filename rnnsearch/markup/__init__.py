@@ -16,7 +16,10 @@ Transfer (`transfer`), given word links (source word i, target word j):
    the whole sentence stays around the whole translation.
 2. Any other element covers the target words from the first to the last aligned to one
    of its words: whole words, so a tag never splits a word, and the words between them
-   too, so that its content stays one span.
+   too, so that its content stays one span. Placed by word weights (`placement`
+   "weights"), it covers the span its links most probably have, the weights read as
+   their probabilities (placing.likeliest_hull); where most probably none of its words
+   is linked, it is placed as by the links.
 3. An element none of whose words is aligned, an element with no words and a
    standalone tag are placed at a boundary between target words: after the target
    words aligned to the nearest aligned source word before them, else before those of
@@ -45,11 +48,10 @@ from rnnsearch.arguments import checked_choice, checked_count
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup.dialects import DIALECTS, Dialect, escape
 from rnnsearch.markup.parsing import MARKUPS, Element, MarkedUp, MarkupError, parse
-from rnnsearch.markup.placing import HELD, PLACEMENTS, Link, WordWeights, place, transfer
+from rnnsearch.markup.placing import PLACEMENTS, JoinedWeights, Link, PairWeights, WordWeights, place, transfer
 
 __all__ = [
     "DIALECTS",
-    "HELD",
     "PLACEMENTS",
     "MARKUPS",
     "MAX_MARKUP_CHARS",
@@ -65,7 +67,10 @@ __all__ = [
     "place",
     "transfer",
     "WordWeights",
+    "JoinedWeights",
+    "PairWeights",
     "checked_placement",
+    "chosen_placement",
 ]
 
 MAX_MARKUP_CHARS = 1_000_000
@@ -75,10 +80,22 @@ caller for long; `--max-markup-chars` and `max_markup_chars=` raise it (a page w
 inline images, say). The server bounds every text by its own `--max-chars`."""
 
 
-def checked_placement(placement: object) -> str:
-    """The API's `placement`, checked (PLACEMENTS); None: by the links, the measured best
-    (BENCHMARKS.md)."""
-    return "links" if placement is None else checked_choice(placement, "placement", PLACEMENTS)
+def checked_placement(placement: object) -> str | None:
+    """The API's `placement`, checked (PLACEMENTS); None stays None: the measured best for
+    the alignment read (`chosen_placement`)."""
+    return None if placement is None else checked_choice(placement, "placement", PLACEMENTS)
+
+
+def chosen_placement(placement: str | None, *, from_module: bool, directions: int = 1) -> str:
+    """`placement`, or where it is None the measured best for the alignment read
+    (BENCHMARKS.md, "Tags placed by the alignment's weights"): by the weights where one
+    direction of an alignment module is read, where they placed more tags exactly than
+    the links on every set measured; by the links otherwise, on the attention, whose
+    diffuse rows the links read better, and on two directions combined, where neither
+    rule was better on every set."""
+    if placement is not None:
+        return placement
+    return "weights" if from_module and directions == 1 else "links"
 
 
 @dataclass(frozen=True)
@@ -87,20 +104,21 @@ class MarkupOptions:
     (MARKUPS), and with `lenient`, an input whose markup is not well-formed is taken as
     plain text instead of refused; a line longer than `max_chars` characters is refused
     either way (None: the caller has bounded its inputs already, as the server does with
-    its --max-chars); the tags are placed as `placement` says (PLACEMENTS)."""
+    its --max-chars); the tags are placed as `placement` says (PLACEMENTS; None: as
+    `chosen_placement` chooses for the alignment read)."""
 
     markup: str
     lenient: bool = False
     max_chars: int | None = MAX_MARKUP_CHARS
-    placement: str = "links"
+    placement: str | None = None
 
     @classmethod
     def of(
         cls, markup: object, lenient: object, max_chars: object = None, placement: object = None
     ) -> MarkupOptions | None:
         """The Python API's `markup`, `lenient_markup`, `max_markup_chars` (None:
-        MAX_MARKUP_CHARS) and `placement` (None: by the links, the measured best,
-        BENCHMARKS.md) arguments, checked; None for no markup. The last three say how
+        MAX_MARKUP_CHARS) and `placement` (None: the measured best for the alignment
+        read, `chosen_placement`) arguments, checked; None for no markup. The last three say how
         markup is read and put back, so they are refused without it."""
         if not isinstance(lenient, bool):
             raise ArgumentTypeError(f"lenient_markup: expected a bool, got {type(lenient).__name__}")

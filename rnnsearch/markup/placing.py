@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -20,13 +20,12 @@ from rnnsearch.markup.parsing import Element, MarkedUp
 
 PLACEMENTS = ("links", "weights")
 """How an element's words are found in the target: `links`, the words from the first to
-the last linked to one of its words; `weights`, the run of words that holds most of the
-alignment's weight between them and its words and little of the rest (`WordWeights`)."""
+the last linked to one of its words; `weights`, the span those links most probably have,
+read as probabilities from the alignment's weights (`WordWeights`, `likeliest_hull`)."""
 
-HELD = 0.5
-"""How much of a target word an element's words must hold for the word to count for it
-(`WordWeights.held`): a run of target words is the element's where what its words hold
-beyond this outweighs what they fall short of it (BENCHMARKS.md has the values tried)."""
+SURE = 1 - 1e-6
+"""The greatest probability a weight is read as, so that no link is read as certain and
+every span keeps a finite log-probability."""
 
 
 @dataclass(frozen=True)
@@ -37,27 +36,65 @@ class WordWeights:
               word (a row may fall short of 1: weight on NULL or on "</s>")
     backward: (source words × target words), a reverse model's weight of each source word
               on each target word, or None
-    least:    how much of a target word an element's words must hold for it to count
     """
 
     forward: np.ndarray
     backward: np.ndarray | None = None
-    least: float = HELD
 
-    def held(self, first: int, stop: int) -> np.ndarray:
-        """(target words,) how much each target word belongs to source words first to
-        stop − 1: its weight on them, and where there is a reverse model, the mean of that
-        and their summed weight on it (at most 1). A target word whose weight lies on NULL
-        belongs to no source word, and holds little for any element."""
-        held = self.forward[:, first:stop].sum(axis=1)
-        if self.backward is None:
-            return held
-        reverse = np.minimum(self.backward[first:stop].sum(axis=0), 1.0)
-        return (held + reverse) / 2
+    def link_probabilities(self, first: int, stop: int) -> np.ndarray:
+        """(target words,) the probability that each target word is linked to one of the
+        source words first to stop − 1: each link's probability is its forward weight,
+        or where there is a reverse model, the lesser of the two directions' weights (a
+        link both must hold); a word is linked unless none of its links is (the links
+        taken as independent). A target word whose weight lies on NULL is linked to no
+        source word, and holds little for any element."""
+        links = self.forward[:, first:stop].astype(np.float64)
+        if self.backward is not None:
+            links = np.minimum(links, self.backward[first:stop].T)
+        unlinked = np.log1p(-np.clip(links, 0.0, SURE)).sum(axis=1)
+        return -np.expm1(unlinked)
+
+    def window(self, first: int, stop: int) -> tuple[int, np.ndarray]:
+        """The target words that source words first to stop − 1 may be linked to, as
+        (the first's index, their `link_probabilities`): here every target word."""
+        return 0, self.link_probabilities(first, stop)
+
+
+@dataclass(frozen=True)
+class JoinedWeights:
+    """The word weights of consecutive pairs (a paragraph's sentences) read as one pair's:
+    each pair's words follow the previous pair's, and no weight joins one pair's source
+    words to another's target words. The pairs are kept apart, so that an element's words
+    are weighed against the target words of their own pairs only: the memory and the time
+    grow with the pairs' own sizes, not with the square of the whole."""
+
+    parts: tuple[WordWeights, ...]
+    source_starts: list[int] = field(init=False, repr=False)  # each pair's first source word
+    target_starts: list[int] = field(init=False, repr=False)  # and first target word
+
+    def __post_init__(self) -> None:
+        sizes = [part.forward.shape for part in self.parts]  # (target words, source words)
+        object.__setattr__(self, "source_starts", np.cumsum([0] + [size[1] for size in sizes]).tolist())
+        object.__setattr__(self, "target_starts", np.cumsum([0] + [size[0] for size in sizes]).tolist())
+
+    def window(self, first: int, stop: int) -> tuple[int, np.ndarray]:
+        """The target words of the pairs holding source words first to stop − 1, as (the
+        first's index, their `link_probabilities` for those source words)."""
+        starts = self.source_starts
+        low, high = bisect.bisect_right(starts, first) - 1, bisect.bisect_left(starts, stop)
+        linked = [
+            part.link_probabilities(max(first - start, 0), min(stop - start, part.forward.shape[1]))
+            for part, start in zip(self.parts[low:high], starts[low:high], strict=True)
+        ]
+        return self.target_starts[low], np.concatenate(linked)
+
+
+PairWeights = WordWeights | JoinedWeights
+"""What `weights` placement reads: one pair's word weights, or consecutive pairs'."""
 
 
 def transfer(
-    marked: MarkedUp, target_words: Sequence[str], links: Iterable[Link], *, weights: WordWeights | None = None
+    marked: MarkedUp, target_words: Sequence[str], links: Iterable[Link], *, weights: PairWeights | None = None
 ) -> str:
     """The target words with `marked`'s markup put back by the word `links` between its
     words and them (the rules in the package docstring), or, given `weights`, by the
@@ -67,15 +104,15 @@ def transfer(
 
 
 def place(
-    marked: MarkedUp, targets: int, links: Iterable[Link], *, weights: WordWeights | None = None
+    marked: MarkedUp, targets: int, links: Iterable[Link], *, weights: PairWeights | None = None
 ) -> list[tuple[int, int]]:
     """Where each of `marked`'s elements goes among `targets` target words, by the word
     `links`: (start, stop) target boundaries, the words start to stop − 1 inside it
     (start == stop: at that boundary, with no words). Given `weights`, an element with
-    words goes around the run of target words whose weights on its words
-    (`WordWeights.held`), less `least` (HELD) each, sum to the most: one stray link does
-    not stretch it, and a word the weights hold is not lost for a missing link; where no
-    word holds more than that of the element's words, the links place it as without
+    words goes around the span its links most probably have, the weights read as the
+    links' probabilities (`WordWeights.link_probabilities`, `likeliest_hull`): one weak
+    stray link does not stretch it, and a word the weights hold is not lost for a missing
+    link; where most probably none of its words is linked, the links place it as without
     weights."""
     if not marked.elements:
         return []  # nothing to place: no table of the links is needed
@@ -85,25 +122,38 @@ def place(
     return _Placing(len(marked.words), targets, by_source, weights).spans(marked.elements)
 
 
-def heaviest_run(scores: np.ndarray) -> tuple[int, int] | None:
-    """The (start, stop) of the contiguous run of `scores` with the greatest sum (on a tie
-    the first, and the shortest), found in one pass (Kadane's algorithm); None where no
-    score is positive."""
-    best, best_span = 0.0, None
-    running, start = 0.0, 0
-    for k, score in enumerate(scores.tolist()):
-        if running <= 0:
-            running, start = 0.0, k
-        running += score
-        if running > best:
-            best, best_span = running, (start, k + 1)
-    return best_span
+def likeliest_hull(linked: np.ndarray) -> tuple[int, int] | None:
+    """The (start, stop) of the span from the first to the last linked target word (what
+    `links` placement takes) that is likeliest when each target word is linked with its
+    probability in `linked`, independently of the others; None where most likely no word
+    is linked. A span is as likely as its edge words being linked and every word outside
+    it not, whatever the words inside it: a weak link far from the others does not
+    stretch it, and a word the weights hold is not lost for want of a hard link. Found in
+    one pass over the words, keeping the likeliest start so far."""
+    if not linked.size:
+        return None
+    linked = np.clip(linked.astype(np.float64), 1 - SURE, SURE)
+    edge, outside = np.log(linked), np.log1p(-linked)
+    before = np.concatenate(([0.0], np.cumsum(outside)))  # before[k]: no word before k linked
+    after = before[-1] - before[1:]  # after[k]: no word after k linked
+    starts = edge + before[:-1]  # a span's start edge and every word before it
+    best_start = np.maximum.accumulate(starts)
+    wider = np.full_like(starts, -np.inf)
+    wider[1:] = best_start[:-1] + edge[1:] + after[1:]  # from the best earlier start to k
+    alone = starts + after  # the single word k
+    scores = np.maximum(wider, alone)
+    stop = int(np.argmax(scores))
+    if scores[stop] <= before[-1]:  # no word linked is at least as likely
+        return None
+    if alone[stop] >= wider[stop]:
+        return stop, stop + 1
+    return int(np.argmax(starts[:stop])), stop + 1
 
 
 class _Placing:
     """Where each element goes among the target words (rules 1 to 4)."""
 
-    def __init__(self, sources: int, targets: int, links: dict[int, list[int]], weights: WordWeights | None = None):
+    def __init__(self, sources: int, targets: int, links: dict[int, list[int]], weights: PairWeights | None = None):
         self.weights = weights
         self.sources, self.targets = sources, targets
         self.links = {source: (min(aligned), max(aligned)) for source, aligned in links.items()}
@@ -130,9 +180,10 @@ class _Placing:
         if element.has_words and element.first == 0 and element.stop == self.sources:
             return 0, self.targets
         if element.has_words and self.weights is not None and self.targets:
-            run = heaviest_run(self.weights.held(element.first, element.stop) - self.weights.least)
-            if run is not None:
-                return run
+            offset, linked = self.weights.window(element.first, element.stop)
+            hull = likeliest_hull(linked)
+            if hull is not None:
+                return hull[0] + offset, hull[1] + offset
         first = bisect.bisect_left(self.aligned_sources, element.first)
         last = bisect.bisect_left(self.aligned_sources, element.stop)
         if first < last:

@@ -260,7 +260,7 @@ async def _translated(
     return results
 
 
-def _put_back(marked: list[MarkedUp | None], results: list[Translation], reading: str, placement: str) -> None:
+def _put_back(marked: list[MarkedUp | None], results: list[Translation], reading: str, placement: str | None) -> None:
     for parsed, result in zip(marked, results, strict=True):
         put_markup_back(parsed, result, reading=reading, placement=placement)
 

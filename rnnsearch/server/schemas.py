@@ -127,8 +127,9 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
         PlacementName | None,
         Field(
             description=(
-                "with `markup`, how its tags are placed: 'weights', around the words the alignment's weights hold "
-                "for them, or 'links', from the first to the last word linked to theirs (default, the measured best)"
+                "with `markup`, how its tags are placed: 'weights', around the span the alignment's weights make "
+                "likeliest for them, or 'links', from the first to the last word linked to theirs; default: the "
+                "measured best, 'weights' where the alignment module is read, else 'links'"
             ),
             examples=["weights"],
         ),

@@ -31,7 +31,7 @@ from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH, Decoding
 from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
-from rnnsearch.markup import WordWeights, checked_placement
+from rnnsearch.markup import WordWeights, checked_placement, chosen_placement
 from rnnsearch.translation.documents import (
     SentenceTranslation,
     SentenceTranslator,
@@ -124,14 +124,15 @@ def document_request(
 ) -> tuple[Request, str]:
     """A document call's settings, checked once, for the API and the server alike: the
     request its sentences are searched with (their word links read, so the model must
-    align) and the placement of their markup (None: by the links). A model that does not
+    align) and the placement of their markup (None: the measured best for the
+    alignment read, `chosen_placement`). A model that does not
     read text is refused first, `not_text` saying what it takes."""
     decoding.input_kind.require_text(not_text)
     request = build_request(
         decoding, alignment_from=alignment_from, reading=reading, beam_size=beam_size, links_read=True
     )
     decoding.require_alignment()
-    return request, checked_placement(placement)
+    return request, chosen_placement(checked_placement(placement), from_module=request.source.from_module)
 
 
 def fitting(decoding: Decoding, sentences: list[str]) -> list[bool]:

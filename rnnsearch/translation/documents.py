@@ -12,11 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
-from rnnsearch.markup import MarkedUp, MarkupError, WordWeights, parse, transfer
+from rnnsearch.markup import JoinedWeights, MarkedUp, MarkupError, PairWeights, WordWeights, parse, transfer
 from rnnsearch.markup.formats import format_named, format_of
 from rnnsearch.markup.formats.document import Document, DocumentError, Format, ReadOptions
 from rnnsearch.text.sentences import sentence_spans
@@ -29,7 +27,7 @@ class SentenceTranslation:
 
     words: list[str]
     links: list[Link]
-    weights: WordWeights | None = None
+    weights: PairWeights | None = None
 
 
 SentenceTranslator = Callable[[list[str]], list[SentenceTranslation]]
@@ -210,29 +208,15 @@ def _joined(translations: list[SentenceTranslation], sources: list[int]) -> Sent
     return SentenceTranslation(words, links, _block_weights([translation.weights for translation in translations]))
 
 
-def _block_weights(weights: list[WordWeights | None]) -> WordWeights | None:
-    """The word weights of consecutive translations as one pair's: each block on the
-    diagonal, no weight between one's target words and another's source words; None
-    unless every translation has them."""
-    present = [each for each in weights if each is not None]
-    if not present or len(present) < len(weights):
-        return None
-    backward = [each.backward for each in present if each.backward is not None]
-    return WordWeights(
-        _diagonal([each.forward for each in present]),
-        _diagonal(backward) if len(backward) == len(present) else None,
-        present[0].least,
-    )
-
-
-def _diagonal(blocks: list[np.ndarray]) -> np.ndarray:
-    """The matrices `blocks` down the diagonal of one, zero elsewhere."""
-    joined = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype=np.float32)
-    row = column = 0
-    for block in blocks:
-        joined[row : row + block.shape[0], column : column + block.shape[1]] = block
-        row, column = row + block.shape[0], column + block.shape[1]
-    return joined
+def _block_weights(weights: list[PairWeights | None]) -> JoinedWeights | None:
+    """The word weights of consecutive translations as one pair's, each kept apart
+    (JoinedWeights); None unless every translation has them."""
+    parts: list[WordWeights] = []
+    for each in weights:
+        if each is None:
+            return None
+        parts += each.parts if isinstance(each, JoinedWeights) else [each]
+    return JoinedWeights(tuple(parts)) if parts else None
 
 
 def _unit_output(parsed: MarkedUp, sentences: list[tuple[tuple[int, int], SentenceTranslation]]) -> str | None:

@@ -19,7 +19,7 @@ from rnnsearch.decoding.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.decoding.inputs import END
 from rnnsearch.decoding.results import PairScore, Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
-from rnnsearch.markup import MarkedUp, WordWeights, transfer
+from rnnsearch.markup import MarkedUp, WordWeights, chosen_placement, transfer
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
@@ -134,7 +134,8 @@ class GivenPairs(Decoding):
         words are those of their text, and each result's `marked_up` is its target with
         the source's markup put back by the links, as `translate` puts it back into a
         translation (`lenient_markup`, `max_markup_chars` and `placement` as there; with
-        `reverse`, placement by the weights reads both directions').
+        `reverse`, placement by the weights reads both directions', and None places by
+        the combined links).
 
         `alignment_from` ("attention" or "aligner") says what the links are read from: the
         attention α, or the alignment module's β (docs/model.md), which sees each target
@@ -257,6 +258,9 @@ class GivenPairs(Decoding):
             scored = reverse._score(targets, sources, None, first_line=first_line, source=reverse_source)
             backward_words = align_translations([p.as_translation() for p in scored], reading=request.reading)
         method = settings.symmetrize or request.source.combination
+        directions = 1 if backward_words is None else 2
+        placed = None if request.markup is None else request.markup.placement
+        placed = chosen_placement(placed, from_module=request.source.from_module, directions=directions)
         aligned = []
         for k, (pair, parsed) in enumerate(zip(forward, marked, strict=True)):
             words = forward_words[k]
@@ -264,7 +268,7 @@ class GivenPairs(Decoding):
                 words = combine(words, backward_words[k], method=method)
             if parsed is not None:
                 weights = None
-                if request.markup is not None and request.markup.placement == "weights":
+                if placed == "weights":
                     weights = WordWeights(words.weights, None if backward_words is None else backward_words[k].weights)
                 words = replace(words, marked_up=transfer(parsed, words.target_words, words.pairs, weights=weights))
             aligned.append(AlignedPair(pair, words))

@@ -11,7 +11,7 @@ from rnnsearch.arguments import checked_iterable, checked_strings, numbered_chun
 from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentValueError
-from rnnsearch.markup import MarkedUp, WordWeights, transfer
+from rnnsearch.markup import MarkedUp, WordWeights, chosen_placement, transfer
 from rnnsearch.search.rules import Cancelled
 from rnnsearch.translation.request import Request, build_request
 
@@ -59,9 +59,11 @@ class TextTranslation(Decoding):
         (None: rnnsearch.markup.MAX_MARKUP_CHARS) is refused. It needs a model with an
         alignment. The tags are placed by each hypothesis's word alignment, read from its `alignment` as `reading` says
         (rnnsearch.alignments.readings.READINGS), and kept as its `words`: by its word
-        weights, around the words they hold for each element, or by its links, from the
-        first to the last word linked to the element's, as `placement` says
-        (rnnsearch.markup.PLACEMENTS; None: by the links, the measured best).
+        weights, around the span of words they make likeliest for each element, or by its
+        links, from the first to the last word linked to the element's, as `placement`
+        says (rnnsearch.markup.PLACEMENTS; None: the measured best, by the weights where
+        they are the alignment module's and by the links where they are the attention,
+        rnnsearch.markup.chosen_placement).
 
         `alignment_from` ("attention" or "aligner") says what each hypothesis's `alignment`
         is: the attention α of its search, or the alignment module's β (docs/model.md),
@@ -191,16 +193,22 @@ class TextTranslation(Decoding):
 
 
 def put_markup_back(
-    parsed: MarkedUp | None, translation: Translation, *, reading: str = DEFAULT_READING, placement: str = "links"
+    parsed: MarkedUp | None,
+    translation: Translation,
+    *,
+    reading: str = DEFAULT_READING,
+    placement: str | None = None,
 ) -> None:
     """Every hypothesis of a marked-up input's translation given the input's markup
     (`marked_up`), placed by the hypothesis's own word alignment as `reading` reads it
-    (by its links, or by its word weights: rnnsearch.markup.PLACEMENTS), which the
+    (by its links, or by its word weights: rnnsearch.markup.PLACEMENTS; None: the
+    measured best for what the translation's alignment is read from), which the
     hypothesis keeps (`words`) for whatever writes its links; an input read as plain text
     (None) gets none. The server puts markup back with it too."""
     if parsed is None:
         return
     hypotheses = [translation, *translation.alternatives]
+    placement = chosen_placement(placement, from_module=translation.read_from.from_module)
     for hypothesis, words in zip(hypotheses, align_translations(hypotheses, reading=reading), strict=True):
         hypothesis.words = words
         weights = WordWeights(words.weights) if placement == "weights" else None

@@ -467,14 +467,15 @@ def test_a_budget_spent_before_the_first_step_or_a_learning_rate_past_the_weight
     assert not (model / ALIGNER_DIR / ALIGNER_WEIGHTS).exists() and not (model / ALIGNER_DIR / LAST).exists()
 
 
-def test_markup_is_placed_by_the_links_unless_the_weights_are_asked_for(with_module, corpus):
-    """Tags are placed by the hypothesis's links by default, from the module's alignments
-    as from the attention's; `placement` picks the weights instead, and both keep every tag."""
+def test_markup_is_placed_by_the_module_s_weights_and_the_attention_s_links_unless_asked(with_module, corpus):
+    """Tags are placed by default by the weights of the module's alignments and by the
+    links of the attention's, each the measured best; `placement` picks either rule, and
+    both keep every tag."""
     from rnnsearch.markup import WordWeights, parse, transfer
 
     translator = rnnsearch.load(with_module, device="cpu")
     lines = ["Ein <b>kleines Mädchen</b> klettert in ein <i>Spielhaus</i>.", "Zwei <a href='x'>Männer</a> stehen."]
-    for alignment_from, default in (("aligner", "links"), ("attention", "links")):
+    for alignment_from, default in (("aligner", "weights"), ("attention", "links")):
         by_default = translator.translate(lines, markup="html", alignment_from=alignment_from)
         for placement in ("links", "weights"):
             asked = translator.translate(lines, markup="html", alignment_from=alignment_from, placement=placement)

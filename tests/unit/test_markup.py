@@ -340,6 +340,97 @@ def test_weights_place_an_element_around_the_words_that_hold_it_not_the_hull_of_
     assert transfer(marked, targets, stray, weights=WordWeights(forward, backward)) == "A <b>B C</b> D"
 
 
+def test_joined_pairs_place_as_their_weights_down_one_diagonal_and_weigh_only_their_own_pairs():
+    """A paragraph's sentences' weights kept apart place every element as the one matrix
+    with each sentence's block on its diagonal would, and an element's words are weighed
+    against the target words of their own sentences only."""
+    from rnnsearch.markup import JoinedWeights, WordWeights, place
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        shapes = [(int(rng.integers(0, 6)), int(rng.integers(1, 6))) for _ in range(int(rng.integers(1, 5)))]
+        parts = [WordWeights(rng.dirichlet(np.ones(s), size=t) * 0.95) for t, s in shapes]
+        diagonal = np.zeros((sum(t for t, _ in shapes), sum(s for _, s in shapes)))
+        row = column = 0
+        for (t, s), part in zip(shapes, parts, strict=True):
+            diagonal[row : row + t, column : column + s] = part.forward
+            row, column = row + t, column + s
+        words = [f"w{k}" for k in range(column)]
+        spans = sorted({tuple(sorted(rng.integers(0, column + 1, size=2))) for _ in range(4)})
+        marked = parse(_marked_up(words, [span for span in spans if span[0] < span[1]]), "xml")
+        joined = JoinedWeights(tuple(parts))
+        assert place(marked, row, [], weights=joined) == place(marked, row, [], weights=WordWeights(diagonal))
+    sentence = WordWeights(np.full((3, 2), 0.4))
+    offset, linked = JoinedWeights((sentence, sentence, sentence)).window(2, 4)  # the second sentence's words
+    assert offset == 3 and linked.shape == (3,)
+
+
+def _marked_up(words: list[str], spans: list[tuple[int, int]]) -> str:
+    """`words` with a <b> around each of `spans` that does not cross an earlier one."""
+    kept: list[tuple[int, int]] = []
+    for span in spans:
+        if all(not (a < span[0] < b < span[1] or span[0] < a < span[1] < b) for a, b in kept):
+            kept.append(span)
+    parts = []
+    for position, word in enumerate(words + [""]):
+        parts += ["</b>"] * sum(stop == position for _, stop in kept)
+        parts += ["<b>"] * sum(start == position for start, _ in kept)
+        parts.append(f" {word}" if word else "")
+    return "".join(parts).strip()
+
+
+def test_the_default_placement_is_the_measured_best_for_what_is_read():
+    """The weights of one direction of a module; the links of the attention and of two
+    directions combined; a placement asked for, whatever is read."""
+    from rnnsearch.markup import chosen_placement
+
+    assert chosen_placement(None, from_module=True) == "weights"
+    assert chosen_placement(None, from_module=True, directions=2) == "links"
+    assert chosen_placement(None, from_module=False) == "links"
+    assert chosen_placement("links", from_module=True) == "links"
+    assert chosen_placement("weights", from_module=False, directions=2) == "weights"
+
+
+def _likeliest_by_every_span(linked: np.ndarray) -> tuple[int, int] | None:
+    """The likeliest hull found by trying every span: the probability of a span is that
+    of its edge words linked and every word outside it not; None where no word linked is
+    at least as likely."""
+    unlinked = 1 - linked
+    best, best_span = float(np.prod(unlinked)), None
+    for start in range(len(linked)):
+        for stop in range(start + 1, len(linked) + 1):
+            edges = linked[start] * (linked[stop - 1] if stop - 1 > start else 1.0)
+            chance = edges * np.prod(unlinked[:start]) * np.prod(unlinked[stop:])
+            if chance > best * (1 + 1e-9):
+                best, best_span = chance, (start, stop)
+    return best_span
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=9))
+def test_the_likeliest_hull_found_in_one_pass_is_the_likeliest_of_every_span(probabilities):
+    from rnnsearch.markup.placing import SURE, likeliest_hull
+
+    linked = np.clip(np.array(probabilities), 1 - SURE, SURE)
+    found, expected = likeliest_hull(linked), _likeliest_by_every_span(linked)
+    if found != expected:  # a tie within rounding: both must be as likely
+        chance = lambda span: (  # noqa: E731
+            np.prod(1 - linked) if span is None
+            else linked[span[0]] * (linked[span[1] - 1] if span[1] - 1 > span[0] else 1.0)
+            * np.prod(1 - linked[: span[0]]) * np.prod(1 - linked[span[1] :])
+        )  # fmt: skip
+        assert chance(found) == pytest.approx(chance(expected), rel=1e-6)
+
+
+def test_the_likeliest_hull_is_not_stretched_by_a_weak_link_far_from_the_others():
+    from rnnsearch.markup.placing import likeliest_hull
+
+    assert likeliest_hull(np.array([0.9, 0.8, 0.05, 0.05, 0.2])) == (0, 2)  # a stray weak link
+    assert likeliest_hull(np.array([0.9, 0.8, 0.05, 0.05, 0.7])) == (0, 5)  # a likely far link
+    assert likeliest_hull(np.array([0.05, 0.3, 0.05])) is None  # most likely nothing is linked
+    assert likeliest_hull(np.array([0.05, 0.6, 0.05])) == (1, 2)
+
+
 def test_weights_that_hold_no_word_for_an_element_leave_it_to_the_links_and_every_rule_holds():
     from rnnsearch.markup import WordWeights
 
