@@ -162,14 +162,21 @@ def tagged_lines(draw) -> tuple[str, int]:
 
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())
-def test_any_alignment_gives_well_formed_output_with_the_same_tags(data):
+def test_any_alignment_or_weights_give_well_formed_output_with_the_same_tags(data):
     line, _ = data.draw(tagged_lines())
     marked = parse(line, "xml")
     sources = len(marked.words)
     target = data.draw(st.lists(st.sampled_from(["x", "y&z", "<w>", "v"]), min_size=0, max_size=9))
     pairs = st.tuples(st.integers(0, max(sources - 1, 0)), st.integers(0, max(len(target) - 1, 0)))
     links = data.draw(st.lists(pairs, max_size=12)) if sources and target else []
-    output = transfer(marked, target, links)
+    weights = None
+    if data.draw(st.booleans()):  # placed by weights, with or without a reverse model
+        from rnnsearch.markup import WordWeights
+
+        rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+        forward, backward = rng.random((len(target), sources)), rng.random((sources, len(target)))
+        weights = WordWeights(forward, backward if data.draw(st.booleans()) else None)
+    output = transfer(marked, target, links, weights=weights)
     placed = parse(output, "xml")  # well-formed, or this raises
     assert placed.words == target
     assert tag_counts(output) == tag_counts(line)
