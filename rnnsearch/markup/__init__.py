@@ -89,8 +89,8 @@ def checked_placement(placement: object) -> str | None:
 def chosen_placement(placement: str | None, *, from_module: bool, directions: int = 1) -> str:
     """`placement`, or where it is None the measured best for the alignment read
     (BENCHMARKS.md, "Tags placed by the alignment's weights"): by the weights where one
-    direction of an alignment module is read, where they placed more tags exactly than
-    the links on every set measured; by the links otherwise, on the attention, whose
+    direction of an alignment module is read, where they placed at least as many tags
+    exactly as the links on every set measured; by the links otherwise, on the attention, whose
     diffuse rows the links read better, and on two directions combined, where neither
     rule was better on every set."""
     if placement is not None:

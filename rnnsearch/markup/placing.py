@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate
 
 import numpy as np
 
@@ -69,13 +71,16 @@ class JoinedWeights:
     grow with the pairs' own sizes, not with the square of the whole."""
 
     parts: tuple[WordWeights, ...]
-    source_starts: list[int] = field(init=False, repr=False)  # each pair's first source word
-    target_starts: list[int] = field(init=False, repr=False)  # and first target word
 
-    def __post_init__(self) -> None:
-        sizes = [part.forward.shape for part in self.parts]  # (target words, source words)
-        object.__setattr__(self, "source_starts", np.cumsum([0] + [size[1] for size in sizes]).tolist())
-        object.__setattr__(self, "target_starts", np.cumsum([0] + [size[0] for size in sizes]).tolist())
+    @cached_property
+    def source_starts(self) -> list[int]:
+        """Each pair's first source word, and after the last, their count."""
+        return list(accumulate((part.forward.shape[1] for part in self.parts), initial=0))
+
+    @cached_property
+    def target_starts(self) -> list[int]:
+        """Each pair's first target word, and after the last, their count."""
+        return list(accumulate((part.forward.shape[0] for part in self.parts), initial=0))
 
     def window(self, first: int, stop: int) -> tuple[int, np.ndarray]:
         """The target words of the pairs holding source words first to stop − 1, as (the
