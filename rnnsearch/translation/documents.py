@@ -170,26 +170,26 @@ def _translated_in_parts(
     texts: list[str], translate: SentenceTranslator, fits: Callable[[list[str]], list[bool]] | None
 ) -> list[SentenceTranslation]:
     """`translate` of every text; one the model cannot read whole is cut between words
-    into halves, again until each fits, and its parts' translations joined."""
+    into halves, again until each fits, and its parts' translations joined. Each part is
+    asked about once: only the halves of a cut are asked about again."""
     parts: list[list[str]] = [[text] for text in texts]
-    while fits is not None:
-        flat = [part for each in parts for part in each]
-        fit = iter(fits(flat))
-        cut, changed = [], False
-        for each in parts:
+    unsure = [(k, 0) for k in range(len(texts))]  # (text, part) whose fit is not known
+    while fits is not None and unsure:
+        too_long: dict[int, set[int]] = {}
+        for (k, j), fit in zip(unsure, fits([parts[k][j] for k, j in unsure]), strict=True):
+            if not fit and len(parts[k][j].split()) > 1:
+                too_long.setdefault(k, set()).add(j)
+        unsure = []
+        for k, cut in too_long.items():
             pieces: list[str] = []
-            for part in each:
-                words = part.split()
-                if next(fit) or len(words) < 2:
-                    pieces.append(part)
+            for j, part in enumerate(parts[k]):
+                if j in cut:
+                    words = part.split()
+                    unsure += [(k, len(pieces)), (k, len(pieces) + 1)]
+                    pieces += [" ".join(words[: len(words) // 2]), " ".join(words[len(words) // 2 :])]
                 else:
-                    half = len(words) // 2
-                    pieces += [" ".join(words[:half]), " ".join(words[half:])]
-                    changed = True
-            cut.append(pieces)
-        parts = cut
-        if not changed:
-            break
+                    pieces.append(part)
+            parts[k] = pieces
     flat_translations = iter(translate([part for each in parts for part in each]))
     return [_joined([next(flat_translations) for _ in each], [len(part.split()) for part in each]) for each in parts]
 

@@ -258,21 +258,22 @@ def test_a_sentence_is_the_unit_whatever_formatting_crosses_it():
     assert page.decode() == "<p>DER MANN <b>GEHT NACH HAUSE. ER</b> LÄUFT AM 3. OKTOBER.</p>"
 
 
-def test_a_sentence_longer_than_the_model_reads_is_translated_in_parts():
+def test_a_sentence_longer_than_the_model_reads_is_translated_in_parts_each_asked_about_once():
     seen: list[str] = []
+    asked: list[str] = []
 
     def recording(sentences):
         seen.extend(sentences)
         return uppercased(sentences)
 
-    text = translated(
-        "a.txt",
-        b"eins zwei drei vier fuenf sechs sieben.",
-        recording,
-        fits=lambda sentences: [len(s.split()) <= 2 for s in sentences],
-    )
-    assert text == b"EINS ZWEI DREI VIER FUENF SECHS SIEBEN."
-    assert all(len(s.split()) <= 2 for s in seen) and len(seen) == 4
+    def fits(sentences):
+        asked.extend(sentences)
+        return [len(s.split()) <= 2 for s in sentences]
+
+    text = translated("a.txt", b"Kurz. Eins zwei drei vier fuenf sechs sieben.", recording, fits=fits)
+    assert text == b"KURZ. EINS ZWEI DREI VIER FUENF SECHS SIEBEN."
+    assert all(len(s.split()) <= 2 for s in seen) and len(seen) == 5
+    assert len(asked) == len(set(asked)) == 8  # the two sentences, two halves, four quarters
 
 
 def test_markdown_keeps_its_code_and_syntax_and_translates_blocks_and_cells():
