@@ -23,6 +23,7 @@ rnnsearch.translation.documents; this module gives them the model's sentence tra
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 
 from rnnsearch.alignments.readings import DEFAULT_READING
@@ -106,11 +107,8 @@ class DocumentTranslation(TextTranslation):
             ),
             language=source_language or self.data.src_lang,
             unchanged_ok=unchanged_ok,
-            fits=self._fit,
+            fits=partial(fitting, self),
         )
-
-    def _fit(self, sentences: list[str]) -> list[bool]:
-        return fitting(self, sentences)
 
 
 def document_request(
