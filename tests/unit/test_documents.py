@@ -572,3 +572,17 @@ def test_a_word_package_that_unpacks_past_the_bound_is_refused_before_any_part_i
     monkeypatch.setattr(word, "MAX_DOCUMENT_BYTES", 1_000)  # a zip bomb's parts, in small
     with pytest.raises(DocumentError, match=r"bomb.docx: its parts unpack to [\d,]+ bytes, more than the 1,000"):
         read_document(DOCUMENTS["letter.docx"], name="bomb.docx", target_language="en")
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+def test_bytes_that_name_a_file_are_read_as_the_document_never_as_its_path(name, tmp_path):
+    """A document's bytes are its content: bytes that spell the path of an existing
+    document are that text (or refused), never the file's content read from disk."""
+    path = tmp_path / name
+    path.write_bytes(DOCUMENTS[name])
+    try:
+        read = read_document(str(path).encode(), name=name, target_language="en")
+    except DocumentError as error:
+        assert name in str(error)
+        return
+    assert all("Mann" not in unit.markup and "Hund" not in unit.markup for unit in read[2].units)

@@ -52,7 +52,7 @@ class PoCatalogue:
     def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
         text = decoded(checked_size(data, origin), origin)
         try:
-            catalogue = polib.pofile(text, wrapwidth=WRAP_WIDTH)
+            catalogue = polib.pofile(_Contents(text), encoding="utf-8", wrapwidth=WRAP_WIDTH)
         except (OSError, ValueError) as error:
             raise DocumentError(f"{origin}: not a PO catalogue: {error}") from None
         units: list[Unit] = []
@@ -71,6 +71,19 @@ class PoCatalogue:
                 units.append(Unit(markup, where))
                 slots.append((entry, form, writer))
         return _Catalogue(text, catalogue, checked_units(units, origin), slots, protected)
+
+
+class _Contents:
+    """A catalogue's text as polib reads it, never as a file name: polib.pofile opens a
+    string that names an existing file instead of reading it, so a document whose bytes
+    are a path (`/srv/app/secret.po`) would have that file read and translated. polib
+    asks whether this is a file (a TypeError, so no), then takes its lines."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def splitlines(self) -> list[str]:
+        return self.text.splitlines()
 
 
 def _has_translation(entry: polib.POEntry) -> bool:
