@@ -97,7 +97,7 @@ def read_document(
             raise DocumentError(f"{path}: cannot read it ({error.strerror or error})") from None
     elif isinstance(document, (bytes, bytearray, memoryview)):
         data = bytes(document)
-        if name is None and format is None:
+        if not name and format is None:
             raise ArgumentValueError("documents: bytes need a name (its extension says the format) or a format")
         name = name or f"document.{format}"
     else:

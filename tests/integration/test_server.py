@@ -478,7 +478,7 @@ def test_bad_markup_is_a_422_naming_the_text(client, body, fragment):
     assert_json_error(client.post("/v1/translate", json=body), 422, fragment)
 
 
-def test_a_document_sent_as_bytes_comes_back_translated_with_its_structure(client, translator, model_dir):
+def test_a_document_sent_as_bytes_comes_back_translated_with_its_structure(client, translator, model_dir, tmp_path):
     from urllib.parse import unquote
 
     from tests.unit.test_documents import HTML, SUBTITLES, _tags
@@ -493,7 +493,11 @@ def test_a_document_sent_as_bytes_comes_back_translated_with_its_structure(clien
     subtitles = client.post("/v1/documents", params={"name": "film.srt"}, content=SUBTITLES.encode())
     assert subtitles.status_code == 200 and subtitles.headers["content-type"] == "application/x-subrip"
 
+    secret = tmp_path / "secret.po"
+    secret.write_text('msgid "Ein Geheimnis"\nmsgstr ""\n', encoding="utf-8")
     refusals = [
+        ({"name": "x.po"}, str(secret).encode(), 422, "x.po: not a PO catalogue"),  # a body is bytes, never a path
+        ({"name": ""}, b"<p>Ein Hund.</p>", 422, "bytes need a name"),
         ({"name": "kaputt.docx"}, b"PK\x03\x04 damaged", 422, "kaputt.docx: not a Word document"),
         ({"name": "x.xyz"}, b"text", 422, "x.xyz: no format reads .xyz files"),
         ({"name": "leer.md"}, b"```\ncode\n```\n", 422, "leer.md: it holds nothing to translate"),
