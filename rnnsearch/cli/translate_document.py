@@ -64,13 +64,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def run(args: argparse.Namespace) -> None:
     """Translate every input (all their sentences in one search) and write each to the
-    output folder, atomically, with a summary line each on standard error."""
+    output folder, atomically, with a summary line each on standard error; what a
+    killed run left half-written for these files is removed first."""
     from tqdm import tqdm
 
-    from rnnsearch.files.atomic import atomic_write
+    from rnnsearch.files.atomic import atomic_write, remove_temporaries_of
 
     out_dir = Path(args.output)
     targets = _targets(args.inputs, out_dir)
+    remove_temporaries_of(*targets)  # what a killed run left writing these files
     translator = load(args)
     with tqdm(unit=" sentences", desc="translating", dynamic_ncols=True, disable=None, leave=False) as bar:
         translated = translator.translate_documents(

@@ -116,14 +116,29 @@ def remove_temporaries(*folders: Path) -> list[Path]:
     removed = []
     for parent in folders:
         if parent.is_dir():
-            for entry in parent.iterdir():
-                if _TEMPORARY_NAME.fullmatch(entry.name):
-                    if entry.is_dir() and not entry.is_symlink():
-                        shutil.rmtree(entry, ignore_errors=True)
-                    else:
-                        entry.unlink(missing_ok=True)
-                    removed.append(entry)
+            removed += [_removed(entry) for entry in parent.iterdir() if _TEMPORARY_NAME.fullmatch(entry.name)]
     return removed
+
+
+def remove_temporaries_of(*paths: Path) -> list[Path]:
+    """Delete the temporaries that killed writes of the files `paths` left beside them;
+    return them. A folder shared with other writers (a user's output folder) keeps every
+    other file's, whoever is writing it now."""
+    removed = []
+    for path in paths:
+        if path.parent.is_dir():
+            pattern = re.compile(re.escape(f".{path.name}.") + r"[0-9a-f]{8}" + re.escape(TEMPORARY_SUFFIX))
+            removed += [_removed(entry) for entry in path.parent.iterdir() if pattern.fullmatch(entry.name)]
+    return removed
+
+
+def _removed(entry: Path) -> Path:
+    """`entry`, a temporary, deleted (a folder with all it holds)."""
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry, ignore_errors=True)
+    else:
+        entry.unlink(missing_ok=True)
+    return entry
 
 
 def atomic_write(path: Path, data: bytes) -> None:

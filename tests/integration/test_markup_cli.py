@@ -193,8 +193,14 @@ def test_translate_document_writes_every_document_translated_with_its_structure(
     for name, text in inputs.items():
         (tmp_path / name).write_text(text, encoding="utf-8", newline="")
     paths = [tmp_path / name for name in inputs]
+    torn = tmp_path / "out" / ".page.html.0123abcd.rnnsearch-tmp"  # a killed run's half-written page
+    others = tmp_path / "out" / ".other.html.0123abcd.rnnsearch-tmp"  # another file's, perhaps being written
+    for leftover in (torn, others):
+        leftover.mkdir(parents=True)
+        (leftover / "page.html").write_bytes(b"<p>torn")
     status, _, err = run_cli(capsys, "translate-document", model_dir, *paths, "-o", tmp_path / "out", "--beam-size", 2)
     assert status == 0, err
+    assert not torn.exists() and others.exists()
     assert all(f"{path}: " in err for path in paths)
     page = (tmp_path / "out" / "page.html").read_text(encoding="utf-8")
     assert _tags(page) == _tags(HTML) and "<pre>  kein   Text\n  hier </pre>" in page and '<html lang="en">' in page
