@@ -31,6 +31,13 @@ Transfer (`transfer`), given word links (source word i, target word j):
    the earlier where their spans overlap or one holds the other: it keeps the part of
    its span after the earlier one's (or, if none, before it), and a standalone tag
    inside the earlier one's span moves to its nearer edge (the end, on a tie).
+5. An element with words is never left with none (a link with no text, an emphasis a
+   reader sees as bare asterisks): where rules 2 to 4 leave it none, it takes one word
+   of its parent's span that no earlier sibling holds, the one the weights most link to
+   its words (given weights), else the one nearest to the boundary where it stands, the
+   word after it first; where the earlier siblings hold every word, the nearest one
+   with a word to spare (one its own children with words do not hold) gives up its edge
+   word on that side. Only a translation with too few words leaves it empty.
 
 The output is the target words separated by single spaces, each escaped for markup
 ("&", "<" and ">"), with the tags in place: an opening tag before the first word it

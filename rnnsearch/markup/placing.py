@@ -5,7 +5,8 @@ siblings: an element is compared only with the earlier siblings whose placed spa
 own meets, found by bisection among its siblings' disjoint spans. Placing is therefore
 near-linear in the number of elements, unless the links stretch many elements' spans
 across one another (a word linked to both ends of the translation, say), where an
-element is compared with each sibling it meets."""
+element is compared with each sibling it meets, or leave an element with words none
+(rule 5), which then looks over its earlier siblings for a word to hold."""
 
 from __future__ import annotations
 
@@ -156,7 +157,7 @@ def likeliest_hull(linked: np.ndarray) -> tuple[int, int] | None:
 
 
 class _Placing:
-    """Where each element goes among the target words (rules 1 to 4)."""
+    """Where each element goes among the target words (rules 1 to 5)."""
 
     def __init__(self, sources: int, targets: int, links: dict[int, list[int]], weights: PairWeights | None = None):
         self.weights = weights
@@ -167,19 +168,54 @@ class _Placing:
         self.last_targets = _RangeExtremes([self.links[s][1] for s in self.aligned_sources], max)
 
     def spans(self, elements: list[Element]) -> list[tuple[int, int]]:
-        """Each element's (start, stop) boundaries in the target, nested as in the source."""
+        """Each element's (start, stop) boundaries in the target, nested as in the source;
+        an element with words holds at least one target word wherever its parent's span
+        has one to give (rule 5)."""
         spans: list[tuple[int, int]] = []
         placed: dict[int | None, list[tuple[int, int, int]]] = {}  # parent → its children's spans with words
+        children: dict[int | None, list[int]] = {}  # parent → its children placed so far
         for index, element in enumerate(elements):
             start, stop = self._span(element)
-            lower, upper = (0, self.targets) if element.parent is None else spans[element.parent]
-            start, stop = min(max(start, lower), upper), max(min(stop, upper), lower)
+            bounds = (0, self.targets) if element.parent is None else spans[element.parent]
+            start, stop = min(max(start, bounds[0]), bounds[1]), max(min(stop, bounds[1]), bounds[0])
             siblings = placed.setdefault(element.parent, [])
             start, stop = _off_siblings(siblings, (start, stop), zero_width=not element.has_words)
+            if element.has_words and start == stop:
+                start, stop = self._one_word(element, start, bounds, siblings)
+                if start == stop:
+                    start, stop = _taken_from_sibling(start, siblings, spans, placed, children)
             spans.append((start, stop))
+            children.setdefault(element.parent, []).append(index)
             if start < stop:
                 bisect.insort(siblings, (start, stop, index))
         return spans
+
+    def _one_word(
+        self, element: Element, boundary: int, bounds: tuple[int, int], siblings: list[tuple[int, int, int]]
+    ) -> tuple[int, int]:
+        """The one target word for an element with words that its links and its earlier
+        siblings left with none (rule 5): of the words of its parent's span that no
+        sibling holds, the one the weights most link to its words, else the nearest to
+        the boundary where it stands, the word after it first; (boundary, boundary)
+        where every word is held."""
+        free = _free_runs(siblings, bounds)
+        if not free:
+            return boundary, boundary
+        if self.weights is not None:
+            offset, linked = self.weights.window(element.first, element.stop)
+            best: int | None = None
+            for first, stop in free:
+                low, high = max(first, offset), min(stop, offset + len(linked))
+                if low < high:
+                    k = low + int(np.argmax(linked[low - offset : high - offset]))
+                    best = k if best is None or linked[k - offset] > linked[best - offset] else best
+            if best is not None and linked[best - offset] > 0:
+                return best, best + 1
+        nearest = min(
+            (min(max(boundary, first), stop - 1) for first, stop in free),
+            key=lambda k: k - boundary if k >= boundary else boundary - k - 0.5,
+        )
+        return nearest, nearest + 1
 
     def _span(self, element: Element) -> tuple[int, int]:
         if element.has_words and element.first == 0 and element.stop == self.sources:
@@ -230,6 +266,56 @@ class _RangeExtremes:
         level = (stop - first).bit_length() - 1
         row = self.table[level]
         return self.extreme(row[first], row[stop - (1 << level)])
+
+
+def _free_runs(siblings: list[tuple[int, int, int]], bounds: tuple[int, int]) -> list[tuple[int, int]]:
+    """The runs of target words in `bounds` (start, stop) that none of the sorted,
+    disjoint `siblings` spans holds."""
+    lower, upper = bounds
+    runs, position = [], lower
+    for start, stop, _ in siblings[max(bisect.bisect_left(siblings, (lower, -1, -1)) - 1, 0) :]:
+        if start >= upper:
+            break
+        if start > position:
+            runs.append((position, start))
+        position = max(position, stop)
+    if position < upper:
+        runs.append((position, upper))
+    return runs
+
+
+def _taken_from_sibling(
+    boundary: int,
+    siblings: list[tuple[int, int, int]],
+    spans: list[tuple[int, int]],
+    placed: dict[int | None, list[tuple[int, int, int]]],
+    children: dict[int | None, list[int]],
+) -> tuple[int, int]:
+    """One word for an element with words whose siblings hold every word of its parent's
+    span (rule 5): the edge word, on its side, of the sibling nearest to `boundary` that
+    has a word more than it needs, a word none of its own children with words holds. The
+    sibling's span shrinks by that word (its children without words at that edge move in
+    with it); (boundary, boundary) where no sibling can give one."""
+    by_distance = sorted(siblings, key=lambda s: max(s[0] - boundary, boundary - s[1], 0))
+    for start, stop, index in by_distance:
+        if stop - start < 2:
+            continue
+        held = placed.get(index, [])
+        edges = ((stop - 1, (start, stop - 1)), (start, (start + 1, stop)))
+        for word, shrunk in edges[:: 1 if boundary >= stop else -1]:
+            if any(a <= word < b for a, b, _ in held):
+                continue
+            siblings.remove((start, stop, index))
+            bisect.insort(siblings, (*shrunk, index))
+            spans[index] = shrunk
+            moved = [child for child in children.get(index, []) if spans[child][0] == spans[child][1]]
+            while moved:  # the children without words, and all inside them, which have none either
+                child = moved.pop()
+                edge = min(max(spans[child][0], shrunk[0]), shrunk[1])
+                spans[child] = (edge, edge)
+                moved += children.get(child, [])
+            return word, word + 1
+    return boundary, boundary
 
 
 def _off_siblings(siblings: list[tuple[int, int, int]], span: tuple[int, int], *, zero_width: bool) -> tuple[int, int]:

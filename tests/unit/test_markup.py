@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from rnnsearch.alignments.words import align_translation
 from rnnsearch.decoding.results import Translation
-from rnnsearch.markup import MarkupError, parse, transfer
+from rnnsearch.markup import MarkupError, parse, place, transfer
 from rnnsearch.translation.text_translation import put_markup_back
 
 LINES = [
@@ -99,23 +99,27 @@ IDENTITY = [(k, k) for k in range(10)]
         ("<b>Hund</b> <i>läuft</i>", "runs dog", [(0, 1), (1, 0)], "<i>runs</i> <b>dog</b>"),
         # adjacent elements stay adjacent
         ("<b>a</b> <i>b</i> c", "A B C", IDENTITY, "<b>A</b> <i>B</i> C"),
-        # two elements in one word: the later one yields
-        ("<b>a</b><i>b</i> c", "AB C", IDENTITY, "<b>AB</b> <i></i>C"),
+        # two elements in one word: the later one yields, and takes the next word free (rule 5)
+        ("<b>a</b><i>b</i> c", "AB C", IDENTITY, "<b>AB</b> <i>C</i>"),
         # a span spreads over the words between its first and last aligned word
         ("<b>rot und</b> blau", "red x and blue", [(0, 0), (1, 2), (2, 3)], "<b>red x and</b> blue"),
         # a tag inside a word, and subwords of one word: the whole word
         ("fahr<b>e</b>n wir", "we drive", [(0, 1), (1, 0)], "we <b>drive</b>"),
         # around the whole sentence: around the whole translation, unaligned ends included
         ("<p>Ein Hund</p>", "Well , a dog", [(0, 2), (1, 3)], "<p>Well , a dog</p>"),
-        # words aligned to nothing: the tag at the boundary after the previous aligned word
-        ("Ein <b>ganz</b> Hund", "A dog", [(0, 0), (2, 1)], "A <b></b>dog"),
+        # words aligned to nothing: the word after the boundary after the previous aligned word
+        ("Ein <b>ganz</b> Hund", "A dog", [(0, 0), (2, 1)], "A <b>dog</b>"),
         # standalone tags after the word before them, and at the edges
         ("<br/>Ein<br/>Hund<br/>", "A dog", IDENTITY, "<br/>A<br/> dog<br/>"),
         ("Ein <!-- c --> Hund", "A dog", IDENTITY, "A<!-- c --> dog"),
-        # crossing siblings: the later one keeps the part after the earlier one
-        ("<b>a b</b> <i>c</i>", "A C B", [(0, 0), (1, 2), (2, 1)], "<b>A C B</b><i></i>"),
+        # crossing siblings: the later one keeps the part after the earlier one, and where
+        # none is left, the earlier one's edge word on its side (rule 5)
+        ("<b>a b</b> <i>c</i>", "A C B", [(0, 0), (1, 2), (2, 1)], "<b>A C</b> <i>B</i>"),
         ("<b>a</b> b <i>c d</i>", "A D B C", [(0, 0), (1, 2), (2, 3), (3, 1)], "<b>A</b> <i>D B C</i>"),
-        ("<b>a c</b> <i>b</i>", "A B C", [(0, 0), (1, 2), (2, 1)], "<b>A B C</b><i></i>"),
+        ("<b>a c</b> <i>b</i>", "A B C", [(0, 0), (1, 2), (2, 1)], "<b>A B</b> <i>C</i>"),
+        # an edge word held by the earlier one's child is not given: the other edge is
+        ("<b>a <i>b</i> c</b> <u>d</u>", "A B", [(0, 0), (1, 0), (2, 1), (3, 1)], "<b><i>A</i></b> <u>B</u>"),
+        ("<b><i>a</i> b</b> <u>d</u>", "A B", [(0, 1), (1, 0), (2, 0)], "<u>A</u> <b><i>B</i></b>"),
         # a child cut to its parent's span
         ("<b>a <i>b</i></b> c", "A C B", [(0, 0), (1, 2), (2, 1)], "<b>A C <i>B</i></b>"),
         ("<b>a</b> <i>b</i>", "A B", [(0, 1), (1, 0)], "<i>A</i> <b>B</b>"),
@@ -180,6 +184,38 @@ def test_any_alignment_or_weights_give_well_formed_output_with_the_same_tags(dat
     placed = parse(output, "xml")  # well-formed, or this raises
     assert placed.words == target
     assert tag_counts(output) == tag_counts(line)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_an_element_that_held_words_holds_a_word_of_the_translation_wherever_there_are_enough(data):
+    """Rule 5: however the links or the weights fall, no element that held words comes
+    back empty (a link with no text, an emphasis a reader sees as bare asterisks) where
+    the translation has a word for each."""
+    words = data.draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=8))
+    cuts = sorted(data.draw(st.sets(st.integers(0, len(words)), max_size=6)))
+    wrapped = set(data.draw(st.sets(st.integers(0, max(len(cuts) - 2, 0)))))
+    pieces, position = [], 0
+    for k, (start, stop) in enumerate(zip(cuts, cuts[1:])):
+        pieces += words[position:start]
+        pieces.append(
+            f"<b>{' '.join(words[start:stop])}</b>" if k in wrapped and stop > start else " ".join(words[start:stop])
+        )
+        position = stop
+    pieces += words[position:]
+    marked = parse(" ".join(piece for piece in pieces if piece), "xml")
+    holding = [element for element in marked.elements if element.has_words]
+    target = ["x"] * data.draw(st.integers(len(holding), len(holding) + 4))
+    pairs = st.tuples(st.integers(0, len(marked.words) - 1), st.integers(0, len(target) - 1))
+    links = data.draw(st.lists(pairs, max_size=10)) if target else []
+    weights = None
+    if target and data.draw(st.booleans()):
+        from rnnsearch.markup import WordWeights
+
+        rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+        weights = WordWeights(rng.random((len(target), len(marked.words))) ** 4)
+    spans = place(marked, len(target), links, weights=weights)
+    assert all(stop > start for (start, stop), element in zip(spans, marked.elements) if element.has_words)
 
 
 @pytest.mark.parametrize("markup", ["html", "xml"])
