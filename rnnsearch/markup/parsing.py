@@ -115,7 +115,7 @@ def parse(line: str, markup: str) -> MarkedUp:
     dialect = DIALECTS[markup]
     builder = _Builder(dialect)
     for event in events(line, text_elements=dialect.text_elements):
-        kept = _kept_whole(event.tag, event.attrs, dialect) if event.kind == "start" else None
+        kept = kept_whole(event.tag, event.attrs, dialect) if event.kind == "start" else None
         builder.add(event.kind, line[event.start : event.end], (event.tag, kept))
     return builder.finish()
 
@@ -210,7 +210,7 @@ class _Recorder(HTMLParser):
         self.events.append(Event(self.line_starts[line - 1] + column, 0, kind, tag, attrs))
 
 
-def _kept_whole(tag: str, attrs: tuple[tuple[str, str | None], ...], dialect: Dialect) -> str | None:
+def kept_whole(tag: str, attrs: tuple[tuple[str, str | None], ...], dialect: Dialect) -> str | None:
     """Why an element is kept whole, untranslated: "raw" for a script or a stylesheet,
     "untranslated" for one marked translate="no", one of the dialect's text elements
     (html's textarea and xmp) and kept elements (html's code, kbd, samp, var, svg and

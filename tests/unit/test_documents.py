@@ -515,6 +515,52 @@ def test_translate_yes_inside_translate_no_is_translated_again_as_the_standard_i
     )
 
 
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        # a kept element's attributes and its start tag stay as written, on an inline or a block element
+        (
+            '<p>Ein <span translate="no" title="Ein kleiner Hund">Rudi</span> läuft.</p>',
+            '<p>EIN <span translate="no" title="Ein kleiner Hund">Rudi</span> LÄUFT.</p>',
+        ),
+        (
+            '<div TRANSLATE="NO" title="Ein Hund"><p>Bleibt</p></div><p class="notranslate" title="Ein Hund">Ja.</p>',
+            None,
+        ),
+        # what an inline element kept whole holds, attributes and all
+        (
+            '<p>Mit <code><abbr title="Ein Hund">HTML</abbr></code> und <span translate="no"><img alt="Ein Bild">'
+            "</span> geht es.</p>",
+            '<p>MIT <code><abbr title="Ein Hund">HTML</abbr></code> UND <span translate="no"><img alt="Ein Bild">'
+            "</span> GEHT ES.</p>",
+        ),
+        # formulas and drawings are kept byte for byte inside the sentence around them
+        (
+            '<p>Die Formel <math><mi>x</mi><mo>=</mo><mn>2</mn></math> gilt, <svg viewBox="0 0 9 9"><text>Hallo'
+            "</text></svg> auch.</p>",
+            '<p>DIE FORMEL <math><mi>x</mi><mo>=</mo><mn>2</mn></math> GILT, <svg viewBox="0 0 9 9"><text>Hallo'
+            "</text></svg> AUCH.</p>",
+        ),
+        # a picture's or a video's sources do not cut the sentence
+        (
+            '<p>Ein <picture><source srcset="a.webp"><img alt="Ein Hund"></picture> und <video><source src="v">'
+            "Kein Video</video> dort.</p>",
+            '<p>EIN <picture><source srcset="a.webp"><img alt="EIN HUND"></picture>UND <video><source src="v">'
+            "KEIN VIDEO</video> DORT.</p>",
+        ),
+        # the page's language in both its attributes; a repeated attribute: the first is translated, the rest
+        # and every other attribute's name and quotes as written
+        (
+            '<html lang="de" xml:lang="de"><p><img ALT=Hund alt=Katze data-X=\'1\'> Ein Hund.</p></html>',
+            '<html lang="en" xml:lang="en"><p><img ALT="HUND" alt=Katze data-X=\'1\'>EIN HUND.</p></html>',
+        ),
+    ],
+)
+def test_what_a_page_keeps_comes_back_as_written_and_its_attributes_once_each(page, expected):
+    written = translated("a.html", (page + "<p>Ein Hund.</p>").encode()).decode()
+    assert written == (expected or page) + "<p>EIN HUND.</p>"
+
+
 def test_pandoc_reads_a_translated_word_document_as_the_source_s_text_translated(tmp_path):
     def read(data: bytes) -> str:  # pandoc: the Makefile installs it
         (tmp_path / "letter.docx").write_bytes(data)

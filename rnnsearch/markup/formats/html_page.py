@@ -15,13 +15,17 @@ Not translated, kept byte for byte: `<script>`, `<style>`, `<pre>`, `<textarea>`
 `<template>` and every element marked `translate="no"` or `class="notranslate"`, with all
 they contain, except, as the standard's inheritance of `translate` has it, an element
 inside one of those marked `translate="yes"`, translated again up to its end (inside a
-run of phrasing content, an inline element kept whole keeps all it holds); comments,
-declarations and processing instructions; the white space around each run. Translated
+run of phrasing content, an inline element kept whole keeps all it holds, whatever its
+tags: a `<math>`'s `<mi>`, an `<svg>`'s `<text>`); comments, declarations and processing
+instructions; the white space around each run. A `<picture>`'s, `<video>`'s or
+`<audio>`'s `<source>` and `<track>` are part of the run, not boundaries. Translated
 besides the text (the attributes the standard's `translate` covers): `alt`, `title`,
 `placeholder`, `label`, `abbr`, `aria-label`, the `value` of a button, reset or submit
-`<input>`, and the `content` of `<meta name="description">`; a start
-tag with a translated attribute is written again, each attribute as name="value". The
-`lang` of `<html>` becomes the target language.
+`<input>`, and the `content` of `<meta name="description">`, each where it is first
+given on its tag (as browsers read a repeated attribute), never on an element kept whole
+nor inside one. Only a translated attribute's value is written again, as name="value";
+every other byte of its start tag stays as written (names in their case, `viewBox`). The
+`lang` of `<html>`, and its `xml:lang` where it has one, become the target language.
 
 A run whose inline elements do not nest (`<p><b>a</p>`, as browsers forgive) is
 translated text piece by text piece instead, its tags left where they are.
@@ -36,10 +40,11 @@ from __future__ import annotations
 import bisect
 import codecs
 import html
+import html.parser
 from collections.abc import Callable, Sequence
 from html.parser import HTMLParser
 
-from rnnsearch.markup.dialects import KEPT_CLASSES, KEPT_ELEMENTS, TEXT_ELEMENTS, VOID_ELEMENTS
+from rnnsearch.markup.dialects import DIALECTS, KEPT_CLASSES, KEPT_ELEMENTS, TEXT_ELEMENTS, VOID_ELEMENTS
 from rnnsearch.markup.formats.document import (
     Document,
     ReadOptions,
@@ -50,7 +55,7 @@ from rnnsearch.markup.formats.document import (
     plain_markup,
     plain_text,
 )
-from rnnsearch.markup.parsing import Event, MarkupError, events, parse
+from rnnsearch.markup.parsing import Event, MarkupError, events, kept_whole, parse
 
 PHRASING = frozenset(
     {
@@ -64,6 +69,10 @@ PHRASING = frozenset(
 """The HTML standard's phrasing content (and `font`, which pages still use), less what is
 kept whole: a unit runs over these."""
 
+MEDIA_SOURCES = frozenset({"source", "track", "param"})
+"""The empty elements that give a `<picture>`, `<video>`, `<audio>` or `<object>` its
+sources: part of the run their element stands in, never a boundary that cuts its sentence."""
+
 KEPT_BLOCKS = frozenset({"script", "style", "pre", "textarea", "template", "xmp", "plaintext"})
 """Elements kept whole, untranslated, with all they contain, where they start a block."""
 
@@ -72,6 +81,8 @@ TRANSLATED_ATTRIBUTES = frozenset({"alt", "title", "placeholder", "label", "abbr
 
 BUTTON_TYPES = frozenset({"button", "reset", "submit"})
 """`<input>` types whose `value` is the text the button shows."""
+
+HTML = DIALECTS["html"]
 
 CHARSET_PREFIX = 1024
 """How many bytes at the start of a page are searched for its `<meta charset>`."""
@@ -136,6 +147,7 @@ class _PageReader:
         self.protected = 0
         self.run: list[Event] = []  # the run of phrasing content being read
         self.kept: tuple[str, int] | None = None  # the element kept whole being passed over, and its depth
+        self.inline_kept: tuple[str, int] | None = None  # the inline element kept whole in the run, and its depth
         # elements turned back on inside one kept whole: the kept one's state, their name and depth
         self.resumed: list[tuple[tuple[str, int], str, int]] = []
         self.line_starts = [0] + [k + 1 for k, character in enumerate(text) if character == "\n"]
@@ -176,17 +188,28 @@ class _PageReader:
                 self.kept = outer
 
     def _read(self, event: Event) -> None:
-        """An event outside what is kept whole: a run's, or a boundary that ends the run."""
+        """An event outside what is kept whole: a run's, or a boundary that ends the run.
+        Inside an inline element kept whole (`<code>`, `<svg>`, `<math>`, a `<span>`
+        marked translate="no"), every event is the run's, whatever its tag, and no
+        attribute is translated: the element comes back byte for byte."""
+        if self.inline_kept is not None:
+            self.run.append(event)
+            self.inline_kept = _still_kept(self.inline_kept, event)
+            return
         if _in_run(event):
             self.run.append(event)
-            self._attributes(event)
+            if event.kind == "start" and event.tag not in VOID_ELEMENTS and kept_whole(event.tag, event.attrs, HTML):
+                self.inline_kept = (event.tag, 1)
+            else:
+                self._attributes(event)
             return
         self._run()
-        self._attributes(event)
         if event.kind == "start" and _kept_block(event):
             self.kept = (event.tag, 1)
             self.protected += 1
-        elif event.kind == "other":
+            return
+        self._attributes(event)
+        if event.kind == "other":
             self.protected += 1
 
     def _run(self) -> None:
@@ -226,6 +249,8 @@ class _PageReader:
             return
         units: dict[str, int] = {}
         for name, value in event.attrs:
+            if name in units:
+                continue  # a repeated attribute: the first is the element's, as browsers read it
             if value and value.strip() and _translated(event, name):
                 units[name] = len(self.units)
                 self.units.append(Unit(plain_markup(value), f"{self._place(event.start)}, {name}", attribute=True))
@@ -272,7 +297,7 @@ def _in_run(event: Event) -> bool:
         return True
     if event.kind == "other":
         return False
-    return event.tag in PHRASING or (event.tag in KEPT_ELEMENTS and event.kind != "end")
+    return event.tag in PHRASING | MEDIA_SOURCES or (event.tag in KEPT_ELEMENTS and event.kind != "end")
 
 
 def _translated(event: Event, name: str) -> bool:
@@ -351,14 +376,38 @@ class _Page(Document):
             changed = {name: plain_text(text) for name, k in units.items() if (text := translations[k]) is not None}
             if event.tag == "html" and translated and self.language:
                 changed["lang"] = self.language
+                if any(name == "xml:lang" for name, _ in event.attrs):
+                    changed["xml:lang"] = self.language
             if changed:
-                written[offset] = (event.end, _tag(event, changed, self.text[event.start : event.end]))
+                written[offset] = (event.end, _tag(self.text[event.start : event.end], changed))
         return written
 
 
-def _tag(event: Event, changed: dict[str, str], raw: str) -> str:
-    """The start tag `event` written with the attribute values `changed` (a new one at the end)."""
-    attributes = [(name, changed.get(name, value)) for name, value in event.attrs]
-    attributes += [(name, value) for name, value in changed.items() if name not in dict(event.attrs)]
-    written = "".join(f" {name}" if value is None else f' {name}="{html.escape(value)}"' for name, value in attributes)
-    return f"<{event.tag}{written}{'/>' if raw.rstrip().endswith('/>') else '>'}"
+def _tag(raw: str, changed: dict[str, str]) -> str:
+    """The start tag `raw` with the values of the attributes `changed` (by their names in
+    lower case) written anew where each is first given, and one it lacks added at its
+    end; every other byte as written: names in their case (`viewBox`, `TRANSLATE`), the
+    other attributes, their quotes and a repeated attribute's later values. The
+    attributes are found as html.parser finds them (its own patterns), so that each is
+    the one the page's reading gave."""
+    found = html.parser.tagfind_tolerant.match(raw, 1)
+    position = found.end() if found else len(raw)
+    end = len(raw) - (2 if raw.endswith("/>") else 1)
+    pieces, last, done = [], 0, set()
+    while position < end and (attribute := html.parser.attrfind_tolerant.match(raw, position)):
+        name = attribute.group(1).lower()
+        if name in changed and name not in done:
+            value_start = attribute.start(2) if attribute.group(2) else attribute.end(1)
+            value_end = attribute.end(2) if attribute.group(2) else attribute.end(1)
+            pieces += [raw[last:value_start], f'="{html.escape(changed[name])}"']
+            last = value_end
+            done.add(name)
+        if attribute.end() == position:
+            break
+        position = attribute.end()
+    added = "".join(f' {name}="{html.escape(value)}"' for name, value in changed.items() if name not in done)
+    if added:
+        pieces += [raw[last:end].rstrip(), added]
+        last = end
+    pieces.append(raw[last:])
+    return "".join(pieces)
