@@ -246,6 +246,15 @@ def test_a_page_is_written_back_in_its_own_encoding():
     assert translated("page-bom.html", DOCUMENTS["page-bom.html"]).startswith(codecs.BOM_UTF8)
 
 
+@pytest.mark.parametrize("charset", ["base64", "hex", "rot13", "zlib", "unicode_escape", "utf-16", "no-such"])
+def test_a_meta_charset_that_names_no_web_encoding_reads_the_page_as_utf_8(charset):
+    """Only the WHATWG Encoding standard's labels name an encoding: a codec that is not a
+    text encoding was looked up (a traceback), or read the page as escapes."""
+    page = f'<html><head><meta charset="{charset}"></head><body><p>Ein Hund läuft.</p>\n<p>Zwei.</p></body></html>'
+    written = translated("p.html", page.encode()).decode("utf-8")
+    assert "<p>EIN HUND LÄUFT.</p>\n<p>ZWEI.</p>" in written
+
+
 def test_a_sentence_is_the_unit_whatever_formatting_crosses_it():
     seen: list[str] = []
 

@@ -31,7 +31,8 @@ A run whose inline elements do not nest (`<p><b>a</p>`, as browsers forgive) is
 translated text piece by text piece instead, its tags left where they are.
 
 The encoding is the byte order mark's, else the one a `<meta charset>` (or its
-`http-equiv` form) in the first 1,024 bytes names, else UTF-8; the page is written back
+`http-equiv` form) in the first 1,024 bytes names by a label of the WHATWG Encoding
+standard (`page_encoding`), else UTF-8; the page is written back
 in it, a character it cannot hold as a character reference.
 """
 
@@ -43,6 +44,8 @@ import html
 import html.parser
 from collections.abc import Callable, Sequence
 from html.parser import HTMLParser
+
+import webencodings
 
 from rnnsearch.markup.dialects import DIALECTS, KEPT_CLASSES, KEPT_ELEMENTS, TEXT_ELEMENTS, VOID_ELEMENTS
 from rnnsearch.markup.formats.document import (
@@ -103,19 +106,25 @@ class HtmlPage:
 
 
 def page_encoding(data: bytes) -> tuple[str, bytes]:
-    """The page's encoding and its byte order mark (b"" for none): the mark's, else the
-    `<meta>`'s in the first CHARSET_PREFIX bytes (a name Python does not know is UTF-8),
-    else UTF-8."""
+    """The page's encoding (a Python codec's name) and its byte order mark (b"" for
+    none): the mark's, else the one the `<meta>` in the first CHARSET_PREFIX bytes
+    names, else UTF-8. A `<meta>` is read as the HTML standard reads it: only a label of
+    the WHATWG Encoding standard names an encoding (webencodings), so that a codec that
+    is not a text encoding (`base64`, `rot13`, `unicode_escape`) is never used, and one
+    it does not name, or UTF-16 (which a page that a `<meta>` could be read in cannot
+    be), is UTF-8."""
     marks = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
     for bom, encoding in marks:
         if data.startswith(bom):
             return encoding, bom
     finder = _CharsetFinder()
     finder.feed(data[:CHARSET_PREFIX].decode("latin-1"))
-    try:
-        return (codecs.lookup(finder.charset).name if finder.charset else "utf-8"), b""
-    except LookupError:
+    named = webencodings.lookup(finder.charset) if finder.charset else None
+    if named is None or named.name in ("utf-16le", "utf-16be"):
         return "utf-8", b""
+    if named.name == "x-user-defined":
+        return "cp1252", b""
+    return str(named.codec_info.name), b""
 
 
 class _CharsetFinder(HTMLParser):
