@@ -310,6 +310,12 @@ def test_markdown_keeps_its_code_and_syntax_and_translates_blocks_and_cells():
         assert done in text
 
 
+def test_an_italic_opened_in_one_cue_and_closed_in_the_next_keeps_both_tags():
+    film = "1\n00:00:01,000 --> 00:00:02,000\n<i>Der Mann geht\n\n2\n00:00:02,000 --> 00:00:03,000\nnach Hause.</i>\n"
+    cues = list(srt.parse(translated("film.srt", film.encode()).decode()))
+    assert [cue.content for cue in cues] == ["<i>DER MANN GEHT", "NACH HAUSE.</i>"]
+
+
 def test_subtitles_keep_their_cues_and_timings_and_share_a_sentence_over_its_cues():
     text = translated("film.srt", DOCUMENTS["film.srt"]).decode()
     before, after = list(srt.parse(SUBTITLES)), list(srt.parse(text))
@@ -370,6 +376,14 @@ def test_plain_text_is_translated_by_paragraphs_keeping_what_lies_between():
             b"1\n00:00:01,000 --> 00:00:02,000\nHi\n\n2\n00:00:03,000 --> 0:xx\nHo\n",
             r"bad.srt: line 5: not a",
         ),
+        ("short.srt", b"1\n00:00:01 --> 00:00:02,000\nHi\n", r"short.srt: line 2: cue 1: timestamp '00:00:01' is not"),
+        (
+            "minutes.srt",
+            b"1\n00:00:01,000 --> 00:00:02,000\nHi.\n\n2\n00:99:00,000 --> 01:40:00,000\nHo\n",
+            r"minutes.srt: line 6: cue 2: timestamp '00:99:00,000' is not",
+        ),
+        ("back.srt", b"1\n00:00:05,000 --> 00:00:02,000\nHi\n", r"back.srt: cue 1: it ends before it starts"),
+        ("huge.srt", b"1\n" + b"9" * 30 + b":00:00,000 --> 00:00:02,000\nHi\n", r"huge.srt: not a subtitle file"),
         ("bad.po", b'msgid "a"\nmsgstr "b"\nmsgid\n', r"bad.po: not a PO catalogue"),
         ("bad.html", b"<p>\xff\xfe</p>", r"bad.html: byte 3 is not utf-8"),
         ("bad.md", b"# \xc3(", r"bad.md: byte 2 is not utf-8"),

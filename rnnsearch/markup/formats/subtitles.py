@@ -8,7 +8,12 @@ line break as `<br>`, and the alignment places them among the translation's word
 places any tag, so that each cue gets the words aligned to its own. Italics and the
 other tags players read (`<i>`, `<b>`, `<u>`, `<font>`) ride along as markup. A cue left
 with no word is given its share of the words by the source cues' word counts instead;
-a cue never has more lines than its source had.
+a cue never has more lines than its source had. An italic opened in one cue and closed
+in a later one of the same unit is one element over their words.
+
+Timings must be as SubRip writes them: HH:MM:SS,mmm (or with a dot), minutes and seconds
+under 60, each cue ending no earlier than it starts; a file with any other is refused in
+one line naming the cue, as are timestamps too large for any time.
 """
 
 from __future__ import annotations
@@ -53,10 +58,13 @@ class Subtitles:
         except srt.SRTParseError as error:
             line = text.count("\n", 0, error.expected_start) + 1
             raise DocumentError(f"{origin}: line {line}: not a subtitle cue (number, timings, text)") from None
+        except OverflowError:
+            raise DocumentError(f"{origin}: not a subtitle file: a timestamp is larger than any time") from None
         except ValueError as error:
             raise DocumentError(f"{origin}: not a subtitle file: {error}") from None
         newline = "\r\n" if "\r\n" in text else "\n"
         spans = _content_spans(text, cues, newline, origin)
+        _check_timings(text, cues, spans, origin)
         groups = _groups(cues)
         units = [Unit(_markup(cues, group), f"cue {cues[group[0]].index}") for group in groups]
         return _SubtitleFile(text, cues, spans, groups, checked_units(units, origin), newline=newline, bom=bom)
@@ -76,6 +84,45 @@ def _content_spans(text: str, cues: list[srt.Subtitle], newline: str, origin: st
         spans.append((start, start + len(content)))
         position = start + len(content)
     return spans
+
+
+def _check_timings(text: str, cues: list[srt.Subtitle], spans: list[tuple[int, int]], origin: str) -> None:
+    """Each cue's timings as SubRip writes them, HH:MM:SS,mmm (a dot for the comma
+    taken), minutes and seconds under 60, and its end not before its start; else a
+    DocumentError naming the cue's line. The `srt` package reads `00:00:01` and
+    `00:99:00,000` and a cue that ends before it starts without a word; a player shows
+    them wrong, or not at all."""
+    previous = 0
+    for cue, (start, _) in zip(cues, spans, strict=True):
+        if cue.content:  # the timing line is the last line before the cue's text
+            line_start = text.rfind("\n", previous, max(start - 1, previous)) + 1
+            timing = text[line_start:start].strip()
+            line = text.count("\n", 0, line_start) + 1
+            for stamp in _stamps(timing):
+                if not _well_written(stamp):
+                    raise DocumentError(
+                        f"{origin}: line {line}: cue {cue.index}: timestamp {stamp!r} is not HH:MM:SS,mmm "
+                        "with minutes and seconds under 60"
+                    )
+            previous = start
+        if cue.end < cue.start:
+            stamps = f"{srt.timedelta_to_srt_timestamp(cue.end)} before {srt.timedelta_to_srt_timestamp(cue.start)}"
+            raise DocumentError(f"{origin}: cue {cue.index}: it ends before it starts ({stamps})")
+
+
+def _stamps(timing: str) -> list[str]:
+    """The two timestamps of a cue's timing line (`start --> end [position]`)."""
+    before, _, after = timing.partition("-->")
+    return [before.strip(), (after.split() or [""])[0]]
+
+
+def _well_written(stamp: str) -> bool:
+    """Whether a timestamp that the `srt` package read is HH:MM:SS,mmm (or with a dot)."""
+    found = srt.TS_REGEX.match(stamp)
+    if found is None:
+        return False
+    _, minutes, seconds, milliseconds = found.groups()
+    return int(minutes) < 60 and int(seconds) < 60 and len(milliseconds) == 3 and stamp[-4] in ",."
 
 
 def _groups(cues: list[srt.Subtitle]) -> list[list[int]]:
@@ -108,8 +155,15 @@ def _checked(cues: list[srt.Subtitle], groups: list[list[int]]) -> list[list[int
 
 
 def _markup(cues: list[srt.Subtitle], group: list[int]) -> str:
-    """The unit of a run of cues: their text, lines joined by `<br>`, cues by CUE; a cue
-    whose markup does not read is its text escaped."""
+    """The unit of a run of cues: their text, lines joined by `<br>`, cues by CUE. Where
+    the run's markup reads as a whole (an italic opened in one cue, closed in the next),
+    it is kept so; else each cue whose markup does not read is its text escaped."""
+    joined = CUE.join(_lines(cues[k].content.strip()) for k in group)
+    try:
+        parse(joined, "html")
+        return joined
+    except MarkupError:
+        pass
     texts = []
     for k in group:
         content = cues[k].content.strip()
@@ -117,8 +171,13 @@ def _markup(cues: list[srt.Subtitle], group: list[int]) -> str:
             parse(content, "html")
         except MarkupError:
             content = html.escape(content, quote=False)
-        texts.append("<br>".join(line.strip() for line in content.split("\n")))
+        texts.append(_lines(content))
     return CUE.join(texts)
+
+
+def _lines(content: str) -> str:
+    """A cue's lines joined by `<br>`."""
+    return "<br>".join(line.strip() for line in content.split("\n"))
 
 
 class _SubtitleFile(Document):
