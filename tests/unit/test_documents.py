@@ -655,3 +655,50 @@ def test_bytes_that_name_a_file_are_read_as_the_document_never_as_its_path(name,
         assert name in str(error)
         return
     assert all("Mann" not in unit.markup and "Hund" not in unit.markup for unit in read[2].units)
+
+
+def _patched_package(part: str, *, flags: int = 0, method: int | None = None, crc: int | None = None) -> bytes:
+    """letter.docx with `part` stored, then its zip headers (local and central) patched:
+    flag bits set, another compression method, another CRC, as a hostile package has."""
+    import struct
+
+    source = zipfile.ZipFile(io.BytesIO(DOCUMENTS["letter.docx"]))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as written:
+        for member in source.infolist():
+            method_used = zipfile.ZIP_STORED if member.filename == part else zipfile.ZIP_DEFLATED
+            written.writestr(member.filename, source.read(member.filename), compress_type=method_used)
+    data = bytearray(buffer.getvalue())
+    name = part.encode()
+    for signature, at_flags, at_method, at_crc, at_name in (
+        (b"PK\x03\x04", 6, 8, 14, 30),
+        (b"PK\x01\x02", 8, 10, 16, 46),
+    ):
+        start = 0
+        while (start := data.find(signature, start)) >= 0:
+            if data[start + at_name : start + at_name + len(name)] == name:
+                flag = struct.unpack_from("<H", data, start + at_flags)[0]
+                struct.pack_into("<H", data, start + at_flags, flag | flags)
+                if method is not None:
+                    struct.pack_into("<H", data, start + at_method, method)
+                if crc is not None:
+                    struct.pack_into("<I", data, start + at_crc, crc)
+            start += 4
+    return bytes(data)
+
+
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        ({"method": 98}, r"word/styles.xml: compressed by zip method 98, not Word's"),  # PPMd
+        ({"flags": 0x1}, r"word/styles.xml: encrypted"),  # ZipCrypto
+        ({"crc": 0x12345678}, r"word/styles.xml: cannot be unpacked \(Bad CRC-32"),
+        ({"crc": 0x12345678, "part": "word/document.xml"}, r"word/document.xml: cannot be unpacked \(Bad CRC-32"),
+    ],
+)
+def test_a_hostile_word_package_is_refused_in_one_line_before_anything_is_translated(patch, message):
+    """Every part is unpacked and checked as the package is read: a part read only when
+    the translation was written (styles) ended a whole translation in a traceback."""
+    data = _patched_package(patch.pop("part", "word/styles.xml"), **patch)
+    with pytest.raises(DocumentError, match=rf"^hostile.docx: {message}"):
+        read_document(data, name="hostile.docx", target_language="en")

@@ -20,9 +20,12 @@ and the order of the parts stay exactly as they were; a document none of whose t
 changes is handed back byte for byte.
 
 A package is refused, in one line naming the file, when it is not a zip, when its parts
-would be larger together than MAX_DOCUMENT_BYTES unpacked (a zip bomb), when a part is
-not well-formed XML, and when a part declares a DTD (entity expansion, as in the billion
-laughs, is never done).
+would be larger together than MAX_DOCUMENT_BYTES unpacked (a zip bomb: the sizes it
+declares are checked first, and every part is unpacked a chunk at a time, so that one
+that lies about its size is stopped at the bound), when a part is encrypted, compressed
+by a method Word does not use, or damaged (its CRC), all found before anything is
+translated, when a part is not well-formed XML, and when a part declares a DTD (entity
+expansion, as in the billion laughs, is never done).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import copy
 import html
 import io
 import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -58,6 +62,12 @@ BREAKS = frozenset({f"{{{W}}}tab", f"{{{W}}}br", f"{{{W}}}cr", f"{{{W}}}noBreakH
 TEXT = f"{{{W}}}t"
 RUN_PROPERTIES = f"{{{W}}}rPr"
 
+ENCRYPTED = 0x1
+"""The zip general purpose flag of an encrypted member."""
+
+CHUNK = 1 << 20
+"""How many bytes of a part are unpacked at a time while the package is checked."""
+
 Element = etree._Element
 """An element of a parsed part (lxml's)."""
 
@@ -82,7 +92,7 @@ class WordDocument:
         try:
             package = zipfile.ZipFile(io.BytesIO(checked_size(data, origin)))
             members = package.infolist()
-        except zipfile.BadZipFile as error:
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
             raise DocumentError(f"{origin}: not a Word document (a damaged or not a zip file: {error})") from None
         unpacked = sum(member.file_size for member in members)
         if unpacked > MAX_DOCUMENT_BYTES:
@@ -93,25 +103,67 @@ class WordDocument:
         names = [member.filename for member in members]
         if "word/document.xml" not in names:
             raise DocumentError(f"{origin}: not a Word document (no word/document.xml)")
+        stories = _unpacked(package, members, origin)
         parts, paragraphs, units = {}, [], []
-        for name in names:
-            if name in STORIES or (name.startswith(STORY_PREFIXES) and name.endswith(".xml")):
-                root = _xml(package, name, origin)
-                parts[name] = root
-                for number, paragraph in enumerate(root.iter(_w("p")), start=1):
-                    read = _Paragraph.of(paragraph)
-                    if read is not None:
-                        paragraphs.append((name, read))
-                        units.append(Unit(read.markup, f"{name}, paragraph {number}", parsed=read.parsed))
+        for name, story in stories.items():
+            root = _xml(story, name, origin)
+            parts[name] = root
+            for number, paragraph in enumerate(root.iter(_w("p")), start=1):
+                read = _Paragraph.of(paragraph)
+                if read is not None:
+                    paragraphs.append((name, read))
+                    units.append(Unit(read.markup, f"{name}, paragraph {number}", parsed=read.parsed))
         return _Package(data, package, parts, paragraphs, checked_units(units, origin))
 
 
-def _xml(package: zipfile.ZipFile, name: str, origin: str) -> Element:
+def _is_story(name: str) -> bool:
+    return name in STORIES or (name.startswith(STORY_PREFIXES) and name.endswith(".xml"))
+
+
+def _unpacked(package: zipfile.ZipFile, members: list[zipfile.ZipInfo], origin: str) -> dict[str, bytes]:
+    """The stories' parts, by name, once every part of the package has been unpacked
+    and checked, before anything is translated: a part that is encrypted, compressed by
+    a method other than Word's (stored or deflated), damaged (its CRC) or larger than it
+    says, or parts that unpack past MAX_DOCUMENT_BYTES together, are a DocumentError
+    naming the part. Parts are read a chunk at a time, so a part that lies about its
+    size is stopped at the bound, and only the stories are kept."""
+    stories, total = {}, 0
+    for member in members:
+        where = f"{origin}: {member.filename}"
+        if member.flag_bits & ENCRYPTED:
+            raise DocumentError(f"{where}: encrypted, which a Word document's parts never are")
+        if member.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise DocumentError(
+                f"{where}: compressed by zip method {member.compress_type}, not Word's (stored or deflated)"
+            )
+        chunks = []
+        try:
+            with package.open(member) as part:
+                while chunk := part.read(CHUNK):
+                    total += len(chunk)
+                    if total > MAX_DOCUMENT_BYTES:
+                        raise DocumentError(
+                            f"{where}: the parts unpack to more than the {MAX_DOCUMENT_BYTES:,} bytes a document may have"
+                        )
+                    if _is_story(member.filename):
+                        chunks.append(chunk)
+        except (
+            zipfile.BadZipFile,
+            zlib.error,
+            EOFError,
+            OSError,
+            ValueError,
+            RuntimeError,
+            NotImplementedError,
+        ) as error:
+            raise DocumentError(f"{where}: cannot be unpacked ({error})") from None
+        if _is_story(member.filename):
+            stories[member.filename] = b"".join(chunks)
+    return stories
+
+
+def _xml(data: bytes, name: str, origin: str) -> Element:
     """A part parsed, with no DTD, no entities and no network."""
-    try:
-        data = package.read(name)
-    except (zipfile.BadZipFile, OSError, ValueError) as error:
-        raise DocumentError(f"{origin}: {name}: cannot be unpacked ({error})") from None
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
     try:
         root = etree.fromstring(data, parser)
