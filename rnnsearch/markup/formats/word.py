@@ -142,9 +142,7 @@ def _unpacked(package: zipfile.ZipFile, members: list[zipfile.ZipInfo], origin: 
                 while chunk := part.read(CHUNK):
                     total += len(chunk)
                     if total > MAX_DOCUMENT_BYTES:
-                        raise DocumentError(
-                            f"{where}: the parts unpack to more than the {MAX_DOCUMENT_BYTES:,} bytes a document may have"
-                        )
+                        raise DocumentError(f"{where}: the parts unpack to more than {MAX_DOCUMENT_BYTES:,} bytes")
                     if _is_story(member.filename):
                         chunks.append(chunk)
         except (
