@@ -38,7 +38,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     command.add_argument(
         "--source-language",
         metavar="CODE",
-        help="the language whose rules cut sentences, an ISO 639-1 code (default: the model's data.src_lang)",
+        help="the language whose rules cut sentences, a language tag (an ISO 639 code such as de, or a BCP 47 tag "
+        "such as pt-BR; one sentencex has no rules for is cut by its fallback, English's); default: the model's "
+        "data.src_lang",
     )
     command.add_argument(
         "--unchanged-ok",

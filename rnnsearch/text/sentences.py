@@ -14,7 +14,10 @@ it, so that the block is the sentences joined, byte for byte.
 
 from __future__ import annotations
 
+import langcodes
 from sentencex import get_sentence_boundaries
+
+from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 
 NEVER_ENDING: dict[str, frozenset[str]] = {
     "fr": frozenset({"M.", "MM.", "Mme.", "Mmes.", "Mlle.", "Mlles.", "Me.", "Mgr.", "Dr.", "Pr.", "St.", "Ste."}),
@@ -23,6 +26,21 @@ NEVER_ENDING: dict[str, frozenset[str]] = {
 }
 """Per language, the words after which no sentence ends: titles before a name and
 abbreviations before a number."""
+
+
+def checked_language(language: object, key: str) -> str:
+    """`language`, a valid language tag (an ISO 639 code, `de`, or a BCP 47 tag, `pt-BR`,
+    as the IANA registry has them), as the language subtag whose rules cut sentences;
+    else an error naming `key`. A language sentencex has no rules of its own for is cut
+    by its fallback rules, which end in English's."""
+    if not isinstance(language, str):
+        raise ArgumentTypeError(f"{key}: expected a language tag, got {type(language).__name__}")
+    if not langcodes.tag_is_valid(language):
+        raise ArgumentValueError(
+            f"{key}: {language!r} is not a language tag (an ISO 639 code such as de, en or fr, or a BCP 47 tag "
+            "such as pt-BR)"
+        )
+    return str(langcodes.Language.get(language).language)
 
 
 def sentence_spans(text: str, language: str) -> list[tuple[int, int]]:

@@ -33,6 +33,7 @@ from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH, Decoding
 from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup import WordWeights, checked_placement, chosen_placement
+from rnnsearch.text.sentences import checked_language
 from rnnsearch.translation.documents import (
     SentenceTranslation,
     SentenceTranslator,
@@ -72,13 +73,17 @@ class DocumentTranslation(TextTranslation):
         word alignment, as `translate`'s does with `markup`: read as `reading` says, from
         `alignment_from`, placed as `placement` says. A document that comes back
         unchanged, or holds nothing to translate, is a DocumentError unless
-        `unchanged_ok`. Sentences are found by the rules of `source_language` (None: the
-        model's source language). With `retranslate`, what a document holds translated
-        already (a catalogue's translated entries) is translated again rather than kept.
-        `progress(total, done)` is called as each batch of
-        sentences is done, with how many there are and how many that batch held."""
+        `unchanged_ok`. Sentences are found by the rules of `source_language`, a language
+        tag (None: the model's source language; one that is not a tag is an error). With
+        `retranslate`, what a document holds translated already (a catalogue's translated
+        entries) is translated again rather than kept. `progress(total, done)` is called
+        as each batch of sentences is done, with how many there are and how many that
+        batch held."""
         request, placed = document_request(
             self, NOT_TEXT, alignment_from=alignment_from, reading=reading, beam_size=beam_size, placement=placement
+        )
+        language = (
+            self.data.src_lang if source_language is None else checked_language(source_language, "source_language")
         )
         if isinstance(documents, (str, bytes, Path)):
             raise ArgumentTypeError("documents: expected a list of paths or bytes, not a single one")
@@ -105,7 +110,7 @@ class DocumentTranslation(TextTranslation):
                 batch=SENTENCES_PER_SEARCH,
                 progress=progress,
             ),
-            language=source_language or self.data.src_lang,
+            language=language,
             unchanged_ok=unchanged_ok,
             fits=partial(fitting, self),
         )

@@ -211,3 +211,6 @@ def test_translate_document_writes_every_document_translated_with_its_structure(
     assert catalogue.count("%(name)s") == 2 and catalogue.count("{count}") == 2
     status, _, err = run_cli(capsys, "translate-document", model_dir, paths[0], paths[0], "-o", tmp_path / "out")
     assert status == 1 and err.count("\n") == 1 and "would both be written" in err
+    language = ["--source-language", "../../etc/passwd"]
+    status, _, err = run_cli(capsys, "translate-document", model_dir, paths[0], *language, "-o", tmp_path / "out2")
+    assert status == 1 and err.count("\n") == 1 and "'../../etc/passwd' is not a language tag" in err, err

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rnnsearch.text.sentences import sentence_spans, sentences
+from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
+from rnnsearch.text.sentences import checked_language, sentence_spans, sentences
 
 
 @pytest.mark.parametrize(
@@ -40,3 +41,17 @@ def test_the_sentences_cover_the_block_byte_for_byte(text):
     assert spans[0][0] == 0 and spans[-1][1] == len(text)
     assert all(end == start for (_, end), (start, _) in zip(spans, spans[1:]))
     assert "".join(sentences(text, "de")) == text
+
+
+def test_a_source_language_is_a_language_tag_or_refused_naming_its_key():
+    assert [checked_language(tag, "source_language") for tag in ("de", "pt-BR", "sr-Latn", "gsw")] == [
+        "de",
+        "pt",
+        "sr",
+        "gsw",
+    ]
+    for bad in ("xx", "", "../../etc/passwd", "zz-YY"):
+        with pytest.raises(ArgumentValueError, match=rf"^source_language: {bad!r} is not a language tag"):
+            checked_language(bad, "source_language")
+    with pytest.raises(ArgumentTypeError, match="source_language: expected a language tag, got int"):
+        checked_language(7, "source_language")
