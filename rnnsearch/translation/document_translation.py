@@ -9,7 +9,7 @@ after the other, with the unit's markup put back by their word alignments taken 
 (rnnsearch.markup): an element that crosses a sentence boundary keeps its place. A unit
 whose translation is its own words, word for word, is kept as written; a sentence longer
 than the model reads (search.max_source_length) is translated in parts, cut between
-words.
+words, and a single word longer than that is kept as written.
 
 A document whose every unit comes back unchanged, or that holds nothing to translate, is
 refused (a DocumentError saying so) unless `unchanged_ok` is given: a file handed back

@@ -171,27 +171,40 @@ def _translated_in_parts(
 ) -> list[SentenceTranslation]:
     """`translate` of every text; one the model cannot read whole is cut between words
     into halves, again until each fits, and its parts' translations joined. Each part is
-    asked about once: only the halves of a cut are asked about again."""
+    asked about once: only the halves of a cut are asked about again. A single word the
+    model cannot read (a long URL, a run of code or data) is kept as it is, linked to
+    itself: no model translates it, and the rest of its document still is."""
     parts: list[list[str]] = [[text] for text in texts]
+    kept: list[list[bool]] = [[False] for _ in texts]  # each part: a word the model cannot read, kept
     unsure = [(k, 0) for k in range(len(texts))]  # (text, part) whose fit is not known
     while fits is not None and unsure:
         too_long: dict[int, set[int]] = {}
         for (k, j), fit in zip(unsure, fits([parts[k][j] for k, j in unsure]), strict=True):
             if not fit and len(parts[k][j].split()) > 1:
                 too_long.setdefault(k, set()).add(j)
+            elif not fit:
+                kept[k][j] = True
         unsure = []
         for k, cut in too_long.items():
             pieces: list[str] = []
+            marks: list[bool] = []
             for j, part in enumerate(parts[k]):
                 if j in cut:
                     words = part.split()
                     unsure += [(k, len(pieces)), (k, len(pieces) + 1)]
                     pieces += [" ".join(words[: len(words) // 2]), " ".join(words[len(words) // 2 :])]
+                    marks += [False, False]
                 else:
                     pieces.append(part)
-            parts[k] = pieces
-    flat_translations = iter(translate([part for each in parts for part in each]))
-    return [_joined([next(flat_translations) for _ in each], [len(part.split()) for part in each]) for each in parts]
+                    marks.append(kept[k][j])
+            parts[k], kept[k] = pieces, marks
+    readable = [part for each, marks in zip(parts, kept) for part, mark in zip(each, marks) if not mark]
+    flat_translations = iter(translate(readable))
+    joined = []
+    for each, marks in zip(parts, kept, strict=True):
+        translations = [copied([part])[0] if mark else next(flat_translations) for part, mark in zip(each, marks)]
+        joined.append(_joined(translations, [len(part.split()) for part in each]))
+    return joined
 
 
 def _joined(translations: list[SentenceTranslation], sources: list[int]) -> SentenceTranslation:

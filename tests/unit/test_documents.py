@@ -285,6 +285,22 @@ def test_a_sentence_longer_than_the_model_reads_is_translated_in_parts_each_aske
     assert len(asked) == len(set(asked)) == 8  # the two sentences, two halves, four quarters
 
 
+def test_a_word_longer_than_the_model_reads_is_kept_as_written_and_the_rest_translated():
+    seen: list[str] = []
+
+    def recording(sentences):
+        seen.extend(sentences)
+        return uppercased(sentences)
+
+    def fits(sentences):  # a model that reads no word over 20 characters
+        return [all(len(word) <= 20 for word in s.split()) for s in sentences]
+
+    long = "x" * 6000
+    text = translated("a.txt", f"Ein Hund. Siehe {long} hier und dort.\n\nEnde.".encode(), recording, fits=fits)
+    assert text == f"EIN HUND. SIEHE {long} HIER UND DORT.\n\nENDE.".encode()
+    assert long not in " ".join(seen)
+
+
 def test_markdown_keeps_its_code_and_syntax_and_translates_blocks_and_cells():
     text = translated("readme.md", DOCUMENTS["readme.md"]).decode()
     for kept in (
