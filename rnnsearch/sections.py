@@ -21,6 +21,13 @@ in a vocabulary, utterances made): far beyond any run's, and small enough that a
 number is refused with its key rather than met by a library's crash or a day's work."""
 
 
+MAX_RATE = 3.4e37
+"""The largest learning rate: float32's largest finite value (3.4e38) times 1 − β1 (0.1),
+so that Adam's first step, the rate divided by 1 − β1, still fits the float32 it is
+applied in. A larger rate (1e308) ended in a traceback deep inside PyTorch's Adam; one
+this large still makes weights overflow, which a run stops on in one line."""
+
+
 class Section(BaseModel):
     """Every number a section holds is finite: infinity and NaN are refused with the key."""
 

@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from rnnsearch.config.search import Precision
 from rnnsearch.model.settings import aligner_objective
-from rnnsearch.sections import MAX_COUNT, MAX_SEED, MAX_THREADS, Section
+from rnnsearch.sections import MAX_COUNT, MAX_RATE, MAX_SEED, MAX_THREADS, Section
 
 
 class TrainConfig(Section):
@@ -120,6 +120,13 @@ class TrainConfig(Section):
         "alignment module's terms included, as CUDA graphs, one set per batch shape, each keeping its own "
         "activations; false runs every kernel from Python",
     )
+
+    @field_validator("learning_rate", "min_learning_rate")
+    @classmethod
+    def _rate_a_step_holds(cls, rate: float) -> float:
+        if rate > MAX_RATE:
+            raise ValueError(f"{rate:g} is larger than {MAX_RATE:g}, the largest rate Adam's float32 step can take")
+        return rate
 
     @field_validator("aligner_objective")
     @classmethod

@@ -428,3 +428,11 @@ def test_every_count_in_a_config_is_bounded_and_refused_naming_its_key(tmp_path:
     assert (
         message.startswith(f"{tmp_path / 'config.yaml'}: {section}.") and f"{name}: Input should be {bound}" in message
     )
+
+
+@pytest.mark.parametrize("key", ["train.learning_rate", "train.min_learning_rate"])
+def test_a_rate_adam_s_float32_step_cannot_take_is_refused_naming_its_key(tmp_path: Path, key: str) -> None:
+    assert load_config(write_config(tmp_path, minimal_tree()), [f"{key}=3.4e37"]) is not None
+    with pytest.raises(UserError) as excinfo:
+        load_config(write_config(tmp_path, minimal_tree()), [f"{key}=1e308"])
+    assert f"{key}: 1e+308 is larger than 3.4e+37" in user_error_message(excinfo)
