@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,7 +14,6 @@ from rnnsearch.cli.loading import load
 from rnnsearch.cli.options import add_alignment_from, add_reading, add_search
 from rnnsearch.errors import UserError
 from rnnsearch.markup import PLACEMENTS
-from rnnsearch.markup.formats import FORMATS
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -32,8 +31,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     command.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="folder the translations go to")
     command.add_argument(
         "--format",
-        choices=tuple(FORMATS),
-        help="read every input as this format (default: each input's extension says)",
+        choices=_FormatNames(),
+        metavar="FORMAT",
+        help="read every input as this format, one of %(choices)s (default: each input's extension says)",
     )
     command.add_argument(
         "--source-language",
@@ -62,6 +62,22 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_reading(command)
     add_alignment_from(command)
     command.set_defaults(run=run)
+
+
+class _FormatNames:
+    """The names `--format` takes, read from the formats' registry only when a value is
+    checked or the help is shown: every `rnnsearch` call builds this command's parser,
+    and most read no document."""
+
+    def __contains__(self, name: object) -> bool:
+        from rnnsearch.markup.formats import formats
+
+        return name in formats()
+
+    def __iter__(self) -> Iterator[str]:
+        from rnnsearch.markup.formats import formats
+
+        return iter(formats())
 
 
 def run(args: argparse.Namespace) -> None:

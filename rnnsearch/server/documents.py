@@ -25,7 +25,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import Response
 
 from rnnsearch.errors import UserError
-from rnnsearch.markup.formats import FORMATS
+from rnnsearch.markup.formats import formats
 from rnnsearch.server.batcher import Batcher
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.refusals import ERROR_RESPONSES
@@ -37,7 +37,7 @@ from rnnsearch.translation.translator import Translation, Translator
 PATH = "/v1/documents"
 
 BYTES = {"schema": {"type": "string", "format": "binary"}}
-ANSWERED = {entry.media_type: BYTES for entry in FORMATS.values()}
+ANSWERED = {entry.media_type: BYTES for entry in formats().values()}
 """The answer's media types, one per format, each a document's bytes."""
 
 

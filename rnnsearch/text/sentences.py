@@ -14,7 +14,6 @@ it, so that the block is the sentences joined, byte for byte.
 
 from __future__ import annotations
 
-import langcodes
 from sentencex import get_sentence_boundaries
 
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
@@ -33,6 +32,8 @@ def checked_language(language: object, key: str) -> str:
     as the IANA registry has them), as the language subtag whose rules cut sentences;
     else an error naming `key`. A language sentencex has no rules of its own for is cut
     by its fallback rules, which end in English's."""
+    import langcodes  # its registry takes a while to load, and only a document call asks
+
     if not isinstance(language, str):
         raise ArgumentTypeError(f"{key}: expected a language tag, got {type(language).__name__}")
     if not langcodes.tag_is_valid(language):

@@ -67,7 +67,7 @@ class DocumentTranslation(TextTranslation):
     ) -> list[TranslatedDocument]:
         """Translate documents, each a path or bytes (then with its name in `names`, whose
         extension says its format, or a `format` for all): HTML, DOCX, Markdown, SRT, PO
-        or plain text (rnnsearch.markup.formats.FORMATS). All their sentences are
+        or plain text (rnnsearch.markup.formats.formats()). All their sentences are
         translated in one batched search; each result holds the translated document's
         bytes and what was done (`summary`). The markup of each unit goes back by the
         word alignment, as `translate`'s does with `markup`: read as `reading` says, from

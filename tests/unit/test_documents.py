@@ -17,7 +17,7 @@ import srt
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
-from rnnsearch.markup.formats import FORMATS, format_of
+from rnnsearch.markup.formats import format_of, formats
 from rnnsearch.markup.formats.document import DocumentError
 from rnnsearch.translation.documents import (
     SentenceTranslation,
@@ -421,7 +421,7 @@ def test_a_bad_document_is_refused_in_one_line_naming_it(name, data, message):
 
 
 def test_every_format_is_found_by_its_extensions():
-    for entry in FORMATS.values():
+    for entry in formats().values():
         for extension in entry.extensions:
             assert format_of(f"x.{extension.upper()}") is entry
 

@@ -1,4 +1,4 @@
-"""Documents in, the same documents out: each format one entry of `FORMATS`, one class in
+"""Documents in, the same documents out: each format one entry of `formats()`, one class in
 one module of this package.
 
 A format reads a document's bytes into a `Document`: its translation units, each a block
@@ -15,40 +15,47 @@ translated line of each unit, or None for one whose translation is its own text 
 word, which the document keeps exactly as it was written.
 
 Adding a format (ODT, PPTX, EPUB) is one module here with one class that has `name`,
-`extensions`, `dialect`, `media_type` and `read`, one line in `FORMATS`, and its tests.
+`extensions`, `dialect`, `media_type` and `read`, one line in `formats()`, and its tests.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from rnnsearch.markup.formats.document import DocumentError, Format
-from rnnsearch.markup.formats.html_page import HtmlPage
-from rnnsearch.markup.formats.markdown_text import MarkdownText
-from rnnsearch.markup.formats.plain import PlainText
-from rnnsearch.markup.formats.po_catalogue import PoCatalogue
-from rnnsearch.markup.formats.subtitles import Subtitles
-from rnnsearch.markup.formats.word import WordDocument
 
-_ENTRIES: tuple[Format, ...] = (HtmlPage(), WordDocument(), MarkdownText(), Subtitles(), PoCatalogue(), PlainText())
 
-FORMATS: dict[str, Format] = {entry.name: entry for entry in _ENTRIES}
-"""Each format by the name `--format` and `format=` give it."""
+@cache
+def formats() -> dict[str, Format]:
+    """Each format by the name `--format` and `format=` give it: the registry. Its
+    modules, and the libraries they read with (lxml, markdown-it-py, srt, polib), are
+    imported on the first call, when a document is read, so that a call that reads none
+    (a plain `translate`, a speech model) loads none of them."""
+    from rnnsearch.markup.formats.html_page import HtmlPage
+    from rnnsearch.markup.formats.markdown_text import MarkdownText
+    from rnnsearch.markup.formats.plain import PlainText
+    from rnnsearch.markup.formats.po_catalogue import PoCatalogue
+    from rnnsearch.markup.formats.subtitles import Subtitles
+    from rnnsearch.markup.formats.word import WordDocument
+
+    entries: tuple[Format, ...] = (HtmlPage(), WordDocument(), MarkdownText(), Subtitles(), PoCatalogue(), PlainText())
+    return {entry.name: entry for entry in entries}
 
 
 def format_named(name: str) -> Format:
     """The format called `name`, or a DocumentError listing those there are."""
-    if name not in FORMATS:
-        raise DocumentError(f"format: {name!r} is not one of {', '.join(FORMATS)}")
-    return FORMATS[name]
+    if name not in formats():
+        raise DocumentError(f"format: {name!r} is not one of {', '.join(formats())}")
+    return formats()[name]
 
 
 def format_of(path: str | Path) -> Format:
     """The format a file name's extension says, or a DocumentError saying to give one."""
     suffix = Path(path).suffix.lower().lstrip(".")
-    for entry in FORMATS.values():
+    for entry in formats().values():
         if suffix in entry.extensions:
             return entry
     raise DocumentError(
-        f"{path}: no format reads .{suffix or '(no extension)'} files; give one of {', '.join(FORMATS)} as the format"
+        f"{path}: no format reads .{suffix or '(no extension)'} files; give one of {', '.join(formats())} as the format"
     )

@@ -1,5 +1,5 @@
 """What every format shares: a translation unit, the document a format reads, the format
-itself (the registry is the package's `FORMATS`), and the few readers and writers of
+itself (the registry is the package's `formats()`), and the few readers and writers of
 plain text that several formats use."""
 
 from __future__ import annotations
