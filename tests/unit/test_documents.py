@@ -9,6 +9,7 @@ import codecs
 import html.parser
 import io
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -718,3 +719,16 @@ def test_a_hostile_word_package_is_refused_in_one_line_before_anything_is_transl
     data = _patched_package(patch.pop("part", "word/styles.xml"), **patch)
     with pytest.raises(DocumentError, match=rf"^hostile.docx: {message}"):
         read_document(data, name="hostile.docx", target_language="en")
+
+
+def test_the_api_and_the_command_load_no_document_library_until_a_document_is_read():
+    """A plain `translate`, a speech model or `rnnsearch --help` reads no document: the
+    formats' libraries loaded with the API cost every call their import time."""
+    libraries = ("lxml", "markdown_it", "srt", "polib", "langcodes")
+    probe = (
+        "import sys; from rnnsearch.translation.translator import load; from rnnsearch.cli import build_parser; "
+        "build_parser(); "
+        f"print(*[name for name in {libraries!r} if name in sys.modules])"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert loaded == []
