@@ -40,6 +40,7 @@ class _Job:
     key: tuple
     future: asyncio.Future[list[Translation]]
     arrived: float
+    bulk: bool = False
 
 
 class Batcher:
@@ -48,6 +49,9 @@ class Batcher:
     A batch starts when the oldest waiting request has waited `max_wait` seconds, or
     as soon as the requests waiting with its settings fill `max_batch` items. A
     request is never split, so one larger than `max_batch` makes a batch of its own.
+    Bulk requests (a document's batches of sentences) are served after every other
+    request waiting, so that however many documents are being translated, a request
+    waits for at most the call under way before its own.
 
     `requests` and `calls` count the requests received and the model calls made, so
     that callers (tests, monitoring) can see how much merging happened; `cancelled_calls`
@@ -85,14 +89,15 @@ class Batcher:
             self._worker.shutdown(wait=False, cancel_futures=True)
         self._task = self._worker = None
 
-    async def translate(self, items: list[Item], *settings: object) -> list[Translation]:
+    async def translate(self, items: list[Item], *settings: object, bulk: bool = False) -> list[Translation]:
         """Translate `items` (texts or recordings) as part of whatever batch they join, with
         `settings` (the server's checked request: only requests with equal ones are merged);
+        `bulk`: one batch of many (a document's), served after the other requests;
         cancelling withdraws the request."""
         if self._task is None:
             raise RuntimeError("Batcher.start() must be awaited before translating")
         loop = asyncio.get_running_loop()
-        job = _Job(list(items), settings, loop.create_future(), loop.time())
+        job = _Job(list(items), settings, loop.create_future(), loop.time(), bulk)
         self._pending.append(job)
         self.requests += 1
         self._arrival.set()
@@ -110,7 +115,7 @@ class Batcher:
             pending = self._drop_withdrawn()
             left = None  # nothing waits: wait for an arrival however long
             if pending:
-                left = pending[0].arrived + self.max_wait - loop.time()
+                left = _leader(pending).arrived + self.max_wait - loop.time()
                 if left <= 0 or self._batch_is_full(pending):
                     return
             self._arrival.clear()
@@ -123,19 +128,20 @@ class Batcher:
         return self._pending
 
     def _batch_is_full(self, pending: list[_Job]) -> bool:
-        key = pending[0].key
-        return sum(len(job.items) for job in pending if job.key == key) >= self.max_batch
+        leader = _leader(pending)
+        return sum(len(job.items) for job in pending if _joins(job, leader)) >= self.max_batch
 
     def _take_batch(self) -> list[_Job]:
-        """The oldest request and, in order, the others with its settings that still fit in `max_batch`.
+        """The leading request (`_leader`) and, in order, the others with its settings
+        and its kind (bulk or not) that still fit in `max_batch`.
 
         Called straight after `_gather`, with no await between, so some request is waiting.
         """
-        key = self._pending[0].key
+        leader = _leader(self._pending)
         batch: list[_Job] = []
         size = 0
         for job in self._pending:
-            if job.key == key and (not batch or size + len(job.items) <= self.max_batch):
+            if _joins(job, leader) and (not batch or size + len(job.items) <= self.max_batch):
                 batch.append(job)
                 size += len(job.items)
         self._pending = [job for job in self._pending if job not in batch]
@@ -174,6 +180,16 @@ class Batcher:
         for job in batch:
             _settle(job.future, results[start : start + len(job.items)])
             start += len(job.items)
+
+
+def _leader(pending: list[_Job]) -> _Job:
+    """The request the next batch is made for: the oldest that is not bulk, else the oldest."""
+    return next((job for job in pending if not job.bulk), pending[0])
+
+
+def _joins(job: _Job, leader: _Job) -> bool:
+    """Whether `job` may share the batch of `leader`: the same settings and the same kind."""
+    return job.key == leader.key and job.bulk == leader.bulk
 
 
 def _settle(future: asyncio.Future[list[Translation]], outcome: list[Translation] | Exception) -> None:

@@ -7,18 +7,21 @@
                  naming it, and X-Rnnsearch-Summary (percent-encoded): what was done
 
 The document is read and written by rnnsearch.markup.formats, as `translate-document`
-reads and writes it; its sentences go to the server's batcher `max_batch` at a time, so
-that they are decoded with the other requests, and a long document holds up no one for
-more than one batch. The body is bounded by the server's `max_document_bytes` and the
-request by its timeout, after which no further batch of its sentences is decoded. A
-document that cannot be read, or comes back unchanged, is a 422 with the same one line
-the command gives.
+reads and writes it; its sentences go to the server's batcher `max_batch` at a time, as
+bulk requests, served after every other request waiting: however many documents are
+being translated, a request waits for at most the model call under way. The body is
+bounded by the server's `max_document_bytes`. A document is not a sentence, so its time
+limit grows with it: the server's timeout for its reading and first batch, and again for
+each batch after one is done; past it (no batch done in `timeout` seconds) the answer is
+504 and no further batch of its sentences is decoded. A document that cannot be read, or
+comes back unchanged, is a 422 with the same one line the command gives.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from urllib.parse import quote
 
 from fastapi import FastAPI, HTTPException, Request
@@ -43,6 +46,14 @@ ANSWERED = {entry.media_type: BYTES for entry in formats().values()}
 
 class _Withdrawn(UserError):
     """A document request given up on (timed out, or its client gone): no more batches."""
+
+
+class _Progress:
+    """When a document's last batch was done (time.monotonic), read by the request's
+    deadline, which each batch done moves on by the server's timeout."""
+
+    def __init__(self) -> None:
+        self.at = time.monotonic()
 
 
 def add_documents(app: FastAPI, translator: Translator, batcher: Batcher, limits: Limits) -> None:
@@ -75,19 +86,28 @@ def add_documents(app: FastAPI, translator: Translator, batcher: Batcher, limits
             placement=placement,
         )
         data = await connection.body()
-        withdrawn = threading.Event()
-        work = asyncio.to_thread(
-            _translated, translator, batcher, asyncio.get_running_loop(), withdrawn,
+        withdrawn, progress = threading.Event(), _Progress()
+        work = asyncio.ensure_future(asyncio.to_thread(
+            _translated, translator, batcher, asyncio.get_running_loop(), withdrawn, progress,
             data=data, name=name, format=format, call=call, placement=placed, unchanged_ok=unchanged_ok,
             retranslate=retranslate, batch=limits.max_batch,
-        )  # fmt: skip
+        ))  # fmt: skip
         try:
-            document = await asyncio.wait_for(work, limits.timeout)
-        except TimeoutError:
-            raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
+            document = await _within(work, progress, limits.timeout)
         finally:
             withdrawn.set()
         return _answer(document)
+
+
+async def _within(work: asyncio.Future[TranslatedDocument], progress: _Progress, timeout: float) -> TranslatedDocument:
+    """The document `work` makes, awaited until `timeout` seconds pass with no batch of
+    its sentences done (each one done moves the deadline on); then a 504."""
+    while (left := progress.at + timeout - time.monotonic()) > 0:
+        done, _ = await asyncio.wait({work}, timeout=left)
+        if done:
+            return work.result()
+    work.cancel()
+    raise HTTPException(504, f"no batch of the document's sentences was done within the server's {timeout:g} s limit")
 
 
 def _translated(
@@ -95,6 +115,7 @@ def _translated(
     batcher: Batcher,
     loop: asyncio.AbstractEventLoop,
     withdrawn: threading.Event,
+    progress: _Progress,
     *,
     data: bytes,
     name: str,
@@ -106,12 +127,16 @@ def _translated(
     batch: int,
 ) -> TranslatedDocument:
     """The document read, its sentences decoded by the batcher (from this worker thread,
-    one batch at a time, until the request is withdrawn) and written back."""
+    one batch at a time, each noted in `progress`, until the request is withdrawn) and
+    written back."""
 
     def decoded(texts: list[str]) -> list[Translation]:
         if withdrawn.is_set():
             raise _Withdrawn(f"{name}: withdrawn")
-        return asyncio.run_coroutine_threadsafe(batcher.translate([(t, "") for t in texts], call), loop).result()
+        items = [(t, "") for t in texts]
+        translations = asyncio.run_coroutine_threadsafe(batcher.translate(items, call, bulk=True), loop).result()
+        progress.at = time.monotonic()
+        return translations
 
     read = read_document(
         data, format=format, name=name, target_language=translator.data.tgt_lang, retranslate=retranslate

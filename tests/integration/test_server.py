@@ -295,6 +295,62 @@ def test_a_withdrawn_request_is_not_translated():
     assert results == [["X"], ["Y"], ["Z"]] and seen == [["x", "y", "z"]]
 
 
+def test_a_request_waits_for_at_most_the_call_under_way_however_many_documents_are_translated():
+    """Documents' batches are bulk: a plain request that arrives while three documents
+    keep the model busy is in the very next call, not behind every document's batch."""
+    calls: list[list[str]] = []
+    started = threading.Event()
+
+    def slow_translate(texts: list[str], beam_size: int, n_best: int, cancelled) -> list[str]:
+        calls.append(list(texts))
+        started.set()
+        time.sleep(0.02)
+        return [text.upper() for text in texts]
+
+    async def document(batcher: Batcher, name: str) -> None:
+        for k in range(4):
+            await batcher.translate([f"{name}{k}"], 2, 1, bulk=True)
+
+    async def run():
+        batcher = Batcher(slow_translate, max_batch=1, max_wait=0.001)
+        await batcher.start()
+        try:
+            documents = [asyncio.ensure_future(document(batcher, name)) for name in "abc"]
+            while not started.is_set():
+                await asyncio.sleep(0.001)
+            plain = await batcher.translate(["plain"], 2, 1)
+            await asyncio.gather(*documents)
+            return plain
+        finally:
+            await batcher.stop()
+
+    assert asyncio.run(run()) == ["PLAIN"]
+    assert len(calls) == 13 and calls.index(["plain"]) == 1, calls
+
+
+def test_a_document_has_the_timeout_for_each_batch_and_gets_504_only_once_one_stalls():
+    """A document is not a sentence: its time limit moves on with each batch done, so a
+    long document that keeps going is answered, and one that stops is a 504."""
+    from fastapi import HTTPException
+
+    from rnnsearch.server.documents import _Progress, _within
+
+    def working(progress: _Progress, batches: int, pause: float) -> str:
+        for _ in range(batches):
+            time.sleep(pause)
+            progress.at = time.monotonic()
+        return "translated"
+
+    async def run(batches: int, pause: float):
+        progress = _Progress()
+        return await _within(asyncio.ensure_future(asyncio.to_thread(working, progress, batches, pause)), progress, 0.3)
+
+    assert asyncio.run(run(8, 0.1)) == "translated"  # 0.8 s in all, well past the 0.3 s for one batch
+    with pytest.raises(HTTPException) as refused:
+        asyncio.run(run(2, 0.6))
+    assert refused.value.status_code == 504 and "within the server's 0.3 s limit" in refused.value.detail
+
+
 def test_a_model_call_stops_once_every_request_in_it_has_given_up():
     """The model thread is told when nobody waits for its call any more, and is then free
     for the next request instead of finishing work whose answer would be thrown away."""
