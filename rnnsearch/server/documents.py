@@ -29,7 +29,7 @@ from fastapi.responses import Response
 
 from rnnsearch.errors import UserError
 from rnnsearch.markup.formats import formats
-from rnnsearch.server.batcher import Batcher
+from rnnsearch.server.batcher import Batcher, Item
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.refusals import ERROR_RESPONSES
 from rnnsearch.translation.document_translation import document_request, fitting, sentence_translator
@@ -133,7 +133,7 @@ def _translated(
     def decoded(texts: list[str]) -> list[Translation]:
         if withdrawn.is_set():
             raise _Withdrawn(f"{name}: withdrawn")
-        items = [(t, "") for t in texts]
+        items: list[Item] = [(t, "") for t in texts]
         translations = asyncio.run_coroutine_threadsafe(batcher.translate(items, call, bulk=True), loop).result()
         progress.at = time.monotonic()
         return translations

@@ -42,6 +42,7 @@ import bisect
 import codecs
 import html
 import html.parser
+import re
 from collections.abc import Callable, Sequence
 from html.parser import HTMLParser
 
@@ -86,6 +87,11 @@ BUTTON_TYPES = frozenset({"button", "reset", "submit"})
 """`<input>` types whose `value` is the text the button shows."""
 
 HTML = DIALECTS["html"]
+
+# html.parser's own patterns for a start tag's name and each of its attributes (not in
+# its type stubs): a start tag written again finds its attributes where the parser did.
+_TAG_NAME: re.Pattern[str] = html.parser.tagfind_tolerant  # type: ignore[attr-defined]
+_ATTRIBUTE: re.Pattern[str] = html.parser.attrfind_tolerant  # type: ignore[attr-defined]
 
 CHARSET_PREFIX = 1024
 """How many bytes at the start of a page are searched for its `<meta charset>`."""
@@ -399,11 +405,11 @@ def _tag(raw: str, changed: dict[str, str]) -> str:
     other attributes, their quotes and a repeated attribute's later values. The
     attributes are found as html.parser finds them (its own patterns), so that each is
     the one the page's reading gave."""
-    found = html.parser.tagfind_tolerant.match(raw, 1)
+    found = _TAG_NAME.match(raw, 1)
     position = found.end() if found else len(raw)
     end = len(raw) - (2 if raw.endswith("/>") else 1)
     pieces, last, done = [], 0, set()
-    while position < end and (attribute := html.parser.attrfind_tolerant.match(raw, position)):
+    while position < end and (attribute := _ATTRIBUTE.match(raw, position)):
         name = attribute.group(1).lower()
         if name in changed and name not in done:
             value_start = attribute.start(2) if attribute.group(2) else attribute.end(1)
