@@ -356,6 +356,73 @@ def test_a_catalogue_gets_its_empty_messages_translated_fuzzy_with_placeholders_
     assert checked.returncode == 0, checked.stderr.decode()
 
 
+HEADER = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset={charset}\\n"\n{plurals}\n'
+PLURALS = '"Plural-Forms: nplurals=1; plural=0;\\n"\n'
+
+
+@pytest.mark.parametrize(
+    ("catalogue", "charset", "expected"),
+    [
+        # entries with no blank line between them: each written in place of its own lines, none lost
+        (
+            '#: a.py:1\nmsgid "Ein Hund"\nmsgstr ""\n#: a.py:2\nmsgid "Eine Katze"\nmsgstr ""\n'
+            'msgid "Haus"\nmsgstr ""\n',
+            "UTF-8",
+            '#: a.py:1\n#, fuzzy\nmsgid "Ein Hund"\nmsgstr "EIN HUND"\n#: a.py:2\n#, fuzzy\nmsgid "Eine Katze"\n'
+            'msgstr "EINE KATZE"\n#, fuzzy\nmsgid "Haus"\nmsgstr "HAUS"\n',
+        ),
+        # a message's leading and trailing white space is its translation's too
+        ('msgid "Ein Hund\\n"\nmsgstr ""\n', "UTF-8", '#, fuzzy\nmsgid "Ein Hund\\n"\nmsgstr "EIN HUND\\n"\n'),
+        ('msgid "\\tEin Hund"\nmsgstr ""\n', "UTF-8", '#, fuzzy\nmsgid "\\tEin Hund"\nmsgstr "\\tEIN HUND"\n'),
+        # as many plural forms as the header says
+        (
+            'msgid "Ein Hund"\nmsgid_plural "%d Hunde"\nmsgstr[0] ""\n',
+            "UTF-8" + PLURALS,
+            '#, fuzzy\nmsgid "Ein Hund"\nmsgid_plural "%d Hunde"\nmsgstr[0] "EIN HUND"\n',
+        ),
+        # read and written in the header's charset
+        (
+            'msgid "Ein Hund läuft"\nmsgstr ""\n',
+            "ISO-8859-1",
+            '#, fuzzy\nmsgid "Ein Hund läuft"\nmsgstr "EIN HUND LÄUFT"\n',
+        ),
+        # a U+2028 is a character of its message, not a line's end
+        ('msgid "Ein\u2028Hund"\nmsgstr ""\n', "UTF-8", '#, fuzzy\nmsgid ""\n"Ein\u2028"\n"Hund"\nmsgstr "EIN HUND"\n'),
+        # printf's length modifiers, a star and %% are placeholders; one inside a tag stays in it
+        (
+            '#, c-format\nmsgid "%ld und %zu mit %*d zu %%"\nmsgstr ""\n',
+            "UTF-8",
+            '#, c-format, fuzzy\nmsgid "%ld und %zu mit %*d zu %%"\nmsgstr "%ld UND %zu MIT %*d ZU %%"\n',
+        ),
+        (
+            '#, python-format\nmsgid "Siehe <a href=\\"%(url)s\\">den Hund</a>"\nmsgstr ""\n',
+            "UTF-8",
+            '#, python-format, fuzzy\nmsgid "Siehe <a href=\\"%(url)s\\">den Hund</a>"\n'
+            'msgstr "SIEHE <a href=\\"%(url)s\\">DEN HUND</a>"\n',
+        ),
+    ],
+)
+def test_a_catalogue_s_entries_are_written_in_their_place_and_msgfmt_checks_them(
+    tmp_path, catalogue, charset, expected
+):
+    encoding = "latin-1" if charset == "ISO-8859-1" else "utf-8"
+    charset, _, plurals = charset.partition('"')
+    header = HEADER.format(charset=charset, plurals=f'"{plurals}' if plurals else "")
+    written = translated("app.po", (header + "\n" + catalogue).encode(encoding))
+    assert written.decode(encoding) == header + "\n" + expected
+    (tmp_path / "app.po").write_bytes(written)
+    checked = subprocess.run(["msgfmt", "-c", "-o", "/dev/null", str(tmp_path / "app.po")], capture_output=True)
+    assert checked.returncode == 0, checked.stderr.decode()
+
+
+def test_a_catalogue_without_a_header_gets_each_translation_in_its_own_entry():
+    written = translated("app.po", b'msgid "Ein Hund"\nmsgstr ""\n\nmsgid "Eine Katze"\nmsgstr ""\n').decode()
+    assert (
+        written
+        == '#, fuzzy\nmsgid "Ein Hund"\nmsgstr "EIN HUND"\n\n#, fuzzy\nmsgid "Eine Katze"\nmsgstr "EINE KATZE"\n'
+    )
+
+
 def test_a_word_document_keeps_its_formatting_fields_and_parts_and_translates_every_story():
     import docx
 
@@ -402,6 +469,7 @@ def test_plain_text_is_translated_by_paragraphs_keeping_what_lies_between():
         ("back.srt", b"1\n00:00:05,000 --> 00:00:02,000\nHi\n", r"back.srt: cue 1: it ends before it starts"),
         ("huge.srt", b"1\n" + b"9" * 30 + b":00:00,000 --> 00:00:02,000\nHi\n", r"huge.srt: not a subtitle file"),
         ("bad.po", b'msgid "a"\nmsgstr "b"\nmsgid\n', r"bad.po: not a PO catalogue"),
+        ("open.po", b'msgid "a"\nmsgstr ""\n\nmsgid "Ein Hund\nmsgstr ""\n', r"open.po: line 4: not a string closed"),
         ("bad.html", b"<p>\xff\xfe</p>", r"bad.html: byte 3 is not utf-8"),
         ("bad.md", b"# \xc3(", r"bad.md: byte 2 is not utf-8"),
         ("file.xyz", b"text", r"file.xyz: no format reads .xyz files"),
