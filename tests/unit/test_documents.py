@@ -333,6 +333,56 @@ def test_an_italic_opened_in_one_cue_and_closed_in_the_next_keeps_both_tags():
     assert [cue.content for cue in cues] == ["<i>DER MANN GEHT", "NACH HAUSE.</i>"]
 
 
+def _markdown_shape(text: str) -> list[tuple[str, str, list[str]]]:
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark", {"maxNesting": 100}).enable("table").enable("strikethrough")
+    return [
+        (token.type, token.tag, [child.type for child in token.children or [] if child.type != "text"])
+        for token in parser.parse(text)
+    ]
+
+
+def exclaimed(sentences: list[str]) -> list[SentenceTranslation]:
+    """A translation that changes every word, digits too (a "!" after it)."""
+    return [
+        SentenceTranslation([word + "!" for word in words], [(k, k) for k in range(len(words))])
+        for words in map(str.split, sentences)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("\\# kein Titel\n", "\\# KEIN TITEL\n"),
+        ("1986\\. war ein Jahr.\n", "1986\\. WAR EIN JAHR.\n"),
+        ("\\- kein Punkt\n", "\\- KEIN PUNKT\n"),
+        ("\\~\\~nicht durch\\~\\~ hier\n", "\\~\\~NICHT DURCH\\~\\~ HIER\n"),
+        ("\\&copy; bleibt\n", "\\&COPY; BLEIBT\n"),
+        ("[x](http://a.b/c\\)) und [ä](ä.html)\n", "[X](<http://a.b/c)>) UND [Ä](ä.html)\n"),
+        ("Schreib <info@example.com> und `` `x` `` hier\n", "SCHREIB <info@example.com> UND `` `x` `` HIER\n"),
+        ('+++\ntitle = "Ein Haus"\n+++\n\nEin Hund.\n', '+++\ntitle = "Ein Haus"\n+++\n\nEIN HUND.\n'),
+        ("> " * 30 + "Tief unten.\n", "> " * 30 + "TIEF UNTEN.\n"),
+        (
+            'Das <span class="kw">style</span>-Attribut und <b>fett <i>schräg</i></b>.\n',
+            'DAS <span class="kw">STYLE-ATTRIBUT</span> UND <b>FETT <i>SCHRÄG.</i></b>\n',
+        ),
+        ("Eine Frau mit Essen *hält.*\n", "EINE FRAU MIT ESSEN *HÄLT.*\n"),
+    ],
+)
+def test_markdown_comes_back_as_the_same_tree_with_only_its_text_changed(markdown, expected):
+    """Escapes stay escapes, a link's target and an autolink stay as written, a code span
+    keeps its fence, TOML front matter and deep quotes are read, inline HTML keeps its
+    pairs: the output parses to the same elements as the input."""
+    written = translated("a.md", markdown.encode()).decode()
+    assert written == expected
+    assert _markdown_shape(written) == _markdown_shape(markdown)
+
+
+def test_a_list_item_whose_text_is_its_own_number_keeps_its_marker():
+    assert translated("a.md", b"1. 1\n2. 2\n", exclaimed) == b"1. 1!\n2. 2!\n"
+
+
 def test_subtitles_keep_their_cues_and_timings_and_share_a_sentence_over_its_cues():
     text = translated("film.srt", DOCUMENTS["film.srt"]).decode()
     before, after = list(srt.parse(SUBTITLES)), list(srt.parse(text))
