@@ -11,7 +11,7 @@ element is compared with each sibling it meets, or leave an element with words n
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
@@ -20,6 +20,7 @@ import numpy as np
 
 from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.markup.parsing import Element, MarkedUp
+from rnnsearch.markup.writing import written
 
 PLACEMENTS = ("links", "weights")
 """How an element's words are found in the target: `links`, the words from the first to
@@ -106,7 +107,7 @@ def transfer(
     words and them (the rules in the package docstring), or, given `weights`, by the
     weights where they place an element and by the links where they do not (`place`)."""
     spans = place(marked, len(target_words), links, weights=weights)
-    return _Output([marked.dialect.escape(word) for word in target_words], marked.elements, spans).text()
+    return written([marked.dialect.escape(word) for word in target_words], marked.elements, spans)
 
 
 def place(
@@ -356,67 +357,3 @@ def _yield_to(earlier: tuple[int, int], span: tuple[int, int], *, zero_width: bo
     if start < start0:
         return start, start0
     return stop0, stop0
-
-
-@dataclass
-class _Open:
-    """An element being written: its end tag (None for the line itself), its children
-    still to write, the next of its words to write, and where its words stop."""
-
-    closing: str | None
-    children: Iterator[int]
-    position: int
-    stop: int
-
-
-class _Output:
-    """The target words with the placed elements, as one line, written with a stack of
-    the elements open at each point rather than by recursion, so any depth is written."""
-
-    def __init__(self, words: Sequence[str], elements: list[Element], spans: list[tuple[int, int]]):
-        self.words, self.elements, self.spans = words, elements, spans  # the words escaped as markup
-        self.children: dict[int | None, list[int]] = {}
-        for index, element in enumerate(elements):
-            self.children.setdefault(element.parent, []).append(index)
-
-    def text(self) -> str:
-        tokens: list[tuple[str, str]] = []  # (kind: word, open, close, standalone; text)
-        stack = [_Open(None, self._in_order(None), 0, len(self.words))]
-        while stack:
-            current = stack[-1]
-            child = next(current.children, None)
-            if child is None:
-                self._words(tokens, current.position, current.stop)
-                stack.pop()
-                if current.closing is not None:
-                    tokens.append(("close", current.closing))
-                continue
-            child_start, child_stop = self.spans[child]
-            self._words(tokens, current.position, child_start)
-            current.position = max(current.position, child_stop)
-            element = self.elements[child]
-            if element.end_tag is None:
-                tokens.append(("word" if element.shown else "standalone", element.start_tag))
-            else:
-                tokens.append(("open", element.start_tag))
-                stack.append(_Open(element.end_tag, self._in_order(child), child_start, child_stop))
-        return _joined(tokens)
-
-    def _in_order(self, parent: int | None) -> Iterator[int]:
-        """The children of `parent` in the order they are written: by span, then source order."""
-        return iter(sorted(self.children.get(parent, []), key=lambda k: (*self.spans[k], k)))
-
-    def _words(self, tokens: list[tuple[str, str]], start: int, stop: int) -> None:
-        tokens.extend(("word", self.words[k]) for k in range(start, stop))
-
-
-def _joined(tokens: list[tuple[str, str]]) -> str:
-    """The tokens as text: between two words a space, before the first opening tag
-    between them (or, if none, just before the second word); none after the last word.
-    An element kept whole whose content shows is a word here (Element.shown)."""
-    words = [k for k, (kind, _) in enumerate(tokens) if kind == "word"]
-    spaces = set()
-    for before, after in zip(words, words[1:]):
-        between = range(before + 1, after)
-        spaces.add(next((k for k in between if tokens[k][0] == "open"), after))
-    return "".join((" " if k in spaces else "") + text for k, (_, text) in enumerate(tokens))

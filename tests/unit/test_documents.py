@@ -771,9 +771,9 @@ def test_a_word_document_s_text_boxes_tracked_changes_and_footnotes_are_translat
 
 
 def test_a_word_package_that_unpacks_past_the_bound_is_refused_before_any_part_is_read(monkeypatch):
-    import rnnsearch.markup.formats.word as word
+    import rnnsearch.markup.formats.word_package as package
 
-    monkeypatch.setattr(word, "MAX_DOCUMENT_BYTES", 1_000)  # a zip bomb's parts, in small
+    monkeypatch.setattr(package, "MAX_DOCUMENT_BYTES", 1_000)  # a zip bomb's parts, in small
     with pytest.raises(DocumentError, match=r"bomb.docx: its parts unpack to [\d,]+ bytes, more than the 1,000"):
         read_document(DOCUMENTS["letter.docx"], name="bomb.docx", target_language="en")
 

@@ -25,7 +25,8 @@ declares are checked first, and every part is unpacked a chunk at a time, so tha
 that lies about its size is stopped at the bound), when a part is encrypted, compressed
 by a method Word does not use, or damaged (its CRC), all found before anything is
 translated, when a part is not well-formed XML, and when a part declares a DTD (entity
-expansion, as in the billion laughs, is never done).
+expansion, as in the billion laughs, is never done): the package is opened and checked
+by rnnsearch.markup.formats.word_package.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ import copy
 import html
 import io
 import zipfile
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -42,34 +42,22 @@ from lxml import etree
 
 from rnnsearch.markup.dialects import escape
 from rnnsearch.markup.formats.document import (
-    MAX_DOCUMENT_BYTES,
     Document,
-    DocumentError,
     ReadOptions,
     Unit,
     checked_size,
     checked_units,
 )
+from rnnsearch.markup.formats.word_package import Element, opened
 from rnnsearch.markup.parsing import MarkedUp, parse
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
-STORIES = ("word/document.xml", "word/footnotes.xml", "word/endnotes.xml", "word/comments.xml")
-STORY_PREFIXES = ("word/header", "word/footer")
 SKIPPED = frozenset({f"{{{W}}}del", f"{{{W}}}moveFrom"})
 """Containers whose runs are tracked deletions: never read, never changed."""
 BREAKS = frozenset({f"{{{W}}}tab", f"{{{W}}}br", f"{{{W}}}cr", f"{{{W}}}noBreakHyphen", f"{{{W}}}softHyphen"})
 TEXT = f"{{{W}}}t"
 RUN_PROPERTIES = f"{{{W}}}rPr"
-
-ENCRYPTED = 0x1
-"""The zip general purpose flag of an encrypted member."""
-
-CHUNK = 1 << 20
-"""How many bytes of a part are unpacked at a time while the package is checked."""
-
-Element = etree._Element
-"""An element of a parsed part (lxml's)."""
 
 Other = tuple[str, Element, Element | None]
 """What a standalone tag writes back: ("break", its run, the tab or break in it), or
@@ -89,24 +77,9 @@ class WordDocument:
     media_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
     def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
-        try:
-            package = zipfile.ZipFile(io.BytesIO(checked_size(data, origin)))
-            members = package.infolist()
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
-            raise DocumentError(f"{origin}: not a Word document (a damaged or not a zip file: {error})") from None
-        unpacked = sum(member.file_size for member in members)
-        if unpacked > MAX_DOCUMENT_BYTES:
-            raise DocumentError(
-                f"{origin}: its parts unpack to {unpacked:,} bytes, more than the {MAX_DOCUMENT_BYTES:,} a document "
-                "may have"
-            )
-        names = [member.filename for member in members]
-        if "word/document.xml" not in names:
-            raise DocumentError(f"{origin}: not a Word document (no word/document.xml)")
-        stories = _unpacked(package, members, origin)
+        package, stories = opened(checked_size(data, origin), origin)
         parts, paragraphs, units = {}, [], []
-        for name, story in stories.items():
-            root = _xml(story, name, origin)
+        for name, root in stories.items():
             parts[name] = root
             for number, paragraph in enumerate(root.iter(_w("p")), start=1):
                 read = _Paragraph.of(paragraph)
@@ -114,62 +87,6 @@ class WordDocument:
                     paragraphs.append((name, read))
                     units.append(Unit(read.markup, f"{name}, paragraph {number}", parsed=read.parsed))
         return _Package(data, package, parts, paragraphs, checked_units(units, origin))
-
-
-def _is_story(name: str) -> bool:
-    return name in STORIES or (name.startswith(STORY_PREFIXES) and name.endswith(".xml"))
-
-
-def _unpacked(package: zipfile.ZipFile, members: list[zipfile.ZipInfo], origin: str) -> dict[str, bytes]:
-    """The stories' parts, by name, once every part of the package has been unpacked
-    and checked, before anything is translated: a part that is encrypted, compressed by
-    a method other than Word's (stored or deflated), damaged (its CRC) or larger than it
-    says, or parts that unpack past MAX_DOCUMENT_BYTES together, are a DocumentError
-    naming the part. Parts are read a chunk at a time, so a part that lies about its
-    size is stopped at the bound, and only the stories are kept."""
-    stories, total = {}, 0
-    for member in members:
-        where = f"{origin}: {member.filename}"
-        if member.flag_bits & ENCRYPTED:
-            raise DocumentError(f"{where}: encrypted, which a Word document's parts never are")
-        if member.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            raise DocumentError(
-                f"{where}: compressed by zip method {member.compress_type}, not Word's (stored or deflated)"
-            )
-        chunks = []
-        try:
-            with package.open(member) as part:
-                while chunk := part.read(CHUNK):
-                    total += len(chunk)
-                    if total > MAX_DOCUMENT_BYTES:
-                        raise DocumentError(f"{where}: the parts unpack to more than {MAX_DOCUMENT_BYTES:,} bytes")
-                    if _is_story(member.filename):
-                        chunks.append(chunk)
-        except (
-            zipfile.BadZipFile,
-            zlib.error,
-            EOFError,
-            OSError,
-            ValueError,
-            RuntimeError,
-            NotImplementedError,
-        ) as error:
-            raise DocumentError(f"{where}: cannot be unpacked ({error})") from None
-        if _is_story(member.filename):
-            stories[member.filename] = b"".join(chunks)
-    return stories
-
-
-def _xml(data: bytes, name: str, origin: str) -> Element:
-    """A part parsed, with no DTD, no entities and no network."""
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
-    try:
-        root = etree.fromstring(data, parser)
-    except etree.XMLSyntaxError as error:
-        raise DocumentError(f"{origin}: {name}: line {error.lineno}: not well-formed XML ({error.msg})") from None
-    if root.getroottree().docinfo.internalDTD is not None:
-        raise DocumentError(f"{origin}: {name}: declares a DTD, which a Word part never does; refused")
-    return root
 
 
 @dataclass
