@@ -850,3 +850,101 @@ def test_the_api_and_the_command_load_no_document_library_until_a_document_is_re
     )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     assert loaded == []
+
+
+def _word_body(*paragraphs: str) -> bytes:
+    """A Word document whose body is `paragraphs`, each the inside of a w:p."""
+    import docx
+    from docx.oxml import parse_xml
+
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    document = docx.Document()
+    for paragraph in paragraphs:
+        document.element.body.append(parse_xml(f"<w:p {w}>{paragraph}</w:p>"))
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def _word_paragraphs(data: bytes) -> list:
+    from lxml import etree
+
+    body = etree.fromstring(zipfile.ZipFile(io.BytesIO(data)).read("word/document.xml"))
+    return list(body.iter("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}p"))
+
+
+def _texts(element) -> str:
+    return "".join(element.itertext())
+
+
+def _w(name: str) -> str:
+    return "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}" + name
+
+
+def test_a_word_paragraph_keeps_its_fields_ranges_controls_and_insertions_around_their_words():
+    """Each is an element over words: none comes back empty, a complex field's characters
+    stay in order, a tracked insertion stays an insertion."""
+    run = "<w:r><w:t xml:space='preserve'>{}</w:t></w:r>"
+    data = _word_body(
+        run.format("Ein ") + '<w:bookmarkStart w:id="0" w:name="m"/>' + run.format("Hund")
+        + '<w:bookmarkEnd w:id="0"/>' + run.format(" und ") + '<w:commentRangeStart w:id="1"/>'
+        + run.format("eine Katze") + '<w:commentRangeEnd w:id="1"/>' + run.format(" laufen."),
+        run.format("Seite ") + '<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText> REF x </w:instrText>'
+        '</w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r>' + run.format("der Hund")
+        + '<w:r><w:fldChar w:fldCharType="end"/></w:r>' + run.format(" hier."),
+        run.format("Ein ") + '<w:fldSimple w:instr=" PAGE ">' + run.format("Hund") + "</w:fldSimple>"
+        + '<w:sdt><w:sdtPr><w:alias w:val="x"/></w:sdtPr><w:sdtContent>' + run.format(" und Katze")
+        + '</w:sdtContent></w:sdt><w:ins w:id="5" w:author="A">' + run.format(" laufen") + "</w:ins>"
+        + "<w:smartTag w:uri='u' w:element='e'>" + run.format(" heute.") + "</w:smartTag>",
+    )  # fmt: skip
+    first, second, third = _word_paragraphs(translated("a.docx", data))[-3:]
+    marks = [(child.tag, _texts(child)) for child in first if child.tag != _w("pPr")]
+    assert [tag for tag, _ in marks].count(_w("bookmarkStart")) == 1
+    between = first[[c.tag for c in first].index(_w("bookmarkStart")) : [c.tag for c in first].index(_w("bookmarkEnd"))]
+    assert "HUND" in "".join(_texts(c) for c in between)
+    commented = first[
+        [c.tag for c in first].index(_w("commentRangeStart")) : [c.tag for c in first].index(_w("commentRangeEnd"))
+    ]
+    assert "KATZE" in "".join(_texts(c) for c in commented)
+    kinds = [c.get(_w("fldCharType")) for c in second.iter(_w("fldChar"))]
+    assert kinds == ["begin", "separate", "end"] and "REF x" in _texts(second)
+    order = [c.tag for c in second.iter() if c.tag in (_w("fldChar"), _w("instrText"))]
+    assert order == [_w("fldChar"), _w("instrText"), _w("fldChar"), _w("fldChar")]
+    assert _texts(second).index("DER HUND") > _texts(second).index("REF x")
+    assert all(_texts(third.find(_w(name))).strip() for name in ("fldSimple", "sdt", "ins", "smartTag"))
+    assert third.find(_w("sdt")).find(_w("sdtPr")) is not None and _texts(third).count("HUND") == 1
+
+
+def test_a_word_paragraph_with_layout_hints_or_symbols_is_translated_and_unaligned_words_take_its_main_look():
+    bold = "<w:rPr><w:b/></w:rPr>"
+    data = _word_body(
+        "<w:r><w:lastRenderedPageBreak/><w:t>Ein Hund läuft.</w:t></w:r>",
+        '<w:r><w:t xml:space="preserve">Ein Hund </w:t><w:sym w:font="Wingdings" w:char="F04A"/></w:r>',
+        f'<w:r>{bold}<w:t xml:space="preserve">Achtung: </w:t></w:r><w:r><w:t>Ein Hund läuft schnell.</w:t></w:r>',
+    )
+
+    def with_a_word_more(sentences):  # the translation's last word is aligned to nothing
+        return [
+            SentenceTranslation([*(w.upper() for w in words), "JA"], [(k, k) for k in range(len(words))])
+            for words in map(str.split, sentences)
+        ]
+
+    first, second, third = _word_paragraphs(translated("a.docx", data, with_a_word_more))[-3:]
+    assert _texts(first) == "EIN HUND LÄUFT. JA" and first.find(f".//{_w('lastRenderedPageBreak')}") is None
+    assert "EIN HUND" in _texts(second) and second.find(f".//{_w('sym')}") is not None
+    runs = {_texts(run).strip(): run.find(f"{_w('rPr')}/{_w('b')}") is not None for run in third.iter(_w("r"))}
+    assert runs["ACHTUNG:"] and not any(bold for text, bold in runs.items() if "JA" in text)
+
+
+def test_word_code_is_kept_whole_by_its_style_or_its_monospace_font():
+    code = "<w:rPr><w:rStyle w:val='VerbatimChar'/></w:rPr>"
+    mono = "<w:rPr><w:rFonts w:ascii='Consolas' w:hAnsi='Consolas'/></w:rPr>"
+    data = _word_body(
+        f"<w:r><w:t xml:space='preserve'>Die Funktion </w:t></w:r><w:r>{code}<w:t>print(x)</w:t></w:r>"
+        f"<w:r><w:t xml:space='preserve'> und </w:t></w:r><w:r>{mono}<w:t>len(y)</w:t></w:r>"
+        "<w:r><w:t xml:space='preserve'> laufen.</w:t></w:r>",
+        "<w:pPr><w:pStyle w:val='SourceCode'/></w:pPr><w:r><w:t>body { color: red }</w:t></w:r>",
+    )
+    first, second = _word_paragraphs(translated("a.docx", data))[-2:]
+    assert "print(x)" in _texts(first) and "len(y)" in _texts(first) and "DIE FUNKTION" in _texts(first)
+    assert _texts(second) == "body { color: red }"
