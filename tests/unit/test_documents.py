@@ -719,6 +719,19 @@ def test_what_a_page_keeps_comes_back_as_written_and_its_attributes_once_each(pa
     assert written == (expected or page) + "<p>EIN HUND.</p>"
 
 
+def test_a_kept_element_without_its_end_tag_ends_where_html_ends_it():
+    """A `<p translate="no">` before paragraphs without end tags left the rest of the page
+    untranslated: it ends at the next block, as the HTML standard's parser ends it."""
+    page = (
+        '<body><p translate="no">Bleibt so.<p>Ein Hund.<ul><li class="notranslate">Bleibt<li>Wird gelesen</ul>'
+        "<table><tr><td translate=no>Bleibt<td>Zelle</table><p>Ende.</body>"
+    )
+    assert translated("a.html", page.encode()).decode() == (
+        '<body><p translate="no">Bleibt so.<p>EIN HUND.<ul><li class="notranslate">Bleibt<li>WIRD GELESEN</ul>'
+        "<table><tr><td translate=no>Bleibt<td>ZELLE</table><p>ENDE.</body>"
+    )
+
+
 def test_pandoc_reads_a_translated_word_document_as_the_source_s_text_translated(tmp_path):
     def read(data: bytes) -> str:  # pandoc: the Makefile installs it
         (tmp_path / "letter.docx").write_bytes(data)

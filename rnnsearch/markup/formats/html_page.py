@@ -41,7 +41,6 @@ from __future__ import annotations
 import bisect
 import html
 import html.parser
-import re
 from collections.abc import Callable, Sequence
 
 from rnnsearch.markup.dialects import DIALECTS, KEPT_CLASSES, KEPT_ELEMENTS, TEXT_ELEMENTS, VOID_ELEMENTS
@@ -56,6 +55,7 @@ from rnnsearch.markup.formats.document import (
     plain_text,
 )
 from rnnsearch.markup.formats.page_encoding import page_encoding
+from rnnsearch.markup.formats.start_tags import with_values
 from rnnsearch.markup.parsing import Event, MarkupError, events, kept_whole, parse
 
 PHRASING = frozenset(
@@ -85,10 +85,22 @@ BUTTON_TYPES = frozenset({"button", "reset", "submit"})
 
 HTML = DIALECTS["html"]
 
-# html.parser's own patterns for a start tag's name and each of its attributes (not in
-# its type stubs): a start tag written again finds its attributes where the parser did.
-_TAG_NAME: re.Pattern[str] = html.parser.tagfind_tolerant  # type: ignore[attr-defined]
-_ATTRIBUTE: re.Pattern[str] = html.parser.attrfind_tolerant  # type: ignore[attr-defined]
+_BLOCKS_AFTER_P = (
+    "address article aside blockquote details dialog div dl fieldset figcaption figure footer form h1 h2 h3 h4 "
+    "h5 h6 header hgroup hr main menu nav ol p pre search section table ul"
+)
+OPTIONAL_END: dict[str, frozenset[str]] = {
+    "p": frozenset(_BLOCKS_AFTER_P.split()),
+    "li": frozenset({"li"}),
+    "dt": frozenset({"dt", "dd"}),
+    "dd": frozenset({"dt", "dd"}),
+    "tr": frozenset({"tr", "tbody", "tfoot"}),
+    "td": frozenset({"td", "th", "tr", "tbody", "tfoot"}),
+    "th": frozenset({"td", "th", "tr", "tbody", "tfoot"}),
+    "option": frozenset({"option", "optgroup"}),
+}
+"""Elements whose end tag a page may leave out, each with the start tags that end it (the
+HTML standard's optional end tags): a kept one ends there too, not at the page's end."""
 
 
 class HtmlPage:
@@ -140,6 +152,8 @@ class _PageReader:
     def _step(self, event: Event) -> None:
         """Read one event: passed over inside an element kept whole, unless it starts one
         that `translate="yes"` turns back on, which is read until it ends."""
+        if self.kept is not None and _ends_implicitly(self.kept, event):
+            self.kept = None  # a kept <p> (or <li>, <td>, …) ended without its end tag: this event is the page's
         if self.kept is not None and not _turns_back_on(event, self.kept):
             self.kept = _still_kept(self.kept, event)
             return
@@ -229,6 +243,19 @@ class _PageReader:
     def _place(self, offset: int) -> str:
         """Where `offset` is, as a line number, found by bisection."""
         return f"line {bisect.bisect_right(self.line_starts, offset)}"
+
+
+def _ends_implicitly(kept: tuple[str, int], event: Event) -> bool:
+    """Whether `event` ends the kept element, one whose end tag HTML lets a page leave out
+    (`OPTIONAL_END`), as the standard's parser ends it: a start tag that closes it (a
+    `<p>` before a `<div>` or another `<p>`, an `<li>` before the next), or the end tag of
+    an element around it."""
+    name, depth = kept
+    if name not in OPTIONAL_END or depth != 1:
+        return False
+    if event.kind == "start":
+        return event.tag in OPTIONAL_END[name]
+    return event.kind == "end" and event.tag != name
 
 
 def _still_kept(kept: tuple[str, int], event: Event) -> tuple[str, int] | None:
@@ -348,35 +375,5 @@ class _Page(Document):
                 if any(name == "xml:lang" for name, _ in event.attrs):
                     changed["xml:lang"] = self.language
             if changed:
-                written[offset] = (event.end, _tag(self.text[event.start : event.end], changed))
+                written[offset] = (event.end, with_values(self.text[event.start : event.end], changed))
         return written
-
-
-def _tag(raw: str, changed: dict[str, str]) -> str:
-    """The start tag `raw` with the values of the attributes `changed` (by their names in
-    lower case) written anew where each is first given, and one it lacks added at its
-    end; every other byte as written: names in their case (`viewBox`, `TRANSLATE`), the
-    other attributes, their quotes and a repeated attribute's later values. The
-    attributes are found as html.parser finds them (its own patterns), so that each is
-    the one the page's reading gave."""
-    found = _TAG_NAME.match(raw, 1)
-    position = found.end() if found else len(raw)
-    end = len(raw) - (2 if raw.endswith("/>") else 1)
-    pieces, last, done = [], 0, set()
-    while position < end and (attribute := _ATTRIBUTE.match(raw, position)):
-        name = attribute.group(1).lower()
-        if name in changed and name not in done:
-            value_start = attribute.start(2) if attribute.group(2) else attribute.end(1)
-            value_end = attribute.end(2) if attribute.group(2) else attribute.end(1)
-            pieces += [raw[last:value_start], f'="{html.escape(changed[name])}"']
-            last = value_end
-            done.add(name)
-        if attribute.end() == position:
-            break
-        position = attribute.end()
-    added = "".join(f' {name}="{html.escape(value)}"' for name, value in changed.items() if name not in done)
-    if added:
-        pieces += [raw[last:end].rstrip(), added]
-        last = end
-    pieces.append(raw[last:])
-    return "".join(pieces)
