@@ -104,7 +104,7 @@ class _Event:
     its `run`), a tag of its own (`nodes`, what it writes back), an element's start or end
     (`mark`, `opens`), or a range mark or a field's end waiting to be paired (`pending`)."""
 
-    kind: str  # text, kept, open, close, range-start, range-end, field-start, field-end
+    kind: str  # piece (of text), kept, open, close, range-start, range-end, field-start, field-end
     text: str = ""
     run: Element | None = None
     nodes: list[Element] = field(default_factory=list)
@@ -166,7 +166,7 @@ class WordParagraph:
         pieces: list[str] = []
         group: tuple[int, bytes] | None = None  # the open format element and its properties
         for event in events:
-            if event.kind == "text":
+            if event.kind == "piece":
                 assert event.run is not None
                 key = _properties_key(event.run)
                 if group is None or group[1] != key:
@@ -267,7 +267,7 @@ def _run_events(run: Element) -> Iterator[_Event]:
             continue
         if child.tag == TEXT:
             if child.text:
-                yield _Event("text", text=child.text, run=run)
+                yield _Event("piece", text=child.text, run=run)
         else:
             yield _Event("kept", nodes=[_alone(run, child)])
 
