@@ -8,6 +8,7 @@ for byte)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup import JoinedWeights, MarkedUp, MarkupError, PairWeights, WordWeights, parse, transfer
 from rnnsearch.markup.formats import format_named, format_of
-from rnnsearch.markup.formats.document import Document, DocumentError, Format, ReadOptions
+from rnnsearch.markup.formats.document import MAX_DOCUMENT_BYTES, Document, DocumentError, Format, ReadOptions
 from rnnsearch.text.sentences import sentence_spans
 
 
@@ -91,10 +92,7 @@ def read_document(
     if isinstance(document, (str, Path)):
         path = Path(document)
         name = name or str(path)
-        try:
-            data = path.read_bytes()
-        except OSError as error:
-            raise DocumentError(f"{path}: cannot read it ({error.strerror or error})") from None
+        data = _bounded_read(path)
     elif isinstance(document, (bytes, bytearray, memoryview)):
         data = bytes(document)
         if not name and format is None:
@@ -105,6 +103,22 @@ def read_document(
     chosen = format_named(format) if format is not None else format_of(name)
     options = ReadOptions(target_language, retranslate=retranslate)
     return name, chosen, chosen.read(data, origin=name, options=options)
+
+
+def _bounded_read(path: Path) -> bytes:
+    """The bytes of the file `path`; one larger than MAX_DOCUMENT_BYTES is refused by its
+    size before it is read, and no more than one byte past the bound is ever read (a file
+    that grows, a pipe), which the format's own size check then refuses."""
+    try:
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size > MAX_DOCUMENT_BYTES:
+                raise DocumentError(
+                    f"{path}: {size:,} bytes is more than the {MAX_DOCUMENT_BYTES:,} a document may have"
+                )
+            return file.read(MAX_DOCUMENT_BYTES + 1)
+    except OSError as error:
+        raise DocumentError(f"{path}: cannot read it ({error.strerror or error})") from None
 
 
 def translate_read(

@@ -961,3 +961,12 @@ def test_word_code_is_kept_whole_by_its_style_or_its_monospace_font():
     first, second = _word_paragraphs(translated("a.docx", data))[-2:]
     assert "print(x)" in _texts(first) and "len(y)" in _texts(first) and "DIE FUNKTION" in _texts(first)
     assert _texts(second) == "body { color: red }"
+
+
+def test_a_file_larger_than_a_document_may_be_is_refused_by_its_size_before_it_is_read(tmp_path, monkeypatch):
+    import rnnsearch.translation.documents as documents
+
+    monkeypatch.setattr(documents, "MAX_DOCUMENT_BYTES", 100)
+    (tmp_path / "big.html").write_bytes(b"<p>Ein Hund.</p>" * 100)
+    with pytest.raises(DocumentError, match=r"big.html: 1,600 bytes is more than the 100 a document may have"):
+        read_document(tmp_path / "big.html", target_language="en")
