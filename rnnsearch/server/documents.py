@@ -22,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from urllib.parse import quote
 
 from fastapi import FastAPI, HTTPException, Request
@@ -44,6 +46,11 @@ ANSWERED = {entry.media_type: BYTES for entry in formats().values()}
 """The answer's media types, one per format, each a document's bytes."""
 
 
+DOCUMENT_THREADS = 64
+"""Documents read and translated at once; a document past them waits for a thread, its
+time limit running."""
+
+
 class _Withdrawn(UserError):
     """A document request given up on (timed out, or its client gone): no more batches."""
 
@@ -57,7 +64,12 @@ class _Progress:
 
 
 def add_documents(app: FastAPI, translator: Translator, batcher: Batcher, limits: Limits) -> None:
-    """Add the documents endpoint to `app`, whose batcher decodes its sentences."""
+    """Add the documents endpoint to `app`, whose batcher decodes its sentences. Each
+    document is read, waited for and written in a thread of the endpoint's own
+    (`DOCUMENT_THREADS`), never of the event loop's default pool, which every text
+    request uses to read its markup: documents waiting for their batches filled that
+    pool, and a one-line request waited for a document to end."""
+    documents_pool = ThreadPoolExecutor(max_workers=DOCUMENT_THREADS, thread_name_prefix="rnnsearch-document")
 
     @app.post(
         PATH,
@@ -87,8 +99,9 @@ def add_documents(app: FastAPI, translator: Translator, batcher: Batcher, limits
         )
         data = await connection.body()
         withdrawn, progress = threading.Event(), _Progress()
-        work = asyncio.ensure_future(asyncio.to_thread(
-            _translated, translator, batcher, asyncio.get_running_loop(), withdrawn, progress,
+        loop = asyncio.get_running_loop()
+        work = loop.run_in_executor(documents_pool, partial(
+            _translated, translator, batcher, loop, withdrawn, progress,
             data=data, name=name, format=format, call=call, placement=placed, unchanged_ok=unchanged_ok,
             retranslate=retranslate, batch=limits.max_batch,
         ))  # fmt: skip
