@@ -1,0 +1,112 @@
+"""How long a one-line request waits while documents are being translated: the server run
+on a loopback port with a model, `--documents` clients each sending an HTML page of
+`--paragraphs` sentences to /v1/documents at once, and, while they are served, one
+client sending a one-line /v1/translate request after another; the one-line requests'
+latencies (median and largest, seconds) against the same requests with no document
+being translated, and how long the documents took.
+
+    python bench/server_load.py [--model runs/bench-alignment/en-fr] [--documents 6]
+                                [--paragraphs 100] [--threads 2]
+
+The script calls only `rnnsearch.load`, `rnnsearch.server.create_app` and `Limits`, so it
+also runs another checkout of the package (PYTHONPATH=that checkout), to set the code
+before a change against the code after it. Every request goes to 127.0.0.1 alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import socket
+import statistics
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import torch
+import uvicorn
+
+import rnnsearch
+from rnnsearch.server import Limits, create_app
+from rnnsearch.text.corpus import read_lines
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "multi30k"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="runs/bench-alignment/en-fr")
+    parser.add_argument("--documents", type=int, default=6)
+    parser.add_argument("--paragraphs", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    translator = rnnsearch.load(args.model, device="cpu")
+    language = "en" if translator.data.src_lang == "en" else "de"
+    sentences = read_lines(DATA / f"test_2016_flickr.{language}.gz")
+    page = "".join(f"<p>{html.escape(s)}</p>\n" for s in sentences[: args.paragraphs]).encode()
+    app = create_app(translator, Path(args.model), Limits(timeout=3600.0))
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    serving = threading.Thread(target=server.run, daemon=True)
+    serving.start()
+    while not server.started:
+        time.sleep(0.05)
+    url = f"http://127.0.0.1:{port}"
+    one_line = sentences[-20:]
+    alone = [_translated(url, text) for text in one_line]
+    started = time.perf_counter()
+    clients = [threading.Thread(target=_document, args=(url, page)) for _ in range(args.documents)]
+    for client in clients:
+        client.start()
+    time.sleep(1.0)  # the documents' first batches are under way
+    loaded, k = [], 0
+    while any(client.is_alive() for client in clients):
+        loaded.append(_translated(url, one_line[k % len(one_line)]))
+        k += 1
+    for client in clients:
+        client.join()
+    documents = time.perf_counter() - started
+    server.should_exit = True
+    serving.join()
+    print(
+        json.dumps(
+            {
+                "alone": {"median": round(statistics.median(alone), 3), "largest": round(max(alone), 3)},
+                "while documents are translated": {
+                    "requests": len(loaded),
+                    "median": round(statistics.median(loaded), 3) if loaded else None,
+                    "largest": round(max(loaded), 3) if loaded else None,
+                },
+                "documents": {"count": args.documents, "paragraphs": args.paragraphs, "seconds": round(documents, 1)},
+            }
+        )
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _translated(url: str, text: str) -> float:
+    """Seconds a one-line /v1/translate request took to be answered."""
+    body = json.dumps({"texts": [text]}).encode()
+    request = urllib.request.Request(f"{url}/v1/translate", body, {"Content-Type": "application/json"})
+    started = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=3600) as answer:
+        answer.read()
+    return time.perf_counter() - started
+
+
+def _document(url: str, page: bytes) -> None:
+    request = urllib.request.Request(f"{url}/v1/documents?name=page.html", page)
+    with urllib.request.urlopen(request, timeout=3600) as answer:
+        answer.read()
+
+
+if __name__ == "__main__":
+    main()
