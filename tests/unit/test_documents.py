@@ -970,3 +970,21 @@ def test_a_file_larger_than_a_document_may_be_is_refused_by_its_size_before_it_i
     (tmp_path / "big.html").write_bytes(b"<p>Ein Hund.</p>" * 100)
     with pytest.raises(DocumentError, match=r"big.html: 1,600 bytes is more than the 100 a document may have"):
         read_document(tmp_path / "big.html", target_language="en")
+
+
+def test_a_word_part_of_more_elements_than_a_part_may_have_is_refused_before_its_tree_is_built(monkeypatch):
+    """A package of a few hundred kilobytes unpacking to millions of empty paragraphs
+    took gigabytes: its elements are counted by a streaming pass first."""
+    import rnnsearch.markup.formats.word_package as package
+
+    monkeypatch.setattr(package, "MAX_PART_ELEMENTS", 200)
+    source = zipfile.ZipFile(io.BytesIO(DOCUMENTS["letter.docx"]))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as written:
+        for member in source.infolist():
+            data = source.read(member.filename)
+            if member.filename == "word/document.xml":
+                data = data.replace(b"<w:body>", b"<w:body>" + b"<w:p/>" * 1000)
+            written.writestr(member.filename, data)
+    with pytest.raises(DocumentError, match=r"^empty.docx: word/document.xml: more than the 200 elements a part"):
+        read_document(buffer.getvalue(), name="empty.docx", target_language="en")

@@ -152,8 +152,8 @@ class WordParagraph:
     @classmethod
     def of(cls, paragraph: Element) -> WordParagraph | None:
         """The paragraph read, or None where it has no words to translate (or is code)."""
-        if code_paragraph(paragraph):
-            return None
+        if paragraph.find(f".//{TEXT}") is None or code_paragraph(paragraph):
+            return None  # no text anywhere in it (most empty paragraphs), or code
         read = cls(paragraph)
         read.markup = read._line(_paired(list(_events(paragraph))))
         read.parsed = parse(read.markup, "xml")
