@@ -15,9 +15,10 @@ from pathlib import Path
 
 from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
-from rnnsearch.markup import JoinedWeights, MarkedUp, MarkupError, PairWeights, WordWeights, parse, transfer
+from rnnsearch.markup import JoinedWeights, MarkedUp, MarkupError, PairWeights, WordWeights, parse, place
 from rnnsearch.markup.formats import format_named, format_of
 from rnnsearch.markup.formats.document import MAX_DOCUMENT_BYTES, Document, DocumentError, Format, ReadOptions
+from rnnsearch.markup.writing import written
 from rnnsearch.text.sentences import sentence_spans
 
 
@@ -49,16 +50,20 @@ class TranslatedDocument:
     attributes: int = 0
     protected: int = 0
     untranslated: int = 0
+    emptied: int = 0
 
     @property
     def summary(self) -> str:
-        """One line of what was translated; blocks left untranslated, if any, named last."""
+        """One line of what was translated; blocks left untranslated, and formatting left
+        with no word, if any, named last."""
         line = (
             f"{self.name}: {self.units:,} units ({self.attributes:,} attributes), {self.sentences:,} sentences, "
             f"{self.kept:,} units kept as written, {self.protected:,} spans protected"
         )
         if self.untranslated:
             line += f"; {self.untranslated:,} blocks left untranslated (their text not found where the reader put it)"
+        if self.emptied:
+            line += f"; {self.emptied:,} elements left with no word (their translation had too few words)"
         return line
 
 
@@ -143,9 +148,11 @@ def translate_read(
         by_unit.setdefault((k, u), []).append((span, translation))
     results = []
     for k, each in enumerate(read):
-        outputs = [_unit_output(each.parsed[u], by_unit.get((k, u), [])) for u in range(len(each.parsed))]
+        placed = [_unit_output(each.parsed[u], by_unit.get((k, u), [])) for u in range(len(each.parsed))]
         count = sum(len(spans) for spans in each.sentences)
-        results.append(_written(each, outputs, sentences=count, unchanged_ok=unchanged_ok))
+        document = _written(each, [output for output, _ in placed], sentences=count, unchanged_ok=unchanged_ok)
+        document.emptied = sum(emptied for _, emptied in placed)
+        results.append(document)
     return results
 
 
@@ -246,16 +253,22 @@ def _block_weights(weights: list[PairWeights | None]) -> JoinedWeights | None:
     return JoinedWeights(tuple(parts)) if parts else None
 
 
-def _unit_output(parsed: MarkedUp, sentences: list[tuple[tuple[int, int], SentenceTranslation]]) -> str | None:
+def _unit_output(
+    parsed: MarkedUp, sentences: list[tuple[tuple[int, int], SentenceTranslation]]
+) -> tuple[str | None, int]:
     """A unit's translated line of markup, or None where it has no words or its
-    translation is its own words. Its sentences' word ranges follow one another from its
-    first word, so their joined links are over the unit's words."""
+    translation is its own words; and how many of its elements that held words hold
+    none of the translation's (only a translation with too few words leaves one so). Its
+    sentences' word ranges follow one another from its first word, so their joined links
+    are over the unit's words."""
     if not sentences:
-        return None
+        return None, 0
     joined = _joined([translation for _, translation in sentences], [b - a for (a, b), _ in sentences])
     if joined.words == parsed.words:
-        return None
-    return transfer(parsed, joined.words, joined.links, weights=joined.weights)
+        return None, 0
+    spans = place(parsed, len(joined.words), joined.links, weights=joined.weights)
+    emptied = sum(element.has_words and start == stop for element, (start, stop) in zip(parsed.elements, spans))
+    return written([parsed.dialect.escape(word) for word in joined.words], parsed.elements, spans), emptied
 
 
 def _written(each: _Read, outputs: list[str | None], *, sentences: int, unchanged_ok: bool) -> TranslatedDocument:

@@ -988,3 +988,18 @@ def test_a_word_part_of_more_elements_than_a_part_may_have_is_refused_before_its
             written.writestr(member.filename, data)
     with pytest.raises(DocumentError, match=r"^empty.docx: word/document.xml: more than the 200 elements a part"):
         read_document(buffer.getvalue(), name="empty.docx", target_language="en")
+
+
+def test_formatting_a_translation_has_too_few_words_for_is_counted_in_the_summary():
+    def one_word(sentences):
+        return [SentenceTranslation(["HUND"], [(0, 0)]) for _ in sentences]
+
+    read = read_document(b"<p><b>Ein</b> <i>Hund</i> <u>rennt</u></p>", name="a.html", target_language="en")
+    [document] = translate_read([read], one_word, language="de")
+    assert document.emptied == 2 and document.summary.endswith(
+        "; 2 elements left with no word (their translation had too few words)"
+    )
+    [document] = translate_read(
+        [read_document(DOCUMENTS["page.html"], name="p.html", target_language="en")], uppercased, language="de"
+    )
+    assert document.emptied == 0 and "no word" not in document.summary
