@@ -101,8 +101,9 @@ class Mark:
 @dataclass
 class _Event:
     """One step of a paragraph read in document order: a piece of text in a run (`text`,
-    its `run`), a tag of its own (`nodes`, what it writes back), an element's start or end
-    (`mark`, `opens`), or a range mark or a field's end waiting to be paired (`pending`)."""
+    its `run`), a tag of its own (`nodes`, what it writes back; `text`, what it shows, for
+    code kept whole, which then stands as a word of its own), an element's start or end
+    (`mark`), or a range mark or a field's start or end waiting to be paired."""
 
     kind: str  # piece (of text), kept, open, close, range-start, range-end, field-start, field-end
     text: str = ""
@@ -177,7 +178,9 @@ class WordParagraph:
                 continue
             if event.kind == "kept":
                 self.others.append(event.nodes)
-                pieces.append(f"<o{len(self.others) - 1}/>")
+                name = f"o{len(self.others) - 1}"
+                shown = f'<{name} translate="no">{escape(event.text)}</{name}>'
+                pieces.append(shown if event.text else f"<{name}/>")
                 continue
             pieces.append(self._closed(group))
             group = None
@@ -259,7 +262,11 @@ def _run_events(run: Element) -> Iterator[_Event]:
     """A run's text pieces, and what else it holds as tags of their own; a run without
     text, and a run of code, whole."""
     known = {TEXT, RUN_PROPERTIES} | BREAKS | DROPPED
-    if not any(child.tag == TEXT for child in run) or _is_code(run) or any(child.tag not in known for child in run):
+    if _is_code(run) and any(child.tag == TEXT and child.text for child in run):
+        shown = "".join(child.text or "" for child in run if child.tag == TEXT)
+        yield _Event("kept", text=shown, nodes=[run])  # code shows: a word of its own, spaces around it
+        return
+    if not any(child.tag == TEXT for child in run) or any(child.tag not in known for child in run):
         yield _Event("kept", nodes=[run])
         return
     for child in run:

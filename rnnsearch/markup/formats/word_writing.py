@@ -43,14 +43,20 @@ class _Writer:
         targets: list[Element | list[Element]] = [written]  # where content goes, innermost last
         formats: list[int] = []  # the open format elements, innermost last
         closing: list[tuple[str, int]] = []  # each open element: its kind and its index
+        shown: str | None = None  # the end tag of the code kept whole being passed over
         for segment in parse(translation, "xml").segments:
+            if shown is not None:
+                shown = None if segment == shown else shown
+                continue
             if not segment.startswith("<"):
                 _append(targets[-1], self._run(html.unescape(segment), formats))
                 continue
-            name = segment.strip("</>")
+            name = segment.strip("</>").split()[0]
             if name.startswith("o"):
                 for node in self.paragraph.others[int(name[1:])]:
                     _append(targets[-1], node)
+                if not segment.endswith("/>"):  # code kept whole: its text is the run's
+                    shown = f"</{name}>"
             elif segment.startswith("</"):
                 self._close(closing.pop(), targets, formats)
             else:
