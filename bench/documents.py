@@ -209,7 +209,7 @@ def marked_paragraphs(sentences: list[str], seed: int) -> list[list[str]]:
 
 def node_by_node(translator: object, paragraph: str, beam_size: int) -> str:
     """A paragraph translated a text node at a time: each piece between two tags alone."""
-    from rnnsearch.markup.parsing import events
+    from rnnsearch.markup.events import events
 
     nodes, current = [], []
     for event in events(paragraph):

@@ -18,7 +18,12 @@ their end tag, tags and all, the elements that hold code, input, output, variabl
 drawings and formulas (`<code>`, `<kbd>`, `<samp>`, `<var>`, `<svg>`, `<math>`), and
 those of the class `notranslate`. Such an element also stands for a word break, as its content
 stays between the words around it, and is written back as a word of its own, a space on
-either side; a script or a stylesheet, which shows nothing, does neither.
+either side; a script or a stylesheet, which shows nothing, does neither. Where what it
+shows is a few short words (a name, a command: `STAND_IN_WORDS`), they stand in the text
+where it stands, words the element covers, so that the model reads the sentence whole
+("definiert audio - und video -Elemente" where `<code>audio</code>-` stood, not
+"definiert - und -Elemente"); written back, the element takes the place of the target
+words there that are those words (Element.stand_in).
 
 Markup is checked as it is read: an end tag that closes another element than the last
 one opened, an element never closed, an end tag with nothing open, and, for `xml`, a
@@ -29,12 +34,6 @@ wrong. Start tags, attributes and end tags are kept as written.
 `html` differs from `xml` in what a valid line is: its void elements (`<br>`, `<img>`,
 …) need no end tag, tag names are compared without case, and its character references
 are decoded as HTML decodes them (`&nbsp;`, and `&amp` without its ";").
-
-html.parser rescans the rest of the line from each "<" it cannot complete, which takes
-time quadratic in the line's length where many are left open (`<a <a <a …`). No tag, end
-tag, comment or declaration can complete after the line's last ">", so every "<" there is
-text: the parser is given a "_" in its place, of the same length, and reads that part of
-the line once.
 """
 
 from __future__ import annotations
@@ -42,10 +41,10 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 from functools import cached_property
-from html.parser import HTMLParser
 
 from rnnsearch.errors import UserError
 from rnnsearch.markup.dialects import DIALECTS, Dialect
+from rnnsearch.markup.events import events
 
 MARKUPS = tuple(DIALECTS)
 """The markups a line can be read as (dialects.py)."""
@@ -55,6 +54,15 @@ RAW_TEXT_ELEMENTS = frozenset({"script", "style"})
 
 
 XML_ENTITIES = frozenset({"amp", "lt", "gt", "quot", "apos"})
+
+STAND_IN_WORDS = 3
+STAND_IN_CHARACTERS = 40
+"""The most words, and the longest word, of a kept element's text that stands in for it
+in the text the model reads (Element.stand_in): a name, a command, a file name."""
+
+NOT_STANDING_IN = frozenset("%{}$<>[]")
+"""Characters of placeholders (`%(name)s`, `{count}`) and of markup kept as written (a
+Markdown image or autolink), whose words never stand in for their element."""
 
 
 class MarkupError(UserError, ValueError):
@@ -72,6 +80,11 @@ class Element:
     parent: the index of the enclosing element in `MarkedUp.elements`, or None
     shown: an element kept whole whose content shows between the words around it, so
       that it is written as a word of its own, with a space on either side
+    stand_in: the words of such an element's text, where it has few and short ones
+      (STAND_IN_WORDS), which stand in the text where it stands: the model reads the
+      sentence whole, a name or a command where it stood, and translates around them.
+      The element covers them; written back, it stands where the alignment places them,
+      in place of the target words there that are theirs (the same but for case)
     """
 
     start_tag: str
@@ -81,6 +94,7 @@ class Element:
     parent: int | None
     name: str = field(repr=False, default="")
     shown: bool = False
+    stand_in: tuple[str, ...] = ()
 
     @property
     def has_words(self) -> bool:
@@ -107,6 +121,12 @@ class MarkedUp:
         """The text's words, split once: a paragraph of many sentences is cut by them."""
         return self.text.split()
 
+    @cached_property
+    def has_own_words(self) -> bool:
+        """Whether the text has a word of its own, not only the words that stand in for
+        elements kept whole (a paragraph of one `<code>` has nothing to translate)."""
+        return sum(element.stop - element.first for element in self.elements if element.stand_in) < len(self.words)
+
 
 def parse(line: str, markup: str) -> MarkedUp:
     """`line` read as `markup` (MARKUPS); a MarkupError says what is not well-formed."""
@@ -118,96 +138,6 @@ def parse(line: str, markup: str) -> MarkedUp:
         kept = kept_whole(event.tag, event.attrs, dialect) if event.kind == "start" else None
         builder.add(event.kind, line[event.start : event.end], (event.tag, kept))
     return builder.finish()
-
-
-def without_open_ends(line: str) -> str:
-    """`line` with every "<" after its last ">" made "_": text there either way (see the
-    module docstring), read in linear time; the same length, so positions still match."""
-    end = line.rfind(">") + 1
-    return line[:end] + line[end:].replace("<", "_")
-
-
-@dataclass(slots=True)
-class Event:
-    """One of html.parser's events, cut from the text it read at the offsets it reports.
-
-    kind:  start, standalone, end, data, reference or other (a comment, a declaration, a
-           processing instruction)
-    tag:   a tag's name; a reference's name ("amp", "#38")
-    attrs: a start tag's attributes, as html.parser reads them
-    """
-
-    start: int
-    end: int
-    kind: str
-    tag: str = ""
-    attrs: tuple[tuple[str, str | None], ...] = ()
-
-
-def events(text: str, *, text_elements: frozenset[str] = frozenset()) -> list[Event]:
-    """`text` as html.parser's events, each ending where the next starts, so that they
-    cover the text byte for byte; what the parser passes over without an event (a lone
-    "</>") is data, as it is between events. The content of `text_elements` is text up to
-    their end tag, as for a script. Read in time linear in the text (`without_open_ends`)."""
-    recorder = _Recorder(text, text_elements)
-    recorder.feed(without_open_ends(text))
-    recorder.close()
-    found = recorder.events
-    if text and (not found or found[0].start > 0):
-        found.insert(0, Event(0, 0, "data"))
-    for event, following in zip(found, found[1:]):
-        event.end = following.start
-    if found:
-        found[-1].end = len(text)
-    return found
-
-
-class _Recorder(HTMLParser):
-    """html.parser's callbacks, each only recording its event and where it starts."""
-
-    def __init__(self, text: str, text_elements: frozenset[str]):
-        super().__init__(convert_charrefs=False)
-        self.text_elements = text_elements
-
-        # where each of the text's lines starts: the parser reports (line, column) positions
-        self.line_starts = [0] + [k + 1 for k, character in enumerate(text) if character == "\n"]
-        self.events: list[Event] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._record("start", tag, tuple(attrs))
-        if tag in self.text_elements:
-            self.set_cdata_mode(tag)  # text up to the end tag, as for a script
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._record("standalone", tag, tuple(attrs))
-
-    def handle_endtag(self, tag: str) -> None:
-        self._record("end", tag)
-
-    def handle_data(self, data: str) -> None:
-        self._record("data")
-
-    def handle_entityref(self, name: str) -> None:
-        self._record("reference", name)
-
-    def handle_charref(self, name: str) -> None:
-        self._record("reference", "#" + name)
-
-    def handle_comment(self, data: str) -> None:
-        self._record("other")
-
-    def handle_decl(self, decl: str) -> None:
-        self._record("other")
-
-    def handle_pi(self, data: str) -> None:
-        self._record("other")
-
-    def unknown_decl(self, data: str) -> None:
-        self._record("other")
-
-    def _record(self, kind: str, tag: str = "", attrs: tuple[tuple[str, str | None], ...] = ()) -> None:
-        line, column = self.getpos()
-        self.events.append(Event(self.line_starts[line - 1] + column, 0, kind, tag, attrs))
 
 
 def kept_whole(tag: str, attrs: tuple[tuple[str, str | None], ...], dialect: Dialect) -> str | None:
@@ -234,6 +164,7 @@ class _Kept:
     first_segment: int
     why: str
     open: list[str]
+    text: list[str] = field(default_factory=list)
 
 
 class _Builder:
@@ -277,8 +208,10 @@ class _Builder:
         whole element one standalone piece of markup."""
         if kind == "data" and kept.why == "untranslated":
             self._check_data(raw)
+            kept.text.append(raw)
         elif kind == "reference":
             self._check_reference(raw, details[0])
+            kept.text.append(raw)
         elif kind == "start" and not self._void(details[0]):
             kept.open.append(self._name(raw))
         elif kind == "end":
@@ -288,7 +221,18 @@ class _Builder:
             if not kept.open:
                 self.kept = None
                 whole = "".join(self.segments[kept.first_segment :])
-                self._standalone(whole, breaks=kept.why == "untranslated", shown=kept.why == "untranslated")
+                words = _stand_in("".join(kept.text)) if kept.why == "untranslated" else ()
+                if words:
+                    self._stood_in(whole, words)
+                else:
+                    self._standalone(whole, breaks=kept.why == "untranslated", shown=kept.why == "untranslated")
+
+    def _stood_in(self, whole: str, words: tuple[str, ...]) -> None:
+        """An element kept whole whose text's `words` stand in for it, words of their own."""
+        self._append(" ")
+        first = self.words
+        self._append(" ".join(words) + " ")
+        self.elements.append(Element(whole, None, first, self.words, self._parent(), shown=True, stand_in=words))
 
     def _append(self, text: str) -> None:
         """Add text to translate, counting the words it begins."""
@@ -369,6 +313,18 @@ class _Builder:
         if self.open:
             raise MarkupError(f"{_tag(self.elements[self.open[-1][0]].start_tag)} is never closed")
         return MarkedUp(self.segments, "".join(self.text), self.elements, self.dialect)
+
+
+def _stand_in(text: str) -> tuple[str, ...]:
+    """The words of a kept element's text that stand in for it, or none where it has more
+    than STAND_IN_WORDS or a word longer than STAND_IN_CHARACTERS (a block of code, which
+    the model should not read as a sentence)."""
+    words = tuple(html.unescape(text).split())
+    if len(words) > STAND_IN_WORDS or any(len(word) > STAND_IN_CHARACTERS for word in words):
+        return ()
+    if any(NOT_STANDING_IN.intersection(word) for word in words):
+        return ()  # a placeholder that a model would mangle, or markup
+    return words
 
 
 def _xml_character(code: int) -> bool:

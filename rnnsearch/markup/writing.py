@@ -4,9 +4,11 @@ at each point rather than by recursion, so any depth is written."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from rnnsearch.markup.dialects import escape
 from rnnsearch.markup.parsing import Element
 
 
@@ -52,7 +54,10 @@ class _Output:
             self._words(tokens, current.position, child_start)
             current.position = max(current.position, child_stop)
             element = self.elements[child]
-            if element.end_tag is None:
+            if element.stand_in:
+                tokens.append(("word", element.start_tag))
+                self._stood_in(tokens, element, child_start, child_stop)
+            elif element.end_tag is None:
                 tokens.append(("word" if element.shown else "standalone", element.start_tag))
             else:
                 tokens.append(("open", element.start_tag))
@@ -62,6 +67,17 @@ class _Output:
     def _in_order(self, parent: int | None) -> Iterator[int]:
         """The children of `parent` in the order they are written: by span, then source order."""
         return iter(sorted(self.children.get(parent, []), key=lambda k: (*self.spans[k], k)))
+
+    def _stood_in(self, tokens: list[tuple[str, str]], element: Element, start: int, stop: int) -> None:
+        """The target words start to stop − 1, where a kept element whose text stood in for
+        it was placed, less those that are its words (the same but for case): what
+        translated the stand-in is the element itself; any other word stays."""
+        left = Counter(escape(word).casefold() for word in element.stand_in)
+        for k in range(start, stop):
+            if left[self.words[k].casefold()] > 0:
+                left[self.words[k].casefold()] -= 1
+            else:
+                tokens.append(("word", self.words[k]))
 
     def _words(self, tokens: list[tuple[str, str]], start: int, stop: int) -> None:
         tokens.extend(("word", self.words[k]) for k in range(start, stop))

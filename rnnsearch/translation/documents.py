@@ -164,7 +164,7 @@ def _parsed(name: str, chosen: Format, document: Document, language: str) -> _Re
         except MarkupError as error:
             raise DocumentError(f"{name}: {unit.where}: {error}") from None
         each.parsed.append(parsed)
-        each.sentences.append(_sentence_words(parsed.text, language))
+        each.sentences.append(_sentence_words(parsed.text, language) if parsed.has_own_words else [])
     return each
 
 

@@ -293,7 +293,7 @@ def test_the_api_docs_page_works_without_any_network_but_the_server(server_url, 
 def test_a_document_picked_on_the_page_comes_back_translated_for_download(server_url, tmp_path):
     """The page sends a chosen file to /v1/documents and offers its translation under the
     same name: the page's tree and its protected parts as the file had them."""
-    from tests.unit.test_documents import HTML, _tags
+    from tests.unit.test_documents import HTML, _blocks
 
     source = tmp_path / "seite.html"
     source.write_text(HTML, encoding="utf-8")
@@ -307,7 +307,7 @@ def test_a_document_picked_on_the_page_comes_back_translated_for_download(server
             page.locator("#document-download").click()
         assert download.value.suggested_filename == "seite.html"
         translated = Path(download.value.path()).read_text(encoding="utf-8")
-    assert _tags(translated) == _tags(HTML) and "<pre>  kein   Text\n  hier </pre>" in translated
+    assert _blocks(translated) == _blocks(HTML) and "<pre>  kein   Text\n  hier </pre>" in translated
     assert translated != HTML
 
 

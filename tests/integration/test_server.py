@@ -537,7 +537,7 @@ def test_bad_markup_is_a_422_naming_the_text(client, body, fragment):
 def test_a_document_sent_as_bytes_comes_back_translated_with_its_structure(client, translator, model_dir, tmp_path):
     from urllib.parse import unquote
 
-    from tests.unit.test_documents import HTML, SUBTITLES, _tags
+    from tests.unit.test_documents import HTML, SUBTITLES, _blocks
 
     answer = client.post("/v1/documents", params={"name": "seite.html", "beam_size": 2}, content=HTML.encode())
     assert answer.status_code == 200, answer.text
@@ -545,7 +545,7 @@ def test_a_document_sent_as_bytes_comes_back_translated_with_its_structure(clien
     assert answer.headers["content-disposition"] == "attachment; filename*=UTF-8''seite.html"
     assert unquote(answer.headers["x-rnnsearch-summary"]).startswith("seite.html: 11 units (5 attributes)")
     page = answer.content.decode()
-    assert _tags(page) == _tags(HTML) and "<pre>  kein   Text\n  hier </pre>" in page
+    assert _blocks(page) == _blocks(HTML) and "<pre>  kein   Text\n  hier </pre>" in page
     subtitles = client.post("/v1/documents", params={"name": "film.srt"}, content=SUBTITLES.encode())
     assert subtitles.status_code == 200 and subtitles.headers["content-type"] == "application/x-subrip"
 

@@ -212,6 +212,23 @@ def _tags(page: str) -> list[str]:
     return parser.tags
 
 
+def _blocks(page: str) -> list[str]:
+    """The page's tags with those of each run of inline elements in sorted order: its
+    tree of blocks, which a translation keeps, whatever order its words (and so the
+    inline elements over them, kept ones too) take within a sentence."""
+    from rnnsearch.markup.formats.html_page import PHRASING
+
+    blocks: list[str] = []
+    run: list[str] = []
+    for tag in _tags(page):
+        if tag.lstrip("/") in PHRASING:
+            run.append(tag)
+        else:
+            blocks += sorted(run) + [tag]
+            run = []
+    return blocks + sorted(run)
+
+
 def test_a_translated_page_keeps_its_tree_protected_parts_and_translates_text_and_attributes():
     page = translated("page.html", DOCUMENTS["page.html"]).decode()
     assert _tags(page) == _tags(HTML)
@@ -600,7 +617,7 @@ def _start_tags(page: str) -> list[tuple[str, dict]]:
 
 def _kept(page: str) -> list[str]:
     """What a page keeps untranslated: its pre, code, script and style elements and comments, as written."""
-    from rnnsearch.markup.parsing import events
+    from rnnsearch.markup.events import events
 
     kept, open_at, depth = [], None, 0
     for event in events(page):
@@ -1003,3 +1020,20 @@ def test_formatting_a_translation_has_too_few_words_for_is_counted_in_the_summar
         [read_document(DOCUMENTS["page.html"], name="p.html", target_language="en")], uppercased, language="de"
     )
     assert document.emptied == 0 and "no word" not in document.summary
+
+
+def test_a_sentence_is_read_whole_with_its_kept_names_standing_where_they_stood():
+    seen: list[str] = []
+
+    def recording(sentences):
+        seen.extend(sentences)
+        return uppercased(sentences)
+
+    page = b"<p>Die Spezifikation definiert <code>audio</code>- und <code>video</code>-Elemente neu.</p>"
+    page += b"<p><code>x</code></p>"
+    written = translated("a.html", page, recording).decode()
+    assert seen == ["Die Spezifikation definiert audio - und video -Elemente neu."]  # no hole; a code alone is none
+    assert written == (
+        "<p>DIE SPEZIFIKATION DEFINIERT <code>audio</code> - UND <code>video</code> -ELEMENTE NEU.</p>"
+        "<p><code>x</code></p>"
+    )

@@ -487,3 +487,26 @@ def test_weights_that_hold_no_word_for_an_element_leave_it_to_the_links_and_ever
     output = transfer(marked, ["Z", "X", "Y", "W"], [], weights=WordWeights(crossed))
     assert tag_counts(output) == tag_counts("<i>x</i> <b>y <u>z</u></b> w")  # nesting kept, nothing lost
     assert parse(output, "xml").words == ["Z", "X", "Y", "W"]
+
+
+def test_a_kept_name_stands_in_the_text_the_model_reads_and_takes_the_place_of_its_translation():
+    """The model reads the sentence whole (no hole where `<code>audio</code>` stood); the
+    element takes the place of the target words that are its words, and where the model
+    translated them otherwise, those words stay beside it rather than be lost."""
+    marked = parse("Die Spezifikation definiert <code>audio</code>- und <code>video</code>-Elemente neu", "html")
+    assert marked.words == ["Die", "Spezifikation", "definiert", "audio", "-", "und", "video", "-Elemente", "neu"]
+    target = "The specification redefines the Audio and video elements".split()
+    links = [(0, 0), (1, 1), (2, 2), (8, 2), (3, 4), (5, 5), (6, 6), (7, 7)]
+    assert transfer(marked, target, links) == (
+        "The specification redefines the <code>audio</code> and <code>video</code> elements"
+    )
+    pressed = parse("Drücke <kbd>Strg</kbd> und C.", "html")
+    assert transfer(pressed, "Press Ctrl and C.".split(), [(0, 0), (1, 1), (2, 2), (3, 3)]) == (
+        "Press <kbd>Strg</kbd> Ctrl and C."
+    )
+    assert parse("Hallo <k translate='no'>%(name)s</k> hier", "xml").words == [
+        "Hallo",
+        "hier",
+    ]  # a placeholder does not
+    long = parse("Siehe <code>" + "x " * 10 + "</code> hier", "html")
+    assert long.words == ["Siehe", "hier"] and not parse("<code>nur</code>", "html").has_own_words

@@ -44,6 +44,7 @@ import html.parser
 from collections.abc import Callable, Sequence
 
 from rnnsearch.markup.dialects import DIALECTS, KEPT_CLASSES, KEPT_ELEMENTS, TEXT_ELEMENTS, VOID_ELEMENTS
+from rnnsearch.markup.events import Event, events
 from rnnsearch.markup.formats.document import (
     Document,
     ReadOptions,
@@ -56,7 +57,7 @@ from rnnsearch.markup.formats.document import (
 )
 from rnnsearch.markup.formats.page_encoding import page_encoding
 from rnnsearch.markup.formats.start_tags import with_values
-from rnnsearch.markup.parsing import Event, MarkupError, events, kept_whole, parse
+from rnnsearch.markup.parsing import MarkupError, kept_whole, parse
 
 PHRASING = frozenset(
     {
@@ -210,7 +211,7 @@ class _PageReader:
         except MarkupError:
             self._pieces(run)
             return
-        if not parsed.words:
+        if not parsed.has_own_words:
             return
         self.protected += sum(1 for element in parsed.elements if element.shown)
         self.units.append(Unit(line, self._place(start), parsed=parsed))

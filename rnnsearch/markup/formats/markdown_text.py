@@ -27,6 +27,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from rnnsearch.markup.dialects import VOID_ELEMENTS, escape
+from rnnsearch.markup.events import events
 from rnnsearch.markup.formats.document import (
     KEPT,
     Document,
@@ -38,7 +39,7 @@ from rnnsearch.markup.formats.document import (
     checked_size,
     checked_units,
 )
-from rnnsearch.markup.parsing import events, parse
+from rnnsearch.markup.parsing import parse
 
 SYNTAX = "*_`[]<\\&~|"
 """Characters that Markdown (with tables and strikethrough) reads as syntax anywhere in

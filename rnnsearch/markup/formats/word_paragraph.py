@@ -158,7 +158,7 @@ class WordParagraph:
         read = cls(paragraph)
         read.markup = read._line(_paired(list(_events(paragraph))))
         read.parsed = parse(read.markup, "xml")
-        if not read.parsed.words:
+        if not read.parsed.has_own_words:
             return None
         read.main = _main_format(read.parsed, read.marks)
         return read
