@@ -328,6 +328,37 @@ def test_a_request_waits_for_at_most_the_call_under_way_however_many_documents_a
     assert len(calls) == 13 and calls.index(["plain"]) == 1, calls
 
 
+def test_a_text_request_is_answered_while_documents_wait_for_their_batches(translator, model_dir):
+    """Documents wait for their batches in threads of their own: in the event loop's
+    default pool (here of one thread) a document held the thread every text request
+    reads its markup in, and a one-line request waited for the document to end."""
+    from concurrent.futures import ThreadPoolExecutor as Pool
+
+    app = create_app(translator, model_dir, Limits(max_batch=2, timeout=600.0))
+
+    async def one_default_thread() -> None:
+        asyncio.get_running_loop().set_default_executor(Pool(max_workers=1))
+
+    page = "".join(f"<p>Ein Hund läuft Nummer {k}.</p>" for k in range(120)).encode()
+    finished: dict[str, float] = {}
+    with TestClient(app) as client:
+        assert client.portal is not None
+        client.portal.call(one_default_thread)
+
+        def document() -> None:
+            answer = client.post("/v1/documents", params={"name": "seite.html"}, content=page)
+            finished["document"] = time.monotonic()
+            assert answer.status_code == 200, answer.text
+
+        with Pool(1) as pool:
+            sent = pool.submit(document)
+            wait_until(lambda: client.app.state.batcher.calls > 0, "the document's first batch")
+            answer = client.post("/v1/translate", json={"texts": ["Ein <b>Hund</b>."], "markup": "html"})
+            finished["text"] = time.monotonic()
+            sent.result()
+    assert answer.status_code == 200 and finished["text"] < finished["document"]
+
+
 def test_a_document_has_the_timeout_for_each_batch_and_gets_504_only_once_one_stalls():
     """A document is not a sentence: its time limit moves on with each batch done, so a
     long document that keeps going is answered, and one that stops is a 504."""
