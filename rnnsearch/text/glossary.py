@@ -1,0 +1,266 @@
+"""A user's terms: what each source term must be translated as, read from a glossary file
+and found in a sentence's text.
+
+Files (`read_glossary`):
+
+- TSV (`.tsv`, `.tab`, `.txt`) or CSV (`.csv`), read with the `csv` module: a header
+  naming the source and target columns, by the model's language codes (`de`, `en`) or as
+  `source` and `target`; optionally a `case` column (`sensitive` or `insensitive`, per
+  entry; empty: the file's setting, `case_sensitive=`), and any other column (a note) is
+  ignored.
+- TBX-Basic (`.tbx`), read with lxml (no DTD, no entities, no network): each
+  `termEntry` (TBX 2) or `conceptEntry` (TBX 3) gives the first term of its language
+  section in each language.
+
+An entry whose target is its source is a term kept as written (a name, a brand: not
+translated). Bad files are refused in one line naming the file and the line: no header,
+a missing column, an empty source or target, one source given two targets, a case that
+is neither, bytes that are not UTF-8 (a byte order mark is read as none), a TBX entry
+without a term in one of the two languages. A file is read in time linear in its size.
+
+Matching (`Glossary.matches`): an entry's source is found on whole words (Unicode word
+boundaries, where its own first and last characters are word characters), as written or
+in any case as the entry says, the longest entry first where entries overlap, each place
+of the text in one match at most; all entries are sought at once (an Aho–Corasick
+automaton, pyahocorasick), in time linear in the text and its matches.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import ahocorasick
+
+from rnnsearch.errors import UserError
+
+TABLE_DELIMITERS = {".tsv": "\t", ".tab": "\t", ".txt": "\t", ".csv": ","}
+"""The field delimiter of each table file's extension."""
+
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+
+CASES = {"sensitive": True, "insensitive": False, "": None}
+"""The values of a table's `case` column: whether the entry matches as written (None:
+the file's setting)."""
+
+
+class GlossaryError(UserError, ValueError):
+    """A glossary that cannot be read: the message names the file and the line."""
+
+
+@dataclass(frozen=True)
+class Term:
+    """One entry: its source term, what it is translated as, whether it matches only as
+    written, and where it was given (`origin`, as "file:line")."""
+
+    source: str
+    target: str
+    case_sensitive: bool = False
+    origin: str = ""
+
+    @property
+    def kept(self) -> bool:
+        """Whether the term is kept as written (not translated): its target is its source."""
+        return self.source == self.target
+
+
+@dataclass(frozen=True)
+class Match:
+    """Where a term was found in a text: characters start to end − 1."""
+
+    start: int
+    end: int
+    term: Term
+
+
+class Glossary:
+    """Terms, checked (one target for each source) and found in texts (`matches`)."""
+
+    def __init__(self, terms: Iterable[Term]):
+        by_source: dict[tuple[str, bool], Term] = {}
+        for term in terms:
+            key = (term.source if term.case_sensitive else _folded(term.source), term.case_sensitive)
+            earlier = by_source.get(key)
+            if earlier is not None and earlier.target != term.target:
+                raise GlossaryError(
+                    f"{term.origin}: {term.source!r} is translated as {term.target!r} here and as "
+                    f"{earlier.target!r} at {earlier.origin}"
+                )
+            by_source.setdefault(key, term)
+        self.terms = list(by_source.values())
+
+    @classmethod
+    def of(cls, mapping: Mapping[str, str], *, case_sensitive: bool = False) -> Glossary:
+        """The glossary of a mapping from source terms to their targets (the API's)."""
+        terms = []
+        for k, (source, target) in enumerate(mapping.items()):
+            terms.append(_checked_term(source, target, case_sensitive, f"glossary.{k}"))
+        return cls(terms)
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    @cached_property
+    def _automaton(self) -> ahocorasick.Automaton:
+        automaton = ahocorasick.Automaton()
+        keys: dict[str, list[Term]] = {}
+        for term in self.terms:
+            keys.setdefault(_folded(term.source), []).append(term)
+        for key, terms in keys.items():
+            automaton.add_word(key, terms)
+        if keys:
+            automaton.make_automaton()
+        return automaton
+
+    def matches(self, text: str) -> list[Match]:
+        """The terms found in `text` (see the module docstring), in the order they stand."""
+        if not self.terms:
+            return []
+        found = []
+        for last, terms in self._automaton.iter(_folded(text)):
+            for term in terms:
+                start, end = last + 1 - len(term.source), last + 1
+                if _whole_words(text, start, end) and (not term.case_sensitive or text[start:end] == term.source):
+                    found.append(Match(start, end, term))
+        chosen: list[Match] = []
+        taken = bytearray(len(text))
+        for match in sorted(found, key=lambda m: (m.start - m.end, m.start)):
+            if not any(taken[match.start : match.end]):
+                taken[match.start : match.end] = b"\x01" * (match.end - match.start)
+                chosen.append(match)
+        return sorted(chosen, key=lambda m: m.start)
+
+
+def read_glossary(
+    path: str | Path, *, source_language: str, target_language: str, case_sensitive: bool = False
+) -> Glossary:
+    """The glossary in the file `path`, its format by its extension (the module
+    docstring), for a model from `source_language` to `target_language`."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix != ".tbx" and suffix not in TABLE_DELIMITERS:
+        raise GlossaryError(f"{path}: a glossary is a .tsv, .csv or .tbx file")
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise GlossaryError(f"{path}: cannot read it ({error.strerror or error})") from None
+    if suffix == ".tbx":
+        return Glossary(_tbx_terms(data, path, (source_language, target_language), case_sensitive))
+    text = _decoded(data, path)
+    return Glossary(
+        _table_terms(text, path, TABLE_DELIMITERS[suffix], (source_language, target_language), case_sensitive)
+    )
+
+
+def _decoded(data: bytes, path: Path) -> str:
+    """The file's text (a UTF-8 byte order mark dropped), or an error naming the line of
+    the first byte that is not UTF-8."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise GlossaryError(f"{path}:{line}: not UTF-8 ({error.reason})") from None
+
+
+def _table_terms(text: str, path: Path, delimiter: str, languages: tuple[str, str], case_sensitive: bool) -> list[Term]:
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header = next(rows, None)
+    names = [name.strip().lower() for name in header or []]
+    columns = [_column(names, (language, side)) for language, side in zip(languages, ("source", "target"))]
+    if header is None or None in columns:
+        raise GlossaryError(
+            f"{path}:1: no header naming the source and target columns ({languages[0]} and {languages[1]}, or "
+            f"source and target){'; it names ' + ', '.join(names) if names else ''}"
+        )
+    source, target = (column for column in columns if column is not None)
+    case = names.index("case") if "case" in names else None
+    terms = []
+    for row in rows:
+        where = f"{path}:{rows.line_num}"
+        if not any(field.strip() for field in row):
+            continue
+        if len(row) < len(names):
+            raise GlossaryError(f"{where}: {len(row)} fields, where the header names {len(names)}")
+        sensitive = case_sensitive if case is None else _case(row[case], where, case_sensitive)
+        terms.append(_checked_term(row[source], row[target], sensitive, where))
+    return terms
+
+
+def _column(names: list[str], wanted: tuple[str, str]) -> int | None:
+    """The index of the first of the header's names that is one of `wanted`."""
+    return next((k for k, name in enumerate(names) if name in wanted), None)
+
+
+def _case(value: str, where: str, default: bool) -> bool:
+    if value.strip().lower() not in CASES:
+        raise GlossaryError(f"{where}: case {value!r} is not sensitive, insensitive or empty")
+    chosen = CASES[value.strip().lower()]
+    return default if chosen is None else chosen
+
+
+def _checked_term(source: object, target: object, case_sensitive: bool, where: str) -> Term:
+    """An entry, its terms stripped of surrounding white space; an empty one refused."""
+    if not isinstance(source, str) or not isinstance(target, str):
+        raise GlossaryError(f"{where}: a source and a target are text")
+    if not source.strip():
+        raise GlossaryError(f"{where}: an empty source term")
+    if not target.strip():
+        raise GlossaryError(f"{where}: an empty target for {source.strip()!r}")
+    return Term(" ".join(source.split()), " ".join(target.split()), case_sensitive, where)
+
+
+def _tbx_terms(data: bytes, path: Path, languages: tuple[str, str], case_sensitive: bool) -> list[Term]:
+    """Each entry of a TBX file as a term: the first term of each of the two languages."""
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as error:
+        raise GlossaryError(f"{path}:{error.lineno}: not well-formed XML ({error.msg})") from None
+    terms = []
+    for entry in root.iter():
+        if _local_name(entry) not in ("termEntry", "conceptEntry"):
+            continue
+        found: dict[str, str] = {}
+        for section in entry:
+            if _local_name(section) in ("langSet", "langSec"):
+                language = (section.get(XML_LANG) or "").split("-")[0].lower()
+                term = next((node for node in section.iter() if _local_name(node) == "term"), None)
+                if term is not None and language not in found:
+                    found[language] = "".join(str(piece) for piece in term.itertext())
+        where = f"{path}:{entry.sourceline}"
+        missing = [language for language in languages if language not in found]
+        if missing:
+            raise GlossaryError(f"{where}: an entry without a {missing[0]} term")
+        terms.append(_checked_term(found[languages[0]], found[languages[1]], case_sensitive, where))
+    return terms
+
+
+def _local_name(node: object) -> str:
+    """An element's name without its namespace (TBX 3 has one, TBX 2 none); "" for a
+    comment or a processing instruction."""
+    tag = getattr(node, "tag", None)
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def _folded(text: str) -> str:
+    """`text` in lower case, character for character (a character whose lower case is
+    longer stays as it is), so that positions in it are positions in `text`."""
+    return "".join(lower if len(lower := character.lower()) == 1 else character for character in text)
+
+
+def _whole_words(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] is not part of a longer word on either side: a word
+    character at its edge has no word character beside it."""
+    before = start == 0 or not _word(text[start]) or not _word(text[start - 1])
+    after = end == len(text) or not _word(text[end - 1]) or not _word(text[end])
+    return before and after
+
+
+def _word(character: str) -> bool:
+    return character.isalnum() or character == "_"
