@@ -1,0 +1,104 @@
+"""Terms each output must contain (search/constraints.py's `Terms`), through greedy and
+beam search: every term written whole, in any batch, beside prefixes, and a sentence
+without terms searched as if none had any."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rnnsearch.search.beam import beam_search
+from rnnsearch.search.constraints import Places, Prefixes, Terms
+from rnnsearch.search.greedy import greedy_search
+from rnnsearch.search.rules import SearchOptions, max_output_lengths
+from rnnsearch.text.batches import source_tensors
+from tests.conftest import assert_same_hypotheses, random_sources, tiny_model
+
+VOCAB = 14
+
+
+def contains(tokens: list[int], term: list[int]) -> bool:
+    return any(tokens[k : k + len(term)] == term for k in range(len(tokens) - len(term) + 1))
+
+
+def searched(terms, *, beam_size: int, in_flight: int | None = None, prefixes=None):
+    model = tiny_model(vocab=VOCAB, seed=5)
+    sources = random_sources(len(terms), VOCAB, seed=9, max_len=7)
+    src, lengths = source_tensors(sources)
+    limits = max_output_lengths(lengths, 1.0, 1)
+    constraints = [] if prefixes is None else [Prefixes.of(prefixes)]
+    constraint = Terms.of(terms)
+    if constraint is not None:
+        limits = torch.maximum(limits, constraint.least_lengths)
+        constraints.append(constraint.within(limits))
+    options = SearchOptions(beam_size=beam_size, n_best=beam_size, in_flight=in_flight)
+    run = greedy_search if beam_size == 1 else beam_search
+    return run(model, src, lengths, max_lengths=limits, options=options, constraints=[c for c in constraints if c])
+
+
+TERMS = [
+    [[5, 6]],
+    [],
+    [[7], [8, 9, 10]],
+    [[5, 6], [6, 5]],  # overlapping pieces
+    [[11, 11, 11]],  # a term of one piece repeated
+    [],
+    [[4, 12], [12]],  # one inside another
+    [[9, 9], [9, 9]],  # the same term twice
+]
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_every_output_contains_every_term_of_its_sentence(beam_size):
+    for terms, hypotheses in zip(TERMS, searched(TERMS, beam_size=beam_size), strict=True):
+        for hypothesis in hypotheses:
+            assert all(contains(hypothesis.tokens, term) for term in terms), (terms, hypothesis.tokens)
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_a_sentence_without_terms_is_searched_as_if_no_sentence_had_any(beam_size):
+    found = searched(TERMS, beam_size=beam_size)
+    free = searched([[] for _ in TERMS], beam_size=beam_size)
+    for terms, constrained, alone in zip(TERMS, found, free, strict=True):
+        if not terms:
+            assert_same_hypotheses([alone], [constrained])
+    assert any(a[0].tokens != c[0].tokens for t, a, c in zip(TERMS, free, found, strict=True) if t)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_terms_do_not_depend_on_the_batch_and_compose_with_prefixes(beam_size):
+    prefixes = [[13] if k % 2 else [] for k in range(len(TERMS))]
+    whole = searched(TERMS, beam_size=beam_size, prefixes=prefixes)
+    assert_same_hypotheses(whole, searched(TERMS, beam_size=beam_size, prefixes=prefixes, in_flight=3))
+    for prefix, terms, hypotheses in zip(prefixes, TERMS, whole, strict=True):
+        for hypothesis in hypotheses:
+            assert hypothesis.tokens[: len(prefix)] == prefix
+            assert all(contains(hypothesis.tokens, term) for term in terms)
+
+
+def test_no_term_is_no_constraint_and_a_term_is_bound_to_the_limits_before_it_runs():
+    assert Terms.of([[], []]) is None
+    constraint = Terms.of([[[5, 6]]])
+    assert constraint is not None and constraint.least_lengths.tolist() == [3]
+    at = Places(torch.tensor([0]), torch.tensor([0]))
+    with pytest.raises(ValueError, match="within"):
+        constraint.mask(torch.zeros(1, VOCAB), constraint.start(torch.tensor([0])), at)
+
+
+def test_a_row_may_not_end_before_its_terms_continues_a_term_it_began_and_starts_one_in_time():
+    from rnnsearch.reserved import EOS
+
+    constraint = Terms.of([[[5, 6]]]).within(torch.tensor([6]))  # pieces at positions 0 to 4, </s> at 5
+    state = constraint.start(torch.tensor([0]))
+
+    def allowed(state: torch.Tensor, position: int) -> list[int]:
+        masked = constraint.mask(torch.zeros(1, VOCAB), state, Places(torch.tensor([0]), torch.tensor([position])))
+        return torch.isfinite(masked[0]).nonzero().squeeze(1).tolist()
+
+    assert EOS not in allowed(state, 0) and 5 in allowed(state, 0) and 7 in allowed(state, 0)
+    assert allowed(state, 3) == [5]  # two steps left before </s>, for the two pieces it needs
+    begun = constraint.advance(state, torch.tensor([5]))
+    assert allowed(begun, 1) == [6]
+    met = constraint.advance(begun, torch.tensor([6]))
+    assert len(allowed(met, 2)) == VOCAB
+    assert allowed(constraint.advance(begun, torch.tensor([7])), 2) != [6]  # a term left unfinished begins again
