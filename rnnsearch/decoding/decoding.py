@@ -31,7 +31,7 @@ from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.search.choice import choose_search
-from rnnsearch.search.constraints import Constraint, Prefixes
+from rnnsearch.search.constraints import Constraint, Prefixes, Terms
 from rnnsearch.search.contract import SearchModule
 from rnnsearch.search.rules import (
     Cancelled,
@@ -173,12 +173,14 @@ class Decoding:
         *,
         first_line: int = 1,
         prefixes: list[list[int]] | None = None,
+        terms: list[list[list[int]]] | None = None,
         read_from: AlignmentSource = ATTENTION,
     ) -> list[Translation]:
         """Search for every input (checked texts, or feature vectors) named by `originals`,
         and return the results in input order; a blank input without a prefix gives an
         empty translation. `first_line` numbers inputs[0] in error messages; `prefixes`
-        (target piece ids, one list per input) force the start of each output. Where
+        (target piece ids, one list per input) force the start of each output, and `terms`
+        (each input's lists of target piece ids) must each appear in its output. Where
         `read_from` is an alignment source read from the module, every hypothesis's
         alignment is the module's, computed once search has chosen its pieces (search
         itself is unchanged)."""
@@ -192,7 +194,8 @@ class Decoding:
             for start in range(0, len(todo), SENTENCES_PER_SEARCH):
                 chunk = todo[start : start + SENTENCES_PER_SEARCH]
                 chunk_prefixes = None if prefixes is None else [prefixes[i] for i in chunk]
-                hypotheses = self._search([sources[i] for i in chunk], options, chunk_prefixes)
+                chunk_terms = None if terms is None else [terms[i] for i in chunk]
+                hypotheses = self._search([sources[i] for i in chunk], options, chunk_prefixes, chunk_terms)
                 for i, nbest in zip(chunk, hypotheses):
                     results[i] = self._translation(originals[i], self.input_kind.labels(sources[i]), nbest)
                 if read_from.from_module:
@@ -230,14 +233,20 @@ class Decoding:
                 hypothesis.read_from, hypothesis.jumps = read_from, jumps
 
     def _search(
-        self, sources: list[Source], options: SearchOptions, prefixes: list[list[int]] | None
+        self,
+        sources: list[Source],
+        options: SearchOptions,
+        prefixes: list[list[int]] | None,
+        terms: list[list[list[int]]] | None = None,
     ) -> list[list[Hypothesis]]:
-        """One search call over sources in the order given, with room for each prefix and </s>."""
+        """One search call over sources in the order given, with room for each prefix, the
+        terms and </s>."""
         src, src_lengths, side_zero_lengths = self.input_kind.tensors(sources)
         limits = max_output_lengths(side_zero_lengths, self.search.max_length_ratio, self.search.max_length_extra)
-        constraints = constraints_of(prefixes)
+        constraints = constraints_of(prefixes, terms)
         for constraint in constraints:
             limits = torch.maximum(limits, constraint.least_lengths)
+        constraints = [constraint.within(limits) for constraint in constraints]
         src, src_lengths = src.to(self.device), src_lengths.to(self.device)
         search = choose_search(self.model, self.device, options, constrained=bool(constraints))
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.search.precision == "bf16"):
@@ -263,11 +272,12 @@ class Decoding:
         return best
 
 
-def constraints_of(prefixes: list[list[int]] | None) -> list[Constraint]:
+def constraints_of(prefixes: list[list[int]] | None, terms: list[list[list[int]]] | None = None) -> list[Constraint]:
     """The per-sentence search inputs of one search (search/constraints.py): the
-    sentences' prefixes, where any has one."""
+    sentences' prefixes, where any has one, and their terms, where any has one."""
     forced = None if prefixes is None else Prefixes.of(prefixes)
-    return [] if forced is None else [forced]
+    written = None if terms is None else Terms.of(terms)
+    return [constraint for constraint in (forced, written) if constraint is not None]
 
 
 def _empty(source: str) -> Translation:

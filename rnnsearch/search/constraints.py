@@ -16,6 +16,7 @@ A constraint says
     mask(log_probs, state, at)   the rows' log-probabilities with what they may not take
                                  next forbidden (-inf); what is allowed keeps its value
     advance(state, tokens)       the state once the rows have taken these pieces
+    within(limits)               the constraint bound to the search's length limits
 
 Search masks every step after the rules of rules.py (`constrained_step`), so a
 constraint narrows what the length limit and the reserved pieces leave. The fixed-shape
@@ -70,6 +71,11 @@ class Constraint(Protocol):
 
     def advance(self, state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         """The rows' state once each has taken its piece of `tokens` (R,)."""
+        ...
+
+    def within(self, limits: torch.Tensor) -> Constraint:
+        """The constraint bound to the search's output length limits (N,), </s> included,
+        which decoding sets once each constraint's `least_lengths` is made room for."""
         ...
 
 
@@ -137,6 +143,10 @@ class Prefixes:
     def advance(state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         """No state to change."""
         return state
+
+    def within(self, limits: torch.Tensor) -> Prefixes:
+        """A prefix reads no limit: itself."""
+        return self
 
 
 class RowConstraints:

@@ -13,14 +13,17 @@ reads it.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, AlignmentSource, check_reading
 from rnnsearch.arguments import checked_choice
 from rnnsearch.decoding.decoding import Decoding
-from rnnsearch.errors import ArgumentValueError
+from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup import MarkupOptions
+from rnnsearch.reserved import UNK
 from rnnsearch.search.rules import Cancelled, SearchOptions
+from rnnsearch.text.glossary import Glossary, GlossaryError
 
 
 @dataclass(frozen=True)
@@ -33,12 +36,29 @@ class Request:
     markup:  how the inputs' markup is read; None for plain text
     search:  how search runs; None for a call that searches nothing (scoring and aligning
              given pairs)
+    glossary: the user's terms, each found in a text written in its translation; None: none
+    term_pieces: each term's target spelled in the model's target pieces
     """
 
     source: AlignmentSource
     reading: str = DEFAULT_READING
     markup: MarkupOptions | None = None
     search: SearchOptions | None = None
+    glossary: Glossary | None = None
+    term_pieces: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def terms_of(self, texts: Sequence[str]) -> list[list[list[int]]] | None:
+        """The target pieces of the glossary's terms found in each text (each term once),
+        which its translation must contain; None without a glossary."""
+        if self.glossary is None:
+            return None
+        return [
+            [
+                list(self.term_pieces[target])
+                for target in dict.fromkeys(m.term.target for m in self.glossary.matches(text))
+            ]
+            for text in texts
+        ]
 
     @property
     def alignment_from(self) -> str:
@@ -76,6 +96,7 @@ def build_request(
     searches: bool = True,
     shown: bool = True,
     links_read: bool = False,
+    glossary: object = None,
 ) -> Request:
     """A call's settings for the model `decoding` runs, each checked once, as the Python
     API names them (a wrong one is an ArgumentValueError or ArgumentTypeError naming it).
@@ -86,7 +107,8 @@ def build_request(
     or where the caller reads them (`links_read`: written as Pharaoh lines, or aligned).
     With `searches`, the beam size and n-best count (the config's beam for None) make the
     search options; a call on given pairs searches nothing. `placement` says how markup
-    is placed back (MarkupOptions)."""
+    is placed back (MarkupOptions). `glossary` (a Glossary or a mapping from source terms
+    to their targets) is checked to be spelled in the model's target pieces."""
     markup_options = MarkupOptions.of(markup, lenient_markup, max_markup_chars, placement)
     search = decoding.options(beam_size, n_best, cancelled) if searches else None
     source = ALIGNMENT_SOURCES[decoding.alignment_source(alignment_from, shown=shown)]
@@ -95,4 +117,23 @@ def build_request(
     chosen = checked_choice(reading, "reading", READINGS)
     if markup_options is not None or links_read:
         check_reading(chosen, source)
-    return Request(source, chosen, markup_options, search)
+    checked, pieces = _spelled(decoding, glossary)
+    return Request(source, chosen, markup_options, search, checked, pieces)
+
+
+def _spelled(decoding: Decoding, glossary: object) -> tuple[Glossary | None, dict[str, tuple[int, ...]]]:
+    """The call's glossary and each of its targets in the model's target pieces; a target
+    the vocabulary cannot spell (an unknown piece) is refused, naming where it was given."""
+    if glossary is None:
+        return None, {}
+    decoding.input_kind.require_text("give it no glossary, whose terms are found in text")
+    if isinstance(glossary, Mapping):
+        glossary = Glossary.of(glossary)
+    if not isinstance(glossary, Glossary):
+        raise ArgumentTypeError(f"glossary: expected a Glossary or a mapping of terms, got {type(glossary).__name__}")
+    terms = {term.target: term for term in glossary.terms}
+    pieces = dict(zip(terms, map(tuple, decoding.tgt_subwords.encode(list(terms))), strict=True))
+    for target, spelled in pieces.items():
+        if UNK in spelled or not spelled:
+            raise GlossaryError(f"{terms[target].origin}: the model's target pieces cannot spell {target!r}")
+    return glossary, pieces

@@ -4,15 +4,18 @@ optionally with the start of each translation forced (a prefix)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from rnnsearch.alignments.readings import DEFAULT_READING
 from rnnsearch.alignments.words import align_translations
 from rnnsearch.arguments import checked_iterable, checked_strings, numbered_chunks
+from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.markup import MarkedUp, WordWeights, chosen_placement, transfer
 from rnnsearch.search.rules import Cancelled
+from rnnsearch.text.glossary import read_glossary
 from rnnsearch.translation.request import Request, build_request
 
 NOT_TEXT = "give it WAV files"
@@ -22,6 +25,8 @@ NOT_TEXT = "give it WAV files"
 class TextTranslation(Decoding):
     """The Translator's text translation (`translate`, `translate_chunks`), done here over
     the decoding it is."""
+
+    data: DataSection  # the model's data section: its languages, which a glossary file's header may name
 
     def translate(
         self,
@@ -37,6 +42,7 @@ class TextTranslation(Decoding):
         reading: str = DEFAULT_READING,
         alignment_from: str | None = None,
         placement: str | None = None,
+        glossary: object = None,
     ) -> list[Translation]:
         """Translate every text, in order; an empty or blank text gives an empty translation.
 
@@ -69,6 +75,12 @@ class TextTranslation(Decoding):
         is: the attention α of its search, or the alignment module's β (docs/model.md),
         computed once search has chosen the pieces, which it does not change; None takes
         the module where the model has one. Each result's `alignment_from` says which.
+
+        `glossary`, the user's terms (a glossary file's path, a mapping from source terms to
+        their targets, or a rnnsearch.text.glossary.Glossary): each term found in a text
+        (on whole words, in any case, the longest first) has its target written in that
+        text's translation, by greedy and beam search alike; a target the model's pieces
+        cannot spell is refused, naming where it was given.
         """
         request = build_request(
             self,
@@ -81,8 +93,17 @@ class TextTranslation(Decoding):
             beam_size=beam_size,
             n_best=n_best,
             cancelled=cancelled,
+            glossary=self.glossary_of(glossary),
         )
         return self.translate_with(request, texts, prefixes=prefixes)
+
+    def glossary_of(self, glossary: object) -> object:
+        """A glossary file's path read into its Glossary, for the model's languages (its
+        header may name its columns by them); anything else as it is, for
+        `build_request` to check."""
+        if not isinstance(glossary, (str, Path)):
+            return glossary
+        return read_glossary(glossary, source_language=self.data.src_lang, target_language=self.data.tgt_lang)
 
     def translate_with(
         self, request: Request, texts: Iterable[str], *, prefixes: Iterable[str] | None = None
@@ -107,14 +128,15 @@ class TextTranslation(Decoding):
         reading: str = DEFAULT_READING,
         alignment_from: str | None = None,
         placement: str | None = None,
+        glossary: object = None,
     ) -> Iterator[list[Translation]]:
         """Translate texts that arrive a chunk at a time, such as lines from a pipe: yield each
         chunk's translations, in order, as soon as the chunk is done, before the next chunk
         is read. Errors number the lines across chunks, as one list would. The model and the
         options are checked at the call, the texts as their chunks come. `prefix_chunks`
         gives the chunks' prefixes (as `translate`'s `prefixes`), chunk for chunk, and
-        `markup`, `lenient_markup`, `max_markup_chars`, `reading`, `alignment_from` and
-        `placement` are as in `translate`."""
+        `markup`, `lenient_markup`, `max_markup_chars`, `reading`, `alignment_from`,
+        `placement` and `glossary` are as in `translate`."""
         request = build_request(
             self,
             alignment_from=alignment_from,
@@ -125,6 +147,7 @@ class TextTranslation(Decoding):
             placement=placement,
             beam_size=beam_size,
             n_best=n_best,
+            glossary=self.glossary_of(glossary),
         )
         return self.translate_chunks_with(request, chunks, prefix_chunks=prefix_chunks)
 
@@ -184,6 +207,7 @@ class TextTranslation(Decoding):
             request.searched,
             first_line=first_line,
             prefixes=prefix_ids,
+            terms=request.terms_of(texts),
             read_from=request.source,
         )
         if markup is not None and marked is not None:

@@ -1,0 +1,56 @@
+"""The user's terms through `translate`, the Python API and the command: each term found
+in a text written in its translation, greedy or beam, and a text without one translated
+as without a glossary."""
+
+from __future__ import annotations
+
+import pytest
+
+import rnnsearch
+from rnnsearch.errors import UserError
+from tests.integration.conftest import run_cli, write_lines
+
+TEXTS = [
+    "Ein Hund läuft über die Wiese.",
+    "Eine Frau singt ein Lied.",
+    "Zwei Männer spielen.",
+    "Der Hund und die Frau.",
+]
+TERMS = {"Hund": "puppy", "Frau": "Frau"}  # a term kept as written: Frau stays Frau
+
+
+@pytest.fixture(scope="module")
+def translator(model_dir):
+    return rnnsearch.load(model_dir, device="cpu")
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_every_term_found_is_written_and_a_text_without_one_is_translated_as_without(translator, beam_size):
+    free = translator.translate(TEXTS, beam_size=beam_size)
+    with_terms = translator.translate(TEXTS, beam_size=beam_size, glossary=TERMS)
+    for text, alone, translation in zip(TEXTS, free, with_terms, strict=True):
+        for source, target in TERMS.items():
+            if source in text.split():
+                assert target in translation.text.split(), (text, translation.text)
+        if not any(source in text.split() for source in TERMS):
+            assert (translation.text, translation.score) == (alone.text, alone.score)
+
+
+def test_the_command_reads_a_glossary_file_and_refuses_a_bad_one_in_one_line(model_dir, tmp_path, capsys):
+    glossary = tmp_path / "terms.tsv"
+    glossary.write_text("de\ten\tnote\nHund\tpuppy\tthe customer's word\n", encoding="utf-8")
+    source = write_lines(tmp_path / "in.de", TEXTS)
+    status, out, err = run_cli(capsys, "translate", model_dir, "-i", source, "--glossary", glossary, "--beam-size", 2)
+    assert status == 0, err
+    lines = out.splitlines()
+    assert "puppy" in lines[0].split() and "puppy" in lines[3].split()
+    glossary.write_text("de\ten\nHund\tpuppy\nhund\tdog\n", encoding="utf-8")
+    status, _, err = run_cli(capsys, "translate", model_dir, "-i", source, "--glossary", glossary)
+    assert status == 1 and err.count("\n") == 1 and "terms.tsv:3: 'hund' is translated as 'dog' here" in err
+
+
+def test_a_glossary_is_checked_when_the_call_is_made(translator):
+    with pytest.raises(UserError, match="glossary: expected a Glossary or a mapping of terms, got int"):
+        translator.translate(TEXTS, glossary=3)
+    with pytest.raises(UserError, match=r"glossary.0: an empty target for 'Hund'"):
+        translator.translate(TEXTS, glossary={"Hund": " "})
