@@ -59,6 +59,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="how inline formatting is placed: by the alignment's 'links' or 'weights'; default: the measured "
         "best, 'weights' where the alignment module is read, else 'links'",
     )
+    command.add_argument(
+        "--glossary",
+        metavar="FILE",
+        help="the user's terms, as `translate --glossary` reads them: each term found in a sentence is written in "
+        "its translation",
+    )
     add_reading(command)
     add_alignment_from(command)
     command.set_defaults(run=run)
@@ -104,6 +110,7 @@ def run(args: argparse.Namespace) -> None:
             source_language=args.source_language,
             retranslate=args.retranslate,
             progress=_progress(bar),
+            glossary=args.glossary,
         )
     out_dir.mkdir(parents=True, exist_ok=True)
     for document, target in zip(translated, targets, strict=True):

@@ -64,6 +64,7 @@ class DocumentTranslation(TextTranslation):
         source_language: str | None = None,
         retranslate: bool = False,
         progress: Callable[[int, int], None] | None = None,
+        glossary: object = None,
     ) -> list[TranslatedDocument]:
         """Translate documents, each a path or bytes (then with its name in `names`, whose
         extension says its format, or a `format` for all): HTML, DOCX, Markdown, SRT, PO
@@ -78,9 +79,16 @@ class DocumentTranslation(TextTranslation):
         `retranslate`, what a document holds translated already (a catalogue's translated
         entries) is translated again rather than kept. `progress(total, done)` is called
         as each batch of sentences is done, with how many there are and how many that
-        batch held."""
+        batch held. `glossary` is the user's terms, as `translate` takes them: each term
+        found in a sentence is written in its translation."""
         request, placed = document_request(
-            self, NOT_TEXT, alignment_from=alignment_from, reading=reading, beam_size=beam_size, placement=placement
+            self,
+            NOT_TEXT,
+            alignment_from=alignment_from,
+            reading=reading,
+            beam_size=beam_size,
+            placement=placement,
+            glossary=self.glossary_of(glossary),
         )
         language = (
             self.data.src_lang if source_language is None else checked_language(source_language, "source_language")
@@ -124,15 +132,21 @@ def document_request(
     reading: object = DEFAULT_READING,
     beam_size: object,
     placement: object,
+    glossary: object = None,
 ) -> tuple[Request, str]:
     """A document call's settings, checked once, for the API and the server alike: the
     request its sentences are searched with (their word links read, so the model must
     align) and the placement of their markup (None: the measured best for the
-    alignment read, `chosen_placement`). A model that does not
-    read text is refused first, `not_text` saying what it takes."""
+    alignment read, `chosen_placement`), with the user's `glossary`, if any. A model that
+    does not read text is refused first, `not_text` saying what it takes."""
     decoding.input_kind.require_text(not_text)
     request = build_request(
-        decoding, alignment_from=alignment_from, reading=reading, beam_size=beam_size, links_read=True
+        decoding,
+        alignment_from=alignment_from,
+        reading=reading,
+        beam_size=beam_size,
+        links_read=True,
+        glossary=glossary,
     )
     decoding.require_alignment()
     return request, chosen_placement(checked_placement(placement), from_module=request.source.from_module)

@@ -54,3 +54,15 @@ def test_a_glossary_is_checked_when_the_call_is_made(translator):
         translator.translate(TEXTS, glossary=3)
     with pytest.raises(UserError, match=r"glossary.0: an empty target for 'Hund'"):
         translator.translate(TEXTS, glossary={"Hund": " "})
+
+
+def test_a_document_s_sentences_get_the_glossary_s_terms(model_dir, tmp_path, capsys):
+    glossary = tmp_path / "terms.csv"
+    glossary.write_text("source,target\nHund,puppy\n", encoding="utf-8")
+    page = tmp_path / "seite.html"
+    page.write_text("<p>Ein <b>Hund</b> läuft.</p><p>Eine Frau singt.</p>", encoding="utf-8")
+    out = tmp_path / "out"
+    status, _, err = run_cli(capsys, "translate-document", model_dir, page, "-o", out, "--glossary", glossary)
+    assert status == 0, err
+    written = (out / "seite.html").read_text(encoding="utf-8")
+    assert "puppy" in written.split("</p>")[0]
