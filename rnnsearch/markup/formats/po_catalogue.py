@@ -23,6 +23,7 @@ quote is refused in one line naming its line, as msgfmt refuses it.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Sequence
 
@@ -248,7 +249,7 @@ class _Catalogue(Document):
         lines = list(self.lines)
         starts = sorted({_first_line(entry, self.lines) for entry in self.catalogue} | {len(lines)})
         for first in sorted(changed, reverse=True):
-            stop = starts[starts.index(first) + 1]
+            stop = starts[bisect.bisect_right(starts, first)]  # the next entry's first line
             while stop > first + 1 and not lines[stop - 1].strip():
                 stop -= 1
             ending = "\r\n" if lines[first].endswith("\r\n") else "\n"

@@ -97,9 +97,9 @@ def _check_timings(text: str, cues: list[srt.Subtitle], spans: list[tuple[int, i
         if cue.content:  # the timing line is the last line before the cue's text
             line_start = text.rfind("\n", previous, max(start - 1, previous)) + 1
             timing = text[line_start:start].strip()
-            line = text.count("\n", 0, line_start) + 1
             for stamp in _stamps(timing):
                 if not _well_written(stamp):
+                    line = text.count("\n", 0, line_start) + 1  # counted only for the error: linear in the file
                     raise DocumentError(
                         f"{origin}: line {line}: cue {cue.index}: timestamp {stamp!r} is not HH:MM:SS,mmm "
                         "with minutes and seconds under 60"
