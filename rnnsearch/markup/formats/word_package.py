@@ -95,31 +95,20 @@ def _unpacked(package: zipfile.ZipFile, members: list[zipfile.ZipInfo], origin: 
 
 
 def _xml(data: bytes, name: str, origin: str) -> Element:
-    """A part parsed, with no DTD, no entities and no network, once a first streaming
-    pass has counted its elements (`_checked_elements`)."""
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+    """A part parsed, with no DTD, no entities and no network, and refused once it has
+    more than MAX_PART_ELEMENTS elements: its tree, built as it is read, is counted as it
+    grows, so that a package of a few hundred kilobytes holding millions of empty
+    paragraphs (some hundred bytes each in a tree) stops at the bound, not at gigabytes."""
+    reading = etree.iterparse(
+        io.BytesIO(data), events=("end",), resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+    )
     try:
-        _checked_elements(data, name, origin)
-        root = etree.fromstring(data, parser)
+        for count, _ in enumerate(reading, start=1):
+            if count > MAX_PART_ELEMENTS:
+                raise DocumentError(f"{origin}: {name}: more than the {MAX_PART_ELEMENTS:,} elements a part may have")
     except etree.XMLSyntaxError as error:
         raise DocumentError(f"{origin}: {name}: line {error.lineno}: not well-formed XML ({error.msg})") from None
+    root: Element = reading.root
     if root.getroottree().docinfo.internalDTD is not None:
         raise DocumentError(f"{origin}: {name}: declares a DTD, which a Word part never does; refused")
     return root
-
-
-def _checked_elements(data: bytes, name: str, origin: str) -> None:
-    """Refuse a part of more than MAX_PART_ELEMENTS elements, counted by a streaming pass
-    that lets go of each element once read, before a tree of them is built: a part's
-    tree takes some hundred bytes an element, so that a package of a few hundred
-    kilobytes holding millions of empty paragraphs took gigabytes."""
-    count = 0
-    for _, element in etree.iterparse(
-        io.BytesIO(data), events=("end",), resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
-    ):
-        count += 1
-        if count > MAX_PART_ELEMENTS:
-            raise DocumentError(f"{origin}: {name}: more than the {MAX_PART_ELEMENTS:,} elements a part may have")
-        element.clear()
-        while element.getprevious() is not None:
-            del element.getparent()[0]
