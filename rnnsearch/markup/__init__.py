@@ -55,7 +55,16 @@ from rnnsearch.arguments import checked_choice, checked_count
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup.dialects import DIALECTS, Dialect, escape
 from rnnsearch.markup.parsing import MARKUPS, Element, MarkedUp, MarkupError, parse
-from rnnsearch.markup.placing import PLACEMENTS, JoinedWeights, Link, PairWeights, WordWeights, place, transfer
+from rnnsearch.markup.placing import (
+    PLACEMENTS,
+    JoinedWeights,
+    Link,
+    PairWeights,
+    WordWeights,
+    place,
+    transfer,
+    transferred,
+)
 
 __all__ = [
     "DIALECTS",
@@ -73,6 +82,7 @@ __all__ = [
     "parse",
     "place",
     "transfer",
+    "transferred",
     "WordWeights",
     "JoinedWeights",
     "PairWeights",

@@ -106,8 +106,17 @@ def transfer(
     """The target words with `marked`'s markup put back by the word `links` between its
     words and them (the rules in the package docstring), or, given `weights`, by the
     weights where they place an element and by the links where they do not (`place`)."""
+    return transferred(marked, target_words, links, weights=weights)[0]
+
+
+def transferred(
+    marked: MarkedUp, target_words: Sequence[str], links: Iterable[Link], *, weights: PairWeights | None = None
+) -> tuple[str, int]:
+    """`transfer`'s line, and how many elements that held words it leaves with none (a
+    translation with fewer words than they need: rule 5), for a caller to report."""
     spans = place(marked, len(target_words), links, weights=weights)
-    return written([marked.dialect.escape(word) for word in target_words], marked.elements, spans)
+    emptied = sum(element.has_words and start == stop for element, (start, stop) in zip(marked.elements, spans))
+    return written([marked.dialect.escape(word) for word in target_words], marked.elements, spans), emptied
 
 
 def place(

@@ -15,10 +15,9 @@ from pathlib import Path
 
 from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
-from rnnsearch.markup import JoinedWeights, MarkedUp, MarkupError, PairWeights, WordWeights, parse, place
+from rnnsearch.markup import JoinedWeights, MarkedUp, MarkupError, PairWeights, WordWeights, parse, transferred
 from rnnsearch.markup.formats import format_named, format_of
 from rnnsearch.markup.formats.document import MAX_DOCUMENT_BYTES, Document, DocumentError, Format, ReadOptions
-from rnnsearch.markup.writing import written
 from rnnsearch.text.sentences import sentence_spans
 
 
@@ -266,9 +265,7 @@ def _unit_output(
     joined = _joined([translation for _, translation in sentences], [b - a for (a, b), _ in sentences])
     if joined.words == parsed.words:
         return None, 0
-    spans = place(parsed, len(joined.words), joined.links, weights=joined.weights)
-    emptied = sum(element.has_words and start == stop for element, (start, stop) in zip(parsed.elements, spans))
-    return written([parsed.dialect.escape(word) for word in joined.words], parsed.elements, spans), emptied
+    return transferred(parsed, joined.words, joined.links, weights=joined.weights)
 
 
 def _written(each: _Read, outputs: list[str | None], *, sentences: int, unchanged_ok: bool) -> TranslatedDocument:
