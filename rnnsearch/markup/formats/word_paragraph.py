@@ -294,20 +294,20 @@ def _paired(events: list[_Event]) -> list[_Event]:
     element's start and end, where the pair nests with the other elements (no element
     opens or closes between them without the other); a mark or a field end left unpaired
     is a tag of its own."""
-    opened: dict[int, tuple[str, int]] = {}  # event index → (its pairing key, the depth it opened at)
+    keys: dict[int, str] = {}  # a start's event index → what pairs with it (a range's key, "field-start")
     closes: dict[int, int] = {}  # end event → start event
     stack: list[int] = []  # open starts and containers, innermost last
     for k, event in enumerate(events):
         if event.kind in ("open", "range-start", "field-start"):
             stack.append(k)
-            opened[k] = (event.key if event.kind == "range-start" else event.kind, len(stack))
+            keys[k] = event.key if event.kind == "range-start" else event.kind
         elif event.kind == "close":
             while stack and events[stack[-1]].kind != "open":
                 stack.pop()  # a mark left open inside the container pairs with nothing
             stack.pop()
         elif event.kind in ("range-end", "field-end"):
             wanted = event.key if event.kind == "range-end" else "field-start"
-            if stack and opened[stack[-1]][0] == wanted and events[stack[-1]].kind != "open":
+            if stack and keys[stack[-1]] == wanted and events[stack[-1]].kind != "open":
                 closes[k] = stack.pop()
     starts = set(closes.values())
     paired: list[_Event] = []

@@ -42,27 +42,26 @@ class _Writer:
         written: list[Element] = []
         targets: list[Element | list[Element]] = [written]  # where content goes, innermost last
         formats: list[int] = []  # the open format elements, innermost last
-        closing: list[tuple[str, int]] = []  # each open element: its kind and its index
+        closing: list[int] = []  # each open element's index, innermost last
         shown: str | None = None  # the end tag of the code kept whole being passed over
         for segment in parse(translation, "xml").segments:
             if shown is not None:
                 shown = None if segment == shown else shown
                 continue
             if not segment.startswith("<"):
-                _append(targets[-1], self._run(html.unescape(segment), formats))
+                targets[-1].append(self._run(html.unescape(segment), formats))
                 continue
             name = segment.strip("</>").split()[0]
             if name.startswith("o"):
                 for node in self.paragraph.others[int(name[1:])]:
-                    _append(targets[-1], node)
+                    targets[-1].append(node)
                 if not segment.endswith("/>"):  # code kept whole: its text is the run's
                     shown = f"</{name}>"
             elif segment.startswith("</"):
                 self._close(closing.pop(), targets, formats)
             else:
-                index = int(name[1:])
-                closing.append((self.paragraph.marks[index].kind, index))
-                self._open(index, targets, formats)
+                closing.append(int(name[1:]))
+                self._open(closing[-1], targets, formats)
         return written
 
     def _open(self, index: int, targets: list[Element | list[Element]], formats: list[int]) -> None:
@@ -72,25 +71,24 @@ class _Writer:
         elif mark.kind == "container":
             assert mark.shell is not None
             shell = _shell(mark.shell)
-            _append(targets[-1], shell)
+            targets[-1].append(shell)
             targets.append(content_of(shell))
         elif mark.kind == "range":
             assert mark.shell is not None
-            _append(targets[-1], mark.shell)
+            targets[-1].append(mark.shell)
         else:  # a field: its code, whole and in order
             for node in mark.begin:
-                _append(targets[-1], node)
+                targets[-1].append(node)
 
-    def _close(self, opened: tuple[str, int], targets: list[Element | list[Element]], formats: list[int]) -> None:
-        kind, index = opened
+    def _close(self, index: int, targets: list[Element | list[Element]], formats: list[int]) -> None:
         mark = self.paragraph.marks[index]
-        if kind == "format":
+        if mark.kind == "format":
             formats.pop()
-        elif kind == "container":
+        elif mark.kind == "container":
             targets.pop()
         else:  # a range's end mark, a field's end run
             assert mark.end is not None
-            _append(targets[-1], mark.end)
+            targets[-1].append(mark.end)
 
     def _run(self, text: str, formats: list[int]) -> Element:
         run = etree.Element(RUN)
@@ -102,10 +100,6 @@ class _Writer:
         element.text = text
         element.set(XML_SPACE, "preserve")
         return run
-
-
-def _append(target: Element | list[Element], node: Element) -> None:
-    target.append(node)
 
 
 def _shell(container: Element) -> Element:
