@@ -52,6 +52,18 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=64,
         help="sentences per model call when requests are merged (default %(default)s)",
     )
+    serve.add_argument(
+        "--glossary",
+        metavar="TERMS",
+        help="the server's terms, as `translate --glossary` reads them (.tsv, .csv or .tbx): each term found in a "
+        "text or a document's sentence is written in its translation; a request's own `glossary` lies over them",
+    )
+    serve.add_argument(
+        "--max-glossary-terms",
+        type=positive(int),
+        default=1000,
+        help="terms of a request's own glossary (default %(default)s)",
+    )
     serve.set_defaults(run=run)
 
 
@@ -66,6 +78,7 @@ def run(args: argparse.Namespace) -> None:
         timeout=args.timeout,
         max_batch=args.max_batch,
         max_document_bytes=args.max_document_bytes,
+        max_glossary_terms=args.max_glossary_terms,
     )
     serve(
         models(args.model_dir),
@@ -76,4 +89,5 @@ def run(args: argparse.Namespace) -> None:
         args.precision,
         runtime=args.runtime,
         search=search_overrides(args),
+        glossary=args.glossary,
     )

@@ -39,6 +39,7 @@ from rnnsearch.server.info import describe_model, max_audio_seconds
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.refusals import ERROR_RESPONSES, BodyLimit, add_error_handlers, max_body_bytes
 from rnnsearch.speech.audio import read_wav_bytes
+from rnnsearch.text.glossary import Glossary
 from rnnsearch.translation.request import Request as CallRequest
 from rnnsearch.translation.request import build_request
 from rnnsearch.translation.text_translation import put_markup_back
@@ -49,10 +50,15 @@ STATIC = Path(__file__).resolve().parent / "static"
 
 
 def create_app(
-    translator: Translator, model_dir: str | Path | Sequence[str | Path], limits: Limits | None = None
+    translator: Translator,
+    model_dir: str | Path | Sequence[str | Path],
+    limits: Limits | None = None,
+    *,
+    glossary: Glossary | None = None,
 ) -> FastAPI:
     """The server for `translator`, the model loaded from `model_dir` (or the ensemble
-    loaded from a list of them, described by the first).
+    loaded from a list of them, described by the first), which writes the terms of
+    `glossary` (`serve --glossary`) in every translation, a request's own laid over them.
 
     Its batcher (app.state.batcher) starts and stops with the app's lifespan, so run
     the app under a server such as uvicorn, or in tests inside `with TestClient(app)`.
@@ -92,8 +98,10 @@ def create_app(
         wrong_input=api.wrong_input,
         audio_seconds=max_audio_seconds(translator, limits),
     )
-    _add_api(app, translator, batcher, describe_model(translator, model_dir, limits), limits)
-    documents.add_documents(app, translator, batcher, limits)
+    if glossary is not None:
+        build_request(translator, glossary=glossary)  # spelled once, and a target the model cannot spell refused
+    _add_api(app, translator, batcher, describe_model(translator, model_dir, limits), limits, glossary)
+    documents.add_documents(app, translator, batcher, limits, glossary)
     _add_page(app)
     return app
 
@@ -189,19 +197,22 @@ INPUTS = {
 says which it reads): the request's fields are the API's own, one per input a model reads."""
 
 
-def _call_request(translator: Translator, options: schemas.TranslateOptions) -> CallRequest:
+def _call_request(translator: Translator, options: schemas.TranslateOptions, glossary: Glossary | None) -> CallRequest:
     """A request's settings, checked once (rnnsearch.translation.request): its search, and
     what its alignments come from: its `alignment_from`, or the model's alignment module
     where it has one and the alignments are shown (as matrices, or to put markup back);
-    search's own α otherwise, which costs nothing more. The server reads markup itself
-    (`_text_items`), so that requests with and without it are decoded together."""
+    search's own α otherwise, which costs nothing more. Its terms are its own `glossary`
+    laid over the server's `glossary`. The server reads markup itself (`_text_items`),
+    so that requests with and without it are decoded together."""
     shown = bool(options.alignments or getattr(options, "markup", None))
+    own = getattr(options, "glossary", None)
     return build_request(
         translator,
         alignment_from=options.alignment_from,
         beam_size=options.beam_size,
         n_best=options.n_best,
         shown=shown,
+        glossary=glossary if own is None else Glossary.of(own).over(glossary),
     )
 
 
@@ -211,7 +222,14 @@ def _audio_chars(translator: Translator, limits: Limits) -> int | None:
     return None if seconds is None or rate is None else schemas.audio_base64_chars(seconds, rate)
 
 
-def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schemas.ModelInfo, limits: Limits) -> None:
+def _add_api(
+    app: FastAPI,
+    translator: Translator,
+    batcher: Batcher,
+    info: schemas.ModelInfo,
+    limits: Limits,
+    glossary: Glossary | None,
+) -> None:
     TranslateRequest = schemas.translate_request_model(
         limits, _audio_chars(translator, limits), sample_rate=translator.data.sample_rate
     )
@@ -224,7 +242,7 @@ def _add_api(app: FastAPI, translator: Translator, batcher: Batcher, info: schem
     ) -> schemas.TranslateResponse:
         """Translate every text (or transcribe every recording); requests arriving together are decoded together."""
         options = cast(schemas.TranslateOptions, request)
-        call = _call_request(translator, options)
+        call = _call_request(translator, options, glossary)
         markup = _markup_options(request)
         items, marked = await INPUTS[translator.data.reads].items(translator, request, max_seconds, markup)
         try:

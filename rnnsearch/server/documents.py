@@ -34,6 +34,7 @@ from rnnsearch.markup.formats import formats
 from rnnsearch.server.batcher import Batcher, Item
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.refusals import ERROR_RESPONSES
+from rnnsearch.text.glossary import Glossary
 from rnnsearch.translation.document_translation import document_request, fitting, sentence_translator
 from rnnsearch.translation.documents import TranslatedDocument, read_document, translate_read
 from rnnsearch.translation.request import Request as CallRequest
@@ -63,8 +64,11 @@ class _Progress:
         self.at = time.monotonic()
 
 
-def add_documents(app: FastAPI, translator: Translator, batcher: Batcher, limits: Limits) -> None:
-    """Add the documents endpoint to `app`, whose batcher decodes its sentences. Each
+def add_documents(
+    app: FastAPI, translator: Translator, batcher: Batcher, limits: Limits, glossary: Glossary | None = None
+) -> None:
+    """Add the documents endpoint to `app`, whose batcher decodes its sentences, writing
+    the terms of the server's `glossary` in each document's translation. Each
     document is read, waited for and written in a thread of the endpoint's own
     (`DOCUMENT_THREADS`), never of the event loop's default pool, which every text
     request uses to read its markup: documents waiting for their batches filled that
@@ -96,6 +100,7 @@ def add_documents(app: FastAPI, translator: Translator, batcher: Batcher, limits
             alignment_from=alignment_from,
             beam_size=beam_size,
             placement=placement,
+            glossary=glossary,
         )
         data = await connection.body()
         withdrawn, progress = threading.Event(), _Progress()

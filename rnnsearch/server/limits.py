@@ -12,6 +12,7 @@ class Limits:
     request may take, waiting for its batch included. max_batch: sentences per merged
     model call. max_wait: seconds a request waits for others to join its batch.
     max_document_bytes: bytes of a document sent to /v1/documents.
+    max_glossary_terms: entries of a request's own glossary (each term at most max_chars).
     """
 
     max_texts: int = 64
@@ -21,3 +22,4 @@ class Limits:
     max_batch: int = 64
     max_wait: float = 0.005
     max_document_bytes: int = 10 * 2**20
+    max_glossary_terms: int = 1000

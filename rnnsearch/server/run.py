@@ -37,18 +37,25 @@ def serve(
     *,
     runtime: str | None = None,
     search: Mapping[str, object] | None = None,
+    glossary: str | Path | None = None,
 ) -> None:
     """Serve the model in `model_dir`, or the ensemble of a list of them, on host:port until
     interrupted (Ctrl+C or SIGTERM); `precision` overrides the search precision of the model's
     config, `runtime` chooses ONNX Runtime or PyTorch for an exported package and `search`
-    overrides keys of the search section (see `load`)."""
+    overrides keys of the search section (see `load`). The terms of the `glossary` file
+    are written in every translation (a request's own laid over them)."""
     import uvicorn
 
     from rnnsearch.server.app import create_app
+    from rnnsearch.text.glossary import read_glossary
     from rnnsearch.translation.translator import load
 
     translator = load(model_dir, device=device, precision=precision, runtime=runtime, search=search)
-    app = create_app(translator, model_dir, limits)
+    terms = None
+    if glossary is not None:
+        data = translator.data
+        terms = read_glossary(glossary, source_language=data.src_lang, target_language=data.tgt_lang)
+    app = create_app(translator, model_dir, limits, glossary=terms)
     sock = listen(host, port)
     bound = sock.getsockname()[1]
     display_host = f"[{host}]" if ":" in host else host

@@ -91,7 +91,7 @@ def _audio_request(limits: Limits, audio_chars: int, sample_rate: int | None) ->
 
 
 def _text_request(limits: Limits) -> type[TranslateOptions]:
-    """The request of a text model: `texts`, with their `prefixes` and `markup`."""
+    """The request of a text model: `texts`, with their `prefixes`, `markup` and `glossary`."""
     text = Annotated[str, Field(max_length=limits.max_chars)]
     texts = Annotated[
         list[text],
@@ -134,6 +134,21 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
             examples=["weights"],
         ),
     ]
+    term = Annotated[str, Field(min_length=1, max_length=limits.max_chars)]
+    glossary = Annotated[
+        dict[term, term] | None,
+        Field(
+            max_length=limits.max_glossary_terms,
+            description=(
+                "the request's own terms, each source term mapped to what it must be translated as (itself: kept as "
+                "written); every term found in a text, on whole words and in any case, is written in its "
+                "translation. Laid over the server's glossary (`serve --glossary`): where both hold a term, the "
+                f"request's target is written. At most {limits.max_glossary_terms} terms; a target the model's "
+                "pieces cannot spell is a 422"
+            ),
+            examples=[{"Hund": "hound"}],
+        ),
+    ]
     return create_model(
         "TranslateRequest",
         __base__=TranslateOptions,
@@ -141,6 +156,7 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
         prefixes=(prefixes, None),
         markup=(markup, None),
         placement=(placement, None),
+        glossary=(glossary, None),
     )
 
 

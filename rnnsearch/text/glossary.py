@@ -78,9 +78,12 @@ class Match:
 
 
 class Glossary:
-    """Terms, checked (one target for each source) and found in texts (`matches`)."""
+    """Terms, checked (one target for each source) and found in texts (`matches`); a
+    glossary laid over another (`over`: a server's request over the server's own) is
+    matched first, and the other's terms only where none of its own stands."""
 
-    def __init__(self, terms: Iterable[Term]):
+    def __init__(self, terms: Iterable[Term], *, base: Glossary | None = None):
+        self.base = base
         by_source: dict[tuple[str, bool], Term] = {}
         for term in terms:
             key = (term.source if term.case_sensitive else _folded(term.source), term.case_sensitive)
@@ -101,8 +104,13 @@ class Glossary:
             terms.append(_checked_term(source, target, case_sensitive, f"glossary.{k}"))
         return cls(terms)
 
+    def over(self, base: Glossary | None) -> Glossary:
+        """This glossary's terms laid over `base`'s (None: itself): where both hold a
+        source, this one's target is written."""
+        return self if base is None else Glossary(self.terms, base=base)
+
     def __len__(self) -> int:
-        return len(self.terms)
+        return len(self.terms) + (len(self.base) if self.base is not None else 0)
 
     @cached_property
     def _automaton(self) -> ahocorasick.Automaton:
@@ -118,6 +126,21 @@ class Glossary:
 
     def matches(self, text: str) -> list[Match]:
         """The terms found in `text` (see the module docstring), in the order they stand."""
+        taken = bytearray(len(text))
+        return sorted(self._chosen(text, taken), key=lambda m: m.start)
+
+    def _chosen(self, text: str, taken: bytearray) -> list[Match]:
+        """This glossary's matches in `text` on characters not yet `taken` (which they
+        then take), the longest first, then its base's."""
+        chosen: list[Match] = []
+        for match in sorted(self._found(text), key=lambda m: (m.start - m.end, m.start)):
+            if not any(taken[match.start : match.end]):
+                taken[match.start : match.end] = b"\x01" * (match.end - match.start)
+                chosen.append(match)
+        return chosen + (self.base._chosen(text, taken) if self.base is not None else [])
+
+    def _found(self, text: str) -> list[Match]:
+        """Every place in `text` where one of this glossary's own terms stands on whole words."""
         if not self.terms:
             return []
         found = []
@@ -126,13 +149,7 @@ class Glossary:
                 start, end = last + 1 - len(term.source), last + 1
                 if _whole_words(text, start, end) and (not term.case_sensitive or text[start:end] == term.source):
                     found.append(Match(start, end, term))
-        chosen: list[Match] = []
-        taken = bytearray(len(text))
-        for match in sorted(found, key=lambda m: (m.start - m.end, m.start)):
-            if not any(taken[match.start : match.end]):
-                taken[match.start : match.end] = b"\x01" * (match.end - match.start)
-                chosen.append(match)
-        return sorted(chosen, key=lambda m: m.start)
+        return found
 
 
 def read_glossary(

@@ -13,6 +13,8 @@ reads it.
 from __future__ import annotations
 
 import dataclasses
+import weakref
+from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -37,7 +39,9 @@ class Request:
     search:  how search runs; None for a call that searches nothing (scoring and aligning
              given pairs)
     glossary: the user's terms, each found in a text written in its translation; None: none
-    term_pieces: each term's target spelled in the model's target pieces
+    term_pieces: each term's target spelled in the model's target pieces (read from the
+             glossary: requests are equal, and merged by the server, where their
+             glossaries are the same object)
     """
 
     source: AlignmentSource
@@ -45,7 +49,7 @@ class Request:
     markup: MarkupOptions | None = None
     search: SearchOptions | None = None
     glossary: Glossary | None = None
-    term_pieces: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    term_pieces: Mapping[str, tuple[int, ...]] = field(default_factory=dict, compare=False)
 
     def terms_of(self, texts: Sequence[str]) -> list[list[list[int]]] | None:
         """The target pieces of the glossary's terms found in each text (each term once),
@@ -121,9 +125,11 @@ def build_request(
     return Request(source, chosen, markup_options, search, checked, pieces)
 
 
-def _spelled(decoding: Decoding, glossary: object) -> tuple[Glossary | None, dict[str, tuple[int, ...]]]:
+def _spelled(decoding: Decoding, glossary: object) -> tuple[Glossary | None, Mapping[str, tuple[int, ...]]]:
     """The call's glossary and each of its targets in the model's target pieces; a target
-    the vocabulary cannot spell (an unknown piece) is refused, naming where it was given."""
+    the vocabulary cannot spell (an unknown piece) is refused, naming where it was given.
+    A glossary laid over another (a server's request over the server's own) spells its
+    own terms, and reads the other's as spelled once for this model (`_SPELLINGS`)."""
     if glossary is None:
         return None, {}
     decoding.input_kind.require_text("give it no glossary, whose terms are found in text")
@@ -131,9 +137,28 @@ def _spelled(decoding: Decoding, glossary: object) -> tuple[Glossary | None, dic
         glossary = Glossary.of(glossary)
     if not isinstance(glossary, Glossary):
         raise ArgumentTypeError(f"glossary: expected a Glossary or a mapping of terms, got {type(glossary).__name__}")
+    layers: list[dict[str, tuple[int, ...]]] = []
+    layer: Glossary | None = glossary
+    while layer is not None:
+        layers.append(_own_spelling(decoding, layer))
+        layer = layer.base
+    return glossary, layers[0] if len(layers) == 1 else ChainMap(*layers)
+
+
+_SPELLINGS: weakref.WeakKeyDictionary[Glossary, tuple[object, dict[str, tuple[int, ...]]]] = weakref.WeakKeyDictionary()
+"""Each glossary's own targets as the last model that spelled it spells them: a server's
+glossary is spelled once, not for every request laid over it."""
+
+
+def _own_spelling(decoding: Decoding, glossary: Glossary) -> dict[str, tuple[int, ...]]:
+    """`glossary`'s own targets (not its base's) in the target pieces of `decoding`'s model."""
+    cached = _SPELLINGS.get(glossary)
+    if cached is not None and cached[0] is decoding.tgt_subwords:
+        return cached[1]
     terms = {term.target: term for term in glossary.terms}
     pieces = dict(zip(terms, map(tuple, decoding.tgt_subwords.encode(list(terms))), strict=True))
     for target, spelled in pieces.items():
         if UNK in spelled or not spelled:
             raise GlossaryError(f"{terms[target].origin}: the model's target pieces cannot spell {target!r}")
-    return glossary, pieces
+    _SPELLINGS[glossary] = (decoding.tgt_subwords, pieces)
+    return pieces

@@ -198,6 +198,22 @@ def test_ctrl_enter_translates_every_line_and_a_line_can_be_selected(server_url,
         assert sources == answer["source_tokens"]
 
 
+def test_the_glossary_box_writes_its_terms_and_names_a_line_it_cannot_read(server_url, tmp_path):
+    with chromium_page(tmp_path / "profile") as page:
+        open_page(page, server_url)
+        page.locator("#glossary-box summary").click()
+        page.locator("#glossary").fill("Hund = puppy\n\nFrau = Frau")
+        page.locator("#source").fill("Ein Hund läuft.\nEine Frau singt.")
+        page.locator("#translate-button").click()
+        results = page.locator("ol#results > li.result .translation")
+        expect(results).to_have_count(2)
+        assert "puppy" in results.nth(0).inner_text().split() and "Frau" in results.nth(1).inner_text().split()
+        page.locator("#glossary").fill("Hund = puppy\nKatze")
+        page.locator("#translate-button").click()
+        expect(page.locator("#status")).to_have_class(ERROR)
+        expect(page.locator("#status")).to_contain_text("Glossary line 2")
+
+
 HOSTILE = (
     '<img src=x onerror="window.pwned = 1"><script>window.pwned = 2</script> '
     'Ein <b onclick="window.pwned = 3">Hund</b> <a href="javascript:window.pwned = 4">läuft</a> '

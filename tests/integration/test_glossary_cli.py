@@ -66,3 +66,34 @@ def test_a_document_s_sentences_get_the_glossary_s_terms(model_dir, tmp_path, ca
     assert status == 0, err
     written = (out / "seite.html").read_text(encoding="utf-8")
     assert "puppy" in written.split("</p>")[0]
+
+
+def test_the_server_writes_its_glossary_and_a_request_s_own_over_it(translator, model_dir):
+    from fastapi.testclient import TestClient
+
+    from rnnsearch.server import Limits, create_app
+    from rnnsearch.text.glossary import Glossary
+
+    app = create_app(translator, model_dir, Limits(max_glossary_terms=2), glossary=Glossary.of({"Hund": "puppy"}))
+    with TestClient(app) as client:
+
+        def words(texts, **body):
+            response = client.post("/v1/translate", json={"texts": texts, "alignments": False, **body})
+            assert response.status_code == 200, response.text
+            return [t["text"].split() for t in response.json()["translations"]]
+
+        served = words(TEXTS[:2])
+        assert "puppy" in served[0]
+        assert served[1] == translator.translate([TEXTS[1]])[0].text.split()
+        own = words(TEXTS, glossary={"hund": "hound", "Frau": "Frau"})
+        assert "hound" in own[0] and "puppy" not in own[0] and "Frau" in own[1] and "hound" in own[3]
+        for body, fragment in [
+            ({"glossary": {"a": "b", "c": "d", "e": "f"}}, "glossary: Dictionary should have at most 2 items"),
+            ({"glossary": {"Hund": ""}}, "glossary.Hund: String should have at least 1 character"),
+            ({"glossary": {"Hund": "  "}}, "glossary.0: an empty target for 'Hund'"),
+            ({"glossary": ["Hund"]}, "glossary: Input should be a valid dictionary"),
+        ]:
+            response = client.post("/v1/translate", json={"texts": TEXTS[:1], **body})
+            assert response.status_code == 422 and fragment in response.json()["error"], response.text
+        page = client.post("/v1/documents?name=seite.html", content="<p>Ein Hund läuft.</p>".encode())
+        assert page.status_code == 200 and "puppy" in page.text

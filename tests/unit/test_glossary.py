@@ -63,6 +63,17 @@ def test_terms_are_found_on_whole_words_the_longest_first_each_place_once():
     assert Glossary.of({}).matches("Ein Hund") == []
 
 
+def test_a_glossary_laid_over_another_is_matched_first_and_the_other_where_none_of_its_own_stands():
+    served = Glossary.of({"kleiner Hund": "puppy", "Katze": "cat", "Hund": "dog"})
+    own = Glossary.of({"hund": "hound", "Haus": "house"}).over(served)
+    assert found(own, "Ein kleiner Hund, eine Katze im Haus.") == [
+        ("Hund", "hound"),
+        ("Katze", "cat"),
+        ("Haus", "house"),
+    ]
+    assert len(own) == 5 and own.over(None) is own
+
+
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [

@@ -94,6 +94,25 @@ function sourceLines() {
   return lines;
 }
 
+// The glossary box's terms, "source = target" a line (blank lines skipped), as the
+// request's `glossary` mapping; a line that is not one is named in the error.
+function glossaryTerms() {
+  const terms = {};
+  element("glossary").value.split(/\r?\n/).forEach((line, index) => {
+    if (line.trim() === "") {
+      return;
+    }
+    const cut = line.indexOf("=");
+    const source = cut < 0 ? "" : line.slice(0, cut).trim();
+    const target = cut < 0 ? "" : line.slice(cut + 1).trim();
+    if (!source || !target) {
+      throw new Error(`Glossary line ${index + 1}: write a term as source = target.`);
+    }
+    terms[source] = target;
+  });
+  return terms;
+}
+
 async function postTranslate(items) {
   const body = {
     ...items,
@@ -170,8 +189,16 @@ async function readInput() {
     if (texts.every((text) => text.trim() === "")) {
       throw new Error("Type or paste a sentence first.");
     }
+    const items = { texts };
     const markup = element("markup").value;
-    return { items: markup ? { texts, markup } : { texts }, names: texts, recordings: [] };
+    if (markup) {
+      items.markup = markup;
+    }
+    const glossary = glossaryTerms();
+    if (Object.keys(glossary).length > 0) {
+      items.glossary = glossary;
+    }
+    return { items, names: texts, recordings: [] };
   }
   const files = [...element("audio-files").files];
   if (files.length === 0) {
