@@ -244,3 +244,20 @@ def check_markup_flags(args: argparse.Namespace, command: str) -> None:
     for flag, given, what in given_flags:
         if given and not args.markup:
             raise UserError(f"{command}: {flag} says how --markup {what}; give --markup too")
+
+
+def add_terms(command: argparse.ArgumentParser, *, unit: str) -> None:
+    """The user's words: `--glossary` (terms each translation of a `unit` that holds
+    them must write) and `--avoid` (words no translation may write)."""
+    command.add_argument(
+        "--glossary",
+        metavar="FILE",
+        help=f"the user's terms (.tsv or .csv with a header naming the source and target columns, or .tbx): each "
+        f"term found in a {unit} is written in its translation; a term whose target is its source is kept as written",
+    )
+    command.add_argument(
+        "--avoid",
+        metavar="FILE",
+        help="words and phrases no translation may write, one a line (UTF-8): none is written as a word, in any "
+        "case, unless a term asks for it",
+    )

@@ -17,6 +17,7 @@ from rnnsearch.cli.options import (
     add_output_file,
     add_reading,
     add_search,
+    add_terms,
     beam_width,
     check_markup_flags,
 )
@@ -50,12 +51,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="target prefixes, one per input line (empty: none): each translation starts with its prefix",
     )
-    translate.add_argument(
-        "--glossary",
-        metavar="FILE",
-        help="the user's terms (.tsv or .csv with a header naming the source and target columns, or .tbx): each "
-        "term found in a line is written in its translation; a term whose target is its source is kept as written",
-    )
+    add_terms(translate, unit="line")
     add_reading(translate)
     add_alignment_from(translate)
     add_markup(translate, reads="the input", writes="each translation with its line's markup, placed by its alignment")
@@ -117,6 +113,7 @@ def _request(translator: Translator, args: argparse.Namespace) -> Request:
         shown=shown,
         links_read=True,
         glossary=translator.glossary_of(args.glossary),
+        avoid=args.avoid,
     )
 
 

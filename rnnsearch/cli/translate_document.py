@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rnnsearch.cli.loading import load
-from rnnsearch.cli.options import add_alignment_from, add_reading, add_search
+from rnnsearch.cli.options import add_alignment_from, add_reading, add_search, add_terms
 from rnnsearch.errors import UserError
 from rnnsearch.markup import PLACEMENTS
 
@@ -59,12 +59,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="how inline formatting is placed: by the alignment's 'links' or 'weights'; default: the measured "
         "best, 'weights' where the alignment module is read, else 'links'",
     )
-    command.add_argument(
-        "--glossary",
-        metavar="FILE",
-        help="the user's terms, as `translate --glossary` reads them: each term found in a sentence is written in "
-        "its translation",
-    )
+    add_terms(command, unit="sentence")
     add_reading(command)
     add_alignment_from(command)
     command.set_defaults(run=run)
@@ -111,6 +106,7 @@ def run(args: argparse.Namespace) -> None:
             retranslate=args.retranslate,
             progress=_progress(bar),
             glossary=args.glossary,
+            avoid=args.avoid,
         )
     out_dir.mkdir(parents=True, exist_ok=True)
     for document, target in zip(translated, targets, strict=True):

@@ -26,12 +26,12 @@ from rnnsearch.config.search import MAX_BEAM_SIZE, SearchConfig
 from rnnsearch.decoding.forced import module_alignments
 from rnnsearch.decoding.inputs import END, InputKind
 from rnnsearch.decoding.results import Translation
+from rnnsearch.decoding.wanted import Wanted
 from rnnsearch.errors import ArgumentValueError, UserError
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.search.choice import choose_search
-from rnnsearch.search.constraints import Constraint, Prefixes, Terms
 from rnnsearch.search.contract import SearchModule
 from rnnsearch.search.rules import (
     Cancelled,
@@ -172,20 +172,21 @@ class Decoding:
         options: SearchOptions,
         *,
         first_line: int = 1,
-        prefixes: list[list[int]] | None = None,
-        terms: list[list[list[int]]] | None = None,
+        wanted: Wanted | None = None,
         read_from: AlignmentSource = ATTENTION,
     ) -> list[Translation]:
         """Search for every input (checked texts, or feature vectors) named by `originals`,
         and return the results in input order; a blank input without a prefix gives an
-        empty translation. `first_line` numbers inputs[0] in error messages; `prefixes`
-        (target piece ids, one list per input) force the start of each output, and `terms`
-        (each input's lists of target piece ids) must each appear in its output. Where
+        empty translation. `first_line` numbers inputs[0] in error messages; `wanted` is
+        what the call asks of each output (its prefix, its terms, the words it avoids). Where
         `read_from` is an alignment source read from the module, every hypothesis's
         alignment is the module's, computed once search has chosen its pieces (search
         itself is unchanged)."""
         sources = self.input_kind.sources(inputs, limit=self.search.max_source_length, first_line=first_line)
-        blank = [empty and not (prefixes and prefixes[i]) for i, empty in enumerate(self.input_kind.blank(inputs))]
+        blank = [
+            empty and not (wanted is not None and wanted.prefixed(i))
+            for i, empty in enumerate(self.input_kind.blank(inputs))
+        ]
         todo = sorted(
             (i for i in range(len(sources)) if not blank[i]), key=lambda i: -self.input_kind.length(sources[i])
         )
@@ -193,9 +194,8 @@ class Decoding:
         with evaluating(self.model):
             for start in range(0, len(todo), SENTENCES_PER_SEARCH):
                 chunk = todo[start : start + SENTENCES_PER_SEARCH]
-                chunk_prefixes = None if prefixes is None else [prefixes[i] for i in chunk]
-                chunk_terms = None if terms is None else [terms[i] for i in chunk]
-                hypotheses = self._search([sources[i] for i in chunk], options, chunk_prefixes, chunk_terms)
+                asked = None if wanted is None else wanted.of(chunk)
+                hypotheses = self._search([sources[i] for i in chunk], options, asked)
                 for i, nbest in zip(chunk, hypotheses):
                     results[i] = self._translation(originals[i], self.input_kind.labels(sources[i]), nbest)
                 if read_from.from_module:
@@ -236,14 +236,13 @@ class Decoding:
         self,
         sources: list[Source],
         options: SearchOptions,
-        prefixes: list[list[int]] | None,
-        terms: list[list[list[int]]] | None = None,
+        wanted: Wanted | None,
     ) -> list[list[Hypothesis]]:
-        """One search call over sources in the order given, with room for each prefix, the
-        terms and </s>."""
+        """One search call over sources in the order given, with what is `wanted` of them
+        and room for each prefix, the terms and </s>."""
         src, src_lengths, side_zero_lengths = self.input_kind.tensors(sources)
         limits = max_output_lengths(side_zero_lengths, self.search.max_length_ratio, self.search.max_length_extra)
-        constraints = constraints_of(prefixes, terms)
+        constraints = [] if wanted is None else wanted.constraints()
         for constraint in constraints:
             limits = torch.maximum(limits, constraint.least_lengths)
         constraints = [constraint.within(limits) for constraint in constraints]
@@ -270,14 +269,6 @@ class Decoding:
         best = translations[0]
         best.alternatives = translations[1:]
         return best
-
-
-def constraints_of(prefixes: list[list[int]] | None, terms: list[list[list[int]]] | None = None) -> list[Constraint]:
-    """The per-sentence search inputs of one search (search/constraints.py): the
-    sentences' prefixes, where any has one, and their terms, where any has one."""
-    forced = None if prefixes is None else Prefixes.of(prefixes)
-    written = None if terms is None else Terms.of(terms)
-    return [constraint for constraint in (forced, written) if constraint is not None]
 
 
 def _empty(source: str) -> Translation:

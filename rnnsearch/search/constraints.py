@@ -1,5 +1,6 @@
 """Per-sentence search inputs: what each row of a search may take next, sentence by
-sentence (a forced prefix, `Prefixes`; terms that must appear, `Terms`).
+sentence (a forced prefix, `Prefixes`; terms that must appear, terms.py's `Terms`;
+words never written, avoided.py's `Avoided`).
 
 The search tells a constraint where each row stands (`Places`: its sentence and output
 position, which the search keeps anyway). A constraint that needs more, such as which
@@ -31,8 +32,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import torch
-
-from rnnsearch.reserved import EOS
 
 
 @dataclass(frozen=True)
@@ -203,105 +202,11 @@ class RowConstraints:
         return self.device if constraint.on_device else torch.device("cpu")
 
 
-DONE = -1
-"""A term slot's piece table padding: a slot with no term, met from the start."""
-
-
-class Terms:
-    """Target pieces each output must contain somewhere, whole and in order (a user's
-    terms, `rnnsearch.text.glossary`): a row may not end while a term of its sentence is
-    unmet; once it takes a term's first piece, it must take the rest; and where the steps
-    left before its length limit are only enough for the pieces its unmet terms still
-    need, it starts the first of them. Every term is therefore written, wherever the
-    model places it, unless another constraint (a prefix) leaves the row no room.
-    Search makes room for each sentence's terms and </s> (`least_lengths`), and the
-    constraint is bound to the search's length limits (`within`) before it runs.
-
-    The state of a row: its sentence, then how many pieces of each term slot it has
-    taken in a row (a term's length: met)."""
-
-    on_device = False
-
-    def __init__(self, pieces: torch.Tensor, limits: torch.Tensor | None = None):
-        """`pieces` (N, T, P): each sentence's terms, padded with DONE (`of`); `limits`
-        (N,): each sentence's output steps, </s> included (`within`)."""
-        self.pieces, self.limits = pieces, limits
-        self.lengths = (pieces != DONE).sum(2)
-
-    @classmethod
-    def of(cls, terms: Sequence[Sequence[Sequence[int]]]) -> Terms | None:
-        """The constraint of these terms (each a sequence of target pieces), a list per
-        sentence (empty: none); None where no sentence has one."""
-        slots = max((len(sentence) for sentence in terms), default=0)
-        longest = max((len(term) for sentence in terms for term in sentence), default=0)
-        if slots == 0 or longest == 0:
-            return None
-        pieces = torch.full((len(terms), slots, longest), DONE, dtype=torch.long)
-        for n, sentence in enumerate(terms):
-            for t, term in enumerate(sentence):
-                pieces[n, t, : len(term)] = torch.tensor(list(term), dtype=torch.long)
-        return cls(pieces)
-
-    def within(self, limits: torch.Tensor) -> Terms:
-        """The constraint bound to the search's length limits, one per sentence."""
-        return Terms(self.pieces, limits)
-
-    @property
-    def least_lengths(self) -> torch.Tensor:
-        """Every term's pieces and </s>."""
-        return self.lengths.sum(1) + 1
-
-    def start(self, sentences: torch.Tensor) -> torch.Tensor:
-        """Each row's sentence, and no piece of any term taken (a slot without one, met)."""
-        taken = torch.zeros(len(sentences), self.pieces.size(1), dtype=torch.long)
-        return torch.cat([sentences.unsqueeze(1).long(), taken], 1)
-
-    def mask(self, log_probs: torch.Tensor, state: torch.Tensor, at: Places) -> torch.Tensor:
-        """A row inside a term takes its next piece; one with a term unmet may not end,
-        and starts one when it has no steps to spare. A row whose other constraints
-        leave it no such piece is left as they leave it (a prefix wins)."""
-        if self.limits is None:
-            raise ValueError("Terms.within(limits) must bind the search's length limits first")
-        sentences, taken = state[:, 0], state[:, 1:]
-        lengths = self.lengths[sentences]
-        unmet = taken < lengths
-        inside = unmet & (taken > 0)
-        slot = torch.where(inside.any(1), inside.long().argmax(1), unmet.long().argmax(1))
-        rows = torch.arange(len(state))
-        next_piece = self.pieces[sentences, slot, taken[rows, slot].clamp(max=self.pieces.size(2) - 1)]
-        needed = (lengths - taken).clamp(min=0).sum(1)
-        room = self.limits[sentences] - 1 - at.positions
-        forced = unmet.any(1) & (inside.any(1) | (needed >= room))
-        self._keep_only(log_probs, rows[forced], next_piece[forced])
-        self._forbid(log_probs, rows[unmet.any(1) & ~forced], EOS)
-        return log_probs
-
-    @staticmethod
-    def _keep_only(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor) -> None:
-        """Each of `rows` left its piece of `tokens` alone, where that piece is allowed."""
-        rows, tokens = rows.to(log_probs.device), tokens.to(log_probs.device)
-        kept = log_probs[rows, tokens]
-        allowed = torch.isfinite(kept)
-        rows, tokens, kept = rows[allowed], tokens[allowed], kept[allowed]
-        log_probs[rows] = -math.inf
-        log_probs[rows, tokens] = kept
-
-    @staticmethod
-    def _forbid(log_probs: torch.Tensor, rows: torch.Tensor, token: int) -> None:
-        """`token` forbidden on `rows`, unless it is all a row may take (a row at its limit)."""
-        rows = rows.to(log_probs.device)
-        others = torch.isfinite(log_probs[rows]).sum(1) > 1
-        log_probs[rows[others], token] = -math.inf
-
-    def advance(self, state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-        """Each slot's count of its term's pieces taken in a row, after `tokens`: one more
-        where a token is the term's next piece, else one where it is its first (a term
-        begun again), else none; a met term stays met."""
-        sentences, taken = state[:, 0], state[:, 1:]
-        lengths = self.lengths[sentences]
-        pieces = self.pieces[sentences]
-        position = taken.clamp(max=self.pieces.size(2) - 1)
-        expected = pieces.gather(2, position.unsqueeze(2)).squeeze(2)
-        tokens = tokens.to(state.device).unsqueeze(1)
-        moved = torch.where(tokens == expected, taken + 1, (tokens == pieces[:, :, 0]).long())
-        return torch.cat([sentences.unsqueeze(1), torch.where(taken >= lengths, taken, moved)], 1)
+def forbid(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor) -> None:
+    """`tokens` forbidden on `rows` of `log_probs`, except on a row they would leave
+    nothing to take: what another constraint forces a row to take is not undone."""
+    rows, tokens = rows.to(log_probs.device), tokens.to(log_probs.device)
+    masked = log_probs[rows]
+    masked[:, tokens] = -math.inf
+    left = torch.isfinite(masked).any(1)
+    log_probs[rows[left]] = masked[left]

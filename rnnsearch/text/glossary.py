@@ -18,6 +18,9 @@ a missing column, an empty source or target, one source given two targets, a cas
 is neither, bytes that are not UTF-8 (a byte order mark is read as none), a TBX entry
 without a term in one of the two languages. A file is read in time linear in its size.
 
+An avoid list (`read_avoided`) holds words and phrases no translation may contain,
+one a line.
+
 Matching (`Glossary.matches`): an entry's source is found on whole words (Unicode word
 boundaries, where its own first and last characters are word characters), as written or
 in any case as the entry says, the longest entry first where entries overlap, each place
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import io
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -86,7 +90,7 @@ class Glossary:
         self.base = base
         by_source: dict[tuple[str, bool], Term] = {}
         for term in terms:
-            key = (term.source if term.case_sensitive else _folded(term.source), term.case_sensitive)
+            key = (term.source if term.case_sensitive else folded(term.source), term.case_sensitive)
             earlier = by_source.get(key)
             if earlier is not None and earlier.target != term.target:
                 raise GlossaryError(
@@ -117,7 +121,7 @@ class Glossary:
         automaton = ahocorasick.Automaton()
         keys: dict[str, list[Term]] = {}
         for term in self.terms:
-            keys.setdefault(_folded(term.source), []).append(term)
+            keys.setdefault(folded(term.source), []).append(term)
         for key, terms in keys.items():
             automaton.add_word(key, terms)
         if keys:
@@ -144,7 +148,7 @@ class Glossary:
         if not self.terms:
             return []
         found = []
-        for last, terms in self._automaton.iter(_folded(text)):
+        for last, terms in self._automaton.iter(folded(text)):
             for term in terms:
                 start, end = last + 1 - len(term.source), last + 1
                 if _whole_words(text, start, end) and (not term.case_sensitive or text[start:end] == term.source):
@@ -171,6 +175,29 @@ def read_glossary(
     return Glossary(
         _table_terms(text, path, TABLE_DELIMITERS[suffix], (source_language, target_language), case_sensitive)
     )
+
+
+def read_avoided(path: str | Path) -> tuple[str, ...]:
+    """The words and phrases of an avoid list, one a line (blank lines skipped), its
+    white space collapsed and in Unicode's compatibility form (as the model's pieces
+    write text); a file that cannot be read, or is not UTF-8, is refused naming its line."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise GlossaryError(f"{path}: cannot read it ({error.strerror or error})") from None
+    return avoided_phrases(_decoded(data, path).splitlines())
+
+
+def avoided_phrases(phrases: Iterable[object], name: str = "avoid") -> tuple[str, ...]:
+    """Avoided words and phrases, checked to be text, as `read_avoided` reads them."""
+    checked = []
+    for k, phrase in enumerate(phrases):
+        if not isinstance(phrase, str):
+            raise GlossaryError(f"{name}.{k}: a word or phrase to avoid is text, not {type(phrase).__name__}")
+        if phrase.strip():
+            checked.append(" ".join(unicodedata.normalize("NFKC", phrase).split()))
+    return tuple(dict.fromkeys(checked))
 
 
 def _decoded(data: bytes, path: Path) -> str:
@@ -265,7 +292,7 @@ def _local_name(node: object) -> str:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
-def _folded(text: str) -> str:
+def folded(text: str) -> str:
     """`text` in lower case, character for character (a character whose lower case is
     longer stays as it is), so that positions in it are positions in `text`."""
     return "".join(lower if len(lower := character.lower()) == 1 else character for character in text)
@@ -274,10 +301,11 @@ def _folded(text: str) -> str:
 def _whole_words(text: str, start: int, end: int) -> bool:
     """Whether text[start:end] is not part of a longer word on either side: a word
     character at its edge has no word character beside it."""
-    before = start == 0 or not _word(text[start]) or not _word(text[start - 1])
-    after = end == len(text) or not _word(text[end - 1]) or not _word(text[end])
+    before = start == 0 or not word_character(text[start]) or not word_character(text[start - 1])
+    after = end == len(text) or not word_character(text[end - 1]) or not word_character(text[end])
     return before and after
 
 
-def _word(character: str) -> bool:
+def word_character(character: str) -> bool:
+    """Whether `character` is part of a word (a letter, a digit or the underscore)."""
     return character.isalnum() or character == "_"

@@ -14,6 +14,7 @@ import io
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,22 @@ class Subwords:
 
     def pieces(self, ids: Sequence[int]) -> list[str]:
         return [self._processor.id_to_piece(int(i)) for i in ids]
+
+    @cached_property
+    def texts(self) -> tuple[str, ...]:
+        """Each piece as the text it writes, a word start as a space: "" for the special
+        pieces and for a byte piece of a character longer than one byte (a part of one)."""
+        texts = []
+        for v in range(len(self)):
+            piece = self._processor.id_to_piece(v)
+            if v < len(SPECIAL_PIECES) or self._processor.is_unknown(v) or self._processor.is_control(v):
+                texts.append("")
+            elif self._processor.is_byte(v):
+                code = int(piece[3:-1], 16)
+                texts.append(chr(code) if code < 128 else "")
+            else:
+                texts.append(piece.replace(WORD_START, " "))
+        return tuple(texts)
 
     def word_counts(self, text: str) -> list[int]:
         """For each whitespace-separated word of `text`, how many words its pieces form:

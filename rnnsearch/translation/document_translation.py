@@ -65,6 +65,7 @@ class DocumentTranslation(TextTranslation):
         retranslate: bool = False,
         progress: Callable[[int, int], None] | None = None,
         glossary: object = None,
+        avoid: object = None,
     ) -> list[TranslatedDocument]:
         """Translate documents, each a path or bytes (then with its name in `names`, whose
         extension says its format, or a `format` for all): HTML, DOCX, Markdown, SRT, PO
@@ -80,7 +81,8 @@ class DocumentTranslation(TextTranslation):
         entries) is translated again rather than kept. `progress(total, done)` is called
         as each batch of sentences is done, with how many there are and how many that
         batch held. `glossary` is the user's terms, as `translate` takes them: each term
-        found in a sentence is written in its translation."""
+        found in a sentence is written in its translation; `avoid`, words no translation
+        may write, as `translate` takes them."""
         request, placed = document_request(
             self,
             NOT_TEXT,
@@ -89,6 +91,7 @@ class DocumentTranslation(TextTranslation):
             beam_size=beam_size,
             placement=placement,
             glossary=self.glossary_of(glossary),
+            avoid=avoid,
         )
         language = (
             self.data.src_lang if source_language is None else checked_language(source_language, "source_language")
@@ -133,11 +136,13 @@ def document_request(
     beam_size: object,
     placement: object,
     glossary: object = None,
+    avoid: object = None,
 ) -> tuple[Request, str]:
     """A document call's settings, checked once, for the API and the server alike: the
     request its sentences are searched with (their word links read, so the model must
     align) and the placement of their markup (None: the measured best for the
-    alignment read, `chosen_placement`), with the user's `glossary`, if any. A model that
+    alignment read, `chosen_placement`), with the user's `glossary` and the words to
+    `avoid`, if any. A model that
     does not read text is refused first, `not_text` saying what it takes."""
     decoding.input_kind.require_text(not_text)
     request = build_request(
@@ -147,6 +152,7 @@ def document_request(
         beam_size=beam_size,
         links_read=True,
         glossary=glossary,
+        avoid=avoid,
     )
     decoding.require_alignment()
     return request, chosen_placement(checked_placement(placement), from_module=request.source.from_module)

@@ -17,15 +17,20 @@ import weakref
 from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
 
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES, DEFAULT_READING, READINGS, AlignmentSource, check_reading
 from rnnsearch.arguments import checked_choice
 from rnnsearch.decoding.decoding import Decoding
+from rnnsearch.decoding.wanted import Wanted
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup import MarkupOptions
 from rnnsearch.reserved import UNK
+from rnnsearch.search.avoided import AvoidTable
 from rnnsearch.search.rules import Cancelled, SearchOptions
-from rnnsearch.text.glossary import Glossary, GlossaryError
+from rnnsearch.text.glossary import Glossary, GlossaryError, avoided_phrases, read_avoided, word_character
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,9 @@ class Request:
     term_pieces: each term's target spelled in the model's target pieces (read from the
              glossary: requests are equal, and merged by the server, where their
              glossaries are the same object)
+    avoid:   words and phrases no translation may contain; `avoided`, the pieces that
+             would complete each, for the model's vocabulary
+    continuations: which target pieces continue a word (a term is not run on into one)
     """
 
     source: AlignmentSource
@@ -50,6 +58,9 @@ class Request:
     search: SearchOptions | None = None
     glossary: Glossary | None = None
     term_pieces: Mapping[str, tuple[int, ...]] = field(default_factory=dict, compare=False)
+    avoid: tuple[str, ...] = ()
+    avoided: AvoidTable | None = field(default=None, compare=False)
+    continuations: torch.Tensor | None = field(default=None, compare=False)
 
     def terms_of(self, texts: Sequence[str]) -> list[list[list[int]]] | None:
         """The target pieces of the glossary's terms found in each text (each term once),
@@ -63,6 +74,15 @@ class Request:
             ]
             for text in texts
         ]
+
+    def wanted(self, texts: Sequence[str], prefixes: Sequence[Sequence[int]] | None = None) -> Wanted | None:
+        """What the call asks of the translations of `texts` beyond the model's choice:
+        their `prefixes` (target pieces, one list per text), the glossary's terms found
+        in each, the words no translation may contain; None: nothing."""
+        terms = self.terms_of(texts)
+        if prefixes is None and terms is None and self.avoided is None:
+            return None
+        return Wanted(prefixes, terms, self.avoided, self.continuations)
 
     @property
     def alignment_from(self) -> str:
@@ -101,6 +121,7 @@ def build_request(
     shown: bool = True,
     links_read: bool = False,
     glossary: object = None,
+    avoid: object = None,
 ) -> Request:
     """A call's settings for the model `decoding` runs, each checked once, as the Python
     API names them (a wrong one is an ArgumentValueError or ArgumentTypeError naming it).
@@ -112,7 +133,9 @@ def build_request(
     With `searches`, the beam size and n-best count (the config's beam for None) make the
     search options; a call on given pairs searches nothing. `placement` says how markup
     is placed back (MarkupOptions). `glossary` (a Glossary or a mapping from source terms
-    to their targets) is checked to be spelled in the model's target pieces."""
+    to their targets) is checked to be spelled in the model's target pieces; `avoid`
+    (a list of words and phrases, or the path of a file of them, one a line) is read into
+    the pieces that would complete each."""
     markup_options = MarkupOptions.of(markup, lenient_markup, max_markup_chars, placement)
     search = decoding.options(beam_size, n_best, cancelled) if searches else None
     source = ALIGNMENT_SOURCES[decoding.alignment_source(alignment_from, shown=shown)]
@@ -122,7 +145,22 @@ def build_request(
     if markup_options is not None or links_read:
         check_reading(chosen, source)
     checked, pieces = _spelled(decoding, glossary)
-    return Request(source, chosen, markup_options, search, checked, pieces)
+    avoided = () if avoid is None else _avoided(avoid)
+    if avoided and searches:
+        decoding.input_kind.require_text("give it no words to avoid, which are written text")
+    table = AvoidTable.of(avoided, decoding.tgt_subwords.texts) if avoided and searches else None
+    texts = decoding.tgt_subwords.texts if checked is not None else ()
+    continuations = torch.tensor([bool(text) and word_character(text[0]) for text in texts]) if texts else None
+    return Request(source, chosen, markup_options, search, checked, pieces, avoided, table, continuations)
+
+
+def _avoided(avoid: object) -> tuple[str, ...]:
+    """The words of `avoid`: a file of them (a path), or a list of them."""
+    if isinstance(avoid, (str, Path)):
+        return read_avoided(avoid)
+    if not isinstance(avoid, (list, tuple)):
+        raise ArgumentTypeError(f"avoid: expected a file or a list of words and phrases, got {type(avoid).__name__}")
+    return avoided_phrases(avoid)
 
 
 def _spelled(decoding: Decoding, glossary: object) -> tuple[Glossary | None, Mapping[str, tuple[int, ...]]]:

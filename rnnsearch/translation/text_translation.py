@@ -43,6 +43,7 @@ class TextTranslation(Decoding):
         alignment_from: str | None = None,
         placement: str | None = None,
         glossary: object = None,
+        avoid: object = None,
     ) -> list[Translation]:
         """Translate every text, in order; an empty or blank text gives an empty translation.
 
@@ -80,7 +81,10 @@ class TextTranslation(Decoding):
         their targets, or a rnnsearch.text.glossary.Glossary): each term found in a text
         (on whole words, in any case, the longest first) has its target written in that
         text's translation, by greedy and beam search alike; a target the model's pieces
-        cannot spell is refused, naming where it was given.
+        cannot spell is refused, naming where it was given. `avoid`, words and phrases no
+        translation may contain (a list, or a file's path, one a line): none is written
+        on whole words, in any case, however the model's pieces would spell it, unless a
+        prefix or a term asks for it.
         """
         request = build_request(
             self,
@@ -94,6 +98,7 @@ class TextTranslation(Decoding):
             n_best=n_best,
             cancelled=cancelled,
             glossary=self.glossary_of(glossary),
+            avoid=avoid,
         )
         return self.translate_with(request, texts, prefixes=prefixes)
 
@@ -129,6 +134,7 @@ class TextTranslation(Decoding):
         alignment_from: str | None = None,
         placement: str | None = None,
         glossary: object = None,
+        avoid: object = None,
     ) -> Iterator[list[Translation]]:
         """Translate texts that arrive a chunk at a time, such as lines from a pipe: yield each
         chunk's translations, in order, as soon as the chunk is done, before the next chunk
@@ -136,7 +142,7 @@ class TextTranslation(Decoding):
         options are checked at the call, the texts as their chunks come. `prefix_chunks`
         gives the chunks' prefixes (as `translate`'s `prefixes`), chunk for chunk, and
         `markup`, `lenient_markup`, `max_markup_chars`, `reading`, `alignment_from`,
-        `placement` and `glossary` are as in `translate`."""
+        `placement`, `glossary` and `avoid` are as in `translate`."""
         request = build_request(
             self,
             alignment_from=alignment_from,
@@ -148,6 +154,7 @@ class TextTranslation(Decoding):
             beam_size=beam_size,
             n_best=n_best,
             glossary=self.glossary_of(glossary),
+            avoid=avoid,
         )
         return self.translate_chunks_with(request, chunks, prefix_chunks=prefix_chunks)
 
@@ -206,8 +213,7 @@ class TextTranslation(Decoding):
             texts,
             request.searched,
             first_line=first_line,
-            prefixes=prefix_ids,
-            terms=request.terms_of(texts),
+            wanted=request.wanted(texts, prefix_ids),
             read_from=request.source,
         )
         if markup is not None and marked is not None:

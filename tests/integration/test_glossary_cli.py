@@ -97,3 +97,25 @@ def test_the_server_writes_its_glossary_and_a_request_s_own_over_it(translator, 
             assert response.status_code == 422 and fragment in response.json()["error"], response.text
         page = client.post("/v1/documents?name=seite.html", content="<p>Ein Hund läuft.</p>".encode())
         assert page.status_code == 200 and "puppy" in page.text
+
+
+def test_avoided_words_are_never_written_and_the_command_reads_them_from_a_file(
+    translator, model_dir, tmp_path, capsys
+):
+    import re
+    from collections import Counter
+
+    free = translator.translate(TEXTS, beam_size=3, n_best=3)
+    written = Counter(w.lower() for t in free for h in [t, *t.alternatives] for w in re.findall(r"\w+", h.text))
+    avoided = [word for word, _ in written.most_common(2)]
+    pattern = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, avoided)) + r")(?!\w)", re.IGNORECASE)
+    avoiding = translator.translate(TEXTS, beam_size=3, n_best=3, avoid=[w.upper() for w in avoided])
+    assert not any(pattern.search(h.text) for t in avoiding for h in [t, *t.alternatives]), avoided
+    listed = tmp_path / "avoid.txt"
+    listed.write_text("\n".join(avoided) + "\n\n", encoding="utf-8")
+    source = write_lines(tmp_path / "in.de", TEXTS)
+    status, out, err = run_cli(capsys, "translate", model_dir, "-i", source, "--avoid", listed, "--beam-size", 2)
+    assert status == 0 and not pattern.search(out), (err, out)
+    listed.write_bytes(b"Hund\n\xff\n")
+    status, _, err = run_cli(capsys, "translate", model_dir, "-i", source, "--avoid", listed)
+    assert status == 1 and err.count("\n") == 1 and "avoid.txt:2: not UTF-8" in err

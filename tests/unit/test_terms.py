@@ -1,4 +1,4 @@
-"""Terms each output must contain (search/constraints.py's `Terms`), through greedy and
+"""Terms each output must contain (search/terms.py's `Terms`), through greedy and
 beam search: every term written whole, in any batch, beside prefixes, and a sentence
 without terms searched as if none had any."""
 
@@ -8,9 +8,10 @@ import pytest
 import torch
 
 from rnnsearch.search.beam import beam_search
-from rnnsearch.search.constraints import Places, Prefixes, Terms
+from rnnsearch.search.constraints import Places, Prefixes
 from rnnsearch.search.greedy import greedy_search
 from rnnsearch.search.rules import SearchOptions, max_output_lengths
+from rnnsearch.search.terms import Terms
 from rnnsearch.text.batches import source_tensors
 from tests.conftest import assert_same_hypotheses, random_sources, tiny_model
 
@@ -102,3 +103,19 @@ def test_a_row_may_not_end_before_its_terms_continues_a_term_it_began_and_starts
     met = constraint.advance(begun, torch.tensor([6]))
     assert len(allowed(met, 2)) == VOCAB
     assert allowed(constraint.advance(begun, torch.tensor([7])), 2) != [6]  # a term left unfinished begins again
+
+
+def test_a_term_just_written_is_not_run_on_into_a_longer_word():
+    continuations = torch.zeros(VOCAB, dtype=torch.bool)
+    continuations[[6, 9, 10]] = True  # pieces that continue the word before them
+    constraint = Terms.of([[[5, 6]]], continuations=continuations).within(torch.tensor([8]))
+    at = Places(torch.tensor([0]), torch.tensor([2]))
+
+    def allowed(state: torch.Tensor) -> list[int]:
+        return torch.isfinite(constraint.mask(torch.zeros(1, VOCAB), state, at)[0]).nonzero().squeeze(1).tolist()
+
+    state = constraint.advance(constraint.start(torch.tensor([0])), torch.tensor([5]))
+    assert allowed(state) == [6]  # inside the term, its next piece though it continues a word
+    met = constraint.advance(state, torch.tensor([6]))
+    assert not {6, 9, 10} & set(allowed(met)) and 11 in allowed(met)
+    assert {9, 10} <= set(allowed(constraint.advance(met, torch.tensor([11]))))

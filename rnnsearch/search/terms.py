@@ -1,0 +1,138 @@
+"""Terms each output must contain (`Terms`): a user's glossary, through the constraint
+door of constraints.py.
+
+The published algorithms keep a beam per number of constraints met (grid beam search,
+Hokamp & Liu 2017) or share one beam out among those numbers (dynamic beam allocation,
+Post & Vilar 2018; vectorised by Hu et al. 2019). Both widen or reshape the search for
+every sentence of a batch. Here a term is instead a rule on what each row may take,
+kept in step with the search's rows as any constraint is: the beam is unchanged, a
+sentence without a term is searched exactly as without a glossary, in the same batch,
+and the model places each term where it scores best, until the steps left are only
+enough to write what its row still owes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+
+from rnnsearch.reserved import EOS
+from rnnsearch.search.constraints import Places, forbid
+
+DONE = -1
+"""A term slot's piece table padding: a slot with no term, met from the start."""
+
+
+class Terms:
+    """Target pieces each output must contain somewhere, whole and in order (a user's
+    terms, `rnnsearch.text.glossary`): a row may not end while a term of its sentence is
+    unmet; once it takes a term's first piece, it must take the rest; and where the steps
+    left before its length limit are only enough for the pieces its unmet terms still
+    need, it starts the first of them. Every term is therefore written, wherever the
+    model places it, unless another constraint (a prefix) leaves the row no room.
+    Search makes room for each sentence's terms and </s> (`least_lengths`), and the
+    constraint is bound to the search's length limits (`within`) before it runs.
+
+    Given which pieces continue the word before them (`continuations`: a piece without
+    a word start whose first character is a letter or digit), a row that has just
+    written a term may not take one, so the term stays a word of its own ("hound", not
+    "hounds"), unless that is all the row may take.
+
+    The state of a row: its sentence, whether its last piece ended a term, then how many
+    pieces of each term slot it has taken in a row (a term's length: met)."""
+
+    on_device = False
+
+    def __init__(
+        self,
+        pieces: torch.Tensor,
+        *,
+        continuations: torch.Tensor | None = None,
+        limits: torch.Tensor | None = None,
+    ):
+        """`pieces` (N, T, P): each sentence's terms, padded with DONE (`of`);
+        `continuations` (V,) bool: the pieces that continue a word; `limits` (N,): each
+        sentence's output steps, </s> included (`within`)."""
+        self.pieces, self.continuations, self.limits = pieces, continuations, limits
+        self.lengths = (pieces != DONE).sum(2)
+
+    @classmethod
+    def of(cls, terms: Sequence[Sequence[Sequence[int]]], *, continuations: torch.Tensor | None = None) -> Terms | None:
+        """The constraint of these terms (each a sequence of target pieces), a list per
+        sentence (empty: none); None where no sentence has one."""
+        slots = max((len(sentence) for sentence in terms), default=0)
+        longest = max((len(term) for sentence in terms for term in sentence), default=0)
+        if slots == 0 or longest == 0:
+            return None
+        pieces = torch.full((len(terms), slots, longest), DONE, dtype=torch.long)
+        for n, sentence in enumerate(terms):
+            for t, term in enumerate(sentence):
+                pieces[n, t, : len(term)] = torch.tensor(list(term), dtype=torch.long)
+        return cls(pieces, continuations=continuations)
+
+    def within(self, limits: torch.Tensor) -> Terms:
+        """The constraint bound to the search's length limits, one per sentence."""
+        return Terms(self.pieces, continuations=self.continuations, limits=limits)
+
+    @property
+    def least_lengths(self) -> torch.Tensor:
+        """Every term's pieces and </s>."""
+        return self.lengths.sum(1) + 1
+
+    def start(self, sentences: torch.Tensor) -> torch.Tensor:
+        """Each row's sentence, no term just ended, and no piece of any term taken (a
+        slot without one, met)."""
+        taken = torch.zeros(len(sentences), 1 + self.pieces.size(1), dtype=torch.long)
+        return torch.cat([sentences.unsqueeze(1).long(), taken], 1)
+
+    def mask(self, log_probs: torch.Tensor, state: torch.Tensor, at: Places) -> torch.Tensor:
+        """A row inside a term takes its next piece; one with a term unmet may not end,
+        and starts one when it has no steps to spare; one that has just ended a term
+        starts a new word. A row whose other constraints leave it no such piece is left
+        as they leave it (a prefix wins)."""
+        if self.limits is None:
+            raise ValueError("Terms.within(limits) must bind the search's length limits first")
+        sentences, ended, taken = state[:, 0], state[:, 1].bool(), state[:, 2:]
+        lengths = self.lengths[sentences]
+        unmet = taken < lengths
+        inside = unmet & (taken > 0)
+        slot = torch.where(inside.any(1), inside.long().argmax(1), unmet.long().argmax(1))
+        rows = torch.arange(len(state))
+        next_piece = self.pieces[sentences, slot, taken[rows, slot].clamp(max=self.pieces.size(2) - 1)]
+        needed = (lengths - taken).clamp(min=0).sum(1)
+        room = self.limits[sentences] - 1 - at.positions
+        forced = unmet.any(1) & (inside.any(1) | (needed >= room))
+        self._keep_only(log_probs, rows[forced], next_piece[forced])
+        forbid(log_probs, rows[unmet.any(1) & ~forced], torch.tensor([EOS]))
+        if self.continuations is not None and bool((ended & ~forced).any()):
+            forbid(log_probs, rows[ended & ~forced], self.continuations.nonzero().squeeze(1))
+        return log_probs
+
+    @staticmethod
+    def _keep_only(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor) -> None:
+        """Each of `rows` left its piece of `tokens` alone, where that piece is allowed."""
+        rows, tokens = rows.to(log_probs.device), tokens.to(log_probs.device)
+        kept = log_probs[rows, tokens]
+        allowed = torch.isfinite(kept)
+        rows, tokens, kept = rows[allowed], tokens[allowed], kept[allowed]
+        log_probs[rows] = -math.inf
+        log_probs[rows, tokens] = kept
+
+    def advance(self, state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+        """Each slot's count of its term's pieces taken in a row, after `tokens`: one more
+        where a token is the term's next piece, else one where it is its first (a term
+        begun again), else none; a met term stays met. A row ended a term where a slot
+        became met."""
+        sentences, taken = state[:, 0], state[:, 2:]
+        lengths = self.lengths[sentences]
+        pieces = self.pieces[sentences]
+        position = taken.clamp(max=self.pieces.size(2) - 1)
+        expected = pieces.gather(2, position.unsqueeze(2)).squeeze(2)
+        tokens = tokens.to(state.device).unsqueeze(1)
+        moved = torch.where(tokens == expected, taken + 1, (tokens == pieces[:, :, 0]).long())
+        met = taken >= lengths
+        now = torch.where(met, taken, moved)
+        ended = ((now >= lengths) & ~met).any(1, keepdim=True).long()
+        return torch.cat([sentences.unsqueeze(1), ended, now], 1)
