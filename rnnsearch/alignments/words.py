@@ -29,12 +29,10 @@ words, the pieces cannot be placed on the text's words: the pair's WordAlignment
 marked `placed=False` and has no links, never links shifted onto other words.
 
 Merging. weight(t, s) = the mean, over the pieces of target word t, of the summed
-weight on the pieces of source word s. Summing over source pieces keeps the attention
-a target piece pays to a whole source word; averaging over target pieces keeps each row
-a distribution. Rows sum to at most 1: what falls short is the weight on "</s>".
-
-Reading. Which row of α stands for each target piece is rnnsearch/alignments/readings.py's
-(`READINGS`, `ALIGNMENT_SOURCES`).
+weight on the pieces of source word s (which row of α stands for each target piece is
+readings.py's). Summing over source pieces keeps the attention a target piece pays to a
+whole source word; averaging over target pieces keeps each row a distribution. Rows sum
+to at most 1: what falls short is the weight on "</s>".
 
 Neighbours. Where the rows come from a source with a jump prior (the alignment module's,
 AlignmentSource.prior), each target word's weights are then replaced by its posterior
@@ -49,8 +47,9 @@ an alignment module with the NULL option (model/aligner.py) fall short of 1 by t
 on NULL, no source word: a target word whose pieces put more mass there, on average,
 than on any one source word is left unaligned too.
 
-Pharaoh format. "i-j" pairs, i the 0-based source word and j the 0-based target word,
-sorted, space-separated, one line per sentence; no words gives an empty line.
+Terms. The target words a glossary's term was written as are linked to the source words
+it was found on alone (term_links.py). Pharaoh format: "i-j" pairs, i the 0-based source
+word and j the 0-based target word, sorted, space-separated, a line per sentence.
 """
 
 from __future__ import annotations
@@ -66,6 +65,7 @@ from rnnsearch.alignments import display
 from rnnsearch.alignments.distortion import Jumps, posteriors
 from rnnsearch.alignments.readings import ATTENTION, DEFAULT_READING, AlignmentSource, check_reading, reading_rows
 from rnnsearch.alignments.symmetrisation import SOFT_METHODS, symmetrise, symmetrise_weights
+from rnnsearch.alignments.term_links import TermLink, linked
 from rnnsearch.reserved import WORD_START
 
 UNKNOWN = "<unk>"
@@ -78,7 +78,8 @@ class Attended(Protocol):
     of the model's words each text word became, as a Translation (rnnsearch.Translation)
     or a scored pair (`PairScore.as_translation()`) holds them; `alignment` is None for a
     model without an alignment model; `jumps`, where it is not None, the jump prior its
-    module counted from its own links, read in place of its source's (AlignmentSource.prior)."""
+    module counted from its own links, read in place of its source's (AlignmentSource.prior);
+    `term_links`, the words its search was made to write for source words (term_links.py)."""
 
     source: str
     text: str
@@ -89,6 +90,7 @@ class Attended(Protocol):
     source_word_counts: list[int] | None
     target_word_counts: list[int] | None
     jumps: Jumps | None
+    term_links: list[TermLink]
 
 
 @dataclass(frozen=True)
@@ -299,10 +301,10 @@ class _Weighed:
     unaligned: np.ndarray | None
     read_from: AlignmentSource
 
-    def aligned(self) -> WordAlignment:
-        """Its word alignment: the links read from the weights by the NULL rule (`hard_alignment`)."""
-        links = hard_alignment(self.weights, self.unaligned)
-        aligned = WordAlignment(self.source.texts, self.target.texts, self.weights, links)
+    def aligned(self, terms: Sequence[TermLink] = ()) -> WordAlignment:
+        """Its word alignment: the NULL rule's links (`hard_alignment`), but for the `terms` it wrote."""
+        weights, links = linked(self.weights, hard_alignment(self.weights, self.unaligned), terms)
+        aligned = WordAlignment(self.source.texts, self.target.texts, weights, links)
         return replace(aligned, read_from=self.read_from)
 
 
@@ -348,7 +350,8 @@ def read_translations(translations: Sequence[Attended], *, reading: str, prior: 
         rows = [(each.weights, each.unaligned) for each in weighed]
         for each, (weights, unaligned) in zip(weighed, posteriors(rows, prior), strict=True):
             each.weights, each.unaligned = weights, unaligned
-    return [each.aligned() if isinstance(each, _Weighed) else each for each in read]
+    pairs = zip(read, translations, strict=True)
+    return [each.aligned(t.term_links) if isinstance(each, _Weighed) else each for each, t in pairs]
 
 
 def _weighed(translation: Attended, reading: str) -> _Weighed | WordAlignment:

@@ -74,10 +74,14 @@ def run(args: argparse.Namespace) -> None:
         out = opened(files, args.output) or sys.stdout
         jsonl = opened(files, args.alignments)
         hard = opened(files, args.hard_alignments)
-        number = unplaced = plain = 0
+        number = unplaced = plain = found = wrote = 0
         for translations in _translated_chunks(translator, request, args):
             for translation in translations:
                 plain += bool(args.markup) and translation.marked_up is None
+                found += len(translation.terms_written)
+                wrote += sum(translation.terms_written.values())
+                for term in (term for term, done in translation.terms_written.items() if not done):
+                    print(f"line {number + 1}: the glossary's term {term} is not written", file=sys.stderr)
                 if args.n_best == 1:
                     out.write(_output(translation, args) + "\n")
                 else:
@@ -90,6 +94,8 @@ def run(args: argparse.Namespace) -> None:
                     written.flush()
     report_unplaced(unplaced, "lines")
     report_plain(plain, "lines")
+    if request.glossary is not None:
+        print(f"{wrote:,} of the {found:,} glossary terms found in {number:,} lines written", file=sys.stderr)
 
 
 def _request(translator: Translator, args: argparse.Namespace) -> Request:

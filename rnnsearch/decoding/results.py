@@ -10,6 +10,7 @@ import numpy as np
 from rnnsearch.alignments import display
 from rnnsearch.alignments.distortion import Jumps
 from rnnsearch.alignments.readings import ATTENTION, AlignmentSource
+from rnnsearch.alignments.term_links import TermLink
 from rnnsearch.alignments.words import WordAlignment
 
 
@@ -39,6 +40,10 @@ class Translation:
     `alignment` as the call's `reading` says), computed once, so that the word links
     written beside the marked-up text (`translate --hard-alignments`) are those that
     placed its tags; None otherwise.
+    term_links: the glossary's terms written in `text`, each the target words written for
+    the source words it was found on, which word alignments link to those alone;
+    terms_written: each term found in `source`, as "'source' → 'target'", and whether
+    `text` writes it (only a prefix that leaves no room keeps one out).
     """
 
     source: str
@@ -54,6 +59,8 @@ class Translation:
     read_from: AlignmentSource = field(default=ATTENTION, repr=False)
     jumps: Jumps | None = field(default=None, repr=False)
     words: WordAlignment | None = field(default=None, repr=False)
+    term_links: list[TermLink] = field(default_factory=list, repr=False)
+    terms_written: dict[str, bool] = field(default_factory=dict, repr=False)
 
     @property
     def alignment_from(self) -> str:

@@ -151,7 +151,7 @@ class Glossary:
         for last, terms in self._automaton.iter(folded(text)):
             for term in terms:
                 start, end = last + 1 - len(term.source), last + 1
-                if _whole_words(text, start, end) and (not term.case_sensitive or text[start:end] == term.source):
+                if whole_words(text, start, end) and (not term.case_sensitive or text[start:end] == term.source):
                     found.append(Match(start, end, term))
         return found
 
@@ -298,7 +298,17 @@ def folded(text: str) -> str:
     return "".join(lower if len(lower := character.lower()) == 1 else character for character in text)
 
 
-def _whole_words(text: str, start: int, end: int) -> bool:
+def places(text: str, phrase: str) -> list[tuple[int, int]]:
+    """Where `phrase` stands in `text` on whole words, as written: (start, end) of each."""
+    found, start = [], text.find(phrase)
+    while start >= 0 and phrase:
+        if whole_words(text, start, start + len(phrase)):
+            found.append((start, start + len(phrase)))
+        start = text.find(phrase, start + 1)
+    return found
+
+
+def whole_words(text: str, start: int, end: int) -> bool:
     """Whether text[start:end] is not part of a longer word on either side: a word
     character at its edge has no word character beside it."""
     before = start == 0 or not word_character(text[start]) or not word_character(text[start - 1])

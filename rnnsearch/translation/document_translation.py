@@ -192,6 +192,7 @@ def sentence_translator(
                 translation.text.split(),
                 list(words.pairs),
                 WordWeights(words.weights) if placement == "weights" else None,
+                (len(translation.terms_written), sum(translation.terms_written.values())),
             )
             for translation, words in zip(translations, aligned, strict=True)
         ]

@@ -30,7 +30,7 @@ from rnnsearch.markup import MarkupOptions
 from rnnsearch.reserved import UNK
 from rnnsearch.search.avoided import AvoidTable
 from rnnsearch.search.rules import Cancelled, SearchOptions
-from rnnsearch.text.glossary import Glossary, GlossaryError, avoided_phrases, read_avoided, word_character
+from rnnsearch.text.glossary import Glossary, GlossaryError, Match, avoided_phrases, read_avoided, word_character
 
 
 @dataclass(frozen=True)
@@ -62,24 +62,25 @@ class Request:
     avoided: AvoidTable | None = field(default=None, compare=False)
     continuations: torch.Tensor | None = field(default=None, compare=False)
 
-    def terms_of(self, texts: Sequence[str]) -> list[list[list[int]]] | None:
-        """The target pieces of the glossary's terms found in each text (each term once),
-        which its translation must contain; None without a glossary."""
-        if self.glossary is None:
-            return None
-        return [
-            [
-                list(self.term_pieces[target])
-                for target in dict.fromkeys(m.term.target for m in self.glossary.matches(text))
-            ]
-            for text in texts
-        ]
+    def matches_of(self, texts: Sequence[str]) -> list[list[Match]] | None:
+        """The glossary's terms found in each text; None without a glossary."""
+        return None if self.glossary is None else [self.glossary.matches(text) for text in texts]
 
-    def wanted(self, texts: Sequence[str], prefixes: Sequence[Sequence[int]] | None = None) -> Wanted | None:
-        """What the call asks of the translations of `texts` beyond the model's choice:
-        their `prefixes` (target pieces, one list per text), the glossary's terms found
-        in each, the words no translation may contain; None: nothing."""
-        terms = self.terms_of(texts)
+    def wanted(
+        self,
+        prefixes: Sequence[Sequence[int]] | None = None,
+        matches: Sequence[Sequence[Match]] | None = None,
+    ) -> Wanted | None:
+        """What the call asks of its translations beyond the model's choice: their
+        `prefixes` (target pieces, one list per text), the target pieces of the terms
+        `matches` found in each (each term once), the words no translation may contain;
+        None: nothing."""
+        terms = None
+        if matches is not None:
+            pieces = self.term_pieces
+            terms = [
+                [list(pieces[target]) for target in dict.fromkeys(m.term.target for m in found)] for found in matches
+            ]
         if prefixes is None and terms is None and self.avoided is None:
             return None
         return Wanted(prefixes, terms, self.avoided, self.continuations)

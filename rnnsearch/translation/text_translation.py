@@ -17,6 +17,7 @@ from rnnsearch.markup import MarkedUp, WordWeights, chosen_placement, transfer
 from rnnsearch.search.rules import Cancelled
 from rnnsearch.text.glossary import read_glossary
 from rnnsearch.translation.request import Request, build_request
+from rnnsearch.translation.written_terms import note_terms
 
 NOT_TEXT = "give it WAV files"
 """What a speech model is given instead of text."""
@@ -208,14 +209,17 @@ class TextTranslation(Decoding):
         marked = None if markup is None else markup.lines(texts, first_line=first_line)
         if marked is not None:
             texts = [text if parsed is None else parsed.text for text, parsed in zip(texts, marked, strict=True)]
+        matches = request.matches_of(texts)
         translations = self.decode(
             texts,
             texts,
             request.searched,
             first_line=first_line,
-            wanted=request.wanted(texts, prefix_ids),
+            wanted=request.wanted(prefix_ids, matches),
             read_from=request.source,
         )
+        for translation, found in zip(translations, matches or [], strict=False):
+            note_terms(translation, found)
         if markup is not None and marked is not None:
             for parsed, translation in zip(marked, translations):
                 put_markup_back(parsed, translation, reading=request.reading, placement=markup.placement)

@@ -56,16 +56,47 @@ def test_a_glossary_is_checked_when_the_call_is_made(translator):
         translator.translate(TEXTS, glossary={"Hund": " "})
 
 
-def test_a_document_s_sentences_get_the_glossary_s_terms(model_dir, tmp_path, capsys):
+def test_a_bold_term_gives_a_bold_target_term_in_marked_up_lines_html_and_word(translator, model_dir, tmp_path, capsys):
+    import docx
+
+    [line] = translator.translate(["Ein <b>Hund</b> läuft über die Wiese."], markup="html", glossary=TERMS)
+    assert "<b>puppy</b>" in line.marked_up, line.marked_up
+    source, target = line.words.source_words, line.words.target_words
+    puppy = target.index("puppy")
+    assert [s for s, t in line.words.pairs if t == puppy] == [source.index("Hund")]
     glossary = tmp_path / "terms.csv"
     glossary.write_text("source,target\nHund,puppy\n", encoding="utf-8")
     page = tmp_path / "seite.html"
     page.write_text("<p>Ein <b>Hund</b> läuft.</p><p>Eine Frau singt.</p>", encoding="utf-8")
+    word = docx.Document()
+    paragraph = word.add_paragraph("Der ")
+    paragraph.add_run("Hund").bold = True
+    paragraph.add_run(" und die Frau.")
+    word.save(tmp_path / "brief.docx")
     out = tmp_path / "out"
-    status, _, err = run_cli(capsys, "translate-document", model_dir, page, "-o", out, "--glossary", glossary)
+    status, _, err = run_cli(
+        capsys, "translate-document", model_dir, page, tmp_path / "brief.docx", "-o", out, "--glossary", glossary
+    )
     assert status == 0, err
-    written = (out / "seite.html").read_text(encoding="utf-8")
-    assert "puppy" in written.split("</p>")[0]
+    assert "<b>puppy</b>" in (out / "seite.html").read_text(encoding="utf-8").split("</p>")[0]
+    assert "1 of the 1 glossary terms found written" in err
+    runs = docx.Document(out / "brief.docx").paragraphs[0].runs
+    assert [run.text.strip() for run in runs if run.bold] == ["puppy"], [(r.text, r.bold) for r in runs]
+
+
+def test_the_command_links_each_term_to_its_source_words_and_counts_them(model_dir, tmp_path, capsys):
+    glossary = tmp_path / "terms.tsv"
+    glossary.write_text("de\ten\nkleiner Hund\tsmall puppy\n", encoding="utf-8")
+    source = write_lines(tmp_path / "in.de", ["Ein kleiner Hund läuft.", "Eine Frau singt."])
+    hard = tmp_path / "links"
+    args = ["-i", source, "--glossary", glossary, "--hard-alignments", hard]
+    status, out, err = run_cli(capsys, "translate", model_dir, *args)
+    assert status == 0 and "1 of the 1 glossary terms found in 2 lines written" in err, err
+    words = out.splitlines()[0].split()
+    at = words.index("small")
+    assert words[at + 1].startswith("puppy")
+    links = [tuple(map(int, pair.split("-"))) for pair in hard.read_text().splitlines()[0].split()]
+    assert sorted(s for s, t in links if t in (at, at + 1)) == [1, 1, 2, 2]
 
 
 def test_the_server_writes_its_glossary_and_a_request_s_own_over_it(translator, model_dir):

@@ -1,0 +1,49 @@
+"""Which of the glossary's terms a translation wrote, and for which source words: the
+word links a term forces (rnnsearch.alignments.term_links), and the count a document's
+summary and the command's report give."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rnnsearch.alignments.term_links import TermLink
+from rnnsearch.decoding.results import Translation
+from rnnsearch.text.glossary import Match, places
+
+
+def note_terms(translation: Translation, matches: Sequence[Match]) -> None:
+    """Every hypothesis of `translation` given the terms `matches` found in its source:
+    each place a term's target stands in its text, linked to the source words it was
+    found on (in order; a term found more often than written links its last place to
+    the rest), and whether each term is written."""
+    source_words = _word_spans(translation.source)
+    for hypothesis in [translation, *translation.alternatives]:
+        target_words = _word_spans(hypothesis.text)
+        links: list[TermLink] = []
+        written: dict[str, bool] = {}
+        for target, found in _by_target(matches).items():
+            placed = places(hypothesis.text, target)
+            written[f"{found[0].term.source!r} → {target!r}"] = bool(placed)
+            for k, match in enumerate(found):
+                if placed:
+                    start, end = placed[min(k, len(placed) - 1)]
+                    links.append((_covered(source_words, match.start, match.end), _covered(target_words, start, end)))
+        hypothesis.term_links, hypothesis.terms_written = links, written
+
+
+def _by_target(matches: Sequence[Match]) -> dict[str, list[Match]]:
+    grouped: dict[str, list[Match]] = {}
+    for match in matches:
+        grouped.setdefault(match.term.target, []).append(match)
+    return grouped
+
+
+def _word_spans(text: str) -> list[tuple[int, int]]:
+    """The characters of each whitespace-separated word of `text`."""
+    return [(word.start(), word.end()) for word in re.finditer(r"\S+", text)]
+
+
+def _covered(words: list[tuple[int, int]], start: int, end: int) -> tuple[int, ...]:
+    """The indices of the words that characters start to end − 1 touch."""
+    return tuple(k for k, (a, b) in enumerate(words) if a < end and start < b)
