@@ -7,7 +7,8 @@ import argparse
 import json
 
 from rnnsearch.cli.loading import load
-from rnnsearch.cli.options import add_search
+from rnnsearch.cli.options import add_search, add_terms
+from rnnsearch.errors import UserError
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -32,6 +33,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     evaluate.add_argument("--by-length", action="store_true", help="also BLEU per source-length bucket")
     evaluate.add_argument("--json", action="store_true", help="print scores as JSON")
+    add_terms(evaluate, unit="source line")
     evaluate.set_defaults(run=run)
 
 
@@ -40,6 +42,9 @@ def run(args: argparse.Namespace) -> None:
     them, its config's part of the spoken digits), as lines or as JSON: the scores of the
     model's kind of data (rnnsearch.kinds)."""
     translator = load(args)
+    for option, refusal in translator.kind.refused_options:
+        if getattr(args, option, None):
+            raise UserError(refusal)
     from rnnsearch.evaluation.metrics import EvaluationRequest
 
     asked = EvaluationRequest(
@@ -49,6 +54,8 @@ def run(args: argparse.Namespace) -> None:
         part=args.part,
         lowercase_tokenized=args.lowercase_tokenized,
         by_length=args.by_length,
+        glossary=args.glossary,
+        avoid=args.avoid,
     )
     evaluation = translator.kind.evaluate(translator, asked)
     if args.json:

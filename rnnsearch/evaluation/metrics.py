@@ -44,7 +44,8 @@ class EvaluationRequest:
     """What `rnnsearch evaluate` asks of a kind of data: the test set's `src` and `ref`
     files (or, for a kind with a test part of its own, neither and that `part`), the beam,
     and the text-only choices of BLEU against lowercased tokenised references and BLEU by
-    source length."""
+    source length, and the user's words (a glossary file's terms written, an avoid list's
+    words never), whose success the text kind reports."""
 
     src: str | None
     ref: str | None
@@ -52,6 +53,8 @@ class EvaluationRequest:
     part: str = "test"
     lowercase_tokenized: bool = False
     by_length: bool = False
+    glossary: str | None = None
+    avoid: str | None = None
 
 
 @dataclass(frozen=True)

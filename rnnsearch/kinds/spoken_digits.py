@@ -37,8 +37,10 @@ class SpokenDigits:
         ),
         ("prefix", "--prefix: a speech model's output cannot be given a prefix"),
         ("markup", "--markup: a speech model reads recordings, which have no markup"),
+        ("glossary", "--glossary: a speech model reads recordings, which have no words to find terms in"),
+        ("avoid", "--avoid: a speech model writes digits, not words"),
     )
-    """`translate`'s options that a recording cannot take (argument name, refusal)."""
+    """`translate`'s and `evaluate`'s options that a recording cannot take (argument name, refusal)."""
 
     @staticmethod
     def input(config: Config, sides: Sequence[Subwords | None]) -> SpeechInput:

@@ -114,14 +114,19 @@ class TextData:
     @staticmethod
     def evaluate(translator: KindTranslator[RequestT], asked: EvaluationRequest) -> Evaluation:
         """`rnnsearch evaluate`: `asked.src` translated and scored against `asked.ref` with
-        sacreBLEU and chrF (or lowercased tokenised BLEU), repeated words, and BLEU by length."""
+        sacreBLEU and chrF (or lowercased tokenised BLEU), repeated words, BLEU by length, and
+        with a glossary the share of its terms found in the sources that are written (the
+        WMT terminology task's term success rate)."""
         from rnnsearch.evaluation import metrics
         from rnnsearch.evaluation.repetition import repetitions
 
         if not (asked.src and asked.ref):
             raise UserError("evaluate: a text model needs --src and --ref")
         sources, references = test_set(asked.src, asked.ref)
-        hypotheses = [t.text for t in translator.translate(sources, beam_size=asked.beam_size)]
+        translations = translator.translate(
+            sources, beam_size=asked.beam_size, glossary=asked.glossary, avoid=asked.avoid
+        )
+        hypotheses = [t.text for t in translations]
         if asked.lowercase_tokenized:
             cased = next((n for n, line in enumerate(references, start=1) if line != line.lower()), None)
             if cased is not None:
@@ -144,6 +149,12 @@ class TextData:
             f"repeated words = {repeated.per_100_words:.2f} per 100 ({repeated.repeated:,} of {repeated.words:,}: "
             "a 1- or 2-gram again, more often than the reference has it)"
         ]
+        if asked.glossary is not None:
+            found = sum(len(t.terms_written) for t in translations)
+            written = sum(sum(t.terms_written.values()) for t in translations)
+            details["terms"] = {"found": found, "written": written}
+            rate = 100 * written / found if found else 100.0
+            notes.append(f"glossary terms written = {rate:.2f}% ({written:,} of the {found:,} found in the sources)")
         if asked.by_length:
             buckets = metrics.bleu_by_length(hypotheses, references, [len(s.split()) for s in sources])
             rows = [{"words": label, "sentences": count, "bleu": round(value, 2)} for label, count, value in buckets]

@@ -19,7 +19,11 @@ Transfer (`transfer`), given word links (source word i, target word j):
    too, so that its content stays one span. Placed by word weights (`placement`
    "weights"), it covers the span its links most probably have, the weights read as
    their probabilities (placing.likeliest_hull); where most probably none of its words
-   is linked, it is placed as by the links.
+   is linked, it is placed as by the links. The target's words have the last word
+   (wording.py): where they copy an element's words as written (but for case and edge
+   punctuation: a name, a code, a path), the element goes around the copy nearest to
+   where its links put it; else a target word of punctuation alone at an edge of its
+   span stays out unless the element's own text ends (or starts) with punctuation.
 3. An element none of whose words is aligned, an element with no words and a
    standalone tag are placed at a boundary between target words: after the target
    words aligned to the nearest aligned source word before them, else before those of

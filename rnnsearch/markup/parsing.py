@@ -85,6 +85,9 @@ class Element:
       sentence whole, a name or a command where it stood, and translates around them.
       The element covers them; written back, it stands where the alignment places them,
       in place of the target words there that are theirs (the same but for case)
+    punctuated: whether its own text starts, and ends, with punctuation (a character
+      that is not a letter, a digit or a space): a translation's words of punctuation
+      alone at its edges are its own only then (wording.py)
     """
 
     start_tag: str
@@ -95,6 +98,7 @@ class Element:
     name: str = field(repr=False, default="")
     shown: bool = False
     stand_in: tuple[str, ...] = ()
+    punctuated: tuple[bool, bool] = field(repr=False, default=(False, False))
 
     @property
     def has_words(self) -> bool:
@@ -177,7 +181,8 @@ class _Builder:
         self.words = 0  # words begun so far, the one being written included
         self.in_word = False  # whether the text so far ends inside a word
         self.elements: list[Element] = []
-        self.open: list[tuple[int, int]] = []  # (element, words begun at its start tag), innermost last
+        self.open: list[tuple[int, int, int]] = []  # (element, words and text pieces before its start tag)
+        self.last = ""  # the last character of the text so far that is not a space
         self.kept: _Kept | None = None  # the element being kept whole, if inside one
 
     def add(self, kind: str, raw: str, details: tuple) -> None:
@@ -241,6 +246,11 @@ class _Builder:
             self.words += inside and not self.in_word
             self.in_word = inside
         self.text.append(text)
+        self.last = text.rstrip()[-1:] or self.last
+
+    def _first_character(self, piece: int) -> str:
+        """The first character that is not a space in the text from piece `piece` on."""
+        return next((text.lstrip()[0] for text in self.text[piece:] if text.strip()), "")
 
     def _data(self, raw: str) -> None:
         self._check_data(raw)
@@ -284,7 +294,7 @@ class _Builder:
             return
         first = self.words - self.in_word  # a tag inside a word covers the whole word
         self.elements.append(Element(raw, None, first, first, self._parent(), self._name(raw)))
-        self.open.append((len(self.elements) - 1, self.words))
+        self.open.append((len(self.elements) - 1, self.words, len(self.text)))
 
     def _standalone(self, raw: str, *, breaks: bool, shown: bool = False) -> None:
         """A tag with no content, after the word it follows; a word break if `breaks`;
@@ -296,7 +306,7 @@ class _Builder:
     def _close(self, raw: str) -> None:
         if not self.open:
             raise MarkupError(f"{_tag(raw)} closes nothing: no element is open")
-        index, words_at_start = self.open[-1]
+        index, words_at_start, text_at_start = self.open[-1]
         element = self.elements[index]
         if element.name != self._name(raw):
             raise MarkupError(f"{_tag(raw)} closes {_tag(element.start_tag)}, which needs its own end tag first")
@@ -304,6 +314,7 @@ class _Builder:
         element.end_tag = raw
         if self.words > words_at_start or (self.in_word and element.first < self.words):
             element.stop = self.words  # it holds a word, or a part of one
+            element.punctuated = (_punctuation(self._first_character(text_at_start)), _punctuation(self.last))
         else:
             element.first = element.stop = self.words  # no word inside: a boundary
 
@@ -313,6 +324,10 @@ class _Builder:
         if self.open:
             raise MarkupError(f"{_tag(self.elements[self.open[-1][0]].start_tag)} is never closed")
         return MarkedUp(self.segments, "".join(self.text), self.elements, self.dialect)
+
+
+def _punctuation(character: str) -> bool:
+    return bool(character) and not character.isalnum()
 
 
 def _stand_in(text: str) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ import numpy as np
 
 from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.markup.parsing import Element, MarkedUp
+from rnnsearch.markup.wording import copied_places, nearest, unpunctuated
 from rnnsearch.markup.writing import written
 
 PLACEMENTS = ("links", "weights")
@@ -114,13 +115,18 @@ def transferred(
 ) -> tuple[str, int]:
     """`transfer`'s line, and how many elements that held words it leaves with none (a
     translation with fewer words than they need: rule 5), for a caller to report."""
-    spans = place(marked, len(target_words), links, weights=weights)
+    spans = place(marked, len(target_words), links, weights=weights, target_words=target_words)
     emptied = sum(element.has_words and start == stop for element, (start, stop) in zip(marked.elements, spans))
     return written([marked.dialect.escape(word) for word in target_words], marked.elements, spans), emptied
 
 
 def place(
-    marked: MarkedUp, targets: int, links: Iterable[Link], *, weights: PairWeights | None = None
+    marked: MarkedUp,
+    targets: int,
+    links: Iterable[Link],
+    *,
+    weights: PairWeights | None = None,
+    target_words: Sequence[str] | None = None,
 ) -> list[tuple[int, int]]:
     """Where each of `marked`'s elements goes among `targets` target words, by the word
     `links`: (start, stop) target boundaries, the words start to stop − 1 inside it
@@ -129,13 +135,18 @@ def place(
     links' probabilities (`WordWeights.link_probabilities`, `likeliest_hull`): one weak
     stray link does not stretch it, and a word the weights hold is not lost for a missing
     link; where most probably none of its words is linked, the links place it as without
-    weights."""
+    weights. Given the `target_words`, an element whose words they copy goes around its
+    copied words (wording.py), the place nearest to where the links put it."""
     if not marked.elements:
         return []  # nothing to place: no table of the links is needed
     by_source: dict[int, list[int]] = {}
     for source, target in links:
         by_source.setdefault(source, []).append(target)
-    return _Placing(len(marked.words), targets, by_source, weights).spans(marked.elements)
+    placing = _Placing(len(marked.words), targets, by_source, weights)
+    if target_words is not None:
+        placing.target_words = target_words
+        placing.copies = copied_places(marked.elements, marked.words, target_words)
+    return placing.spans(marked.elements)
 
 
 def likeliest_hull(linked: np.ndarray) -> tuple[int, int] | None:
@@ -176,6 +187,8 @@ class _Placing:
         self.aligned_sources = sorted(self.links)
         self.first_targets = _RangeExtremes([self.links[s][0] for s in self.aligned_sources], min)
         self.last_targets = _RangeExtremes([self.links[s][1] for s in self.aligned_sources], max)
+        self.copies: dict[int, list[tuple[int, int]]] = {}
+        self.target_words: Sequence[str] | None = None
 
     def spans(self, elements: list[Element]) -> list[tuple[int, int]]:
         """Each element's (start, stop) boundaries in the target, nested as in the source;
@@ -186,6 +199,10 @@ class _Placing:
         children: dict[int | None, list[int]] = {}  # parent → its children placed so far
         for index, element in enumerate(elements):
             start, stop = self._span(element)
+            if index in self.copies and not (element.first == 0 and element.stop == self.sources):
+                start, stop = nearest(self.copies[index], (start, stop))  # its copied words (rule 2)
+            elif self.target_words is not None and start < stop:
+                start, stop = unpunctuated((start, stop), element, self.target_words)
             bounds = (0, self.targets) if element.parent is None else spans[element.parent]
             start, stop = min(max(start, bounds[0]), bounds[1]), max(min(stop, bounds[1]), bounds[0])
             siblings = placed.setdefault(element.parent, [])

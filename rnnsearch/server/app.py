@@ -14,8 +14,6 @@ the size limits, 422 for a malformed or invalid one, 504 when it takes longer th
 """
 
 import asyncio
-import base64
-import binascii
 import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -37,8 +35,8 @@ from rnnsearch.server import documents, schemas
 from rnnsearch.server.batcher import Batcher, TranslateFn
 from rnnsearch.server.info import describe_model, max_audio_seconds
 from rnnsearch.server.limits import Limits
+from rnnsearch.server.recordings import read_audio
 from rnnsearch.server.refusals import ERROR_RESPONSES, BodyLimit, add_error_handlers, max_body_bytes
-from rnnsearch.speech.audio import read_wav_bytes
 from rnnsearch.text.glossary import Glossary
 from rnnsearch.translation.request import Request as CallRequest
 from rnnsearch.translation.request import build_request
@@ -165,7 +163,7 @@ async def _audio_items(
     rate = translator.data.sample_rate
     if max_seconds is None or rate is None:
         raise ValueError("recordings are read for a speech model, which has a sample rate and a longest recording")
-    return await asyncio.to_thread(_read_audio, request.audio, max_seconds, rate), None
+    return await asyncio.to_thread(read_audio, request.audio, max_seconds, rate), None
 
 
 @dataclass(frozen=True)
@@ -340,28 +338,6 @@ def _prefixes(texts: list[str], prefixes: list[str] | None) -> list[str]:
     if len(prefixes) != len(texts):
         raise UserError(f'prefixes: {len(prefixes)} prefixes for {len(texts)} texts; give one per text ("" for none)')
     return prefixes
-
-
-def _read_audio(items: list[str], max_seconds: float, sample_rate: int) -> list[np.ndarray]:
-    """The samples of base64-encoded WAV files, each at `sample_rate` and at most `max_seconds` long.
-
-    A data URL's "data:audio/wav;base64," prefix is skipped, as browsers write one.
-    """
-    audio = []
-    for index, item in enumerate(items):
-        name = f"audio.{index}"
-        if item.startswith("data:") and ";base64," in item:
-            item = item.split(";base64,", 1)[1]
-        try:
-            data = base64.b64decode(item, validate=True)
-        except (binascii.Error, ValueError) as error:
-            raise UserError(f"{name}: not base64 ({error})") from None
-        samples, _ = read_wav_bytes(data, name, expected_rate=sample_rate)
-        seconds = len(samples) / sample_rate
-        if seconds > max_seconds:
-            raise HTTPException(413, f"{name}: {seconds:.2f} s of audio, more than the server's {max_seconds:g} s")
-        audio.append(samples)
-    return audio
 
 
 def _hypothesis(result: Translation, alignments: bool) -> dict:

@@ -150,3 +150,16 @@ def test_avoided_words_are_never_written_and_the_command_reads_them_from_a_file(
     listed.write_bytes(b"Hund\n\xff\n")
     status, _, err = run_cli(capsys, "translate", model_dir, "-i", source, "--avoid", listed)
     assert status == 1 and err.count("\n") == 1 and "avoid.txt:2: not UTF-8" in err
+
+
+def test_evaluate_reports_the_share_of_terms_written(model_dir, tmp_path, capsys):
+    import json
+
+    glossary = tmp_path / "terms.tsv"
+    glossary.write_text("de\ten\nHund\tpuppy\nFrau\tFrau\n", encoding="utf-8")
+    source = write_lines(tmp_path / "test.de", TEXTS)
+    reference = write_lines(tmp_path / "test.en", ["A puppy runs.", "A Frau sings.", "Two men play.", "The puppy."])
+    args = ["--src", source, "--ref", reference, "--glossary", glossary, "--json", "--beam-size", 2]
+    status, out, err = run_cli(capsys, "evaluate", model_dir, *args)
+    assert status == 0, err
+    assert json.loads(out)["terms"] == {"found": 4, "written": 4}

@@ -361,12 +361,12 @@ def test_a_markup_is_one_entry_of_the_dialects(monkeypatch):
 
 
 def test_weights_place_an_element_around_the_words_that_hold_it_not_the_hull_of_its_links():
-    """Source "a <b>b c</b> d", target "A B C D". A stray weak link from c to D stretched
+    """Source "a <b>bee cee</b> d", target "A B C D". A stray weak link from c to D stretched
     the hull of links over D; a missing link from b to B sent the element to C alone. The
     weights hold B and C for the element, and D for d."""
     from rnnsearch.markup import WordWeights
 
-    marked = parse("a <b>b c</b> d", "xml")
+    marked = parse("a <b>bee cee</b> d", "xml")  # words the target does not copy (wording.py)
     forward = np.array(
         [
             [0.9, 0.05, 0.0, 0.05],  # A: a
@@ -381,6 +381,36 @@ def test_weights_place_an_element_around_the_words_that_hold_it_not_the_hull_of_
     assert transfer(marked, targets, stray, weights=WordWeights(forward)) == "A <b>B C</b> D"
     backward = forward.T.copy()  # a reverse model that agrees
     assert transfer(marked, targets, stray, weights=WordWeights(forward, backward)) == "A <b>B C</b> D"
+
+
+def test_an_element_goes_around_the_words_the_translation_copies_nearest_to_its_links():
+    marked = parse("Use the <codeph>RelayState</codeph> parameter, not <b>RelayState.</b>", "xml")
+    target = "Utilisez le paramètre RelayState, pas RelayState.".split()
+    links = [(0, 0), (1, 1), (2, 2), (2, 3), (3, 2), (4, 4), (5, 5)]  # RelayState also linked to paramètre
+    assert transfer(marked, target, links) == (
+        "Utilisez le paramètre <codeph>RelayState,</codeph> pas <b>RelayState.</b>"
+    )
+    assert place(marked, len(target), links) == [(2, 4), (5, 6)]  # without the words: by the links alone
+    nested = parse("<b>Open <ph>Lightning</ph></b>", "xml")
+    assert transfer(nested, ["Lightning", "ouvrir", "Lightning"], [(0, 1), (1, 2)]) == (
+        "<b>Lightning ouvrir <ph>Lightning</ph></b>"
+    )
+
+
+def test_punctuation_alone_at_an_edge_is_an_element_s_only_where_its_own_text_ends_with_some():
+    target = "Spécifiez le type de redirection :".split()
+    marked = parse("Specify the <parmname>redirect type</parmname>:", "xml")  # "type:" one word, ":" not its own
+    links = [(0, 0), (1, 1), (2, 4), (3, 2), (3, 5)]
+    assert transfer(marked, target, links) == "Spécifiez le <parmname>type de redirection</parmname> :"
+    own = parse("<b>Undo the migration:</b> if", "xml")
+    assert transfer(own, ["Annuler", "la", "migration", ":", "si"], [(0, 0), (1, 1), (2, 2), (2, 3), (3, 4)]) == (
+        "<b>Annuler la migration :</b> si"
+    )
+    assert [e.punctuated for e in parse("<i>«Note»</i> <b>x</b>: <i>a (b)</i>", "xml").elements] == [
+        (True, True),
+        (False, False),
+        (False, True),
+    ]
 
 
 def test_joined_pairs_place_as_their_weights_down_one_diagonal_and_weigh_only_their_own_pairs():
