@@ -1,6 +1,12 @@
 """Writing placed markup: the target words with each element's tags where placing put
 them (rnnsearch.markup.placing), as one line, written with a stack of the elements open
-at each point rather than by recursion, so any depth is written."""
+at each point rather than by recursion, so any depth is written.
+
+An element whose own text does not end with punctuation closes before the punctuation
+its last word ends with ("<b>supprimés</b>." for "<b>deleted</b>."), and one whose text
+does not start with punctuation opens after the punctuation its first word starts
+with ("(<b>remarque</b>)"): a tag splits a word only there, and only at EDGE_PUNCTUATION
+(a word holding a character reference, "&amp;", is never split)."""
 
 from __future__ import annotations
 
@@ -10,6 +16,10 @@ from dataclasses import dataclass
 
 from rnnsearch.markup.dialects import escape
 from rnnsearch.markup.parsing import Element
+
+EDGE_PUNCTUATION = frozenset(".,:;!?…)]}»›”’\"'([{«‹“‘¡¿")
+"""What a tag may be moved past at a word's edge: sentence and clause punctuation,
+brackets and quotation marks."""
 
 
 def written(words: Sequence[str], elements: list[Element], spans: list[tuple[int, int]]) -> str:
@@ -27,6 +37,8 @@ class _Open:
     children: Iterator[int]
     position: int
     stop: int
+    element: Element | None = None
+    opened_at: int = 0
 
 
 class _Output:
@@ -49,6 +61,8 @@ class _Output:
                 stack.pop()
                 if current.closing is not None:
                     tokens.append(("close", current.closing))
+                    if current.element is not None:
+                        _off_punctuation(tokens, current.element, current.opened_at)
                 continue
             child_start, child_stop = self.spans[child]
             self._words(tokens, current.position, child_start)
@@ -61,7 +75,9 @@ class _Output:
                 tokens.append(("word" if element.shown else "standalone", element.start_tag))
             else:
                 tokens.append(("open", element.start_tag))
-                stack.append(_Open(element.end_tag, self._in_order(child), child_start, child_stop))
+                children = self._in_order(child)
+                opened = _Open(element.end_tag, children, child_start, child_stop, element, len(tokens) - 1)
+                stack.append(opened)
         return _joined(tokens)
 
     def _in_order(self, parent: int | None) -> Iterator[int]:
@@ -83,13 +99,47 @@ class _Output:
         tokens.extend(("word", self.words[k]) for k in range(start, stop))
 
 
+def _off_punctuation(tokens: list[tuple[str, str]], element: Element, opened_at: int) -> None:
+    """The element just closed (its start tag at tokens[opened_at], its end tag last)
+    moved off the punctuation at the edges of its words that its own text lacks
+    (module docstring): split off its first and last words as "before" and "after"
+    tokens, or, where an inner element split them already, stepped over."""
+    opens, closes = element.punctuated
+    if not closes and len(tokens) >= 3:
+        kind, text = tokens[-2]
+        if kind == "after":
+            tokens[-2], tokens[-1] = tokens[-1], tokens[-2]
+        elif kind == "word" and (cut := _cut(text, from_end=True)) is not None:
+            tokens[-2:] = [("word", text[:cut]), tokens[-1], ("after", text[cut:])]
+    if not opens and opened_at + 1 < len(tokens):
+        kind, text = tokens[opened_at + 1]
+        if kind == "before":
+            tokens[opened_at], tokens[opened_at + 1] = tokens[opened_at + 1], tokens[opened_at]
+        elif kind == "word" and (cut := _cut(text, from_end=False)) is not None:
+            tokens[opened_at : opened_at + 2] = [("before", text[:cut]), tokens[opened_at], ("word", text[cut:])]
+
+
+def _cut(word: str, *, from_end: bool) -> int | None:
+    """Where the EDGE_PUNCTUATION at the word's end (or start) begins (ends), where the
+    word has some and more besides; None where it has none, or holds a reference."""
+    if "&" in word:
+        return None
+    cut = len(word) if from_end else 0
+    while (from_end and cut > 0 and word[cut - 1] in EDGE_PUNCTUATION) or (
+        not from_end and cut < len(word) and word[cut] in EDGE_PUNCTUATION
+    ):
+        cut += -1 if from_end else 1
+    return cut if 0 < cut < len(word) and cut != (len(word) if from_end else 0) else None
+
+
 def _joined(tokens: list[tuple[str, str]]) -> str:
-    """The tokens as text: between two words a space, before the first opening tag
-    between them (or, if none, just before the second word); none after the last word.
+    """The tokens as text: between two words a space, before the first opening tag or
+    punctuation moved before one between them (or, if none, just before the second
+    word); none after the last word, nor before punctuation moved after a closing tag.
     An element kept whole whose content shows is a word here (Element.shown)."""
     words = [k for k, (kind, _) in enumerate(tokens) if kind == "word"]
     spaces = set()
     for before, after in zip(words, words[1:]):
         between = range(before + 1, after)
-        spaces.add(next((k for k in between if tokens[k][0] == "open"), after))
+        spaces.add(next((k for k in between if tokens[k][0] in ("open", "before")), after))
     return "".join((" " if k in spaces else "") + text for k, (_, text) in enumerate(tokens))

@@ -335,7 +335,7 @@ def test_markdown_keeps_its_code_and_syntax_and_translates_blocks_and_cells():
         assert kept in text
     for done in (
         "# DAS *ROTE* HAUS",
-        '[EINEM LINK.](http://x.org "Titel")',
+        '[EINEM LINK](http://x.org "Titel").',
         "> EIN ZITAT GEHT WEITER.",
         "| HUND | KATZE |",
         "| IST **ROT** | LÄUFT |",
@@ -382,7 +382,7 @@ def exclaimed(sentences: list[str]) -> list[SentenceTranslation]:
         ("> " * 30 + "Tief unten.\n", "> " * 30 + "TIEF UNTEN.\n"),
         (
             'Das <span class="kw">style</span>-Attribut und <b>fett <i>schräg</i></b>.\n',
-            'DAS <span class="kw">STYLE-ATTRIBUT</span> UND <b>FETT <i>SCHRÄG.</i></b>\n',
+            'DAS <span class="kw">STYLE-ATTRIBUT</span> UND <b>FETT <i>SCHRÄG</i></b>.\n',
         ),
         ("Eine Frau mit Essen *hält.*\n", "EINE FRAU MIT ESSEN *HÄLT.*\n"),
     ],
@@ -414,7 +414,7 @@ def test_subtitles_keep_their_cues_and_timings_and_share_a_sentence_over_its_cue
 
 def test_a_catalogue_gets_its_empty_messages_translated_fuzzy_with_placeholders_exact(tmp_path):
     text = translated("app.po", DOCUMENTS["app.po"]).decode()
-    assert 'msgstr "HALLO %(name)s , DER MANN GEHT <b>NACH HAUSE.</b>"' in text
+    assert 'msgstr "HALLO %(name)s , DER MANN GEHT <b>NACH HAUSE</b>."' in text
     assert 'msgstr "HUND & KATZE {count} LAUFEN."' in text
     assert 'msgstr "Already done"' in text and 'msgstr[0] "EIN HUND"' in text and 'msgstr[1] "%d HUNDE"' in text
     assert text.count("fuzzy") == 3

@@ -388,7 +388,7 @@ def test_an_element_goes_around_the_words_the_translation_copies_nearest_to_its_
     target = "Utilisez le paramètre RelayState, pas RelayState.".split()
     links = [(0, 0), (1, 1), (2, 2), (2, 3), (3, 2), (4, 4), (5, 5)]  # RelayState also linked to paramètre
     assert transfer(marked, target, links) == (
-        "Utilisez le paramètre <codeph>RelayState,</codeph> pas <b>RelayState.</b>"
+        "Utilisez le paramètre <codeph>RelayState</codeph>, pas <b>RelayState.</b>"
     )
     assert place(marked, len(target), links) == [(2, 4), (5, 6)]  # without the words: by the links alone
     nested = parse("<b>Open <ph>Lightning</ph></b>", "xml")
@@ -540,3 +540,20 @@ def test_a_kept_name_stands_in_the_text_the_model_reads_and_takes_the_place_of_i
     ]  # a placeholder does not
     long = parse("Siehe <code>" + "x " * 10 + "</code> hier", "html")
     assert long.words == ["Siehe", "hier"] and not parse("<code>nur</code>", "html").has_own_words
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "expected"),
+    [
+        ("Click <uicontrol>Objects</uicontrol>.", "Cliquez Objets.", "Cliquez <uicontrol>Objets</uicontrol>."),
+        ("(<b>note</b>) here", "(remarque) ici", "(<b>remarque</b>) ici"),
+        ("<b>fett <i>schräg</i></b>.", "bold slanted.", "<b>bold <i>slanted</i></b>."),
+        ("<b><i>(x)</i></b> y", "(x) y", "<b><i>(x)</i></b> y"),  # its own text holds the brackets
+        ("<b>Undo:</b> if", "Annuler: si", "<b>Annuler:</b> si"),
+        ("<b>R&amp;D</b> x", "R&D; x", "<b>R&amp;D;</b> x"),  # a word holding a reference is never split
+        ("<b>stop</b>", "...", "<b>...</b>"),  # punctuation alone stays a word
+    ],
+)
+def test_a_tag_stays_off_the_punctuation_at_its_words_edges_that_its_own_text_lacks(source, target, expected):
+    words = target.split()
+    assert transfer(parse(source, "xml"), words, [(k, k) for k in range(len(words))]) == expected
