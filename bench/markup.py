@@ -121,7 +121,8 @@ def placement(
     exact = total = tags = tags_right = sentences_right = overlap = predicted = expected = 0
     for k, ((marked, target), ours, theirs) in enumerate(zip(pairs, links, reference, strict=True)):
         given = None if weights is None else weights[k]
-        mine, right = place(marked, len(target), ours, weights=given), place(marked, len(target), theirs)
+        mine = place(marked, len(target), ours, weights=given, target_words=target)  # as `align --markup` places
+        right = place(marked, len(target), theirs)
         all_right = True
         for element, (start, stop), (good_start, good_stop) in zip(marked.elements, mine, right, strict=True):
             total += 1

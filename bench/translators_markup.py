@@ -299,8 +299,9 @@ def by_module(cases: list[dict], forward: Path, backward: Path | None, weights: 
     """What `align --markup xml` places (its links, or its weights), one direction or both."""
     import rnnsearch
 
-    model = rnnsearch.load(forward, device="cpu")
-    reverse = None if backward is None else rnnsearch.load(backward, device="cpu")
+    longest = {"max_source_length": 2000}  # a help segment may hold more than the default's pieces
+    model = rnnsearch.load(forward, device="cpu", search=longest)
+    reverse = None if backward is None else rnnsearch.load(backward, device="cpu", search=longest)
     sources = [case["en"].line for case in cases]
     targets = [" ".join(case["fr"]) for case in cases]
     placement = "weights" if weights else "links"

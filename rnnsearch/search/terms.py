@@ -7,8 +7,14 @@ Post & Vilar 2018; vectorised by Hu et al. 2019). Both widen or reshape the sear
 every sentence of a batch. Here a term is instead a rule on what each row may take,
 kept in step with the search's rows as any constraint is: the beam is unchanged, a
 sentence without a term is searched exactly as without a glossary, in the same batch,
-and the model places each term where it scores best, until the steps left are only
-enough to write what its row still owes.
+and the model places each term where it scores best. Two rules keep a beam from
+putting a term off until the end (where a row that may not end writes on until only the
+term's room is left, a tail of words no one asked for): a term's first piece is scored
+TERM_BONUS higher wherever a row may begin it, so hypotheses that begin it where the
+model finds it likely stay in the beam (a reward in the spirit of dynamic beam
+allocation's banks, Post & Vilar 2018: measured on Multi30k, BENCHMARKS.md); and a row
+whose best piece is </s> begins its term there rather than write on. A hypothesis's
+score holds the bonus of each term it begins.
 """
 
 from __future__ import annotations
@@ -21,6 +27,11 @@ import torch
 from rnnsearch.reserved import EOS
 from rnnsearch.search.constraints import Places, forbid
 
+TERM_BONUS = 4.0
+"""What a term's first piece gains in log-probability where a row may begin it: chosen
+on the first 300 sentences of Multi30k test_2016_flickr (bench/terminology.py), where
+2 left chrF below the free search's and 6 and more began terms too early."""
+
 DONE = -1
 """A term slot's piece table padding: a slot with no term, met from the start."""
 
@@ -30,8 +41,10 @@ class Terms:
     terms, `rnnsearch.text.glossary`): a row may not end while a term of its sentence is
     unmet; once it takes a term's first piece, it must take the rest; and where the steps
     left before its length limit are only enough for the pieces its unmet terms still
-    need, it starts the first of them. Every term is therefore written, wherever the
-    model places it, unless another constraint (a prefix) leaves the row no room.
+    need, or where it would end (its best piece is </s>), it starts the first of them;
+    a row that may begin a term sees its first piece scored TERM_BONUS higher. Every
+    term is therefore written, wherever the model places it, unless another constraint
+    (a prefix) leaves the row no room.
     Search makes room for each sentence's terms and </s> (`least_lengths`), and the
     constraint is bound to the search's length limits (`within`) before it runs.
 
@@ -57,6 +70,7 @@ class Terms:
         sentence's output steps, </s> included (`within`)."""
         self.pieces, self.continuations, self.limits = pieces, continuations, limits
         self.lengths = (pieces != DONE).sum(2)
+        self.bonus = TERM_BONUS
 
     @classmethod
     def of(cls, terms: Sequence[Sequence[Sequence[int]]], *, continuations: torch.Tensor | None = None) -> Terms | None:
@@ -103,12 +117,25 @@ class Terms:
         next_piece = self.pieces[sentences, slot, taken[rows, slot].clamp(max=self.pieces.size(2) - 1)]
         needed = (lengths - taken).clamp(min=0).sum(1)
         room = self.limits[sentences] - 1 - at.positions
-        forced = unmet.any(1) & (inside.any(1) | (needed >= room))
+        waiting = unmet.any(1) & ~inside.any(1)
+        would_end = waiting & (log_probs.argmax(1).cpu() == EOS)
+        forced = unmet.any(1) & (inside.any(1) | (needed >= room) | would_end)
         self._keep_only(log_probs, rows[forced], next_piece[forced])
+        free = waiting & ~forced
+        if bool(free.any()):
+            self._welcome(log_probs, rows[free], self.pieces[sentences[free], :, 0], unmet[free])
         forbid(log_probs, rows[unmet.any(1) & ~forced], torch.tensor([EOS]))
         if self.continuations is not None and bool((ended & ~forced).any()):
             forbid(log_probs, rows[ended & ~forced], self.continuations.nonzero().squeeze(1))
         return log_probs
+
+    def _welcome(self, log_probs: torch.Tensor, rows: torch.Tensor, firsts: torch.Tensor, unmet: torch.Tensor) -> None:
+        """The first piece of each unmet term of `rows` (`firsts`, (R, T)) scored
+        TERM_BONUS higher, so that a beam keeps the hypotheses that begin a term where
+        the model finds it likely, before the ones that put it off."""
+        row, slot = unmet.nonzero(as_tuple=True)
+        row, piece = rows[row].to(log_probs.device), firsts[row, slot].to(log_probs.device)
+        log_probs[row, piece] = log_probs[row, piece] + self.bonus
 
     @staticmethod
     def _keep_only(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor) -> None:

@@ -4,6 +4,8 @@ without terms searched as if none had any."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -119,3 +121,18 @@ def test_a_term_just_written_is_not_run_on_into_a_longer_word():
     met = constraint.advance(state, torch.tensor([6]))
     assert not {6, 9, 10} & set(allowed(met)) and 11 in allowed(met)
     assert {9, 10} <= set(allowed(constraint.advance(met, torch.tensor([11]))))
+
+
+def test_a_row_that_would_end_begins_its_term_and_one_that_may_begin_it_is_drawn_to():
+    from rnnsearch.reserved import EOS
+    from rnnsearch.search.terms import TERM_BONUS
+
+    constraint = Terms.of([[[5, 6], [8]]]).within(torch.tensor([20]))
+    state = constraint.start(torch.tensor([0]))
+    at = Places(torch.tensor([0]), torch.tensor([3]))
+    log_probs = torch.full((1, VOCAB), -3.0)
+    masked = constraint.mask(log_probs.clone(), state, at)[0]
+    assert masked[5] == masked[8] == -3.0 + TERM_BONUS and masked[7] == -3.0 and masked[EOS] == -math.inf
+    ending = log_probs.clone()
+    ending[0, EOS] = -0.1  # the model would end here, its terms unwritten
+    assert torch.isfinite(constraint.mask(ending, state, at)[0]).nonzero().squeeze(1).tolist() == [5]
