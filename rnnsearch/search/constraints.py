@@ -204,9 +204,13 @@ class RowConstraints:
 
 def forbid(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor) -> None:
     """`tokens` forbidden on `rows` of `log_probs`, except on a row they would leave
-    nothing to take: what another constraint forces a row to take is not undone."""
-    rows, tokens = rows.to(log_probs.device), tokens.to(log_probs.device)
-    masked = log_probs[rows]
-    masked[:, tokens] = -math.inf
-    left = torch.isfinite(masked).any(1)
-    log_probs[rows[left]] = masked[left]
+    nothing to take: what another constraint forces a row to take is not undone. Reads
+    the rows once (their best after forbidding) and writes only the forbidden columns."""
+    if not len(rows):
+        return
+    rows, tokens = rows.to(log_probs.device).unsqueeze(1), tokens.to(log_probs.device).unsqueeze(0)
+    kept = log_probs[rows, tokens]
+    log_probs[rows, tokens] = -math.inf
+    emptied = ~torch.isfinite(log_probs[rows.squeeze(1)].amax(1))
+    if bool(emptied.any()):
+        log_probs[rows[emptied], tokens] = kept[emptied]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -100,6 +101,20 @@ def test_int8_graphs_translate_and_do_not_depend_on_the_batch(package, sources, 
     expected = alone.translate(sources, beam_size=beam_size)
     assert [t.text for t in together.translate(sources, beam_size=beam_size)] == [t.text for t in expected]
     assert sum(bool(t.text) for t in expected) == len(sources)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_a_package_writes_the_glossary_s_terms_and_none_of_the_avoided_words(model_dir, package, sources, precision):
+    terms, avoided = {"Hund": "puppy", "Mann": "Mann"}, ["the"]
+    expected = rnnsearch.load(model_dir, device="cpu").translate(sources, beam_size=2, glossary=terms, avoid=avoided)
+    found = rnnsearch.load(package, precision=precision).translate(sources, beam_size=2, glossary=terms, avoid=avoided)
+    for source, translation in zip(sources, found, strict=True):
+        assert all(translation.terms_written.values()) and len(translation.terms_written) == sum(
+            term in source.split() for term in terms
+        )
+        assert not re.search(r"(?i)(?<!\w)the(?!\w)", translation.text), translation.text
+    if precision == "fp32":
+        assert [t.text for t in found] == [t.text for t in expected]
 
 
 def test_translate_and_evaluate_run_a_package_from_the_cli(package, corpus, tmp_path, capsys):
