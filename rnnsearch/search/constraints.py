@@ -202,15 +202,18 @@ class RowConstraints:
         return self.device if constraint.on_device else torch.device("cpu")
 
 
-def forbid(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor) -> None:
+def forbid(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor, *, others: bool = False) -> None:
     """`tokens` forbidden on `rows` of `log_probs`, except on a row they would leave
     nothing to take: what another constraint forces a row to take is not undone. Reads
-    the rows once (their best after forbidding) and writes only the forbidden columns."""
+    the rows once (their best after forbidding) and writes only the forbidden columns;
+    `others`: the caller knows every row keeps another piece, and nothing is read."""
     if not len(rows):
         return
     rows, tokens = rows.to(log_probs.device).unsqueeze(1), tokens.to(log_probs.device).unsqueeze(0)
     kept = log_probs[rows, tokens]
     log_probs[rows, tokens] = -math.inf
+    if others:
+        return
     emptied = ~torch.isfinite(log_probs[rows.squeeze(1)].amax(1))
     if bool(emptied.any()):
         log_probs[rows[emptied], tokens] = kept[emptied]

@@ -124,7 +124,8 @@ class Terms:
         free = waiting & ~forced
         if bool(free.any()):
             self._welcome(log_probs, rows[free], self.pieces[sentences[free], :, 0], unmet[free])
-        forbid(log_probs, rows[unmet.any(1) & ~forced], torch.tensor([EOS]))
+        # a row whose best piece is not </s> (every row left here) keeps another piece
+        forbid(log_probs, rows[unmet.any(1) & ~forced], torch.tensor([EOS]), others=True)
         if self.continuations is not None and bool((ended & ~forced).any()):
             forbid(log_probs, rows[ended & ~forced], self.continuations.nonzero().squeeze(1))
         return log_probs
