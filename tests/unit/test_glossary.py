@@ -105,3 +105,23 @@ def test_a_glossary_laid_over_another_is_matched_first_and_the_other_where_none_
 def test_a_bad_glossary_is_refused_in_one_line_naming_the_file_and_the_line(tmp_path, name, content, message):
     with pytest.raises(GlossaryError, match=message):
         read(tmp_path, name, content)
+
+
+def test_a_glossary_file_loads_and_matches_in_steps_linear_in_its_entries(tmp_path):
+    """Four times the entries take at most about four times the steps to read and to find
+    in a text (steps counted, not seconds, as test_markup.py counts them)."""
+    from tests.unit.test_markup import python_calls
+
+    def steps(entries: int) -> float:
+        path = tmp_path / f"g{entries}.tsv"
+        rows = "".join(f"wort{k}\tword{k}\n" for k in range(entries))
+        path.write_text("de\ten\n" + rows, encoding="utf-8")
+        text = " ".join(f"wort{k}" for k in range(0, entries, 7))
+
+        def work():
+            read_glossary(path, source_language="de", target_language="en").matches(text)
+
+        return python_calls(work) / entries
+
+    small, large = steps(2_000), steps(8_000)
+    assert large <= 1.25 * small, (small, large)
