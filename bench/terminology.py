@@ -91,20 +91,15 @@ def written(text: str, target: str) -> bool:
 def searched(translator, sources: list[str], terms: list[list[Term]] | None, beam_size: int) -> list:
     """The translations of `sources`, each sentence with its own terms (None: free)."""
     from rnnsearch.decoding.wanted import Wanted
+    from rnnsearch.search.terms import piece_kinds
     from rnnsearch.translation.request import build_request
 
     request = build_request(translator, beam_size=beam_size, shown=False)
     wanted = None
     if terms is not None:
         spelled = [[translator.tgt_subwords.encode([target])[0] for _, _, target in sentence] for sentence in terms]
-        wanted = Wanted(terms=spelled, continuations=_continuations(translator))
+        wanted = Wanted(terms=spelled, kinds=piece_kinds(translator.tgt_subwords.texts))
     return translator.decode(sources, sources, request.searched, wanted=wanted, read_from=request.source)
-
-
-def _continuations(translator) -> torch.Tensor:
-    from rnnsearch.text.glossary import word_character
-
-    return torch.tensor([bool(text) and word_character(text[0]) for text in translator.tgt_subwords.texts])
 
 
 def timed(runs: dict, rounds: int) -> tuple[dict[str, float], dict[str, list]]:

@@ -19,13 +19,13 @@ class Wanted:
     """prefixes:      target pieces each output must start with, one list per sentence
     terms:         target pieces each output must contain, lists per sentence
     avoided:       the phrases no output may contain, as the vocabulary spells them
-    continuations: (V,) which target pieces continue the word before them, so that a
+    kinds:         (V,) each target piece's kind (search.terms.piece_kinds), so that a
                    term is not run on into a longer word"""
 
     prefixes: Sequence[Sequence[int]] | None = None
     terms: Sequence[Sequence[Sequence[int]]] | None = None
     avoided: AvoidTable | None = None
-    continuations: torch.Tensor | None = None
+    kinds: torch.Tensor | None = None
 
     def prefixed(self, sentence: int) -> bool:
         """Whether the output of `sentence` must start with a prefix (a blank input with
@@ -38,13 +38,13 @@ class Wanted:
             None if self.prefixes is None else [self.prefixes[i] for i in sentences],
             None if self.terms is None else [self.terms[i] for i in sentences],
             self.avoided,
-            self.continuations,
+            self.kinds,
         )
 
     def constraints(self) -> list[Constraint]:
         """The constraints of one search over the sentences asked of: the prefixes where
         any sentence has one, the terms where any has one, and the avoided phrases."""
         forced = None if self.prefixes is None else Prefixes.of(self.prefixes)
-        written = None if self.terms is None else Terms.of(self.terms, continuations=self.continuations)
+        written = None if self.terms is None else Terms.of(self.terms, kinds=self.kinds)
         avoided = None if self.avoided is None else Avoided(self.avoided)
         return [constraint for constraint in (forced, written, avoided) if constraint is not None]

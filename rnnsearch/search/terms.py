@@ -26,6 +26,12 @@ import torch
 
 from rnnsearch.reserved import EOS
 from rnnsearch.search.constraints import Places, forbid
+from rnnsearch.text.glossary import word_character
+
+STARTS, CONTINUES, ATTACHED = 0, 1, 2
+"""The kinds of target piece (`piece_kinds`): one that starts a word (or is no text),
+one that continues the word before it (a letter or a digit first), and punctuation
+attached to the word before it."""
 
 TERM_BONUS = 4.0
 """What a term's first piece gains in log-probability where a row may begin it: chosen
@@ -48,13 +54,14 @@ class Terms:
     Search makes room for each sentence's terms and </s> (`least_lengths`), and the
     constraint is bound to the search's length limits (`within`) before it runs.
 
-    Given which pieces continue the word before them (`continuations`: a piece without
-    a word start whose first character is a letter or digit), a row that has just
-    written a term may not take one, so the term stays a word of its own ("hound", not
-    "hounds"), unless that is all the row may take.
+    Given the kind of each piece (`kinds`, `piece_kinds`), a row that has just written a
+    term, and any punctuation attached to it since, may not take a piece that continues
+    a word, so the term stays a word of its own ("hound", not "hounds" or "hound`s"),
+    unless that is all the row may take.
 
-    The state of a row: its sentence, whether its last piece ended a term, then how many
-    pieces of each term slot it has taken in a row (a term's length: met)."""
+    The state of a row: its sentence, whether it stands at a term's end (its last piece
+    ended a term, or was punctuation attached to one), then how many pieces of each term
+    slot it has taken in a row (a term's length: met)."""
 
     on_device = False
 
@@ -62,18 +69,18 @@ class Terms:
         self,
         pieces: torch.Tensor,
         *,
-        continuations: torch.Tensor | None = None,
+        kinds: torch.Tensor | None = None,
         limits: torch.Tensor | None = None,
     ):
-        """`pieces` (N, T, P): each sentence's terms, padded with DONE (`of`);
-        `continuations` (V,) bool: the pieces that continue a word; `limits` (N,): each
-        sentence's output steps, </s> included (`within`)."""
-        self.pieces, self.continuations, self.limits = pieces, continuations, limits
+        """`pieces` (N, T, P): each sentence's terms, padded with DONE (`of`); `kinds`
+        (V,): each piece's kind (`piece_kinds`); `limits` (N,): each sentence's output
+        steps, </s> included (`within`)."""
+        self.pieces, self.kinds, self.limits = pieces, kinds, limits
         self.lengths = (pieces != DONE).sum(2)
         self.bonus = TERM_BONUS
 
     @classmethod
-    def of(cls, terms: Sequence[Sequence[Sequence[int]]], *, continuations: torch.Tensor | None = None) -> Terms | None:
+    def of(cls, terms: Sequence[Sequence[Sequence[int]]], *, kinds: torch.Tensor | None = None) -> Terms | None:
         """The constraint of these terms (each a sequence of target pieces), a list per
         sentence (empty: none); None where no sentence has one."""
         slots = max((len(sentence) for sentence in terms), default=0)
@@ -84,11 +91,11 @@ class Terms:
         for n, sentence in enumerate(terms):
             for t, term in enumerate(sentence):
                 pieces[n, t, : len(term)] = torch.tensor(list(term), dtype=torch.long)
-        return cls(pieces, continuations=continuations)
+        return cls(pieces, kinds=kinds)
 
     def within(self, limits: torch.Tensor) -> Terms:
         """The constraint bound to the search's length limits, one per sentence."""
-        return Terms(self.pieces, continuations=self.continuations, limits=limits)
+        return Terms(self.pieces, kinds=self.kinds, limits=limits)
 
     @property
     def least_lengths(self) -> torch.Tensor:
@@ -126,8 +133,8 @@ class Terms:
             self._welcome(log_probs, rows[free], self.pieces[sentences[free], :, 0], unmet[free])
         # a row whose best piece is not </s> (every row left here) keeps another piece
         forbid(log_probs, rows[unmet.any(1) & ~forced], torch.tensor([EOS]), others=True)
-        if self.continuations is not None and bool((ended & ~forced).any()):
-            forbid(log_probs, rows[ended & ~forced], self.continuations.nonzero().squeeze(1))
+        if self.kinds is not None and bool((ended & ~forced).any()):
+            forbid(log_probs, rows[ended & ~forced], (self.kinds == CONTINUES).nonzero().squeeze(1))
         return log_probs
 
     def _welcome(self, log_probs: torch.Tensor, rows: torch.Tensor, firsts: torch.Tensor, unmet: torch.Tensor) -> None:
@@ -151,8 +158,8 @@ class Terms:
     def advance(self, state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         """Each slot's count of its term's pieces taken in a row, after `tokens`: one more
         where a token is the term's next piece, else one where it is its first (a term
-        begun again), else none; a met term stays met. A row ended a term where a slot
-        became met."""
+        begun again), else none; a met term stays met. A row stands at a term's end where
+        a slot became met, or where it stood at one and took attached punctuation."""
         sentences, taken = state[:, 0], state[:, 2:]
         lengths = self.lengths[sentences]
         pieces = self.pieces[sentences]
@@ -162,5 +169,19 @@ class Terms:
         moved = torch.where(tokens == expected, taken + 1, (tokens == pieces[:, :, 0]).long())
         met = taken >= lengths
         now = torch.where(met, taken, moved)
-        ended = ((now >= lengths) & ~met).any(1, keepdim=True).long()
-        return torch.cat([sentences.unsqueeze(1), ended, now], 1)
+        ended = ((now >= lengths) & ~met).any(1)
+        if self.kinds is not None:
+            ended |= state[:, 1].bool() & (self.kinds[tokens.squeeze(1)] == ATTACHED)
+        return torch.cat([sentences.unsqueeze(1), ended.long().unsqueeze(1), now], 1)
+
+
+def piece_kinds(texts: Sequence[str]) -> torch.Tensor:
+    """(V,) the kind of each piece of a vocabulary whose pieces write `texts` (a word
+    start as a space; "" for a piece of no text): STARTS, CONTINUES or ATTACHED."""
+    return torch.tensor(
+        [
+            STARTS if not text or text[0].isspace() else CONTINUES if word_character(text[0]) else ATTACHED
+            for text in texts
+        ],
+        dtype=torch.long,
+    )

@@ -30,7 +30,8 @@ from rnnsearch.markup import MarkupOptions
 from rnnsearch.reserved import UNK
 from rnnsearch.search.avoided import AvoidTable
 from rnnsearch.search.rules import Cancelled, SearchOptions
-from rnnsearch.text.glossary import Glossary, GlossaryError, Match, avoided_phrases, read_avoided, word_character
+from rnnsearch.search.terms import piece_kinds
+from rnnsearch.text.glossary import Glossary, GlossaryError, Match, avoided_phrases, read_avoided
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class Request:
              glossaries are the same object)
     avoid:   words and phrases no translation may contain; `avoided`, the pieces that
              would complete each, for the model's vocabulary
-    continuations: which target pieces continue a word (a term is not run on into one)
+    kinds:   each target piece's kind (search.terms.piece_kinds: a term is not run on into a word)
     """
 
     source: AlignmentSource
@@ -60,7 +61,7 @@ class Request:
     term_pieces: Mapping[str, tuple[int, ...]] = field(default_factory=dict, compare=False)
     avoid: tuple[str, ...] = ()
     avoided: AvoidTable | None = field(default=None, compare=False)
-    continuations: torch.Tensor | None = field(default=None, compare=False)
+    kinds: torch.Tensor | None = field(default=None, compare=False)
 
     def matches_of(self, texts: Sequence[str]) -> list[list[Match]] | None:
         """The glossary's terms found in each text; None without a glossary."""
@@ -83,7 +84,7 @@ class Request:
             ]
         if prefixes is None and terms is None and self.avoided is None:
             return None
-        return Wanted(prefixes, terms, self.avoided, self.continuations)
+        return Wanted(prefixes, terms, self.avoided, self.kinds)
 
     @property
     def alignment_from(self) -> str:
@@ -150,9 +151,8 @@ def build_request(
     if avoided and searches:
         decoding.input_kind.require_text("give it no words to avoid, which are written text")
     table = AvoidTable.of(avoided, decoding.tgt_subwords.texts) if avoided and searches else None
-    texts = decoding.tgt_subwords.texts if checked is not None else ()
-    continuations = torch.tensor([bool(text) and word_character(text[0]) for text in texts]) if texts else None
-    return Request(source, chosen, markup_options, search, checked, pieces, avoided, table, continuations)
+    kinds = piece_kinds(decoding.tgt_subwords.texts) if checked is not None else None
+    return Request(source, chosen, markup_options, search, checked, pieces, avoided, table, kinds)
 
 
 def _avoided(avoid: object) -> tuple[str, ...]:

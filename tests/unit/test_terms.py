@@ -108,9 +108,12 @@ def test_a_row_may_not_end_before_its_terms_continues_a_term_it_began_and_starts
 
 
 def test_a_term_just_written_is_not_run_on_into_a_longer_word():
-    continuations = torch.zeros(VOCAB, dtype=torch.bool)
-    continuations[[6, 9, 10]] = True  # pieces that continue the word before them
-    constraint = Terms.of([[[5, 6]]], continuations=continuations).within(torch.tensor([8]))
+    from rnnsearch.search.terms import ATTACHED, CONTINUES
+
+    kinds = torch.zeros(VOCAB, dtype=torch.long)
+    kinds[[6, 9, 10]] = CONTINUES  # pieces that continue the word before them
+    kinds[12] = ATTACHED  # punctuation attached to it
+    constraint = Terms.of([[[5, 6]]], kinds=kinds).within(torch.tensor([8]))
     at = Places(torch.tensor([0]), torch.tensor([2]))
 
     def allowed(state: torch.Tensor) -> list[int]:
@@ -119,7 +122,8 @@ def test_a_term_just_written_is_not_run_on_into_a_longer_word():
     state = constraint.advance(constraint.start(torch.tensor([0])), torch.tensor([5]))
     assert allowed(state) == [6]  # inside the term, its next piece though it continues a word
     met = constraint.advance(state, torch.tensor([6]))
-    assert not {6, 9, 10} & set(allowed(met)) and 11 in allowed(met)
+    assert not {6, 9, 10} & set(allowed(met)) and {11, 12} <= set(allowed(met))
+    assert not {9, 10} & set(allowed(constraint.advance(met, torch.tensor([12]))))  # "hound`s" neither
     assert {9, 10} <= set(allowed(constraint.advance(met, torch.tensor([11]))))
 
 
