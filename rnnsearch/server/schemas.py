@@ -134,7 +134,7 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
             examples=["weights"],
         ),
     ]
-    term = Annotated[str, Field(min_length=1, max_length=limits.max_chars)]
+    term = Annotated[str, Field(min_length=1, max_length=limits.max_chars, pattern=r"\S")]  # a term is not blank
     glossary = Annotated[
         dict[term, term] | None,
         Field(
