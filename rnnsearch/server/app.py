@@ -200,8 +200,9 @@ def _call_request(translator: Translator, options: schemas.TranslateOptions, glo
     what its alignments come from: its `alignment_from`, or the model's alignment module
     where it has one and the alignments are shown (as matrices, or to put markup back);
     search's own α otherwise, which costs nothing more. Its terms are its own `glossary`
-    laid over the server's `glossary`. The server reads markup itself (`_text_items`),
-    so that requests with and without it are decoded together."""
+    laid over the server's `glossary`; its `avoid` list, words no translation writes. The
+    server reads markup itself (`_text_items`), so that requests with and without it are
+    decoded together."""
     shown = bool(options.alignments or getattr(options, "markup", None))
     own = getattr(options, "glossary", None)
     return build_request(
@@ -211,6 +212,7 @@ def _call_request(translator: Translator, options: schemas.TranslateOptions, glo
         n_best=options.n_best,
         shown=shown,
         glossary=glossary if own is None else Glossary.of(own).over(glossary),
+        avoid=getattr(options, "avoid", None),
     )
 
 

@@ -91,7 +91,7 @@ def _audio_request(limits: Limits, audio_chars: int, sample_rate: int | None) ->
 
 
 def _text_request(limits: Limits) -> type[TranslateOptions]:
-    """The request of a text model: `texts`, with their `prefixes`, `markup` and `glossary`."""
+    """The request of a text model: `texts`, with their `prefixes`, `markup`, `glossary` and `avoid`."""
     text = Annotated[str, Field(max_length=limits.max_chars)]
     texts = Annotated[
         list[text],
@@ -149,6 +149,17 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
             examples=[{"Hund": "hound"}],
         ),
     ]
+    avoid = Annotated[
+        list[term] | None,
+        Field(
+            max_length=limits.max_glossary_terms,
+            description=(
+                "words and phrases no translation may write (on whole words, in any case, however the model's "
+                f"pieces would spell one), as `translate --avoid` reads them; at most {limits.max_glossary_terms}"
+            ),
+            examples=[["dog"]],
+        ),
+    ]
     return create_model(
         "TranslateRequest",
         __base__=TranslateOptions,
@@ -157,6 +168,7 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
         markup=(markup, None),
         placement=(placement, None),
         glossary=(glossary, None),
+        avoid=(avoid, None),
     )
 
 

@@ -134,6 +134,12 @@ def test_the_server_writes_its_glossary_and_a_request_s_own_over_it(translator, 
         ]:
             response = client.post("/v1/translate", json={"texts": TEXTS[:1], **body})
             assert response.status_code == 422 and fragment in response.json()["error"], response.text
+        written = words(TEXTS)
+        avoided = [w for w in dict.fromkeys(w.lower() for text in written for w in text) if w != "puppy"][:2]
+        avoiding = words(TEXTS, avoid=[w.upper() for w in avoided])
+        assert not {w.lower() for text in avoiding for w in text} & set(avoided), (avoided, avoiding)
+        response = client.post("/v1/translate", json={"texts": TEXTS[:1], "avoid": ["a", "b", "c"]})
+        assert response.status_code == 422 and "avoid: List should have at most 2 items" in response.json()["error"]
         page = client.post("/v1/documents?name=seite.html", content="<p>Ein Hund läuft.</p>".encode())
         assert page.status_code == 200 and "puppy" in page.text
 
