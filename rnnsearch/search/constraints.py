@@ -120,12 +120,8 @@ class Prefixes:
         forced = self.forced(at)
         if forced is None:
             return log_probs
-        forced = forced.to(log_probs.device)
         rows = (forced != NOT_FORCED).nonzero().squeeze(1)
-        tokens = forced[rows]
-        kept = log_probs[rows, tokens]
-        log_probs[rows] = -math.inf
-        log_probs[rows, tokens] = kept
+        keep_only(log_probs, rows, forced[rows])
         return log_probs
 
     def forced(self, at: Places) -> torch.Tensor | None:
@@ -217,3 +213,15 @@ def forbid(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor, *,
     emptied = ~torch.isfinite(log_probs[rows.squeeze(1)].amax(1))
     if bool(emptied.any()):
         log_probs[rows[emptied], tokens] = kept[emptied]
+
+
+def keep_only(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor) -> None:
+    """Each of `rows` of `log_probs` left its piece of `tokens` alone, with its
+    log-probability, where that piece is allowed; a row whose piece another rule
+    forbids is left as it is."""
+    rows, tokens = rows.to(log_probs.device), tokens.to(log_probs.device)
+    kept = log_probs[rows, tokens]
+    allowed = torch.isfinite(kept)
+    rows, tokens, kept = rows[allowed], tokens[allowed], kept[allowed]
+    log_probs[rows] = -math.inf
+    log_probs[rows, tokens] = kept

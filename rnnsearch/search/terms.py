@@ -19,13 +19,12 @@ score holds the bonus of each term it begins.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
 
 from rnnsearch.reserved import EOS
-from rnnsearch.search.constraints import Places, forbid
+from rnnsearch.search.constraints import Places, forbid, keep_only
 from rnnsearch.text.glossary import word_character
 
 STARTS, CONTINUES, ATTACHED = 0, 1, 2
@@ -77,7 +76,7 @@ class Terms:
         steps, </s> included (`within`)."""
         self.pieces, self.kinds, self.limits = pieces, kinds, limits
         self.lengths = (pieces != DONE).sum(2)
-        self.bonus = TERM_BONUS
+        self.continuing = None if kinds is None else (kinds == CONTINUES).nonzero().squeeze(1)
 
     @classmethod
     def of(cls, terms: Sequence[Sequence[Sequence[int]]], *, kinds: torch.Tensor | None = None) -> Terms | None:
@@ -125,35 +124,26 @@ class Terms:
         needed = (lengths - taken).clamp(min=0).sum(1)
         room = self.limits[sentences] - 1 - at.positions
         waiting = unmet.any(1) & ~inside.any(1)
-        would_end = waiting & (log_probs.argmax(1).cpu() == EOS)
-        forced = unmet.any(1) & (inside.any(1) | (needed >= room) | would_end)
-        self._keep_only(log_probs, rows[forced], next_piece[forced])
+        forced = unmet.any(1) & (inside.any(1) | (needed >= room) | self._would_end(log_probs, waiting))
+        keep_only(log_probs, rows[forced], next_piece[forced])
         free = waiting & ~forced
         if bool(free.any()):
-            self._welcome(log_probs, rows[free], self.pieces[sentences[free], :, 0], unmet[free])
+            _welcome(log_probs, rows[free], self.pieces[sentences[free], :, 0], unmet[free])
         # a row whose best piece is not </s> (every row left here) keeps another piece
         forbid(log_probs, rows[unmet.any(1) & ~forced], torch.tensor([EOS]), others=True)
-        if self.kinds is not None and bool((ended & ~forced).any()):
-            forbid(log_probs, rows[ended & ~forced], (self.kinds == CONTINUES).nonzero().squeeze(1))
+        if self.continuing is not None and bool((ended & ~forced).any()):
+            forbid(log_probs, rows[ended & ~forced], self.continuing)
         return log_probs
 
-    def _welcome(self, log_probs: torch.Tensor, rows: torch.Tensor, firsts: torch.Tensor, unmet: torch.Tensor) -> None:
-        """The first piece of each unmet term of `rows` (`firsts`, (R, T)) scored
-        TERM_BONUS higher, so that a beam keeps the hypotheses that begin a term where
-        the model finds it likely, before the ones that put it off."""
-        row, slot = unmet.nonzero(as_tuple=True)
-        row, piece = rows[row].to(log_probs.device), firsts[row, slot].to(log_probs.device)
-        log_probs[row, piece] = log_probs[row, piece] + self.bonus
-
     @staticmethod
-    def _keep_only(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor) -> None:
-        """Each of `rows` left its piece of `tokens` alone, where that piece is allowed."""
-        rows, tokens = rows.to(log_probs.device), tokens.to(log_probs.device)
-        kept = log_probs[rows, tokens]
-        allowed = torch.isfinite(kept)
-        rows, tokens, kept = rows[allowed], tokens[allowed], kept[allowed]
-        log_probs[rows] = -math.inf
-        log_probs[rows, tokens] = kept
+    def _would_end(log_probs: torch.Tensor, waiting: torch.Tensor) -> torch.Tensor:
+        """Which of the rows `waiting` to begin a term have </s> as their best piece; the
+        other rows' pieces are not read."""
+        ending = torch.zeros_like(waiting)
+        if bool(waiting.any()):
+            rows = waiting.nonzero().squeeze(1)
+            ending[rows] = log_probs[rows.to(log_probs.device)].argmax(1).cpu() == EOS
+        return ending
 
     def advance(self, state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         """Each slot's count of its term's pieces taken in a row, after `tokens`: one more
@@ -185,3 +175,12 @@ def piece_kinds(texts: Sequence[str]) -> torch.Tensor:
         ],
         dtype=torch.long,
     )
+
+
+def _welcome(log_probs: torch.Tensor, rows: torch.Tensor, firsts: torch.Tensor, unmet: torch.Tensor) -> None:
+    """The first piece of each unmet term of `rows` (`firsts`, (R, T)) scored TERM_BONUS
+    higher, so that a beam keeps the hypotheses that begin a term where the model finds
+    it likely, before the ones that put it off."""
+    row, slot = unmet.nonzero(as_tuple=True)
+    row, piece = rows[row].to(log_probs.device), firsts[row, slot].to(log_probs.device)
+    log_probs[row, piece] = log_probs[row, piece] + TERM_BONUS
