@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import ahocorasick
 import torch
 
-from rnnsearch.search.constraints import Places, forbid
+from rnnsearch.search.constraints import Places, forbid_pairs
 from rnnsearch.text.glossary import folded, word_character
 
 TEXT_START = "\x00"
@@ -132,12 +132,13 @@ class Avoided:
         return torch.zeros(len(sentences), 1, dtype=torch.long)
 
     def mask(self, log_probs: torch.Tensor, state: torch.Tensor, at: Places) -> torch.Tensor:
-        """Each row's pieces that would complete a phrase forbidden (`forbid`: not where
-        they are all it may take)."""
-        for end in state[:, 0].unique().tolist():
-            tokens = self._forbidden_after(end)
-            if len(tokens):
-                forbid(log_probs, (state[:, 0] == end).nonzero().squeeze(1), tokens)
+        """Each row's pieces that would complete a phrase forbidden, all rows at once
+        (`forbid_pairs`: not where they are all it may take)."""
+        forbidden = [self._forbidden_after(end) for end in state[:, 0].tolist()]
+        counts = torch.tensor([len(tokens) for tokens in forbidden])
+        if int(counts.sum()):
+            rows = torch.arange(len(forbidden)).repeat_interleave(counts)
+            forbid_pairs(log_probs, rows, torch.cat(forbidden))
         return log_probs
 
     def advance(self, state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:

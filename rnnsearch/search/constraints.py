@@ -199,20 +199,29 @@ class RowConstraints:
 
 
 def forbid(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor, *, others: bool = False) -> None:
-    """`tokens` forbidden on `rows` of `log_probs`, except on a row they would leave
-    nothing to take: what another constraint forces a row to take is not undone. Reads
-    the rows once (their best after forbidding) and writes only the forbidden columns;
-    `others`: the caller knows every row keeps another piece, and nothing is read."""
+    """Every one of `tokens` forbidden on every one of `rows` (`forbid_pairs`)."""
+    every_row = rows.repeat_interleave(len(tokens))
+    forbid_pairs(log_probs, every_row, tokens.to(rows.device).repeat(len(rows)), others=others)
+
+
+def forbid_pairs(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor, *, others: bool = False) -> None:
+    """Each piece of `tokens` forbidden on its row of `rows` (P,) in `log_probs`, except
+    on a row they would leave nothing to take: what another constraint forces a row to
+    take is not undone. Reads each row once (its best after forbidding) and writes only
+    the forbidden places; `others`: the caller knows every row keeps another piece, and
+    nothing is read."""
     if not len(rows):
         return
-    rows, tokens = rows.to(log_probs.device).unsqueeze(1), tokens.to(log_probs.device).unsqueeze(0)
+    rows, tokens = rows.to(log_probs.device), tokens.to(log_probs.device)
     kept = log_probs[rows, tokens]
     log_probs[rows, tokens] = -math.inf
     if others:
         return
-    emptied = ~torch.isfinite(log_probs[rows.squeeze(1)].amax(1))
-    if bool(emptied.any()):
-        log_probs[rows[emptied], tokens] = kept[emptied]
+    touched = torch.unique(rows)
+    emptied = touched[~torch.isfinite(log_probs[touched].amax(1))]
+    if len(emptied):
+        back = torch.isin(rows, emptied)
+        log_probs[rows[back], tokens[back]] = kept[back]
 
 
 def keep_only(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor) -> None:
