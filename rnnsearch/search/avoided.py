@@ -16,6 +16,7 @@ forbids are found once.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -51,10 +52,8 @@ class AvoidTable:
         """The table of `phrases` for a vocabulary whose pieces read as `texts` (a word
         start as a space; a piece of no text, "")."""
         keys = sorted({folded(" ".join(phrase.split())) for phrase in phrases} - {""})
-        pieces = tuple(folded(text) for text in texts)
+        pieces, ordered, starts = _vocabulary(tuple(texts))
         always = _holding(keys, pieces)
-        ordered = sorted((text, v) for v, text in enumerate(pieces) if text)
-        starts = [text for text, _ in ordered]
         continuing: dict[str, set[int]] = {}
         for phrase in keys:
             for k in range(len(phrase)):
@@ -64,6 +63,16 @@ class AvoidTable:
                 continuing.setdefault(phrase[:k], set()).update(_starting(phrase[k:], ordered, starts))
         window = max((len(phrase) for phrase in keys), default=0) + 1
         return cls(tuple(sorted(always)), {k: tuple(sorted(v)) for k, v in continuing.items() if v}, window, pieces)
+
+
+@functools.lru_cache(maxsize=4)
+def _vocabulary(texts: tuple[str, ...]) -> tuple[tuple[str, ...], list[tuple[str, int]], list[str]]:
+    """A vocabulary's pieces in lower case, and those with text in order with their ids
+    (and their texts alone, to bisect): made once per vocabulary, not for every call
+    that avoids words (a server's requests)."""
+    pieces = tuple(folded(text) for text in texts)
+    ordered = sorted((text, v) for v, text in enumerate(pieces) if text)
+    return pieces, ordered, [text for text, _ in ordered]
 
 
 def _holding(phrases: list[str], pieces: tuple[str, ...]) -> set[int]:

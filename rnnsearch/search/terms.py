@@ -19,6 +19,7 @@ score holds the bonus of each term it begins.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import torch
@@ -165,9 +166,11 @@ class Terms:
         return torch.cat([sentences.unsqueeze(1), ended.long().unsqueeze(1), now], 1)
 
 
-def piece_kinds(texts: Sequence[str]) -> torch.Tensor:
+@functools.lru_cache(maxsize=4)
+def piece_kinds(texts: tuple[str, ...]) -> torch.Tensor:
     """(V,) the kind of each piece of a vocabulary whose pieces write `texts` (a word
-    start as a space; "" for a piece of no text): STARTS, CONTINUES or ATTACHED."""
+    start as a space; "" for a piece of no text): STARTS, CONTINUES or ATTACHED. Made
+    once per vocabulary (a server builds a request for every call); read, never written."""
     return torch.tensor(
         [
             STARTS if not text or text[0].isspace() else CONTINUES if word_character(text[0]) else ATTACHED
