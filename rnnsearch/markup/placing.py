@@ -142,10 +142,8 @@ def place(
     by_source: dict[int, list[int]] = {}
     for source, target in links:
         by_source.setdefault(source, []).append(target)
-    placing = _Placing(len(marked.words), targets, by_source, weights)
-    if target_words is not None:
-        placing.target_words = target_words
-        placing.copies = copied_places(marked.elements, marked.words, target_words)
+    copies = {} if target_words is None else copied_places(marked.elements, marked.words, target_words)
+    placing = _Placing(len(marked.words), targets, by_source, weights, target_words=target_words, copies=copies)
     return placing.spans(marked.elements)
 
 
@@ -180,15 +178,23 @@ def likeliest_hull(linked: np.ndarray) -> tuple[int, int] | None:
 class _Placing:
     """Where each element goes among the target words (rules 1 to 5)."""
 
-    def __init__(self, sources: int, targets: int, links: dict[int, list[int]], weights: PairWeights | None = None):
-        self.weights = weights
+    def __init__(
+        self,
+        sources: int,
+        targets: int,
+        links: dict[int, list[int]],
+        weights: PairWeights | None = None,
+        *,
+        target_words: Sequence[str] | None = None,
+        copies: dict[int, list[tuple[int, int]]] | None = None,
+    ):
+        """`copies`: where the `target_words` copy each element's words (wording.py)."""
+        self.weights, self.target_words, self.copies = weights, target_words, copies or {}
         self.sources, self.targets = sources, targets
         self.links = {source: (min(aligned), max(aligned)) for source, aligned in links.items()}
         self.aligned_sources = sorted(self.links)
         self.first_targets = _RangeExtremes([self.links[s][0] for s in self.aligned_sources], min)
         self.last_targets = _RangeExtremes([self.links[s][1] for s in self.aligned_sources], max)
-        self.copies: dict[int, list[tuple[int, int]]] = {}
-        self.target_words: Sequence[str] | None = None
 
     def spans(self, elements: list[Element]) -> list[tuple[int, int]]:
         """Each element's (start, stop) boundaries in the target, nested as in the source;

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from rnnsearch.markup.dialects import escape
 from rnnsearch.markup.parsing import Element
 
-EDGE_PUNCTUATION = frozenset(".,:;!?…)]}»›”’\"'([{«‹“‘¡¿")
+EDGE_PUNCTUATION = ".,:;!?…)]}»›”’\"'([{«‹“‘¡¿"
 """What a tag may be moved past at a word's edge: sentence and clause punctuation,
 brackets and quotation marks."""
 
@@ -124,12 +124,8 @@ def _cut(word: str, *, from_end: bool) -> int | None:
     word has some and more besides; None where it has none, or holds a reference."""
     if "&" in word:
         return None
-    cut = len(word) if from_end else 0
-    while (from_end and cut > 0 and word[cut - 1] in EDGE_PUNCTUATION) or (
-        not from_end and cut < len(word) and word[cut] in EDGE_PUNCTUATION
-    ):
-        cut += -1 if from_end else 1
-    return cut if 0 < cut < len(word) and cut != (len(word) if from_end else 0) else None
+    cut = len(word.rstrip(EDGE_PUNCTUATION)) if from_end else len(word) - len(word.lstrip(EDGE_PUNCTUATION))
+    return cut if 0 < cut < len(word) else None
 
 
 def _joined(tokens: list[tuple[str, str]]) -> str:
