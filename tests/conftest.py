@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 import torch
@@ -97,3 +98,19 @@ def assert_same_hypotheses(expected, found) -> None:
             if r.alignment is not None:
                 assert h.alignment.shape == r.alignment.shape
                 assert torch.allclose(h.alignment, r.alignment, atol=1e-6)
+
+
+def python_calls(work) -> int:
+    """The Python and C function calls `work()` makes: a count of steps, the same on every machine."""
+    calls = 0
+
+    def count(frame, event, arg):
+        nonlocal calls
+        calls += event in ("call", "c_call")
+
+    sys.setprofile(count)
+    try:
+        work()
+    finally:
+        sys.setprofile(None)
+    return calls

@@ -47,14 +47,10 @@ def serve(
     import uvicorn
 
     from rnnsearch.server.app import create_app
-    from rnnsearch.text.glossary import read_glossary
     from rnnsearch.translation.translator import load
 
     translator = load(model_dir, device=device, precision=precision, runtime=runtime, search=search)
-    terms = None
-    if glossary is not None:
-        data = translator.data
-        terms = read_glossary(glossary, source_language=data.src_lang, target_language=data.tgt_lang)
+    terms = None if glossary is None else translator.glossary_of(glossary)
     app = create_app(translator, model_dir, limits, glossary=terms)
     sock = listen(host, port)
     bound = sock.getsockname()[1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import overload
 
 from rnnsearch.alignments.readings import DEFAULT_READING
 from rnnsearch.alignments.words import align_translations
@@ -15,7 +16,7 @@ from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.markup import MarkedUp, WordWeights, chosen_placement, transfer
 from rnnsearch.search.rules import Cancelled
-from rnnsearch.text.glossary import read_glossary
+from rnnsearch.text.glossary import Glossary, read_glossary
 from rnnsearch.translation.request import Request, build_request
 from rnnsearch.translation.written_terms import note_terms
 
@@ -102,6 +103,12 @@ class TextTranslation(Decoding):
             avoid=avoid,
         )
         return self.translate_with(request, texts, prefixes=prefixes)
+
+    @overload
+    def glossary_of(self, glossary: str | Path) -> Glossary: ...
+
+    @overload
+    def glossary_of(self, glossary: object) -> object: ...
 
     def glossary_of(self, glossary: object) -> object:
         """A glossary file's path read into its Glossary, for the model's languages (its

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rnnsearch.text.glossary import Glossary, GlossaryError, read_glossary
+from tests.conftest import python_calls
 
 TBX = """<?xml version="1.0" encoding="UTF-8"?>
 <martif type="TBX-Basic" xml:lang="de"><text><body>
@@ -110,7 +111,6 @@ def test_a_bad_glossary_is_refused_in_one_line_naming_the_file_and_the_line(tmp_
 def test_a_glossary_file_loads_and_matches_in_steps_linear_in_its_entries(tmp_path):
     """Four times the entries take at most about four times the steps to read and to find
     in a text (steps counted, not seconds, as test_markup.py counts them)."""
-    from tests.unit.test_markup import python_calls
 
     def steps(entries: int) -> float:
         path = tmp_path / f"g{entries}.tsv"

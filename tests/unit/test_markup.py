@@ -3,7 +3,6 @@ words aligned to the ones they enclosed (rnnsearch/markup.py)."""
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 
 import numpy as np
@@ -15,6 +14,7 @@ from rnnsearch.alignments.words import align_translation
 from rnnsearch.decoding.results import Translation
 from rnnsearch.markup import MarkupError, parse, place, transfer
 from rnnsearch.translation.text_translation import put_markup_back
+from tests.conftest import python_calls
 
 LINES = [
     "Ein Hund läuft.",
@@ -278,22 +278,6 @@ def test_markup_nested_deeper_than_pythons_recursion_limit_is_read_and_placed():
     depth = 5000
     marked = parse("<b>" * depth + "Hund" + "</b>" * depth + " läuft", "xml")
     assert transfer(marked, ["dog", "runs"], IDENTITY) == "<b>" * depth + "dog" + "</b>" * depth + " runs"
-
-
-def python_calls(work) -> int:
-    """The Python and C function calls `work()` makes: a count of steps, the same on every machine."""
-    calls = 0
-
-    def count(frame, event, arg):
-        nonlocal calls
-        calls += event in ("call", "c_call")
-
-    sys.setprofile(count)
-    try:
-        work()
-    finally:
-        sys.setprofile(None)
-    return calls
 
 
 SHAPES = {
