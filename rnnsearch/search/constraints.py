@@ -199,9 +199,11 @@ class RowConstraints:
 
 
 def forbid(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor, *, others: bool = False) -> None:
-    """Every one of `tokens` forbidden on every one of `rows` (`forbid_pairs`)."""
-    every_row = rows.repeat_interleave(len(tokens))
-    forbid_pairs(log_probs, every_row, tokens.to(rows.device).repeat(len(rows)), others=others)
+    """Every one of `tokens` forbidden on every one of `rows` (as `forbid_pairs` does)."""
+    if len(rows) and len(tokens):
+        device = log_probs.device
+        rows, tokens = rows.to(device), tokens.to(device)
+        _forbidden(log_probs, rows.unsqueeze(1), tokens.unsqueeze(0), rows, others=others)
 
 
 def forbid_pairs(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor, *, others: bool = False) -> None:
@@ -210,16 +212,22 @@ def forbid_pairs(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tens
     take is not undone. Reads each row once (its best after forbidding) and writes only
     the forbidden places; `others`: the caller knows every row keeps another piece, and
     nothing is read."""
-    if not len(rows):
-        return
-    rows, tokens = rows.to(log_probs.device), tokens.to(log_probs.device)
+    if len(rows):
+        rows, tokens = rows.to(log_probs.device), tokens.to(log_probs.device)
+        _forbidden(log_probs, rows, tokens, torch.unique(rows), others=others)
+
+
+def _forbidden(
+    log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor, touched: torch.Tensor, *, others: bool
+) -> None:
+    """`forbid_pairs` of index tensors that broadcast together; `touched`: their rows, once each."""
     kept = log_probs[rows, tokens]
     log_probs[rows, tokens] = -math.inf
     if others:
         return
-    touched = torch.unique(rows)
     emptied = touched[~torch.isfinite(log_probs[touched].amax(1))]
     if len(emptied):
+        rows, tokens = rows.expand_as(kept), tokens.expand_as(kept)
         back = torch.isin(rows, emptied)
         log_probs[rows[back], tokens[back]] = kept[back]
 

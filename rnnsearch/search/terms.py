@@ -138,13 +138,11 @@ class Terms:
 
     @staticmethod
     def _would_end(log_probs: torch.Tensor, waiting: torch.Tensor) -> torch.Tensor:
-        """Which of the rows `waiting` to begin a term have </s> as their best piece; the
-        other rows' pieces are not read."""
-        ending = torch.zeros_like(waiting)
-        if bool(waiting.any()):
-            rows = waiting.nonzero().squeeze(1)
-            ending[rows] = log_probs[rows.to(log_probs.device)].argmax(1).cpu() == EOS
-        return ending
+        """Which of the rows `waiting` to begin a term have </s> as their best piece; no
+        piece is read where no row waits."""
+        if not bool(waiting.any()):
+            return waiting
+        return waiting & (log_probs.argmax(1).cpu() == EOS)
 
     def advance(self, state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         """Each slot's count of its term's pieces taken in a row, after `tokens`: one more
