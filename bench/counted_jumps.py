@@ -3,7 +3,7 @@ pairs reads its word weights better than `CONTIGUITY`, the fixed symmetric prior
 uses (rnnsearch/alignments/distortion.py).
 
     python bench/counted_jumps.py [--work runs/bench-alignment] --modules FOLDER ...
-                                  [--pairs 3000] [--floor 0.02] [--json out.json]
+                                  [--pairs 3000] [--floors 0.02 ...] [--tempers 1 ...] [--json out.json]
 
 1. Each folder of `--modules` (in `--work`, holding en-fr and fr-en models with modules, as
    bench/aligner.py leaves them) aligns the first `--pairs` pairs of the models' training
@@ -11,12 +11,15 @@ uses (rnnsearch/alignments/distortion.py).
    each way by its module, read with `CONTIGUITY`, and counts, for every linked target word
    after the first, the jump from the last linked source word to its first linked one.
 2. Each direction's counts become a jump table: a jump of d words weighs its count over
-   the count of +1 (staying, d = 0, its own count too), any jump at least `--floor`, ∅
-   `CONTIGUITY`'s ν. The table's hold on a link the rows are 99% sure of, 10 and 40 words
-   away (`sure_link_posterior`), is printed beside it.
-3. The 447 Hansards pairs, aligned both ways, are read with `CONTIGUITY` and with the
-   tables: AER of each direction and of every combination against the human links, on
-   all pairs and on the second half (224–447, where bench/contiguity.py reports).
+   the count of +1 (staying, d = 0, its own count too), raised to each power of
+   `--tempers` (`tempered`; default 1, the table as `align` reads it) with each floor of
+   `--floors` (any jump at least that; default `FLOOR`), ∅ `CONTIGUITY`'s ν. Each
+   reading's hold on a link the rows are 99% sure of, 10 and 40 words away
+   (`sure_link_posterior`), is printed beside it.
+3. The 447 Hansards pairs, aligned both ways, are read with `CONTIGUITY` and with each
+   reading of the tables: AER of each direction and of every combination against the
+   human links, on all pairs and on the second half (224–447, where bench/contiguity.py
+   reports).
 
 Prints Markdown tables. The tables are counted from links that `CONTIGUITY` read, on the
 models' own (in-domain) training text, not on the scored pairs, as `train-aligner` now
@@ -36,13 +39,13 @@ import aligner  # noqa: E402  (bench/aligner.py: each direction's links and ever
 import alignment as bench  # noqa: E402  (bench/alignment.py: the corpus and the tables)
 import contiguity  # noqa: E402  (bench/contiguity.py: the Hansards pairs aligned by a folder's modules)
 
-from rnnsearch.alignments.counted_jumps import FARTHEST, JumpTable, jump_counts  # noqa: E402
+from rnnsearch.alignments.counted_jumps import FARTHEST, FLOOR, JumpTable, jump_counts  # noqa: E402
 from rnnsearch.alignments.distortion import CONTIGUITY, sure_link_posterior  # noqa: E402
 
 HALF = contiguity.HALF
 
 
-def counted_prior(folder: Path, direction: str, sources: list[str], targets: list[str], floor: float) -> JumpTable:
+def counted_prior(folder: Path, direction: str, sources: list[str], targets: list[str]) -> JumpTable:
     """The jump table of `folder`'s `direction` module, counted from its links of the pairs."""
     import rnnsearch
     from rnnsearch.alignments.words import read_translations
@@ -54,7 +57,13 @@ def counted_prior(folder: Path, direction: str, sources: list[str], targets: lis
     table = JumpTable.counted(counts)
     if table is None:
         raise SystemExit(f"{folder / direction}: too few jumps in {len(pairs):,} pairs to count a table")
-    return replace(table, floor=floor)
+    return table
+
+
+def tempered(table: JumpTable, temper: float, floor: float) -> JumpTable:
+    """`table` with each weight raised to the power `temper` and the least weight `floor`:
+    at a power below 1 its jumps weigh more alike, the floor aside."""
+    return replace(table, weights=tuple(weight**temper for weight in table.weights), floor=floor)
 
 
 def scored(forward: list, backward: list, priors: tuple, gold: list) -> dict[str, tuple[float, float]]:
@@ -78,7 +87,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=bench.ROOT / "runs" / "bench-alignment")
     parser.add_argument("--modules", nargs="+", required=True, help="folders of --work with en-fr and fr-en modules")
     parser.add_argument("--pairs", type=int, default=3000, help="training pairs the tables are counted from")
-    parser.add_argument("--floor", type=float, default=0.02, help="the least weight of any jump, beside +1's 1")
+    parser.add_argument("--floors", nargs="+", type=float, default=[FLOOR], help="least weights of a jump, beside +1")
+    parser.add_argument("--tempers", nargs="+", type=float, default=[1.0], help="powers of the weights")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     from rnnsearch.evaluation.alignment_error import read_gold
@@ -89,14 +99,21 @@ def main() -> None:
     results = {}
     for folder in args.modules:
         tables = (
-            counted_prior(args.work / folder, "en-fr", english, french, args.floor),
-            counted_prior(args.work / folder, "fr-en", french, english, args.floor),
+            counted_prior(args.work / folder, "en-fr", english, french),
+            counted_prior(args.work / folder, "fr-en", french, english),
         )
         forward, backward = contiguity.aligned_pairs(args.work / folder)
         rows = {"CONTIGUITY": scored(forward, backward, (CONTIGUITY, CONTIGUITY), gold)}
-        rows["counted"] = scored(forward, backward, tables, gold)
-        held = [round(sure_link_posterior(tables[0], jump=jump), 2) for jump in (10, 40)]
-        print(f"\n## {folder}: tables from {args.pairs:,} pairs; en→fr's keeps a 99%-sure link {held} at 10, 40\n")
+        held = {}
+        for temper in args.tempers:
+            for floor in args.floors:
+                read = tuple(tempered(table, temper, floor) for table in tables)
+                label = f"counted, power {temper:g}, floor {floor:g}"
+                rows[label] = scored(forward, backward, read, gold)
+                held[label] = [round(sure_link_posterior(read[0], jump=jump), 2) for jump in (10, 40)]
+        print(f"\n## {folder}: tables from {args.pairs:,} pairs\n")
+        for label, kept in held.items():
+            print(f"- {label}: en→fr keeps a 99%-sure link {kept[0]} at 10 words, {kept[1]} at 40")
         print("en→fr jumps −3…+3: " + ", ".join(f"{w:.3f}" for w in tables[0].weights[FARTHEST - 3 : FARTHEST + 4]))
         names = list(rows["CONTIGUITY"])
         print("\n| prior, AER all 447 (224–447) | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))

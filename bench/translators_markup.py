@@ -5,7 +5,8 @@ measure placement on). The data's licence is non-commercial: this bench reads it
 `../shared` where it is, says so where it is not, and nothing of it enters the package.
 
     python bench/translators_markup.py [--work runs/translators] [--steps 1200] [--threads 1]
-                                       [--aligner-steps 1200] [--links-only] [--json out.json]
+                                       [--aligner-steps 1200] [--links-only] [--tempers 0.5 ...]
+                                       [--floor 0.02] [--json out.json]
 
 1. Training text, as a user would make it: Multi30k's English–French training set and the
    untagged text of the 2,000 segments (`train.en`, `train.fr` in `--work`); English→French
@@ -31,6 +32,9 @@ measure placement on). The data's licence is non-commercial: this bench reads it
      linked to the element's words (a rule that only chooses among the links places no
      more).
    With `--links-only` the modules are skipped (eflomal's links alone: no training).
+   With `--tempers`, the modules' rows are also read with each module's jump table
+   (`aligner/jumps.json`) raised to each power, any jump at least `--floor` (bench/counted_jumps.py's
+   `tempered`), and placed by the en→fr module's weights and by both modules' `soft` links.
 
 Elements of the same start tag are matched as a multiset (a segment with two `<ph>` is
 right where each reference span is placed by one of them).
@@ -56,6 +60,8 @@ MULTI30K = ROOT / "data" / "multi30k"
 BASE_CONFIG = ROOT / "configs" / "multi30k_en_fr.yaml"
 
 sys.path.insert(0, str(ROOT))
+from counted_jumps import tempered  # noqa: E402  (bench/counted_jumps.py: a table read at a power)
+
 from rnnsearch.markup import MarkedUp, WordWeights, parse, place, transfer  # noqa: E402
 
 Links = list[tuple[int, int]]
@@ -316,6 +322,38 @@ def by_module(cases: list[dict], forward: Path, backward: Path | None, weights: 
     return placed, [words.marked_up or "" for words in aligned]
 
 
+def by_tempered_table(
+    cases: list[dict], forward: Path, backward: Path, temper: float, floor: float
+) -> dict[str, tuple[list, list[str]]]:
+    """The modules' rows read with their jump tables at the power `temper`, any jump at
+    least `floor`: tags placed by the en→fr weights, and by both directions' `soft` links."""
+    import rnnsearch
+    from rnnsearch.alignments.words import combine, read_translations
+
+    longest = {"max_source_length": 2000}
+    sources = [case["en"].text for case in cases]
+    targets = [" ".join(case["fr"]) for case in cases]
+    read = []
+    for model_dir, given in ((forward, (sources, targets)), (backward, (targets, sources))):
+        model = rnnsearch.load(model_dir, device="cpu", search=longest)
+        table = model.module_jumps()
+        if table is None:
+            raise SystemExit(f"{model_dir}: its module has no jump table to temper")
+        pairs = [pair.as_translation() for pair in model.score(*given, alignment_from="aligner")]
+        read.append(read_translations(pairs, reading="output", prior=tempered(table, temper, floor)))
+    rows = {}
+    ahead, back = read
+    soft = [combine(f, b, method="soft").pairs for f, b in zip(ahead, back, strict=True)]
+    for name, links, weights in (("weights", [a.pairs for a in ahead], True), ("soft", soft, False)):
+        placed, written = [], []
+        for case, pairs, words in zip(cases, links, ahead, strict=True):
+            given_weights = WordWeights(words.weights) if weights else None
+            placed.append(place(case["en"], len(case["fr"]), pairs, weights=given_weights, target_words=case["fr"]))
+            written.append(transfer(case["en"], case["fr"], pairs, weights=given_weights))
+        rows[name] = (placed, written)
+    return rows
+
+
 def halves(cases: list[dict], placed: list, written: list[str]) -> dict:
     middle = len(cases) // 2
     parts = {"first half": slice(0, middle), "second half": slice(middle, None), "all": slice(None)}
@@ -329,6 +367,8 @@ def main() -> None:
     parser.add_argument("--aligner-steps", type=int, default=1200)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--links-only", action="store_true")
+    parser.add_argument("--tempers", nargs="*", type=float, default=[], help="powers of the modules' jump tables")
+    parser.add_argument("--floor", type=float, default=0.02, help="with --tempers: the least weight of a jump")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     pairs = segments()
@@ -354,6 +394,10 @@ def main() -> None:
             ("modules of both directions, weights", backward, True),
         ]:
             rows[name] = halves(cases, *by_module(cases, forward, reverse, weights))
+        for temper in args.tempers:
+            for how, result in by_tempered_table(cases, forward, backward, temper, args.floor).items():
+                name = "module en→fr, weights" if how == "weights" else "modules of both directions, soft"
+                rows[f"{name}, tables to the power {temper:g}, floor {args.floor:g}"] = halves(cases, *result)
     for name, row in rows.items():
         print(f"\n{name}" + (f" (bound {row['bound']}%)" if "bound" in row else ""))
         for part in ("first half", "second half", "all"):
