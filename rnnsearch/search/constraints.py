@@ -199,22 +199,22 @@ class RowConstraints:
 
 
 def forbid(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor, *, others: bool = False) -> None:
-    """Every one of `tokens` forbidden on every one of `rows` (as `forbid_pairs` does)."""
+    """Every one of `tokens` forbidden on every one of `rows` (as `forbid_pairs` does);
+    `others`: the caller knows every row keeps another piece, and nothing is read."""
     if len(rows) and len(tokens):
         device = log_probs.device
         rows, tokens = rows.to(device), tokens.to(device)
         _forbidden(log_probs, rows.unsqueeze(1), tokens.unsqueeze(0), rows, others=others)
 
 
-def forbid_pairs(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor, *, others: bool = False) -> None:
+def forbid_pairs(log_probs: torch.Tensor, rows: torch.Tensor, tokens: torch.Tensor) -> None:
     """Each piece of `tokens` forbidden on its row of `rows` (P,) in `log_probs`, except
     on a row they would leave nothing to take: what another constraint forces a row to
     take is not undone. Reads each row once (its best after forbidding) and writes only
-    the forbidden places; `others`: the caller knows every row keeps another piece, and
-    nothing is read."""
+    the forbidden places."""
     if len(rows):
         rows, tokens = rows.to(log_probs.device), tokens.to(log_probs.device)
-        _forbidden(log_probs, rows, tokens, torch.unique(rows), others=others)
+        _forbidden(log_probs, rows, tokens, torch.unique(rows), others=False)
 
 
 def _forbidden(
