@@ -34,7 +34,8 @@ measure placement on). The data's licence is non-commercial: this bench reads it
    With `--links-only` the modules are skipped (eflomal's links alone: no training).
    With `--tempers`, the modules' rows are also read with each module's jump table
    (`aligner/jumps.json`) raised to each power, any jump at least `--floor` (bench/counted_jumps.py's
-   `tempered`), and placed by the en→fr module's weights and by both modules' `soft` links.
+   `tempered`), and placed by the en→fr module's weights, by both modules' `soft` links, and
+   by both modules' weights averaged (where `align` reads the lesser; not a default).
 
 Elements of the same start tag are matched as a multiset (a segment with two `<ph>` is
 right where each reference span is placed by one of them).
@@ -49,9 +50,11 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,6 +66,7 @@ sys.path.insert(0, str(ROOT))
 from counted_jumps import tempered  # noqa: E402  (bench/counted_jumps.py: a table read at a power)
 
 from rnnsearch.markup import MarkedUp, WordWeights, parse, place, transfer  # noqa: E402
+from rnnsearch.markup.placing import SURE  # noqa: E402
 
 Links = list[tuple[int, int]]
 
@@ -322,11 +326,25 @@ def by_module(cases: list[dict], forward: Path, backward: Path | None, weights: 
     return placed, [words.marked_up or "" for words in aligned]
 
 
+@dataclass(frozen=True)
+class AveragedWeights(WordWeights):
+    """Both directions' weights read as one link's probability by their mean, where
+    `align` reads the lesser (a link both must hold): a word one direction is unsure of
+    is kept where the other holds it. Measured here; not a reading `align` offers."""
+
+    def link_probabilities(self, first: int, stop: int) -> np.ndarray:
+        links = self.forward[:, first:stop].astype(np.float64)
+        if self.backward is not None:
+            links = (links + self.backward[first:stop].T) / 2
+        return -np.expm1(np.log1p(-np.clip(links, 0.0, SURE)).sum(axis=1))
+
+
 def by_tempered_table(
     cases: list[dict], forward: Path, backward: Path, temper: float, floor: float
 ) -> dict[str, tuple[list, list[str]]]:
     """The modules' rows read with their jump tables at the power `temper`, any jump at
-    least `floor`: tags placed by the en→fr weights, and by both directions' `soft` links."""
+    least `floor`: tags placed by the en→fr weights, by both directions' `soft` links, and
+    by both directions' weights averaged (`AveragedWeights`, around the `soft` links)."""
     import rnnsearch
     from rnnsearch.alignments.words import combine, read_translations
 
@@ -344,10 +362,15 @@ def by_tempered_table(
     rows = {}
     ahead, back = read
     soft = [combine(f, b, method="soft").pairs for f, b in zip(ahead, back, strict=True)]
-    for name, links, weights in (("weights", [a.pairs for a in ahead], True), ("soft", soft, False)):
+    readings = {
+        "weights": ([a.pairs for a in ahead], lambda words, _: WordWeights(words.weights)),
+        "soft": (soft, lambda words, _: None),
+        "averaged": (soft, lambda words, reverse: AveragedWeights(words.weights, reverse.weights)),
+    }
+    for name, (links, weighed) in readings.items():
         placed, written = [], []
-        for case, pairs, words in zip(cases, links, ahead, strict=True):
-            given_weights = WordWeights(words.weights) if weights else None
+        for case, pairs, words, reverse in zip(cases, links, ahead, back, strict=True):
+            given_weights = weighed(words, reverse)
             placed.append(place(case["en"], len(case["fr"]), pairs, weights=given_weights, target_words=case["fr"]))
             written.append(transfer(case["en"], case["fr"], pairs, weights=given_weights))
         rows[name] = (placed, written)
@@ -396,7 +419,11 @@ def main() -> None:
             rows[name] = halves(cases, *by_module(cases, forward, reverse, weights))
         for temper in args.tempers:
             for how, result in by_tempered_table(cases, forward, backward, temper, args.floor).items():
-                name = "module en→fr, weights" if how == "weights" else "modules of both directions, soft"
+                name = {
+                    "weights": "module en→fr, weights",
+                    "soft": "modules of both directions, soft",
+                    "averaged": "modules of both directions, weights averaged",
+                }[how]
                 rows[f"{name}, tables to the power {temper:g}, floor {args.floor:g}"] = halves(cases, *result)
     for name, row in rows.items():
         print(f"\n{name}" + (f" (bound {row['bound']}%)" if "bound" in row else ""))
