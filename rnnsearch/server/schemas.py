@@ -7,7 +7,7 @@ The request model is built per server because its size limits are server options
 
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, create_model
 
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES
 from rnnsearch.config import SubwordConfig
@@ -90,6 +90,20 @@ def _audio_request(limits: Limits, audio_chars: int, sample_rate: int | None) ->
     return create_model("TranslateRequest", __base__=TranslateOptions, audio=(audio, ...))
 
 
+def _terms_schema(limits: Limits) -> dict:
+    """The JSON schema of a glossary as the server checks it: every key a term and every
+    value a term (a string, not blank). Pydantic's own states the keys' pattern as
+    `patternProperties`, under which a blank key matches no pattern and its value goes
+    unchecked: a request the schema calls valid, and the server refuses."""
+    term = {"type": "string", "minLength": 1, "maxLength": limits.max_chars, "pattern": r"\S"}
+    return {
+        "type": "object",
+        "maxProperties": limits.max_glossary_terms,
+        "propertyNames": term,
+        "additionalProperties": term,
+    }
+
+
 def _text_request(limits: Limits) -> type[TranslateOptions]:
     """The request of a text model: `texts`, with their `prefixes`, `markup`, `glossary` and `avoid`."""
     text = Annotated[str, Field(max_length=limits.max_chars)]
@@ -136,7 +150,7 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
     ]
     term = Annotated[str, Field(min_length=1, max_length=limits.max_chars, pattern=r"\S")]  # a term is not blank
     glossary = Annotated[
-        dict[term, term] | None,
+        Annotated[dict[term, term], WithJsonSchema(_terms_schema(limits))] | None,
         Field(
             max_length=limits.max_glossary_terms,
             description=(

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
 import uvicorn
@@ -217,6 +218,15 @@ def test_openapi_schema_states_the_limits(client):
     beam = schema["TranslateRequest"]["properties"]["beam_size"]["anyOf"][0]
     assert (beam["minimum"], beam["maximum"]) == (1, 64)
     assert schema["ErrorBody"]["required"] == ["error"]
+
+
+def test_openapi_schema_calls_valid_only_the_glossaries_the_server_takes(client):
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["TranslateRequest"]
+    glossary = schema["properties"]["glossary"]
+    for terms in ({"\r": "x"}, {"Hund": 3}, {"Hund": " "}, {"Hund": "hound"}):
+        valid = jsonschema.Draft202012Validator(glossary).is_valid(terms)
+        status = client.post("/v1/translate", json={"texts": ["Ein Hund."], "glossary": terms}).status_code
+        assert (valid, status) == ((True, 200) if terms == {"Hund": "hound"} else (False, 422)), terms
 
 
 def test_page_is_served_with_its_assets_and_no_outside_resources(client):
