@@ -5,9 +5,9 @@ so every bound a request must respect is declared here rather than checked by ha
 The request model is built per server because its size limits are server options.
 """
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, WithJsonSchema, create_model
 
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES
 from rnnsearch.config import SubwordConfig
@@ -90,18 +90,14 @@ def _audio_request(limits: Limits, audio_chars: int, sample_rate: int | None) ->
     return create_model("TranslateRequest", __base__=TranslateOptions, audio=(audio, ...))
 
 
-def _terms_schema(limits: Limits) -> dict:
-    """The JSON schema of a glossary as the server checks it: every key a term and every
-    value a term (a string, not blank). Pydantic's own states the keys' pattern as
-    `patternProperties`, under which a blank key matches no pattern and its value goes
-    unchecked: a request the schema calls valid, and the server refuses."""
-    term = {"type": "string", "minLength": 1, "maxLength": limits.max_chars, "pattern": r"\S"}
-    return {
-        "type": "object",
-        "maxProperties": limits.max_glossary_terms,
-        "propertyNames": term,
-        "additionalProperties": term,
-    }
+def _terms_schema(term: Any, most: int) -> dict:
+    """The JSON schema of a glossary as the server checks it: at most `most` entries, every
+    key and every value a `term` (its schema pydantic's). Pydantic's own schema of the
+    dictionary states the keys' pattern as `patternProperties`, under which a blank key
+    matches no pattern and its value goes unchecked: a request the schema calls valid, and
+    the server refuses."""
+    schema = TypeAdapter(term).json_schema()
+    return {"type": "object", "maxProperties": most, "propertyNames": schema, "additionalProperties": schema}
 
 
 def _text_request(limits: Limits) -> type[TranslateOptions]:
@@ -150,7 +146,7 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
     ]
     term = Annotated[str, Field(min_length=1, max_length=limits.max_chars, pattern=r"\S")]  # a term is not blank
     glossary = Annotated[
-        Annotated[dict[term, term], WithJsonSchema(_terms_schema(limits))] | None,
+        Annotated[dict[term, term], WithJsonSchema(_terms_schema(term, limits.max_glossary_terms))] | None,
         Field(
             max_length=limits.max_glossary_terms,
             description=(
