@@ -50,11 +50,9 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,7 +64,6 @@ sys.path.insert(0, str(ROOT))
 from counted_jumps import tempered  # noqa: E402  (bench/counted_jumps.py: a table read at a power)
 
 from rnnsearch.markup import MarkedUp, WordWeights, parse, place, transfer  # noqa: E402
-from rnnsearch.markup.placing import SURE  # noqa: E402
 
 Links = list[tuple[int, int]]
 
@@ -326,25 +323,13 @@ def by_module(cases: list[dict], forward: Path, backward: Path | None, weights: 
     return placed, [words.marked_up or "" for words in aligned]
 
 
-@dataclass(frozen=True)
-class AveragedWeights(WordWeights):
-    """Both directions' weights read as one link's probability by their mean, where
-    `align` reads the lesser (a link both must hold): a word one direction is unsure of
-    is kept where the other holds it. Measured here; not a reading `align` offers."""
-
-    def link_probabilities(self, first: int, stop: int) -> np.ndarray:
-        links = self.forward[:, first:stop].astype(np.float64)
-        if self.backward is not None:
-            links = (links + self.backward[first:stop].T) / 2
-        return -np.expm1(np.log1p(-np.clip(links, 0.0, SURE)).sum(axis=1))
-
-
 def by_tempered_table(
     cases: list[dict], forward: Path, backward: Path, temper: float, floor: float
 ) -> dict[str, tuple[list, list[str]]]:
     """The modules' rows read with their jump tables at the power `temper`, any jump at
     least `floor`: tags placed by the en→fr weights, by both directions' `soft` links, and
-    by both directions' weights averaged (`AveragedWeights`, around the `soft` links)."""
+    around those by both directions' weights averaged (each link's probability their mean,
+    where `align` reads the lesser: a link both must hold), by name."""
     import rnnsearch
     from rnnsearch.alignments.words import combine, read_translations
 
@@ -363,14 +348,16 @@ def by_tempered_table(
     ahead, back = read
     soft = [combine(f, b, method="soft").pairs for f, b in zip(ahead, back, strict=True)]
     readings = {
-        "weights": ([a.pairs for a in ahead], lambda words, _: WordWeights(words.weights)),
-        "soft": (soft, lambda words, _: None),
-        "averaged": (soft, lambda words, reverse: AveragedWeights(words.weights, reverse.weights)),
+        "module en→fr, weights": ([a.pairs for a in ahead], [WordWeights(a.weights) for a in ahead]),
+        "modules of both directions, soft": (soft, [None] * len(ahead)),
+        "modules of both directions, weights averaged": (
+            soft,
+            [WordWeights((a.weights + b.weights.T) / 2) for a, b in zip(ahead, back, strict=True)],
+        ),
     }
-    for name, (links, weighed) in readings.items():
+    for name, (links, weights) in readings.items():
         placed, written = [], []
-        for case, pairs, words, reverse in zip(cases, links, ahead, back, strict=True):
-            given_weights = weighed(words, reverse)
+        for case, pairs, given_weights in zip(cases, links, weights, strict=True):
             placed.append(place(case["en"], len(case["fr"]), pairs, weights=given_weights, target_words=case["fr"]))
             written.append(transfer(case["en"], case["fr"], pairs, weights=given_weights))
         rows[name] = (placed, written)
@@ -418,12 +405,7 @@ def main() -> None:
         ]:
             rows[name] = halves(cases, *by_module(cases, forward, reverse, weights))
         for temper in args.tempers:
-            for how, result in by_tempered_table(cases, forward, backward, temper, args.floor).items():
-                name = {
-                    "weights": "module en→fr, weights",
-                    "soft": "modules of both directions, soft",
-                    "averaged": "modules of both directions, weights averaged",
-                }[how]
+            for name, result in by_tempered_table(cases, forward, backward, temper, args.floor).items():
                 rows[f"{name}, tables to the power {temper:g}, floor {args.floor:g}"] = halves(cases, *result)
     for name, row in rows.items():
         print(f"\n{name}" + (f" (bound {row['bound']}%)" if "bound" in row else ""))
