@@ -5,9 +5,21 @@ so every bound a request must respect is declared here rather than checked by ha
 The request model is built per server because its size limits are server options.
 """
 
+import sys
+from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, WithJsonSchema, create_model
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    WithJsonSchema,
+    create_model,
+)
+from pydantic_core import PydanticCustomError
 
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES
 from rnnsearch.config import SubwordConfig
@@ -90,6 +102,22 @@ def _audio_request(limits: Limits, audio_chars: int, sample_rate: int | None) ->
     return create_model("TranslateRequest", __base__=TranslateOptions, audio=(audio, ...))
 
 
+@cache
+def _not_blank_pattern() -> str:
+    """The JSON schema pattern of a text that holds a character other than white space, white
+    space as `str.strip` reads it (the glossary strips its terms so). A regular expression's
+    own `\\s` is not that: JSON Schema's (ECMAScript's) counts U+FEFF and leaves out U+0085
+    and U+001C to U+001F, and pydantic's (Rust's) leaves out U+001C to U+001F."""
+    white = (character for character in map(chr, range(sys.maxunicode + 1)) if character.isspace())
+    return "[^" + "".join(f"\\u{ord(character):04x}" for character in white) + "]"
+
+
+def _not_blank(text: str) -> str:
+    if not text.strip():
+        raise PydanticCustomError("blank", "a term holds more than white space")
+    return text
+
+
 def _terms_schema(term: Any, most: int) -> dict:
     """The JSON schema of a glossary as the server checks it: at most `most` entries, every
     key and every value a `term` (its schema pydantic's). Pydantic's own schema of the
@@ -144,7 +172,11 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
             examples=["weights"],
         ),
     ]
-    term = Annotated[str, Field(min_length=1, max_length=limits.max_chars, pattern=r"\S")]  # a term is not blank
+    term = Annotated[
+        str,
+        Field(min_length=1, max_length=limits.max_chars, json_schema_extra={"pattern": _not_blank_pattern()}),
+        AfterValidator(_not_blank),
+    ]
     glossary = Annotated[
         Annotated[dict[term, term], WithJsonSchema(_terms_schema(term, limits.max_glossary_terms))] | None,
         Field(

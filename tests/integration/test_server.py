@@ -22,6 +22,7 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pytest
+import regress
 import uvicorn
 from fastapi.testclient import TestClient
 
@@ -227,6 +228,21 @@ def test_openapi_schema_calls_valid_only_the_glossaries_the_server_takes(client)
         valid = jsonschema.Draft202012Validator(glossary).is_valid(terms)
         status = client.post("/v1/translate", json={"texts": ["Ein Hund."], "glossary": terms}).status_code
         assert (valid, status) == ((True, 200) if terms == {"Hund": "hound"} else (False, 422)), terms
+
+
+def test_openapi_schema_reads_a_blank_term_as_the_server_does(client):
+    """JSON Schema reads a pattern by ECMAScript's rules, whose white space is not Python's
+    `str.strip`'s: the schema must still call a term blank exactly where the server does."""
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["TranslateRequest"]
+    terms = schema["properties"]["glossary"]["anyOf"][0]
+    not_blank = regress.Regex(terms["propertyNames"]["pattern"])
+    assert terms["additionalProperties"]["pattern"] == terms["propertyNames"]["pattern"]
+    characters = [chr(c) for c in range(0x10000) if not 0xD800 <= c < 0xE000]  # no lone surrogate is text
+    differ = [hex(ord(c)) for c in characters if (not_blank.find(c) is not None) != bool(c.strip())]
+    assert not differ
+    for blank in ("\x1c", "\x85 "):
+        response = client.post("/v1/translate", json={"texts": ["Ein Hund."], "glossary": {"Hund": blank}})
+        assert response.status_code == 422 and "a term holds more than white space" in response.json()["error"]
 
 
 def test_page_is_served_with_its_assets_and_no_outside_resources(client):

@@ -3,8 +3,9 @@
 Requests are generated from /openapi.json, schema-valid ones and (for the operation that
 takes a body) schema-invalid ones, and sent in-process to the ASGI app serving the tiny
 trained model. Every answer must be one the schema documents: no 5xx, a documented status,
-a JSON body matching its schema. A schema-valid request must be translated, unless it asks
-for more hypotheses than its beam holds, a rule the schema cannot state.
+a JSON body matching its schema. A schema-valid request must be translated, unless it breaks a
+rule the schema cannot state (more hypotheses than its beam holds, a glossary target the
+model cannot spell): then its 422 names one of them.
 
 The schema is built inside a test rather than with schemathesis's pytest loader
 (`schemathesis.pytest.from_fixture`), which does not run under pytest 9.
@@ -25,6 +26,8 @@ from schemathesis.schemas import APIOperation, BaseSchema
 import rnnsearch
 from rnnsearch.markup import MarkupError, parse
 from rnnsearch.server import Limits, create_app
+from rnnsearch.text.glossary import GlossaryError
+from rnnsearch.translation.request import build_request
 from rnnsearch.translation.translator import Translator
 
 LIMITS = Limits(max_texts=2, max_chars=16, timeout=30.0)
@@ -110,41 +113,22 @@ def test_generated_requests_get_documented_answers(api_schema, translator, label
         assert response.status_code < 500, response.text
         case.validate_response(response)
         if mode is GenerationMode.POSITIVE and case.operation.label == "POST /v1/translate":
-            check_translation_answer(case.body, response.status_code, response.json(), translator.search.beam_size)
+            check_translation_answer(case.body, response.status_code, response.json(), translator)
 
     answers_as_documented()
     assert sent, "no request was sent within the time budget"
 
 
-def check_translation_answer(request: dict, status: int, body: dict, default_beam_size: int) -> None:
+def check_translation_answer(request: dict, status: int, body: dict, translator: Translator) -> None:
     """A schema-valid translation request gets one translation per text, each with an alignment
-    of the shape its tokens give, read from the attention; or, if n_best exceeds the beam
-    size, the alignment module is asked of a model without one, a placement is given
-    without markup, the prefixes are not one per text or a text's markup is not
-    well-formed (rules the schema cannot state, the request's settings checked before its
-    texts), a 422 that says so."""
-    beam_size = request.get("beam_size") or default_beam_size
-    n_best = request.get("n_best", 1)
-    if n_best > beam_size:
-        assert status == 422 and "is more than the beam size" in body["error"], body
-        return
-    if request.get("alignment_from") == "aligner":  # the served model has no alignment module
-        assert status == 422 and body["error"].startswith("alignment_from: 'aligner': "), body
-        return
-    if request.get("placement") is not None and request.get("markup") is None:
-        assert status == 422 and body["error"].startswith("placement: it says how markup is placed"), body
-        return
-    prefixes = request.get("prefixes")
-    if prefixes is not None and len(prefixes) != len(request["texts"]):
-        assert status == 422 and body["error"].startswith(f"prefixes: {len(prefixes)} prefixes for"), body
+    of the shape its tokens give, read from the attention; or, if it breaks rules the schema
+    cannot state (`refusals`), a 422 that names one of them."""
+    refused = refusals(request, translator)
+    if refused:
+        assert status == 422 and body["error"].startswith(refused), (refused, body)
         return
     markup = request.get("markup")
-    badly_marked = next(
-        (k for k, text in enumerate(request["texts"]) if markup and not well_formed(text, markup)), None
-    )
-    if badly_marked is not None:
-        assert status == 422 and body["error"].startswith(f"texts.{badly_marked}: "), body
-        return
+    n_best = request.get("n_best", 1)
     assert status == 200, body
     translations = body["translations"]
     assert len(translations) == len(request["texts"])
@@ -157,6 +141,33 @@ def check_translation_answer(request: dict, status: int, body: dict, default_bea
                 shape = (len(hypothesis["alignment"]), len(hypothesis["alignment"][0]))
                 assert shape == (len(hypothesis["target_tokens"]), len(translation["source_tokens"]))
                 assert hypothesis["alignment_from"] == "attention"
+
+
+def refusals(request: dict, translator: Translator) -> tuple[str, ...]:
+    """How the 422 of each rule the request breaks begins, rules the schema cannot state: n_best
+    more than the beam size, the alignment module asked of a model without one, a placement
+    without markup, a glossary whose terms disagree or whose target the model cannot spell,
+    prefixes that are not one per text, a text whose markup is not well-formed. The server
+    names the first it finds, its order not the API's to state."""
+    found = []
+    beam_size = request.get("beam_size") or translator.search.beam_size
+    if request.get("n_best", 1) > beam_size:
+        found.append(f"n_best: {int(request['n_best'])} is more than the beam size")  # 4.0 is an integer in JSON
+    if request.get("alignment_from") == "aligner":  # the served model has no alignment module
+        found.append("alignment_from: 'aligner': ")
+    if request.get("placement") is not None and request.get("markup") is None:
+        found.append("placement: it says how markup is placed")
+    if request.get("glossary") is not None:
+        try:
+            build_request(translator, glossary=request["glossary"])
+        except GlossaryError as error:
+            found.append(str(error))
+    prefixes = request.get("prefixes")
+    if prefixes is not None and len(prefixes) != len(request["texts"]):
+        found.append(f"prefixes: {len(prefixes)} prefixes for")
+    markup = request.get("markup")
+    found += [f"texts.{k}: " for k, text in enumerate(request["texts"]) if markup and not well_formed(text, markup)]
+    return tuple(found)
 
 
 def well_formed(text: str, markup: str) -> bool:
