@@ -27,6 +27,7 @@ from rnnsearch.config.search import MAX_BEAM_SIZE, SearchConfig
 from rnnsearch.markup import MARKUPS, PLACEMENTS
 from rnnsearch.model.settings import ModelConfig
 from rnnsearch.server.limits import Limits
+from rnnsearch.text.corpus import is_blank
 
 if TYPE_CHECKING:  # the names a request may give, from the registries: any str to the type checker
     AlignmentFrom = str
@@ -105,7 +106,7 @@ def _audio_request(limits: Limits, audio_chars: int, sample_rate: int | None) ->
 @cache
 def _not_blank_pattern() -> str:
     """The JSON schema pattern of a text that holds a character other than white space, white
-    space as `str.strip` reads it (the glossary strips its terms so). A regular expression's
+    space as `is_blank` reads it (`str.strip`'s, the glossary's). A regular expression's
     own `\\s` is not that: JSON Schema's (ECMAScript's) counts U+FEFF and leaves out U+0085
     and U+001C to U+001F, and pydantic's (Rust's) leaves out U+001C to U+001F."""
     white = (character for character in map(chr, range(sys.maxunicode + 1)) if character.isspace())
@@ -113,7 +114,9 @@ def _not_blank_pattern() -> str:
 
 
 def _not_blank(text: str) -> str:
-    if not text.strip():
+    """`text`, a term: refused if blank (`is_blank`, the rule the glossary strips its terms by),
+    in one line naming where it was given, before the glossary is read."""
+    if is_blank(text):
         raise PydanticCustomError("blank", "a term holds more than white space")
     return text
 
