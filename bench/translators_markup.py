@@ -1,41 +1,48 @@
-"""Tags where translators put them: the project's placement of markup against the tags
+"""Tags where people put them: the project's placement of markup against the tags
 professional translators placed, on the English–French Salesforce help segments of
 `../shared/data/markup/` (Hashimoto et al. 2019; the set Zenkel, Wuebker & DeNero 2021
-measure placement on). The data's licence is non-commercial: this bench reads it from
-`../shared` where it is, says so where it is not, and nothing of it enters the package.
+measure placement on), and against the codes of real EU documents and the terms of a real
+glossary, the EUR-Lex sets of `../shared/data/xliff-tags/` (Hanneman & Dinu, "How Should
+Markup Tags Be Translated?", WMT 2020, github.com/amazon-science/mt-markup-tags; CC BY 4.0).
+The help set's licence is non-commercial: this bench reads both from `../shared` where they
+are, says so where they are not, and nothing of them enters the package.
 
     python bench/translators_markup.py [--work runs/translators] [--steps 1200] [--threads 1]
                                        [--aligner-steps 1200] [--links-only] [--tempers 0.5 ...]
-                                       [--floor 0.02] [--json out.json]
+                                       [--floor 0.02] [--timing ROUNDS] [--json out.json]
 
 1. Training text, as a user would make it: Multi30k's English–French training set and the
-   untagged text of the 2,000 segments (`train.en`, `train.fr` in `--work`); English→French
-   and French→English models from `configs/multi30k_en_fr.yaml` on it, `--steps` steps
-   each (reused where trained).
+   untagged text of the 2,000 help segments and of the four EUR-Lex sets (`train.en`,
+   `train.fr` in `--work`); English→French and French→English models from
+   `configs/multi30k_en_fr.yaml` on it, `--steps` steps each (reused where trained).
 2. Links, as a user would make them: `rnnsearch align-corpus` (eflomal, grow-diag-final-and)
    over all of it. The alignment modules of both directions (`train-aligner en-fr --reverse
-   fr-en`, agreeing, `--aligner-steps` steps) learn from those links with the links of the
-   575 tagged segments withheld, so that they align those as any new text.
-3. Placement: each tagged English segment's tags are placed into the translators' French
-   text with its tags removed, as `rnnsearch align --markup xml` places them, by eflomal's
-   links, by the en→fr module (its links, its weights) and by both modules (combined by
-   `soft`, and by the weights of both). The reference is where the translators put each
-   element: the French words its tags enclose. Reported, on the first half of the tagged
-   segments (where rules are chosen), on the second (reported) and on all:
-   - elements placed exactly: on the same French words as the translators' (an element
-     without words: at the same word boundary), and the same per element name;
+   fr-en`, agreeing, `--aligner-steps` steps) learn from those links with the links of
+   every tagged segment withheld, so that they align those as any new text.
+3. Placement: each tagged English segment's tags are placed into the French text with its
+   tags removed, as `rnnsearch align --markup xml` places them, by eflomal's links, by the
+   en→fr module (its links, its weights), by both modules (combined by `soft`, and by the
+   lesser of both directions' weights), and by `align --markup`'s defaults, one direction
+   and two. The reference is where the translators (or the documents) put each element:
+   the French words its tags enclose. Reported on the help segments' first half and the
+   EUR-Lex dev sets (where readings are chosen) and on the help segments' second half and
+   the EUR-Lex test sets (reported), each with the same figures by element name and by the
+   length of the reference span (no words, 1 word, 2–3, 4+, the whole segment):
+   - elements placed exactly: on the same French words as the reference (an element
+     without words: at the same word boundary);
    - Zenkel et al.'s tag accuracy: each opening, closing or standalone tag at exactly the
-     character of the tag-free text where the translators put it (a tag next to a space
+     character of the tag-free text where the reference puts it (a tag next to a space
      counted on the word's side), and the mean distance in characters;
    - the word-level F1 of the elements' spans;
-   - the bound the links allow: elements whose translators' span starts and ends on a word
+   - the bound the links allow: elements whose reference span starts and ends on a word
      linked to the element's words (a rule that only chooses among the links places no
      more).
    With `--links-only` the modules are skipped (eflomal's links alone: no training).
    With `--tempers`, the modules' rows are also read with each module's jump table
    (`aligner/jumps.json`) raised to each power, any jump at least `--floor` (bench/counted_jumps.py's
    `tempered`), and placed by the en→fr module's weights, by both modules' `soft` links, and
-   by both modules' weights averaged (where `align` reads the lesser; not a default).
+   by both modules' weights averaged. With `--timing`, `align --markup xml` is timed over
+   every segment by each placement, one direction and two, alternating.
 
 Elements of the same start tag are matched as a multiset (a segment with two `<ph>` is
 right where each reference span is placed by one of them).
@@ -57,13 +64,15 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data" / "markup"
+XLIFF_TAGS = ROOT.parent / "shared" / "data" / "xliff-tags"
+EURLEX_SETS = ("dev-eurlex", "test-eurlex", "dev-glossary", "test-glossary")
 MULTI30K = ROOT / "data" / "multi30k"
 BASE_CONFIG = ROOT / "configs" / "multi30k_en_fr.yaml"
 
 sys.path.insert(0, str(ROOT))
 from counted_jumps import tempered  # noqa: E402  (bench/counted_jumps.py: a table read at a power)
 
-from rnnsearch.markup import MarkedUp, WordWeights, parse, place, transfer  # noqa: E402
+from rnnsearch.markup import PLACEMENTS, MarkedUp, WordWeights, parse, place, transfer  # noqa: E402
 
 Links = list[tuple[int, int]]
 
@@ -78,21 +87,35 @@ def segments() -> list[tuple[str, str, str]] | None:
     return [(key, en[key], fr[key]) for key in sorted(en) if key in fr]
 
 
+def eurlex() -> dict[str, list[tuple[str, str, str]]]:
+    """(id, English, French) of each EUR-Lex set of `../shared/data/xliff-tags/` (Hanneman &
+    Dinu 2020, CC BY 4.0): the documents' own codes and the glossary's terms; {} without it."""
+    sets = {}
+    for name in EURLEX_SETS:
+        english, french = XLIFF_TAGS / f"{name}.en", XLIFF_TAGS / f"{name}.fr"
+        if english.exists() and french.exists():
+            en = english.read_text(encoding="utf-8").splitlines()
+            fr = french.read_text(encoding="utf-8").splitlines()
+            sets[name] = [(f"{name}:{k}", e, f) for k, (e, f) in enumerate(zip(en, fr, strict=True))]
+    return sets
+
+
 def plain(line: str) -> str:
     """A segment's text without its tags, its words separated by single spaces."""
     return " ".join(parse(line, "xml").text.split())
 
 
-def write_corpus(work: Path, pairs: list[tuple[str, str, str]]) -> int:
-    """Multi30k's training text and the segments' untagged text, in `work`; the index
-    of the first segment's line."""
+def write_corpus(work: Path, sets: dict[str, list[tuple[str, str, str]]]) -> dict[str, int]:
+    """Multi30k's training text and every set's untagged text, in `work`; the index of
+    each set's first line."""
     work.mkdir(parents=True, exist_ok=True)
-    first = 0
+    first: dict[str, int] = {}
     for side, column in (("en", 1), ("fr", 2)):
         with gzip.open(MULTI30K / f"train.{side}.gz", "rt", encoding="utf-8") as corpus:
             lines = corpus.read().splitlines()
-        first = len(lines)
-        lines += [plain(pair[column]) for pair in pairs]
+        for name, pairs in sets.items():
+            first[name] = len(lines)
+            lines += [plain(pair[column]) for pair in pairs]
         (work / f"train.{side}").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return first
 
@@ -225,12 +248,17 @@ def measured(cases: list[dict], placed: list[list[tuple[int, int]]], written: li
     exact = total = overlap = predicted = expected = tags = tags_right = distance = 0
     by_name: Counter = Counter()
     right_by_name: Counter = Counter()
+    by_length: Counter = Counter()
+    right_by_length: Counter = Counter()
     for case, spans, line in zip(cases, placed, written, strict=True):
         ours, theirs = spans_by_tag(case["en"], spans), case["reference"]
         for (start_tag, span), count in theirs.items():
-            name = start_tag.strip("<>/").split()[0]
+            name, length = start_tag.strip("<>/").split()[0], span_length(span, len(case["fr"]))
+            right = min(count, ours.get((start_tag, span), 0))
             by_name[name] += count
-            right_by_name[name] += min(count, ours.get((start_tag, span), 0))
+            right_by_name[name] += right
+            by_length[length] += count
+            right_by_length[length] += right
         total += sum(theirs.values())
         exact += sum((ours & theirs).values())
         mine, good = sorted(ours.elements()), sorted(theirs.elements())
@@ -250,7 +278,23 @@ def measured(cases: list[dict], placed: list[list[tuple[int, int]]], written: li
         "span_f1": round(100 * (2 * precision * recall / (precision + recall) if precision + recall else 0.0), 1),
         "elements": total,
         "by_name": {name: f"{right_by_name[name]}/{count}" for name, count in by_name.most_common()},
+        "by_length": {
+            length: f"{right_by_length[length]}/{by_length[length]}" for length in LENGTHS if length in by_length
+        },
     }
+
+
+LENGTHS = ("no words", "1 word", "2-3 words", "4+ words", "whole segment")
+
+
+def span_length(span: tuple[int, int], words: int) -> str:
+    """The class of a reference span's length (LENGTHS): a whole segment before its count."""
+    size = span[1] - span[0]
+    if size == 0:
+        return "no words"
+    if size == words:
+        return "whole segment"
+    return "1 word" if size == 1 else "2-3 words" if size <= 3 else "4+ words"
 
 
 def bound(cases: list[dict], links: list[Links]) -> float:
@@ -268,9 +312,9 @@ def bound(cases: list[dict], links: list[Links]) -> float:
     return round(100 * reachable / max(total, 1), 1)
 
 
-def cases_of(pairs: list[tuple[str, str, str]], first: int) -> list[dict]:
-    """Each tagged segment: its parsed English, the translators' French words and the
-    spans (and tag positions) of their elements; its line in the training text."""
+def cases_of(pairs: list[tuple[str, str, str]], first: int, name: str) -> list[dict]:
+    """Each tagged segment of the set `name`: its parsed English, the translators' French
+    words and the spans (and tag positions) of their elements; its line in the training text."""
     cases = []
     for k, (key, english, french) in enumerate(pairs):
         marked = parse(english, "xml")
@@ -283,6 +327,7 @@ def cases_of(pairs: list[tuple[str, str, str]], first: int) -> list[dict]:
         cases.append(
             {
                 "id": key,
+                "set": name,
                 "line": first + k,
                 "en": marked,
                 "fr": theirs.text.split(),
@@ -321,6 +366,87 @@ def by_module(cases: list[dict], forward: Path, backward: Path | None, weights: 
             given = WordWeights(words.weights, back)
         placed.append(place(case["en"], len(case["fr"]), words.pairs, weights=given, target_words=case["fr"]))
     return placed, [words.marked_up or "" for words in aligned]
+
+
+def by_default(cases: list[dict], forward: Path, backward: Path | None) -> tuple[list, list[str]]:
+    """What `align --markup xml` places with its default placement, one direction or both:
+    each element's span read back from the line it writes."""
+    import rnnsearch
+
+    longest = {"max_source_length": 2000}
+    model = rnnsearch.load(forward, device="cpu", search=longest)
+    reverse = None if backward is None else rnnsearch.load(backward, device="cpu", search=longest)
+    sources = [case["en"].line for case in cases]
+    targets = [" ".join(case["fr"]) for case in cases]
+    written = [words.marked_up or "" for words in model.align(sources, targets, reverse=reverse, markup="xml")]
+    return [spans_written(case["en"], line) for case, line in zip(cases, written, strict=True)], written
+
+
+def timed(cases: list[dict], forward: Path, backward: Path, rounds: int) -> dict[str, float]:
+    """Milliseconds per segment of `align --markup xml` over the cases, one direction and
+    both, by each placement named and by the default, the readings alternating in each
+    round (the least of the rounds)."""
+    import rnnsearch
+
+    longest = {"max_source_length": 2000}
+    model = rnnsearch.load(forward, device="cpu", search=longest)
+    reverse = rnnsearch.load(backward, device="cpu", search=longest)
+    sources = [case["en"].line for case in cases]
+    targets = [" ".join(case["fr"]) for case in cases]
+    runs = {
+        f"{direction}, {placement or 'default'}": (back, placement)
+        for direction, back in (("en→fr alone", None), ("both directions", reverse))
+        for placement in ("weights", "links", None)
+    }
+    best = dict.fromkeys(runs, float("inf"))
+    for _ in range(rounds):
+        for name, (back, placement) in runs.items():
+            started = time.perf_counter()
+            model.align(sources, targets, reverse=back, markup="xml", placement=placement)
+            best[name] = min(best[name], (time.perf_counter() - started) / len(cases) * 1000)
+    return {name: round(ms, 2) for name, ms in best.items()}
+
+
+def flickr_rows(work: Path, forward: Path, backward: Path, seed: int) -> dict[str, float]:
+    """Elements placed exactly (%) on Multi30k test_2016_flickr, the models' own domain:
+    bench/markup.py's synthetic markup (drawn with `seed`) on each English caption, placed
+    on its French reference by eflomal's grow-diag-final-and links (aligned with `work`'s
+    training text) as the reference, and by `align --markup xml` with each placement, one
+    direction and two; elements of one start tag matched as a multiset."""
+    import random
+
+    import alignment as setup  # bench/alignment.py: the test pairs and eflomal's links
+    import markup as synthetic  # bench/markup.py: the synthetic markup
+
+    import rnnsearch
+
+    reference = setup.flickr_links(work)
+    if reference is None:
+        return {}
+    rng = random.Random(seed)
+    pairs = [(parse(synthetic.tagged(en.split(), rng), "xml"), fr.split()) for en, fr in setup.multi30k_test_pairs()]
+    model, reverse = rnnsearch.load(forward, device="cpu"), rnnsearch.load(backward, device="cpu")
+    sources, targets = [marked.line for marked, _ in pairs], [" ".join(words) for _, words in pairs]
+    rows = {}
+    for direction, back in (("en→fr alone", None), ("both directions", reverse)):
+        for placement in (*PLACEMENTS, None):
+            aligned = model.align(sources, targets, reverse=back, markup="xml", placement=placement)
+            exact = total = 0
+            for (marked, words), result, theirs in zip(pairs, aligned, reference, strict=True):
+                mine = spans_by_tag(marked, spans_written(marked, result.marked_up or ""))
+                right = spans_by_tag(marked, place(marked, len(words), theirs))
+                exact, total = exact + sum((mine & right).values()), total + sum(right.values())
+            rows[f"{direction}, {placement or 'default'}"] = round(100 * exact / max(total, 1), 2)
+    return rows
+
+
+def spans_written(marked: MarkedUp, line: str) -> list[tuple[int, int]]:
+    """The spans of `marked`'s elements in `line`, the marked-up target written for it:
+    elements of one start tag matched in the order they are written."""
+    placed: dict[str, list[tuple[int, int]]] = {}
+    for element in parse(line, "xml").elements:
+        placed.setdefault(element.start_tag, []).append((element.first, element.stop))
+    return [placed[element.start_tag].pop(0) for element in marked.elements]
 
 
 def by_tempered_table(
@@ -364,10 +490,22 @@ def by_tempered_table(
     return rows
 
 
-def halves(cases: list[dict], placed: list, written: list[str]) -> dict:
-    middle = len(cases) // 2
-    parts = {"first half": slice(0, middle), "second half": slice(middle, None), "all": slice(None)}
-    return {name: measured(cases[part], placed[part], written[part]) for name, part in parts.items()}
+def parts(cases: list[dict]) -> dict[str, list[int]]:
+    """The cases of each reported part: the help segments' halves (the first chooses, the
+    second reports) and each EUR-Lex set (dev chooses, test reports)."""
+    help_segments = [k for k, case in enumerate(cases) if case["set"] == "help"]
+    middle = len(help_segments) // 2
+    named = {"help, first half": help_segments[:middle], "help, second half": help_segments[middle:]}
+    for name in EURLEX_SETS:
+        named[name] = [k for k, case in enumerate(cases) if case["set"] == name]
+    return {name: ks for name, ks in named.items() if ks}
+
+
+def measured_parts(cases: list[dict], placed: list, written: list[str]) -> dict:
+    return {
+        name: measured([cases[k] for k in ks], [placed[k] for k in ks], [written[k] for k in ks])
+        for name, ks in parts(cases).items()
+    }
 
 
 def main() -> None:
@@ -379,19 +517,27 @@ def main() -> None:
     parser.add_argument("--links-only", action="store_true")
     parser.add_argument("--tempers", nargs="*", type=float, default=[], help="powers of the modules' jump tables")
     parser.add_argument("--floor", type=float, default=0.02, help="with --tempers: the least weight of a jump")
+    parser.add_argument("--timing", type=int, default=0, metavar="ROUNDS", help="time `align --markup` by placement")
+    parser.add_argument("--flickr", action="store_true", help="place synthetic markup on test_2016_flickr too")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     pairs = segments()
     if pairs is None:
         print(f"no tagged segments at {SHARED}: nothing to measure (the set is not shipped)", file=sys.stderr)
         return
-    first = write_corpus(args.work, pairs)
-    cases = cases_of(pairs, first)
-    print(f"{len(cases)} tagged segments, {sum(sum(c['reference'].values()) for c in cases)} elements", file=sys.stderr)
+    sets = {"help": pairs, **eurlex()}
+    first = write_corpus(args.work, sets)
+    cases = [case for name, given in sets.items() for case in cases_of(given, first[name], name)]
+    for name, ks in parts(cases).items():
+        elements = sum(sum(cases[k]["reference"].values()) for k in ks)
+        print(f"{name}: {len(ks)} tagged segments, {elements} elements", file=sys.stderr)
     eflomal = eflomal_links(args.work, steps=args.steps, threads=args.threads)
     rows = {}
     chosen = [eflomal[case["line"]] for case in cases]
-    rows["eflomal grow-diag-final-and"] = {**halves(cases, *by_links(cases, chosen)), "bound": bound(cases, chosen)}
+    rows["eflomal grow-diag-final-and"] = {
+        **measured_parts(cases, *by_links(cases, chosen)),
+        "bound": bound(cases, chosen),
+    }
     if not args.links_only:
         train_models(args.work, steps=args.steps, threads=args.threads)
         forward, backward = train_modules(
@@ -403,20 +549,32 @@ def main() -> None:
             ("modules of both directions, soft", backward, False),
             ("modules of both directions, weights", backward, True),
         ]:
-            rows[name] = halves(cases, *by_module(cases, forward, reverse, weights))
+            rows[name] = measured_parts(cases, *by_module(cases, forward, reverse, weights))
+        rows["default, en→fr alone (`align --markup`)"] = measured_parts(cases, *by_default(cases, forward, None))
+        rows["default, both directions (`align --markup --reverse`)"] = measured_parts(
+            cases, *by_default(cases, forward, backward)
+        )
+        if args.flickr:
+            rows["flickr"] = flickr_rows(args.work, forward, backward, seed=1)
+            print(f"test_2016_flickr, exact: {rows['flickr']}", file=sys.stderr)
+        if args.timing:
+            rows["timing"] = timed(cases, forward, backward, args.timing)
+            print(f"ms per segment (least of {args.timing} rounds): {rows['timing']}", file=sys.stderr)
         for temper in args.tempers:
             for name, result in by_tempered_table(cases, forward, backward, temper, args.floor).items():
-                rows[f"{name}, tables to the power {temper:g}, floor {args.floor:g}"] = halves(cases, *result)
+                rows[f"{name}, tables to the power {temper:g}, floor {args.floor:g}"] = measured_parts(cases, *result)
     for name, row in rows.items():
         print(f"\n{name}" + (f" (bound {row['bound']}%)" if "bound" in row else ""))
-        for part in ("first half", "second half", "all"):
-            figures = row[part]
+        for part, figures in row.items():
+            if not isinstance(figures, dict):
+                continue
             print(
-                f"  {part:12s} exact {figures['exact']:5.1f}%  tag accuracy {figures['tag_accuracy']:5.1f}%  "
+                f"  {part:18s} exact {figures['exact']:5.1f}%  tag accuracy {figures['tag_accuracy']:5.1f}%  "
                 f"distance {figures['character_distance']:5.2f}  span F1 {figures['span_f1']:5.1f}  "
                 f"({figures['elements']} elements)"
             )
-        print("  by name (all): " + ", ".join(f"{k} {v}" for k, v in row["all"]["by_name"].items()))
+            print("    by name: " + ", ".join(f"{k} {v}" for k, v in figures["by_name"].items()))
+            print("    by length: " + ", ".join(f"{k} {v}" for k, v in figures["by_length"].items()))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, ensure_ascii=False), encoding="utf-8")
 

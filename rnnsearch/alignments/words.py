@@ -38,7 +38,9 @@ Neighbours. Where the rows come from a source with a jump prior (the alignment m
 AlignmentSource.prior), each target word's weights are then replaced by its posterior
 given its neighbours' (rnnsearch/alignments/distortion.py), and its mass on NULL by
 its posterior on NULL. A module that counted its own jumps (counted_jumps.py) hands its
-table with its rows (`Attended.jumps`), and they are read with that table instead.
+table with its rows (`Attended.jumps`), and they are read with that table instead, or,
+where a caller gives a `Temper` (markup placement does), with the table read at its
+power and floor.
 
 Hard alignment. Each target word is aligned to the source word it weighs most (argmax,
 the lowest index on a tie), the usual rule for reading alignments off attention. A
@@ -62,6 +64,7 @@ from typing import Protocol
 import numpy as np
 
 from rnnsearch.alignments import display
+from rnnsearch.alignments.counted_jumps import JumpTable, Temper
 from rnnsearch.alignments.distortion import Jumps, posteriors
 from rnnsearch.alignments.readings import ATTENTION, DEFAULT_READING, AlignmentSource, check_reading, reading_rows
 from rnnsearch.alignments.symmetrisation import SOFT_METHODS, symmetrise, symmetrise_weights
@@ -308,27 +311,37 @@ class _Weighed:
         return replace(aligned, read_from=self.read_from)
 
 
-def align_translation(translation: Attended, *, reading: str = DEFAULT_READING) -> WordAlignment:
+def align_translation(
+    translation: Attended, *, reading: str = DEFAULT_READING, temper: Temper | None = None
+) -> WordAlignment:
     """The word-level alignment of a Translation (its chosen hypothesis, not the
     alternatives), over the whitespace-separated words of its texts (see the module
-    docstring), its word weights read with its jump prior (`jump_prior`)."""
-    return align_translations([translation], reading=reading)[0]
+    docstring), its word weights read with its jump prior (`jump_prior`, its counted table
+    read as `temper` says where one is given)."""
+    return align_translations([translation], reading=reading, temper=temper)[0]
 
 
-def jump_prior(translation: Attended) -> Jumps | None:
+def jump_prior(translation: Attended, temper: Temper | None = None) -> Jumps | None:
     """The jump prior a translation's word weights are read with: none where what its rows
-    come from has none (the attention), else the table its module counted (`jumps`), or
-    failing one the source's fixed prior (AlignmentSource.prior)."""
-    fixed = translation.read_from.prior
-    return None if fixed is None else translation.jumps or fixed
+    come from has none (the attention), else the table its module counted (`jumps`, read
+    as `temper` says where it is given), or failing one the source's fixed prior
+    (AlignmentSource.prior)."""
+    fixed, counted = translation.read_from.prior, translation.jumps
+    if fixed is None:
+        return None
+    if counted is None:
+        return fixed
+    return temper.read(counted) if temper is not None and isinstance(counted, JumpTable) else counted
 
 
-def align_translations(translations: Sequence[Attended], *, reading: str = DEFAULT_READING) -> list[WordAlignment]:
+def align_translations(
+    translations: Sequence[Attended], *, reading: str = DEFAULT_READING, temper: Temper | None = None
+) -> list[WordAlignment]:
     """`align_translation` of each translation; where all are read with one prior, as the
     pairs of one call are, its posteriors are computed together."""
-    priors = set(map(jump_prior, translations))
+    priors = {jump_prior(translation, temper) for translation in translations}
     if len(priors) > 1:
-        return [align_translation(translation, reading=reading) for translation in translations]
+        return [align_translation(translation, reading=reading, temper=temper) for translation in translations]
     prior = priors.pop() if priors else None
     return read_translations(translations, reading=reading, prior=prior)
 

@@ -223,14 +223,22 @@ def add_markup(command: argparse.ArgumentParser, *, reads: str, writes: str) -> 
         help=f"with --markup, the longest line read, in characters (default {MAX_MARKUP_CHARS:,}); a longer line "
         "stops the command",
     )
-    command.add_argument(
-        "--placement",
-        choices=PLACEMENTS,
-        help="with --markup, how tags are placed: 'weights', around the span of target words the alignment's "
-        "weights make likeliest for each element's words, or 'links', from the first to the last target word "
-        "linked to them; default: the measured best (BENCHMARKS.md), 'weights' where one direction of an "
-        "alignment module is read, else 'links'",
-    )
+    add_placement(command, "with --markup, how tags are placed")
+
+
+PLACEMENT_HELP = (
+    "'links', from the first to the last target word linked to an element's words; 'weights', around the span "
+    "of target words the alignment's weights make likeliest for them (two directions: the lesser of their "
+    "weights); 'averaged', the same with two directions' weights averaged; 'tempered', 'averaged' with the "
+    "alignment module's jump table read looser, so that reordered phrases keep their words. Default: the "
+    "measured best on tags translators placed (docs/guides/markup.md), 'tempered' where the alignment module is "
+    "read, else 'links'"
+)
+
+
+def add_placement(command: argparse.ArgumentParser, what: str) -> None:
+    """`--placement`: a name of PLACEMENTS, `what` saying what it places."""
+    command.add_argument("--placement", choices=tuple(PLACEMENTS), help=f"{what}: {PLACEMENT_HELP}")
 
 
 def check_markup_flags(args: argparse.Namespace, command: str) -> None:

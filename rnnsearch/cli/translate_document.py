@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rnnsearch.cli.loading import load
-from rnnsearch.cli.options import add_alignment_from, add_reading, add_search, add_terms
+from rnnsearch.cli.options import add_alignment_from, add_placement, add_reading, add_search, add_terms
 from rnnsearch.errors import UserError
-from rnnsearch.markup import PLACEMENTS
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -53,12 +52,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="translate again what a document holds translated already (a PO catalogue's translated entries); "
         "default: keep it",
     )
-    command.add_argument(
-        "--placement",
-        choices=PLACEMENTS,
-        help="how inline formatting is placed: by the alignment's 'links' or 'weights'; default: the measured "
-        "best, 'weights' where the alignment module is read, else 'links'",
-    )
+    add_placement(command, "how inline formatting is placed")
     add_terms(command, unit="sentence")
     add_reading(command)
     add_alignment_from(command)

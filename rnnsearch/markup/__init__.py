@@ -16,10 +16,10 @@ Transfer (`transfer`), given word links (source word i, target word j):
    the whole sentence stays around the whole translation.
 2. Any other element covers the target words from the first to the last aligned to one
    of its words: whole words, so a tag never splits a word, and the words between them
-   too, so that its content stays one span. Placed by word weights (`placement`
-   "weights"), it covers the span its links most probably have, the weights read as
-   their probabilities (placing.likeliest_hull); where most probably none of its words
-   is linked, it is placed as by the links. The target's words have the last word
+   too, so that its content stays one span. Placed by word weights (a `Placement` by
+   weights: PLACEMENTS), it covers the span its links most probably have, the weights
+   read as their probabilities (placing.likeliest_hull); where most probably none of its
+   words is linked, it is placed as by the links. The target's words have the last word
    (wording.py): where they copy an element's words as written (but for case and edge
    punctuation: a name, a code, a path), the element goes around the copy nearest to
    where its links put it; else a target word of punctuation alone at an edge of its
@@ -64,6 +64,7 @@ from rnnsearch.markup.placing import (
     JoinedWeights,
     Link,
     PairWeights,
+    Placement,
     WordWeights,
     place,
     transfer,
@@ -90,6 +91,7 @@ __all__ = [
     "WordWeights",
     "JoinedWeights",
     "PairWeights",
+    "Placement",
     "checked_placement",
     "chosen_placement",
 ]
@@ -101,22 +103,22 @@ caller for long; `--max-markup-chars` and `max_markup_chars=` raise it (a page w
 inline images, say). The server bounds every text by its own `--max-chars`."""
 
 
-def checked_placement(placement: object) -> str | None:
-    """The API's `placement`, checked (PLACEMENTS); None stays None: the measured best for
-    the alignment read (`chosen_placement`)."""
-    return None if placement is None else checked_choice(placement, "placement", PLACEMENTS)
+def checked_placement(placement: object) -> Placement | None:
+    """The API's `placement`, a name of PLACEMENTS or a Placement, checked; None stays
+    None: the measured best for the alignment read (`chosen_placement`)."""
+    if placement is None or isinstance(placement, Placement):
+        return placement
+    return PLACEMENTS[checked_choice(placement, "placement", tuple(PLACEMENTS))]
 
 
-def chosen_placement(placement: str | None, *, from_module: bool, directions: int = 1) -> str:
+def chosen_placement(placement: Placement | None, *, from_module: bool) -> Placement:
     """`placement`, or where it is None the measured best for the alignment read
-    (BENCHMARKS.md, "Tags placed by the alignment's weights"): by the weights where one
-    direction of an alignment module is read, where they placed at least as many tags
-    exactly as the links on every set measured; by the links otherwise, on the attention, whose
-    diffuse rows the links read better, and on two directions combined, where neither
-    rule was better on every set."""
+    (BENCHMARKS.md, "Tags where people put them, decided"): on an alignment module's rows,
+    `tempered`, which placed the most tags where translators put them, one direction
+    or two; on the attention, whose diffuse rows the links read better, `links`."""
     if placement is not None:
         return placement
-    return "weights" if from_module and directions == 1 else "links"
+    return PLACEMENTS["tempered" if from_module else "links"]
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ class MarkupOptions:
     markup: str
     lenient: bool = False
     max_chars: int | None = MAX_MARKUP_CHARS
-    placement: str | None = None
+    placement: Placement | None = None
 
     @classmethod
     def of(

@@ -29,7 +29,7 @@ from fastapi.staticfiles import StaticFiles
 
 from rnnsearch import __version__
 from rnnsearch.errors import UserError
-from rnnsearch.markup import MarkedUp, MarkupOptions
+from rnnsearch.markup import MarkedUp, MarkupOptions, Placement
 from rnnsearch.search.rules import Cancelled
 from rnnsearch.server import documents, schemas
 from rnnsearch.server.batcher import Batcher, TranslateFn
@@ -278,7 +278,9 @@ async def _translated(
     return results
 
 
-def _put_back(marked: list[MarkedUp | None], results: list[Translation], reading: str, placement: str | None) -> None:
+def _put_back(
+    marked: list[MarkedUp | None], results: list[Translation], reading: str, placement: Placement | None
+) -> None:
     for parsed, result in zip(marked, results, strict=True):
         put_markup_back(parsed, result, reading=reading, placement=placement)
 

@@ -30,6 +30,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import Response
 
 from rnnsearch.errors import UserError
+from rnnsearch.markup import Placement
 from rnnsearch.markup.formats import formats
 from rnnsearch.server.batcher import Batcher, Item
 from rnnsearch.server.limits import Limits
@@ -139,7 +140,7 @@ def _translated(
     name: str,
     format: str | None,
     call: CallRequest,
-    placement: str,
+    placement: Placement,
     unchanged_ok: bool,
     retranslate: bool,
     batch: int,

@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # the names a request may give, from the registries: any str 
 else:
     AlignmentFrom = Literal[tuple(ALIGNMENT_SOURCES)]
     MarkupName = Literal[MARKUPS]
-    PlacementName = Literal[PLACEMENTS]
+    PlacementName = Literal[tuple(PLACEMENTS)]
 
 
 class ErrorBody(BaseModel):
@@ -168,11 +168,13 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
         PlacementName | None,
         Field(
             description=(
-                "with `markup`, how its tags are placed: 'weights', around the span the alignment's weights make "
-                "likeliest for them, or 'links', from the first to the last word linked to theirs; default: the "
-                "measured best, 'weights' where the alignment module is read, else 'links'"
+                "with `markup`, how its tags are placed: 'links', from the first to the last word linked to "
+                "theirs; 'weights', around the span the alignment's weights make likeliest for them; 'tempered', "
+                "by the weights, the alignment module's jump table read looser (reordered phrases keep their words); "
+                "'averaged', by the weights (two directions' averaged, where `align` has a reverse model); "
+                "default: the measured best, 'tempered' where the alignment module is read, else 'links'"
             ),
-            examples=["weights"],
+            examples=["tempered"],
         ),
     ]
     term = Annotated[

@@ -32,7 +32,7 @@ from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH, Decoding
 from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
-from rnnsearch.markup import WordWeights, checked_placement, chosen_placement
+from rnnsearch.markup import Placement, checked_placement, chosen_placement
 from rnnsearch.text.sentences import checked_language
 from rnnsearch.translation.documents import (
     SentenceTranslation,
@@ -57,7 +57,7 @@ class DocumentTranslation(TextTranslation):
         format: str | None = None,
         names: Sequence[str] | None = None,
         beam_size: int | None = None,
-        placement: str | None = None,
+        placement: str | Placement | None = None,
         reading: str = DEFAULT_READING,
         alignment_from: str | None = None,
         unchanged_ok: bool = False,
@@ -137,7 +137,7 @@ def document_request(
     placement: object,
     glossary: object = None,
     avoid: object = None,
-) -> tuple[Request, str]:
+) -> tuple[Request, Placement]:
     """A document call's settings, checked once, for the API and the server alike: the
     request its sentences are searched with (their word links read, so the model must
     align) and the placement of their markup (None: the measured best for the
@@ -168,14 +168,15 @@ def sentence_translator(
     translate: Callable[[list[str]], list[Translation]],
     *,
     reading: str,
-    placement: str,
+    placement: Placement,
     batch: int,
     progress: Callable[[int, int], None] | None = None,
 ) -> SentenceTranslator:
     """Sentences translated by `translate` (a model call: texts in, Translations with
     their alignments out), `batch` at a time, each batch's end reported to
     `progress(total, done)`, and read as placing reads them: target words, word links
-    read as `reading` says, and word weights where `placement` is by weights. The API
+    read as `reading` says (a module's jump table as `placement` reads it), and word
+    weights where `placement` is by weights. The API
     calls the model itself; the server hands each batch to its batcher, to be decoded
     with other requests."""
 
@@ -186,12 +187,12 @@ def sentence_translator(
             translations += translate(part)
             if progress is not None:
                 progress(len(sentences), len(part))
-        aligned = align_translations(translations, reading=reading)
+        aligned = align_translations(translations, reading=reading, temper=placement.temper)
         return [
             SentenceTranslation(
                 translation.text.split(),
                 list(words.pairs),
-                WordWeights(words.weights) if placement == "weights" else None,
+                placement.weights(words.weights),
                 (len(translation.terms_written), sum(translation.terms_written.values())),
             )
             for translation, words in zip(translations, aligned, strict=True)

@@ -19,7 +19,7 @@ from rnnsearch.decoding.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.decoding.inputs import END
 from rnnsearch.decoding.results import PairScore, Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
-from rnnsearch.markup import MarkedUp, WordWeights, chosen_placement, transfer
+from rnnsearch.markup import MarkedUp, Placement, chosen_placement, transfer
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
@@ -118,7 +118,7 @@ class GivenPairs(Decoding):
         lenient_markup: bool = False,
         max_markup_chars: int | None = None,
         alignment_from: str | None = None,
-        placement: str | None = None,
+        placement: str | Placement | None = None,
     ) -> list[WordAlignment]:
         """The word alignment of each given translation, in order: `targets[k]` to
         `sources[k]`, read off the teacher-forced α as `reading` says
@@ -134,8 +134,10 @@ class GivenPairs(Decoding):
         words are those of their text, and each result's `marked_up` is its target with
         the source's markup put back by the links, as `translate` puts it back into a
         translation (`lenient_markup`, `max_markup_chars` and `placement` as there; with
-        `reverse`, placement by the weights reads both directions', and None places by
-        the combined links).
+        `reverse`, placement by the weights reads both directions': their lesser or their
+        mean, as the placement says). A placement that reads a module's jump table at
+        another strength (`tempered`, the default on a module's rows) reads the links it
+        writes with it too.
 
         `alignment_from` ("attention" or "aligner") says what the links are read from: the
         attention α, or the alignment module's β (docs/model.md), which sees each target
@@ -169,7 +171,7 @@ class GivenPairs(Decoding):
         lenient_markup: bool = False,
         max_markup_chars: int | None = None,
         alignment_from: str | None = None,
-        placement: str | None = None,
+        placement: str | Placement | None = None,
     ) -> Iterator[list[AlignedPair]]:
         """`align` for pairs that arrive a chunk at a time, (sources, targets) of the same
         length each, such as the lines of two large files: yield each chunk's pairs as soon
@@ -251,25 +253,26 @@ class GivenPairs(Decoding):
         sources = [source if parsed is None else parsed.text for source, parsed in zip(sources, marked, strict=True)]
         scored = self._score(sources, targets, origin, first_line=first_line, source=request.source)
         forward = [pair.as_translation() for pair in scored]
-        forward_words = align_translations(forward, reading=request.reading)
+        placement = None
+        if request.markup is not None:
+            placement = chosen_placement(request.markup.placement, from_module=request.source.from_module)
+        temper = None if placement is None else placement.temper
+        forward_words = align_translations(forward, reading=request.reading, temper=temper)
         backward_words = None
         if reverse is not None and settings.reverse_request is not None:
             reverse_source = settings.reverse_request.source
             scored = reverse._score(targets, sources, None, first_line=first_line, source=reverse_source)
-            backward_words = align_translations([p.as_translation() for p in scored], reading=request.reading)
+            backward = [p.as_translation() for p in scored]
+            backward_words = align_translations(backward, reading=request.reading, temper=temper)
         method = settings.symmetrize or request.source.combination
-        directions = 1 if backward_words is None else 2
-        placed = None if request.markup is None else request.markup.placement
-        placed = chosen_placement(placed, from_module=request.source.from_module, directions=directions)
         aligned = []
         for k, (pair, parsed) in enumerate(zip(forward, marked, strict=True)):
             words = forward_words[k]
             if backward_words is not None:
                 words = combine(words, backward_words[k], method=method)
-            if parsed is not None:
-                weights = None
-                if placed == "weights":
-                    weights = WordWeights(words.weights, None if backward_words is None else backward_words[k].weights)
+            if parsed is not None and placement is not None:
+                back = None if backward_words is None else backward_words[k].weights
+                weights = placement.weights(words.weights, back)
                 words = replace(words, marked_up=transfer(parsed, words.target_words, words.pairs, weights=weights))
             aligned.append(AlignedPair(pair, words))
         return aligned

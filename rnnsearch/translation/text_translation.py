@@ -14,7 +14,7 @@ from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentValueError
-from rnnsearch.markup import MarkedUp, WordWeights, chosen_placement, transfer
+from rnnsearch.markup import MarkedUp, Placement, chosen_placement, transfer
 from rnnsearch.search.rules import Cancelled
 from rnnsearch.text.glossary import Glossary, read_glossary
 from rnnsearch.translation.request import Request, build_request
@@ -43,7 +43,7 @@ class TextTranslation(Decoding):
         max_markup_chars: int | None = None,
         reading: str = DEFAULT_READING,
         alignment_from: str | None = None,
-        placement: str | None = None,
+        placement: str | Placement | None = None,
         glossary: object = None,
         avoid: object = None,
     ) -> list[Translation]:
@@ -70,9 +70,9 @@ class TextTranslation(Decoding):
         (rnnsearch.alignments.readings.READINGS), and kept as its `words`: by its word
         weights, around the span of words they make likeliest for each element, or by its
         links, from the first to the last word linked to the element's, as `placement`
-        says (rnnsearch.markup.PLACEMENTS; None: the measured best, by the weights where
-        they are the alignment module's and by the links where they are the attention,
-        rnnsearch.markup.chosen_placement).
+        says (a name of rnnsearch.markup.PLACEMENTS or a Placement; None: the measured
+        best, `tempered` where they are the alignment module's and `links` where they are
+        the attention, rnnsearch.markup.chosen_placement).
 
         `alignment_from` ("attention" or "aligner") says what each hypothesis's `alignment`
         is: the attention α of its search, or the alignment module's β (docs/model.md),
@@ -140,7 +140,7 @@ class TextTranslation(Decoding):
         max_markup_chars: int | None = None,
         reading: str = DEFAULT_READING,
         alignment_from: str | None = None,
-        placement: str | None = None,
+        placement: str | Placement | None = None,
         glossary: object = None,
         avoid: object = None,
     ) -> Iterator[list[Translation]]:
@@ -238,21 +238,22 @@ def put_markup_back(
     translation: Translation,
     *,
     reading: str = DEFAULT_READING,
-    placement: str | None = None,
+    placement: Placement | None = None,
 ) -> None:
     """Every hypothesis of a marked-up input's translation given the input's markup
     (`marked_up`), placed by the hypothesis's own word alignment as `reading` reads it
-    (by its links, or by its word weights: rnnsearch.markup.PLACEMENTS; None: the
-    measured best for what the translation's alignment is read from), which the
-    hypothesis keeps (`words`) for whatever writes its links; an input read as plain text
-    (None) gets none. The server puts markup back with it too."""
+    and as `placement` says (rnnsearch.markup.PLACEMENTS; None: the measured best for
+    what the translation's alignment is read from), which the hypothesis keeps (`words`,
+    read as the placement reads a module's jump table) for whatever writes its links; an
+    input read as plain text (None) gets none. The server puts markup back with it too."""
     if parsed is None:
         return
     hypotheses = [translation, *translation.alternatives]
     placement = chosen_placement(placement, from_module=translation.read_from.from_module)
-    for hypothesis, words in zip(hypotheses, align_translations(hypotheses, reading=reading), strict=True):
+    aligned = align_translations(hypotheses, reading=reading, temper=placement.temper)
+    for hypothesis, words in zip(hypotheses, aligned, strict=True):
         hypothesis.words = words
-        weights = WordWeights(words.weights) if placement == "weights" else None
+        weights = placement.weights(words.weights)
         hypothesis.marked_up = transfer(parsed, hypothesis.text.split(), words.pairs, weights=weights)
 
 

@@ -10,6 +10,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -467,24 +468,28 @@ def test_a_budget_spent_before_the_first_step_or_a_learning_rate_no_step_can_tak
     assert not (model / ALIGNER_DIR / ALIGNER_WEIGHTS).exists() and not (model / ALIGNER_DIR / LAST).exists()
 
 
-def test_markup_is_placed_by_the_module_s_weights_and_the_attention_s_links_unless_asked(with_module, corpus):
-    """Tags are placed by default by the weights of the module's alignments and by the
-    links of the attention's, each the measured best; `placement` picks either rule, and
-    both keep every tag."""
-    from rnnsearch.markup import WordWeights, parse, transfer
+def test_markup_is_placed_tempered_on_the_module_and_by_the_attention_s_links_unless_asked(with_module, corpus):
+    """Tags are placed by default `tempered` on the module's alignments (its weights, its
+    jump table read looser) and by the links of the attention's, each the measured best;
+    `placement` picks any reading by name, each hypothesis keeps the links it was placed
+    by, and every reading keeps every tag."""
+    from rnnsearch.alignments.words import align_translation
+    from rnnsearch.markup import PLACEMENTS, parse, transfer
 
     translator = rnnsearch.load(with_module, device="cpu")
     lines = ["Ein <b>kleines Mädchen</b> klettert in ein <i>Spielhaus</i>.", "Zwei <a href='x'>Männer</a> stehen."]
-    for alignment_from, default in (("aligner", "weights"), ("attention", "links")):
+    for alignment_from, default in (("aligner", "tempered"), ("attention", "links")):
         by_default = translator.translate(lines, markup="html", alignment_from=alignment_from)
-        for placement in ("links", "weights"):
-            asked = translator.translate(lines, markup="html", alignment_from=alignment_from, placement=placement)
+        for name, placement in PLACEMENTS.items():
+            asked = translator.translate(lines, markup="html", alignment_from=alignment_from, placement=name)
             for line, result in zip(lines, asked, strict=True):
                 words, parsed = result.words, parse(line, "html")
-                weights = WordWeights(words.weights) if placement == "weights" else None
+                read = align_translation(result, temper=placement.temper)
+                assert words.pairs == read.pairs and np.array_equal(words.weights, read.weights)
+                weights = placement.weights(words.weights)
                 assert result.marked_up == transfer(parsed, result.text.split(), words.pairs, weights=weights)
                 assert parse(result.marked_up, "html").words == result.text.split()
-            if placement == default:
+            if name == default:
                 assert [r.marked_up for r in asked] == [r.marked_up for r in by_default]
     with pytest.raises(ArgumentValueError, match="placement"):
         translator.translate(lines, markup="html", placement="hull")

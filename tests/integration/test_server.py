@@ -566,7 +566,7 @@ def test_serve_refuses_limits_that_are_not_positive(model_dir, capsys):
 MARKED = ['Ein <b>Hund</b> läuft durch <a href="schnee.html">den Schnee</a>.', "Zwei &amp; <i>drei</i>"]
 
 
-@pytest.mark.parametrize("placement", [None, "weights", "links"])
+@pytest.mark.parametrize("placement", [None, "weights", "links", "tempered"])
 def test_a_marked_up_request_gets_the_api_s_marked_up_translations(client, translator, placement):
     asked = {} if placement is None else {"placement": placement}
     answers = translate(client, MARKED, markup="xml", beam_size=3, n_best=2, **asked)
@@ -583,7 +583,10 @@ def test_a_marked_up_request_gets_the_api_s_marked_up_translations(client, trans
     [
         ({"texts": ["Ein Hund.", "Ein <b>Hund"], "markup": "xml"}, "texts.1: <b> is never closed"),
         ({"texts": ["Ein Hund."], "markup": "markdown"}, "markup: Input should be 'xml' or 'html'"),
-        ({"texts": ["Ein Hund."], "markup": "xml", "placement": "hull"}, "placement: Input should be 'links' or"),
+        (
+            {"texts": ["Ein Hund."], "markup": "xml", "placement": "hull"},
+            "placement: Input should be 'links', 'weights'",
+        ),
         ({"texts": ["Ein Hund."], "placement": "weights"}, "placement: it says how markup is placed; give markup too"),
     ],
 )

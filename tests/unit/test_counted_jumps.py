@@ -10,10 +10,17 @@ import numpy as np
 import pytest
 import torch
 
-from rnnsearch.alignments.counted_jumps import FARTHEST, LEAST_JUMPS, JumpTable, jump_counts, modules_table
+from rnnsearch.alignments.counted_jumps import (
+    FARTHEST,
+    LEAST_JUMPS,
+    PLACING,
+    JumpTable,
+    jump_counts,
+    modules_table,
+)
 from rnnsearch.alignments.distortion import posterior, sure_link_posterior
 from rnnsearch.alignments.readings import ALIGNMENT_SOURCES
-from rnnsearch.alignments.words import align_translation, read_translation
+from rnnsearch.alignments.words import align_translation, jump_prior, read_translation
 from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import UserError
 from rnnsearch.files import model_directory
@@ -145,3 +152,19 @@ def test_a_corrupt_table_is_refused_in_one_line_naming_its_file(tmp_path, record
         model_directory.read_jumps(tmp_path, "x")
     assert str(tmp_path / model_directory.ALIGNER_JUMPS) in str(refused.value)
     assert "\n" not in str(refused.value)
+
+
+def test_markup_placement_reads_a_table_looser_so_a_row_sure_enough_of_a_jump_back_keeps_it():
+    """ "y" leans 0.8 to a, a jump back: the table as counted (−1 weighs 0.1 of +1) moves it
+    to c; read as markup placement reads it (PLACING: −1 weighs 0.1 ** 0.5 of +1, any jump
+    at least 0.04) the row's choice stands. A prior that is no counted table is read as it is."""
+    assert FORWARD is not None
+    looser = PLACING.read(FORWARD)
+    assert looser.weights[FARTHEST - 1] == pytest.approx(0.1**0.5) and looser.weights[FARTHEST + 1] == 1.0
+    assert looser.floor == PLACING.floor and looser.null == FORWARD.null
+    rows = np.array([[0.0, 1.0, 0.0, 0.0], [0.8, 0.0, 0.2, 0.0], [0.0, 0.0, 0.0, 1.0]], dtype=np.float32)
+    leaning = replace(module_translation(FORWARD), alignment=rows)
+    assert align_translation(leaning).pairs == [(1, 0), (2, 1)]
+    assert align_translation(leaning, temper=PLACING).pairs == [(0, 1), (1, 0)]
+    assert jump_prior(leaning, PLACING) == looser
+    assert jump_prior(replace(leaning, jumps=None), PLACING) is ALIGNMENT_SOURCES["aligner"].prior

@@ -437,15 +437,35 @@ def _marked_up(words: list[str], spans: list[tuple[int, int]]) -> str:
 
 
 def test_the_default_placement_is_the_measured_best_for_what_is_read():
-    """The weights of one direction of a module; the links of the attention and of two
-    directions combined; a placement asked for, whatever is read."""
-    from rnnsearch.markup import chosen_placement
+    """On a module's rows, `tempered` (the mean of two directions' weights, the module's
+    table read looser); on the attention's, the links; a placement asked for, by name or
+    as a Placement, whatever is read; an unknown name refused, naming the known ones."""
+    from rnnsearch.alignments.counted_jumps import PLACING
+    from rnnsearch.markup import PLACEMENTS, checked_placement, chosen_placement
 
-    assert chosen_placement(None, from_module=True) == "weights"
-    assert chosen_placement(None, from_module=True, directions=2) == "links"
-    assert chosen_placement(None, from_module=False) == "links"
-    assert chosen_placement("links", from_module=True) == "links"
-    assert chosen_placement("weights", from_module=False, directions=2) == "weights"
+    tempered = chosen_placement(None, from_module=True)
+    assert (tempered.name, tempered.by_weights, tempered.mean, tempered.temper) == ("tempered", True, True, PLACING)
+    assert chosen_placement(None, from_module=False) is PLACEMENTS["links"]
+    assert chosen_placement(checked_placement("links"), from_module=True) is PLACEMENTS["links"]
+    assert checked_placement(PLACEMENTS["weights"]) is PLACEMENTS["weights"]
+    with pytest.raises(ValueError, match="placement: 'hull' is not one of links, weights, averaged, tempered"):
+        checked_placement("hull")
+
+
+def test_each_placement_reads_the_weights_it_names():
+    """`links` reads none; `weights` one direction's, or the lesser of two (a link both
+    must hold); `averaged` and `tempered` the mean of two (a word either holds)."""
+    from rnnsearch.markup import PLACEMENTS
+
+    forward = np.array([[0.9, 0.0], [0.1, 0.6]])
+    backward = np.array([[0.5, 0.0], [0.3, 0.8]])  # source words × target words
+    assert PLACEMENTS["links"].weights(forward, backward) is None
+    lesser = PLACEMENTS["weights"].weights(forward, backward)
+    assert np.allclose(lesser.link_probabilities(0, 1), [0.5, 0.0])
+    for name in ("averaged", "tempered"):
+        mean = PLACEMENTS[name].weights(forward, backward)
+        assert np.allclose(mean.link_probabilities(0, 1), [0.7, 0.05])
+        assert np.allclose(PLACEMENTS[name].weights(forward).forward, forward)
 
 
 def _likeliest_by_every_span(linked: np.ndarray) -> tuple[int, int] | None:
