@@ -13,6 +13,7 @@ from rnnsearch.files.metrics_log import read_metrics
 from rnnsearch.files.model_directory import CONFIG, METRICS
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.schemas import MAX_BEAM_SIZE, ModelInfo, ServedLimits, TrainingFigures
+from rnnsearch.text.glossary import MAX_TERM_CHARS
 from rnnsearch.translation.translator import Translator
 
 
@@ -45,6 +46,8 @@ def describe_model(translator: Translator, model_dir: str | Path | Sequence[str 
             max_audio_seconds=max_audio_seconds(translator, limits),
             timeout_seconds=limits.timeout,
             max_beam_size=MAX_BEAM_SIZE,
+            max_glossary_terms=limits.max_glossary_terms,
+            max_term_chars=MAX_TERM_CHARS,
         ),
     )
 

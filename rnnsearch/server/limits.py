@@ -12,8 +12,8 @@ class Limits:
     request may take, waiting for its batch included. max_batch: sentences per merged
     model call. max_wait: seconds a request waits for others to join its batch.
     max_document_bytes: bytes of a document sent to /v1/documents.
-    max_glossary_terms: entries of a request's own glossary, and of its avoid list (each at
-    most max_chars).
+    max_glossary_terms: entries of a request's own glossary, and of its avoid list (each
+    term at most rnnsearch.text.glossary.MAX_TERM_CHARS characters).
     """
 
     max_texts: int = 64

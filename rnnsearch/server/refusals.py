@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from rnnsearch.errors import UserError
 from rnnsearch.server import schemas
 from rnnsearch.server.limits import Limits
+from rnnsearch.text.glossary import MAX_TERM_CHARS
 
 ERRORS_SHOWN = 3
 """A request with many invalid fields is told about the first few, to keep the message one line."""
@@ -27,10 +28,14 @@ ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
 
 def max_body_bytes(limits: Limits, audio_chars: int | None = None) -> int:
     """The largest body a request within the limits can need: every character JSON-escaped as a
-    surrogate pair (12 bytes), plus room for quotes, separators, whitespace and the options.
-    For a speech model, `audio_chars` characters of base64 (which JSON needs not escape) per item."""
-    item = 12 * limits.max_chars if audio_chars is None else audio_chars
-    return limits.max_texts * (item + 64) + 4096
+    surrogate pair (12 bytes), plus room for quotes, separators, whitespace and the options;
+    for a text model, a glossary and an avoid list at their bounds too. For a speech model,
+    `audio_chars` characters of base64 (which JSON needs not escape) per item."""
+    if audio_chars is not None:
+        return limits.max_texts * (audio_chars + 64) + 4096
+    texts = limits.max_texts * (12 * limits.max_chars + 64)
+    terms = 3 * limits.max_glossary_terms * (12 * MAX_TERM_CHARS + 16)  # a source and a target, an avoided phrase
+    return texts + terms + 4096
 
 
 class BodyLimit:

@@ -28,6 +28,7 @@ from rnnsearch.markup import MARKUPS, PLACEMENTS
 from rnnsearch.model.settings import ModelConfig
 from rnnsearch.server.limits import Limits
 from rnnsearch.text.corpus import is_blank
+from rnnsearch.text.glossary import MAX_TERM_CHARS
 
 if TYPE_CHECKING:  # the names a request may give, from the registries: any str to the type checker
     AlignmentFrom = str
@@ -179,7 +180,7 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
     ]
     term = Annotated[
         str,
-        Field(min_length=1, max_length=limits.max_chars, json_schema_extra={"pattern": _not_blank_pattern()}),
+        Field(min_length=1, max_length=MAX_TERM_CHARS, json_schema_extra={"pattern": _not_blank_pattern()}),
         AfterValidator(_not_blank),
     ]
     glossary = Annotated[
@@ -301,6 +302,8 @@ class ServedLimits(BaseModel):
     max_audio_seconds: float | None = Field(description="seconds per recording; null for a text model")
     timeout_seconds: float
     max_beam_size: int
+    max_glossary_terms: int = Field(description="entries of a request's own glossary, and of its avoid list")
+    max_term_chars: int = Field(description="characters per glossary term, target or avoided phrase")
 
 
 class ModelInfo(BaseModel):

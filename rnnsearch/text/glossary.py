@@ -7,25 +7,37 @@ Files (`read_glossary`):
   naming the source and target columns, by the model's language codes (`de`, `en`) or as
   `source` and `target`; optionally a `case` column (`sensitive` or `insensitive`, per
   entry; empty: the file's setting, `case_sensitive=`), and any other column (a note) is
-  ignored.
-- TBX-Basic (`.tbx`), read with lxml (no DTD, no entities, no network): each
-  `termEntry` (TBX 2) or `conceptEntry` (TBX 3) gives the first term of its language
-  section in each language.
+  ignored. A tab-separated file has no quoting (a `"` is text, as in the IANA TSV
+  format); in a CSV file a quoted field may not run over a line's end (no term does: an
+  unclosed quote would swallow the entries after it).
+- TBX-Basic (`.tbx`), read with lxml (no external DTD or entity, no network; entities the
+  file declares itself are read, within libxml2's bound on their expansion): each
+  `termEntry` (TBX 2) or `conceptEntry` (TBX 3) gives every term of its source language
+  (synonyms, and deprecated ones: a text that uses one still gets the preferred target)
+  the first term of its target language not marked deprecated or superseded (its
+  `administrativeStatus`), a preferred one first.
 
 An entry whose target is its source is a term kept as written (a name, a brand: not
-translated). Bad files are refused in one line naming the file and the line: no header,
-a missing column, an empty source or target, one source given two targets, a case that
-is neither, bytes that are not UTF-8 (a byte order mark is read as none), a TBX entry
-without a term in one of the two languages. A file is read in time linear in its size.
+translated). Terms are read in Unicode's compatibility composition (NFKC), as the model's
+pieces write text. Bad files are refused in one line naming the file and the line: no
+header, a missing column, an empty source or target, a term over MAX_TERM_CHARS
+characters, one source given two targets, a case that is neither, bytes that are not
+UTF-8 (a byte order mark is read as none), a TBX entry without a usable term in one of
+the two languages; a file over MAX_FILE_BYTES is refused before it is read whole. A file
+is read in time linear in its size.
 
 An avoid list (`read_avoided`) holds words and phrases no translation may contain,
-one a line.
+one a line, each at most MAX_TERM_CHARS characters.
 
 Matching (`Glossary.matches`): an entry's source is found on whole words (Unicode word
 boundaries, where its own first and last characters are word characters), as written or
 in any case as the entry says, the longest entry first where entries overlap, each place
-of the text in one match at most; all entries are sought at once (an Aho–Corasick
-automaton, pyahocorasick), in time linear in the text and its matches.
+of the text in one match at most. Text and terms are compared as `matchable` reads them:
+each character with its combining marks composed (an NFD "Müller" is "Müller", and "Rose"
+is not found inside an NFD "Rosé"), full-width and other compatibility forms as their
+plain ones, any white space (a no-break space) as a space, and, in any case, by Unicode's
+full case folding (FUSSBALL is Fußball, ISTANBUL İstanbul). All entries are sought at once
+(an Aho–Corasick automaton, pyahocorasick), in time linear in the text and its matches.
 """
 
 from __future__ import annotations
@@ -37,6 +49,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import ahocorasick
 
@@ -46,6 +59,14 @@ TABLE_DELIMITERS = {".tsv": "\t", ".tab": "\t", ".txt": "\t", ".csv": ","}
 """The field delimiter of each table file's extension."""
 
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+
+MAX_TERM_CHARS = 200
+"""The longest term, target or avoided phrase, in characters: a term is a word or a phrase,
+and the search's time and an avoid list's tables grow with the length of what they hold."""
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""The largest glossary or avoid list read, in bytes: a million entries fit in well under
+it, and a link to an endless file (/dev/zero) is refused, not read into memory."""
 
 CASES = {"sensitive": True, "insensitive": False, "": None}
 """The values of a table's `case` column: whether the entry matches as written (None:
@@ -121,7 +142,7 @@ class Glossary:
         automaton = ahocorasick.Automaton()
         keys: dict[str, list[Term]] = {}
         for term in self.terms:
-            keys.setdefault(folded(term.source), []).append(term)
+            keys.setdefault(matchable(term.source).text, []).append(term)
         for key, terms in keys.items():
             automaton.add_word(key, terms)
         if keys:
@@ -147,13 +168,67 @@ class Glossary:
         """Every place in `text` where one of this glossary's own terms stands on whole words."""
         if not self.terms:
             return []
-        found = []
-        for last, terms in self._automaton.iter(folded(text)):
-            for term in terms:
-                start, end = last + 1 - len(term.source), last + 1
-                if whole_words(text, start, end) and (not term.case_sensitive or text[start:end] == term.source):
-                    found.append(Match(start, end, term))
+        found, read = [], matchable(text)
+        for last, terms in self._automaton.iter(read.text):
+            key_length = len(matchable(terms[0].source).text)
+            span = read.span(last + 1 - key_length, last + 1)
+            if span is None or not whole_words(text, *span):
+                continue
+            as_written = _composed(text[span[0] : span[1]])
+            found += [Match(*span, term) for term in terms if not term.case_sensitive or as_written == term.source]
         return found
+
+
+@dataclass(frozen=True)
+class Matchable:
+    """A text as terms are matched in it (`matchable`), and for each of its characters the
+    cluster of the original text it comes from: `clusters[k]` is the (start, end) in the
+    original of the cluster of character k."""
+
+    text: str
+    clusters: list[tuple[int, int]]
+
+    def span(self, start: int, end: int) -> tuple[int, int] | None:
+        """The original characters of this text's characters start to end − 1, or None where
+        they begin or end inside what one cluster became (the first "s" of a folded "ß")."""
+        if start < 0 or end <= start:
+            return None
+        first, last = self.clusters[start], self.clusters[end - 1]
+        if start > 0 and self.clusters[start - 1] == first:
+            return None
+        if end < len(self.clusters) and self.clusters[end] == last:
+            return None
+        return first[0], last[1]
+
+
+DOTTED = "i\u0307"
+"""What full case folding makes of İ (an i and a combining dot above): matched as i, so
+that İstanbul is found as ISTANBUL and Istanbul."""
+
+
+def matchable(text: str) -> Matchable:
+    """`text` as terms are matched in it: each cluster (a character and the combining marks
+    after it) in Unicode's compatibility composition (NFKC) and fully case folded, white
+    space as a space, so that an NFD accent, a full-width letter, a no-break space and a
+    folding that lengthens a word (ß as ss) match their plain forms; each character keeps
+    where its cluster stands in `text`, so that a match is a span of the original."""
+    out: list[str] = []
+    clusters: list[tuple[int, int]] = []
+    start = 0
+    for end in range(1, len(text) + 1):
+        if end < len(text) and unicodedata.combining(text[end]):
+            continue
+        cluster = text[start:end]
+        read = " " if cluster.isspace() else unicodedata.normalize("NFKC", cluster).casefold().replace(DOTTED, "i")
+        out.append(read)
+        clusters += [(start, end)] * len(read)
+        start = end
+    return Matchable("".join(out), clusters)
+
+
+def _composed(text: str) -> str:
+    """A term as it is read and compared as written: NFKC, its white space collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
 def read_glossary(
@@ -165,10 +240,7 @@ def read_glossary(
     suffix = path.suffix.lower()
     if suffix != ".tbx" and suffix not in TABLE_DELIMITERS:
         raise GlossaryError(f"{path}: a glossary is a .tsv, .csv or .tbx file")
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise GlossaryError(f"{path}: cannot read it ({error.strerror or error})") from None
+    data = _read_bounded(path)
     if suffix == ".tbx":
         return Glossary(_tbx_terms(data, path, (source_language, target_language), case_sensitive))
     text = _decoded(data, path)
@@ -182,11 +254,9 @@ def read_avoided(path: str | Path) -> tuple[str, ...]:
     white space collapsed and in Unicode's compatibility form (as the model's pieces
     write text); a file that cannot be read, or is not UTF-8, is refused naming its line."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise GlossaryError(f"{path}: cannot read it ({error.strerror or error})") from None
-    return avoided_phrases(_decoded(data, path).splitlines())
+    lines = _decoded(_read_bounded(path), path).splitlines()
+    phrases = (_phrase(line, f"{path}:{k}") for k, line in enumerate(lines, 1))
+    return tuple(dict.fromkeys(phrase for phrase in phrases if phrase))
 
 
 def avoided_phrases(phrases: Iterable[object], name: str = "avoid") -> tuple[str, ...]:
@@ -195,9 +265,33 @@ def avoided_phrases(phrases: Iterable[object], name: str = "avoid") -> tuple[str
     for k, phrase in enumerate(phrases):
         if not isinstance(phrase, str):
             raise GlossaryError(f"{name}.{k}: a word or phrase to avoid is text, not {type(phrase).__name__}")
-        if phrase.strip():
-            checked.append(" ".join(unicodedata.normalize("NFKC", phrase).split()))
+        if phrase := _phrase(phrase, f"{name}.{k}"):
+            checked.append(phrase)
     return tuple(dict.fromkeys(checked))
+
+
+def _phrase(phrase: str, where: str) -> str:
+    """An avoided phrase as `_composed` reads it ("" for a blank one); one over
+    MAX_TERM_CHARS characters refused, naming `where` it was given."""
+    phrase = _composed(phrase)
+    if len(phrase) > MAX_TERM_CHARS:
+        raise GlossaryError(
+            f"{where}: a phrase of {len(phrase):,} characters, more than the {MAX_TERM_CHARS} one may have"
+        )
+    return phrase
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of a glossary or avoid list, refused in one line where it cannot be read or
+    holds more than MAX_FILE_BYTES (read no further than that)."""
+    try:
+        with path.open("rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise GlossaryError(f"{path}: cannot read it ({error.strerror or error})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise GlossaryError(f"{path}: larger than the {MAX_FILE_BYTES // 2**20} MiB a glossary or avoid list may be")
+    return data
 
 
 def _decoded(data: bytes, path: Path) -> str:
@@ -211,7 +305,19 @@ def _decoded(data: bytes, path: Path) -> str:
 
 
 def _table_terms(text: str, path: Path, delimiter: str, languages: tuple[str, str], case_sensitive: bool) -> list[Term]:
-    rows = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    given = io.StringIO(text, newline="")
+    if delimiter == "\t":
+        rows = csv.reader(given, delimiter=delimiter, quoting=csv.QUOTE_NONE)
+    else:
+        rows = csv.reader(given, delimiter=delimiter)
+    try:
+        return _rows_terms(rows, path, languages, case_sensitive)
+    except csv.Error as error:
+        raise GlossaryError(f"{path}:{rows.line_num}: {error}") from None
+
+
+def _rows_terms(rows: Any, path: Path, languages: tuple[str, str], case_sensitive: bool) -> list[Term]:
+    """The terms of a table's rows (`csv.reader`'s), under a header naming its columns."""
     header = next(rows, None)
     names = [name.strip().lower() for name in header or []]
     columns = [_column(names, (language, side)) for language, side in zip(languages, ("source", "target"))]
@@ -223,8 +329,15 @@ def _table_terms(text: str, path: Path, delimiter: str, languages: tuple[str, st
     source, target = (column for column in columns if column is not None)
     case = names.index("case") if "case" in names else None
     terms = []
+    line = rows.line_num
     for row in rows:
-        where = f"{path}:{rows.line_num}"
+        where, first = f"{path}:{rows.line_num}", line + 1
+        line = rows.line_num
+        if line > first:
+            raise GlossaryError(
+                f"{path}:{first}: a quoted field runs on to line {line} (an unclosed quote?): no term holds a "
+                "line break"
+            )
         if not any(field.strip() for field in row):
             continue
         if len(row) < len(names):
@@ -247,21 +360,35 @@ def _case(value: str, where: str, default: bool) -> bool:
 
 
 def _checked_term(source: object, target: object, case_sensitive: bool, where: str) -> Term:
-    """An entry, its terms stripped of surrounding white space; an empty one refused."""
+    """An entry, its terms read as `_composed` reads them; an empty one, or one over
+    MAX_TERM_CHARS characters, refused."""
     if not isinstance(source, str) or not isinstance(target, str):
         raise GlossaryError(f"{where}: a source and a target are text")
-    if not source.strip():
+    source, target = _composed(source), _composed(target)
+    if not source:
         raise GlossaryError(f"{where}: an empty source term")
-    if not target.strip():
-        raise GlossaryError(f"{where}: an empty target for {source.strip()!r}")
-    return Term(" ".join(source.split()), " ".join(target.split()), case_sensitive, where)
+    if not target:
+        raise GlossaryError(f"{where}: an empty target for {source!r}")
+    for side, term in (("source term", source), ("target", target)):
+        if len(term) > MAX_TERM_CHARS:
+            raise GlossaryError(
+                f"{where}: a {side} of {len(term):,} characters, more than the {MAX_TERM_CHARS} a term may have"
+            )
+    return Term(source, target, case_sensitive, where)
 
 
 def _tbx_terms(data: bytes, path: Path, languages: tuple[str, str], case_sensitive: bool) -> list[Term]:
-    """Each entry of a TBX file as a term: the first term of each of the two languages."""
+    """Each entry of a TBX file as terms: each source-language term to the entry's target
+    (`_target_term`). Entities the file declares are read (`&brand;` is its text); an
+    external one is not, and is refused as undefined."""
     from lxml import etree
 
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+    parser = etree.XMLParser(
+        resolve_entities="internal",  # type: ignore[arg-type]  # lxml 5 takes "internal"; its stubs predate it
+        no_network=True,
+        load_dtd=False,
+        huge_tree=False,
+    )
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as error:
@@ -270,19 +397,50 @@ def _tbx_terms(data: bytes, path: Path, languages: tuple[str, str], case_sensiti
     for entry in root.iter():
         if _local_name(entry) not in ("termEntry", "conceptEntry"):
             continue
-        found: dict[str, str] = {}
+        found: dict[str, list[tuple[str, str]]] = {}
         for section in entry:
             if _local_name(section) in ("langSet", "langSec"):
                 language = (section.get(XML_LANG) or "").split("-")[0].lower()
-                term = next((node for node in section.iter() if _local_name(node) == "term"), None)
-                if term is not None and language not in found:
-                    found[language] = "".join(str(piece) for piece in term.itertext())
+                for term in (node for node in section.iter() if _local_name(node) == "term"):
+                    text = "".join(str(piece) for piece in term.itertext())
+                    found.setdefault(language, []).append((text, _status(term)))
         where = f"{path}:{entry.sourceline}"
-        missing = [language for language in languages if language not in found]
+        missing = [language for language in languages if not found.get(language)]
         if missing:
             raise GlossaryError(f"{where}: an entry without a {missing[0]} term")
-        terms.append(_checked_term(found[languages[0]], found[languages[1]], case_sensitive, where))
+        target = _target_term(found[languages[1]], where, languages[1])
+        sources = dict.fromkeys(text for text, _ in found[languages[0]] if text.strip())
+        terms += [_checked_term(source, target, case_sensitive, where) for source in sources]
     return terms
+
+
+NOT_WRITTEN = ("deprecated", "superseded")
+"""TBX administrative statuses (`deprecatedTerm-admn-sts`, `supersededTerm-admn-sts`, or as
+TBX 3 writes them) of terms never written as a target."""
+
+
+def _status(term: Any) -> str:
+    """A TBX term's administrative status, lower case ("" where none is given): the
+    `termNote` beside it, in its `tig`, `ntig` or `termSec`."""
+    holder = term.getparent()
+    for ancestor in term.iterancestors():
+        if _local_name(ancestor) in ("tig", "ntig", "termSec"):
+            holder = ancestor
+            break
+    for note in holder.iter():
+        if _local_name(note) == "termNote" and note.get("type") == "administrativeStatus":
+            return "".join(note.itertext()).strip().lower()
+    return ""
+
+
+def _target_term(candidates: list[tuple[str, str]], where: str, language: str) -> str:
+    """The term an entry is written as: its first preferred one, else its first not marked
+    deprecated or superseded."""
+    usable = [(text, status) for text, status in candidates if text.strip() and not status.startswith(NOT_WRITTEN)]
+    if not usable:
+        raise GlossaryError(f"{where}: every {language} term is marked deprecated or superseded")
+    preferred = [text for text, status in usable if status.startswith("preferred")]
+    return (preferred or [usable[0][0]])[0]
 
 
 def _local_name(node: object) -> str:

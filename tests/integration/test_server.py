@@ -160,6 +160,23 @@ def test_a_body_larger_than_any_valid_request_gets_413(client):
     assert_json_error(response, 413, "request body larger than")
 
 
+def test_a_request_within_every_bound_is_not_refused_for_its_size(client):
+    """A glossary and an avoid list at their bounds, every character in JSON's longest
+    escape (a surrogate pair, 12 bytes), fit the body limit: the answer is about what they
+    hold, never a 413 about the body; /v1/model states both bounds."""
+    from rnnsearch.text.glossary import MAX_TERM_CHARS
+
+    limits = client.get("/v1/model").json()["limits"]
+    assert (limits["max_glossary_terms"], limits["max_term_chars"]) == (LIMITS.max_glossary_terms, MAX_TERM_CHARS)
+    wide = "\U0001f415"
+    terms = [f"{k:04d}" + wide * (MAX_TERM_CHARS - 4) for k in range(LIMITS.max_glossary_terms)]
+    body = {"texts": ["Ein Hund."], "glossary": dict.fromkeys(terms, wide * MAX_TERM_CHARS), "avoid": terms}
+    encoded = json.dumps(body).encode()
+    assert len(encoded) > 5_000_000
+    response = client.post("/v1/translate", content=encoded, headers={"content-type": "application/json"})
+    assert response.status_code == 200 and response.json()["translations"][0]["text"]
+
+
 def test_unknown_paths_and_methods_get_json_errors(client):
     assert_json_error(client.get("/v1/nothing"), 404)
     assert_json_error(client.get("/v1/translate"), 405)

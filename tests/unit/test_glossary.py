@@ -58,10 +58,109 @@ def test_terms_are_found_on_whole_words_the_longest_first_each_place_once():
         ("kleiner Hund", "puppy"),
         ("Hund", "dog"),
         ("C++", "C++"),
+        ("STRASSE", "street"),  # full case folding: ß is ss
         ("Straße", "street"),
     ]
     assert found(glossary, "abgeben ab") == [("ab", "off")]
     assert Glossary.of({}).matches("Ein Hund") == []
+
+
+def test_terms_are_found_in_any_unicode_form_and_never_inside_a_cluster():
+    """An NFD accent, a full-width word, a no-break space and full case folding match their
+    plain forms; a term never ends inside a letter and its accent, nor inside what one
+    letter folds to; the span found is the text's own; targets are read composed."""
+    glossary = Glossary.of(
+        {"Müller": "Miller", "Hund": "hound", "Rudi Völler": "Rudi Völler", "Rose": "rose", "Fußball": "football"}
+        | {"İstanbul": "Istanbul", "s": "es", "Café": "cafe\u0301"}
+    )
+    nfd = "Mu\u0308ller"
+    text = f"{nfd}, ＨＵＮＤ, Rudi\u00a0Völler, Rose\u0301, FUSSBALL, ISTANBUL, Straße, CAFE\u0301"
+    assert found(glossary, text) == [
+        (nfd, "Miller"),
+        ("ＨＵＮＤ", "hound"),
+        ("Rudi\u00a0Völler", "Rudi Völler"),
+        ("FUSSBALL", "football"),
+        ("ISTANBUL", "Istanbul"),
+        ("CAFE\u0301", "café"),
+    ]
+    sensitive = Glossary.of({"Müller": "Miller"}, case_sensitive=True)
+    assert found(sensitive, f"{nfd} MÜLLER") == [(nfd, "Miller")]
+
+
+def test_a_tsv_has_no_quoting_and_a_csv_quote_may_not_run_over_a_line(tmp_path):
+    """A tab-separated `"` is text (the entries after it are kept); in a CSV an unclosed
+    quote is refused naming its line, never swallowing the entries after it."""
+    glossary = read(tmp_path, "g.tsv", 'de\ten\n"Aha\tyes\nHund\thound\nKatze\tcat\n')
+    assert found(glossary, '"Aha Hund Katze') == [('"Aha', "yes"), ("Hund", "hound"), ("Katze", "cat")]
+    with pytest.raises(GlossaryError, match=r"g.csv:2: a quoted field runs on to line 4 \(an unclosed quote\?\)"):
+        read(tmp_path, "g.csv", 'de,en\n"Aha,yes\nHund,hound\nKatze,cat\n')
+
+
+def test_glossaries_and_avoid_lists_are_bounded_in_bytes_and_in_term_length(tmp_path, monkeypatch):
+    """A term, a target or an avoided phrase over MAX_TERM_CHARS characters, a field over
+    the csv module's limit, and a file over MAX_FILE_BYTES (read no further: /dev/zero too)
+    are each refused in one line naming the file and the line."""
+    from rnnsearch.text import glossary as module
+    from rnnsearch.text.glossary import MAX_TERM_CHARS, read_avoided
+
+    long = "x" * (MAX_TERM_CHARS + 1)
+    with pytest.raises(GlossaryError, match=rf"g.tsv:3: a target of {MAX_TERM_CHARS + 1} characters, more than"):
+        read(tmp_path, "g.tsv", f"de\ten\nHund\thound\nKatze\t{long}\n")
+    with pytest.raises(GlossaryError, match=r"g.tsv:2: field larger than field limit"):
+        read(tmp_path, "g.tsv", "de\ten\nHund\t" + "x" * 200_000 + "\n")
+    avoid = tmp_path / "avoid.txt"
+    avoid.write_text(f"dog\n\n{long}\n", encoding="utf-8")
+    with pytest.raises(GlossaryError, match=rf"avoid.txt:3: a phrase of {MAX_TERM_CHARS + 1} characters"):
+        read_avoided(avoid)
+    with pytest.raises(GlossaryError, match=r"avoid.1: a phrase of"):
+        module.avoided_phrases(["dog", long])
+    monkeypatch.setattr(module, "MAX_FILE_BYTES", 64)
+    avoid.write_text("dog\n" * 17, encoding="utf-8")
+    with pytest.raises(GlossaryError, match=r"avoid.txt: larger than the"):
+        read_avoided(avoid)
+    with pytest.raises(GlossaryError, match=r"zero.tsv: larger than the"):
+        read_glossary(_linked(tmp_path / "zero.tsv", "/dev/zero"), source_language="de", target_language="en")
+
+
+def _linked(path, target: str):
+    path.symlink_to(target)
+    return path
+
+
+TBX_SYNONYMS = """<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE martif [<!ENTITY brand "Acme">]>
+<martif type="TBX-Basic" xml:lang="de"><text><body>
+<termEntry id="1"><langSet xml:lang="de"><tig><term>Rüde</term></tig><tig><term>&brand; Hund</term></tig></langSet>
+<langSet xml:lang="en"><tig><term>dog</term>
+<termNote type="administrativeStatus">deprecatedTerm-admn-sts</termNote></tig>
+<tig><term>canine</term></tig>
+<tig><term>hound</term><termNote type="administrativeStatus">preferredTerm-admn-sts</termNote></tig>
+</langSet></termEntry>
+<termEntry id="2"><langSet xml:lang="de"><tig><term>Katze</term></tig></langSet>
+<langSet xml:lang="en"><tig><term>puss</term>
+<termNote type="administrativeStatus">supersededTerm-admn-sts</termNote></tig><tig><term>cat</term></tig></langSet>
+</termEntry></body></text></martif>
+"""
+
+
+def test_a_tbx_entry_gives_every_source_synonym_its_preferred_target_and_reads_its_own_entities(tmp_path):
+    """Every source term (synonyms too) is written as the preferred target, else the first
+    not deprecated or superseded; an entity the file declares is read as its text; an
+    external one is refused without being read; an entry of deprecated targets alone too."""
+    glossary = read(tmp_path, "g.tbx", TBX_SYNONYMS)
+    assert found(glossary, "Ein Rüde, ein Acme Hund, eine Katze.") == [
+        ("Rüde", "hound"),
+        ("Acme Hund", "hound"),
+        ("Katze", "cat"),
+    ]
+    external = TBX_SYNONYMS.replace('"Acme"', 'SYSTEM "file:///etc/hostname"')
+    with pytest.raises(GlossaryError, match=r"g.tbx:\d+: not well-formed XML \(Entity 'brand' not defined"):
+        read(tmp_path, "g.tbx", external)
+    only_deprecated = TBX_SYNONYMS.replace("<tig><term>canine</term></tig>", "").replace(
+        "preferredTerm-admn-sts", "deprecatedTerm-admn-sts"
+    )
+    with pytest.raises(GlossaryError, match=r"g.tbx:4: every en term is marked deprecated or superseded"):
+        read(tmp_path, "g.tbx", only_deprecated)
 
 
 def test_a_glossary_laid_over_another_is_matched_first_and_the_other_where_none_of_its_own_stands():
