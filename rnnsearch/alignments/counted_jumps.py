@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rnnsearch.alignments.distortion import CONTIGUITY
+from rnnsearch.alignments.distortion import CONTIGUITY, Jumps
 
 FARTHEST = 12  # the longest jump counted, either way; longer ones weigh the floor
 FLOOR = 0.02  # the least weight of any jump, beside +1's 1 (chosen in BENCHMARKS.md)
@@ -87,6 +87,17 @@ class Temper:
     def read(self, table: JumpTable) -> JumpTable:
         """`table` read at this power and floor (+1's weight stays 1)."""
         return JumpTable(tuple(weight**self.power for weight in table.weights), table.null, self.floor)
+
+
+def prior_read(fixed: Jumps | None, counted: Jumps | None, temper: Temper | None = None) -> Jumps | None:
+    """The jump prior rows are read with: none where what they come from has no `fixed`
+    prior (the attention), else the table their module `counted` (read as `temper` says,
+    where one is given), or failing one the `fixed` prior (AlignmentSource.prior)."""
+    if fixed is None:
+        return None
+    if counted is None:
+        return fixed
+    return temper.read(counted) if temper is not None and isinstance(counted, JumpTable) else counted
 
 
 PLACING = Temper(power=0.5, floor=0.04)

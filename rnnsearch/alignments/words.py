@@ -35,12 +35,10 @@ whole source word; averaging over target pieces keeps each row a distribution. R
 to at most 1: what falls short is the weight on "</s>".
 
 Neighbours. Where the rows come from a source with a jump prior (the alignment module's,
-AlignmentSource.prior), each target word's weights are then replaced by its posterior
-given its neighbours' (rnnsearch/alignments/distortion.py), and its mass on NULL by
-its posterior on NULL. A module that counted its own jumps (counted_jumps.py) hands its
-table with its rows (`Attended.jumps`), and they are read with that table instead, or,
-where a caller gives a `Temper` (markup placement does), with the table read at its
-power and floor.
+AlignmentSource.prior), each target word's weights and its mass on NULL are then
+replaced by its posteriors given its neighbours' (rnnsearch/alignments/distortion.py). A
+module that counted its own jumps (counted_jumps.py) hands its table with its rows
+(`Attended.jumps`), read in its place (looser where a caller gives a `Temper`).
 
 Hard alignment. Each target word is aligned to the source word it weighs most (argmax,
 the lowest index on a tie), the usual rule for reading alignments off attention. A
@@ -64,7 +62,7 @@ from typing import Protocol
 import numpy as np
 
 from rnnsearch.alignments import display
-from rnnsearch.alignments.counted_jumps import JumpTable, Temper
+from rnnsearch.alignments.counted_jumps import Temper, prior_read
 from rnnsearch.alignments.distortion import Jumps, posteriors
 from rnnsearch.alignments.readings import ATTENTION, DEFAULT_READING, AlignmentSource, check_reading, reading_rows
 from rnnsearch.alignments.symmetrisation import SOFT_METHODS, symmetrise, symmetrise_weights
@@ -314,24 +312,14 @@ class _Weighed:
 def align_translation(
     translation: Attended, *, reading: str = DEFAULT_READING, temper: Temper | None = None
 ) -> WordAlignment:
-    """The word-level alignment of a Translation (its chosen hypothesis, not the
-    alternatives), over the whitespace-separated words of its texts (see the module
-    docstring), its word weights read with its jump prior (`jump_prior`, its counted table
-    read as `temper` says where one is given)."""
+    """The word-level alignment of a Translation's chosen hypothesis over its texts'
+    whitespace-separated words (the module docstring), read with its `jump_prior`."""
     return align_translations([translation], reading=reading, temper=temper)[0]
 
 
 def jump_prior(translation: Attended, temper: Temper | None = None) -> Jumps | None:
-    """The jump prior a translation's word weights are read with: none where what its rows
-    come from has none (the attention), else the table its module counted (`jumps`, read
-    as `temper` says where it is given), or failing one the source's fixed prior
-    (AlignmentSource.prior)."""
-    fixed, counted = translation.read_from.prior, translation.jumps
-    if fixed is None:
-        return None
-    if counted is None:
-        return fixed
-    return temper.read(counted) if temper is not None and isinstance(counted, JumpTable) else counted
+    """The jump prior a translation's word weights are read with (counted_jumps.prior_read)."""
+    return prior_read(translation.read_from.prior, translation.jumps, temper)
 
 
 def align_translations(

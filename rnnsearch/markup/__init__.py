@@ -59,12 +59,11 @@ from rnnsearch.arguments import checked_choice, checked_count
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup.dialects import DIALECTS, Dialect, escape
 from rnnsearch.markup.parsing import MARKUPS, Element, MarkedUp, MarkupError, parse
+from rnnsearch.markup.placements import PLACEMENTS, Placement
 from rnnsearch.markup.placing import (
-    PLACEMENTS,
     JoinedWeights,
     Link,
     PairWeights,
-    Placement,
     WordWeights,
     place,
     transfer,

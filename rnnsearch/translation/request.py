@@ -31,7 +31,8 @@ from rnnsearch.reserved import UNK
 from rnnsearch.search.avoided import AvoidTable
 from rnnsearch.search.rules import Cancelled, SearchOptions
 from rnnsearch.search.terms import piece_kinds
-from rnnsearch.text.glossary import Glossary, GlossaryError, Match, avoided_phrases, read_avoided
+from rnnsearch.text.glossary import Glossary, GlossaryError, Match
+from rnnsearch.text.glossary_files import avoided_phrases, read_avoided
 
 
 @dataclass(frozen=True)

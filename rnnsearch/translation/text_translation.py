@@ -16,7 +16,8 @@ from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.markup import MarkedUp, Placement, chosen_placement, transfer
 from rnnsearch.search.rules import Cancelled
-from rnnsearch.text.glossary import Glossary, read_glossary
+from rnnsearch.text.glossary import Glossary
+from rnnsearch.text.glossary_files import read_glossary
 from rnnsearch.translation.request import Request, build_request
 from rnnsearch.translation.written_terms import note_terms
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rnnsearch.text.glossary import Glossary, GlossaryError, read_glossary
+from rnnsearch.text.glossary import Glossary, GlossaryError
+from rnnsearch.text.glossary_files import read_glossary
 from tests.conftest import python_calls
 
 TBX = """<?xml version="1.0" encoding="UTF-8"?>
@@ -100,8 +101,9 @@ def test_glossaries_and_avoid_lists_are_bounded_in_bytes_and_in_term_length(tmp_
     """A term, a target or an avoided phrase over MAX_TERM_CHARS characters, a field over
     the csv module's limit, and a file over MAX_FILE_BYTES (read no further: /dev/zero too)
     are each refused in one line naming the file and the line."""
-    from rnnsearch.text import glossary as module
-    from rnnsearch.text.glossary import MAX_TERM_CHARS, read_avoided
+    from rnnsearch.text import glossary_files as module
+    from rnnsearch.text.glossary import MAX_TERM_CHARS
+    from rnnsearch.text.glossary_files import read_avoided
 
     long = "x" * (MAX_TERM_CHARS + 1)
     with pytest.raises(GlossaryError, match=rf"g.tsv:3: a target of {MAX_TERM_CHARS + 1} characters, more than"):
