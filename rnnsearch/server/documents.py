@@ -32,6 +32,7 @@ from fastapi.responses import Response
 from rnnsearch.errors import UserError
 from rnnsearch.markup import Placement
 from rnnsearch.markup.formats import formats
+from rnnsearch.markup.formats.document import Document, Format
 from rnnsearch.server.batcher import Batcher, Item
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.refusals import ERROR_RESPONSES
@@ -51,6 +52,14 @@ ANSWERED = {entry.media_type: BYTES for entry in formats().values()}
 DOCUMENT_THREADS = 64
 """Documents read and translated at once; a document past them waits for a thread, its
 time limit running."""
+
+
+READ_AT_ONCE = 2
+"""Documents parsed at once: reading a document builds its whole tree in memory (a small
+DOCX of many empty paragraphs, a large one), so the threads above wait their turn to read,
+and a document whose request ended while it waited is never read."""
+
+READING = threading.BoundedSemaphore(READ_AT_ONCE)
 
 
 class _Withdrawn(UserError):
@@ -129,6 +138,23 @@ async def _within(work: asyncio.Future[TranslatedDocument], progress: _Progress,
     raise HTTPException(504, f"no batch of the document's sentences was done within the server's {timeout:g} s limit")
 
 
+def read_withdrawable(
+    data: bytes,
+    withdrawn: threading.Event,
+    *,
+    format: str | None,
+    name: str,
+    target_language: str,
+    retranslate: bool,
+) -> tuple[str, Format, Document]:
+    """`read_document`, READ_AT_ONCE documents at a time; a request withdrawn (timed out,
+    its client gone) before its turn is refused unread."""
+    with READING:
+        if withdrawn.is_set():
+            raise _Withdrawn(f"{name}: withdrawn before it was read")
+        return read_document(data, format=format, name=name, target_language=target_language, retranslate=retranslate)
+
+
 def _translated(
     translator: Translator,
     batcher: Batcher,
@@ -157,8 +183,8 @@ def _translated(
         progress.at = time.monotonic()
         return translations
 
-    read = read_document(
-        data, format=format, name=name, target_language=translator.data.tgt_lang, retranslate=retranslate
+    read = read_withdrawable(
+        data, withdrawn, format=format, name=name, target_language=translator.data.tgt_lang, retranslate=retranslate
     )
     [document] = translate_read(
         [read],

@@ -29,6 +29,7 @@ from fastapi.testclient import TestClient
 import rnnsearch
 from rnnsearch.cli import main
 from rnnsearch.config import config_from_dict, load_config
+from rnnsearch.errors import UserError
 from rnnsearch.model.seq2seq import build_model
 from rnnsearch.search.rules import SearchCancelled
 from rnnsearch.server import Limits, create_app
@@ -646,3 +647,44 @@ def test_a_document_sent_as_bytes_comes_back_translated_with_its_structure(clien
         answer = limited.post("/v1/documents", params={"name": "seite.html"}, content=HTML.encode())
         assert answer.status_code == 413 and "larger than 100 bytes" in answer.json()["error"]
         assert limited.post("/v1/translate", json={"texts": ["Ein Hund."]}).status_code == 200
+
+
+def test_documents_are_read_a_few_at_a_time_and_never_after_their_request_ended(monkeypatch):
+    """Reading builds a document's whole tree: however many requests wait, at most
+    READ_AT_ONCE documents are read at once (each reader here waits inside for another to
+    be reading too), and one whose request ended before its turn is refused unread."""
+    from rnnsearch.server import documents
+
+    state = {"reading": 0, "peak": 0, "read": 0}
+    lock, together = threading.Lock(), threading.Barrier(2, timeout=30)
+    real = documents.read_document
+
+    def read_counted(*args, **kwargs):
+        with lock:
+            state["reading"] += 1
+            state["read"] += 1
+            state["peak"] = max(state["peak"], state["reading"])
+        together.wait()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            with lock:
+                state["reading"] -= 1
+
+    monkeypatch.setattr(documents, "read_document", read_counted)
+    options = {"format": None, "name": "seite.html", "target_language": "en", "retranslate": False}
+    page = b"<p>Ein Hund.</p>"
+    readers = [
+        threading.Thread(target=documents.read_withdrawable, args=(page, threading.Event()), kwargs=options)
+        for _ in range(6)
+    ]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join(timeout=60)
+    assert (state["peak"], state["read"]) == (documents.READ_AT_ONCE, 6)
+    withdrawn = threading.Event()
+    withdrawn.set()
+    with pytest.raises(UserError, match="seite.html: withdrawn before it was read"):
+        documents.read_withdrawable(page, withdrawn, **options)
+    assert state["read"] == 6
