@@ -57,11 +57,13 @@ class Terms:
     Given the kind of each piece (`kinds`, `piece_kinds`), a row that has just written a
     term, and any punctuation attached to it since, may not take a piece that continues
     a word, so the term stays a word of its own ("hound", not "hounds" or "hound`s"),
-    unless that is all the row may take.
+    unless that is all the row may take; where it must (inside another term), the term
+    run on is unmet again, and written later as a word of its own.
 
     The state of a row: its sentence, whether it stands at a term's end (its last piece
     ended a term, or was punctuation attached to one), then how many pieces of each term
-    slot it has taken in a row (a term's length: met)."""
+    slot it has taken in a row (a term's length: met, unless the next piece runs it on;
+    more: met for good)."""
 
     on_device = False
 
@@ -147,18 +149,26 @@ class Terms:
     def advance(self, state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         """Each slot's count of its term's pieces taken in a row, after `tokens`: one more
         where a token is the term's next piece, else one where it is its first (a term
-        begun again), else none; a met term stays met. A row stands at a term's end where
-        a slot became met, or where it stood at one and took attached punctuation."""
+        begun again), else none. A term whose last piece was just taken is met unless the
+        next piece continues its word (another term the row is inside may force one: Herr
+        → "man" within Chef → "manager"): that run-on word is no writing of it, and the
+        term is unmet again; once a piece that does not continue it follows, it stays met
+        (its count past its length). A row stands at a term's end where a slot became met,
+        or where it stood at one and took attached punctuation."""
         sentences, taken = state[:, 0], state[:, 2:]
         lengths = self.lengths[sentences]
         pieces = self.pieces[sentences]
         position = taken.clamp(max=self.pieces.size(2) - 1)
         expected = pieces.gather(2, position.unsqueeze(2)).squeeze(2)
         tokens = tokens.to(state.device).unsqueeze(1)
-        moved = torch.where(tokens == expected, taken + 1, (tokens == pieces[:, :, 0]).long())
-        met = taken >= lengths
-        now = torch.where(met, taken, moved)
-        ended = ((now >= lengths) & ~met).any(1)
+        first = (tokens == pieces[:, :, 0]).long()
+        moved = torch.where(tokens == expected, taken + 1, first)
+        now = torch.where(taken > lengths, taken, moved)
+        runs_on = torch.zeros_like(tokens, dtype=torch.bool)
+        if self.kinds is not None:
+            runs_on = self.kinds[tokens] == CONTINUES
+        now = torch.where(taken == lengths, torch.where(runs_on, first, lengths + 1), now)
+        ended = ((now == lengths) & (taken < lengths)).any(1)
         if self.kinds is not None:
             ended |= state[:, 1].bool() & (self.kinds[tokens.squeeze(1)] == ATTACHED)
         return torch.cat([sentences.unsqueeze(1), ended.long().unsqueeze(1), now], 1)

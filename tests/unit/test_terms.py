@@ -140,3 +140,29 @@ def test_a_row_that_would_end_begins_its_term_and_one_that_may_begin_it_is_drawn
     ending = log_probs.clone()
     ending[0, EOS] = -0.1  # the model would end here, its terms unwritten
     assert torch.isfinite(constraint.mask(ending, state, at)[0]).nonzero().squeeze(1).tolist() == [5]
+
+
+def test_a_term_another_term_runs_on_into_a_longer_word_is_unmet_and_written_as_a_word_later():
+    """Herr → "man" (piece 5) and Chef → "manager" (5, then 6, which continues the word):
+    inside "manager" the row must take 6, so "man" is no word of its own there; it is
+    unmet again, the row may not end, and once written as a word ("man" then a new word)
+    it stays met whatever follows."""
+    from rnnsearch.reserved import EOS
+    from rnnsearch.search.terms import CONTINUES
+
+    kinds = torch.zeros(VOCAB, dtype=torch.long)
+    kinds[6] = CONTINUES
+    constraint = Terms.of([[[5], [5, 6]]], kinds=kinds).within(torch.tensor([10]))
+    at = Places(torch.tensor([0]), torch.tensor([3]))
+
+    def allowed(state: torch.Tensor) -> list[int]:
+        return torch.isfinite(constraint.mask(torch.zeros(1, VOCAB), state, at)[0]).nonzero().squeeze(1).tolist()
+
+    state = constraint.advance(constraint.start(torch.tensor([0])), torch.tensor([5]))
+    assert allowed(state) == [6]  # inside "manager"
+    state = constraint.advance(state, torch.tensor([6]))
+    assert EOS not in allowed(state) and 5 in allowed(state)  # "man" was run on: unmet again
+    state = constraint.advance(state, torch.tensor([5]))
+    assert 6 not in allowed(state)  # "man" stands as a word: it may not be run on now
+    state = constraint.advance(state, torch.tensor([7]))
+    assert EOS in allowed(state) and EOS in allowed(constraint.advance(state, torch.tensor([6])))
