@@ -20,7 +20,6 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import ahocorasick
 import torch
 
 from rnnsearch.search.constraints import Places, forbid_pairs
@@ -79,6 +78,8 @@ def _holding(phrases: list[str], pieces: tuple[str, ...]) -> set[int]:
     """The pieces in which a phrase stands on whole words, after a character of their own."""
     if not phrases:
         return set()
+    import ahocorasick  # loaded with the first avoid list, not with every model
+
     automaton = ahocorasick.Automaton()
     for phrase in phrases:
         automaton.add_word(phrase, phrase)

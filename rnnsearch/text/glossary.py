@@ -22,10 +22,12 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-
-import ahocorasick
+from typing import TYPE_CHECKING
 
 from rnnsearch.errors import UserError
+
+if TYPE_CHECKING:
+    import ahocorasick
 
 MAX_TERM_CHARS = 200
 """The longest term, target or avoided phrase, in characters: a term is a word or a phrase,
@@ -98,6 +100,8 @@ class Glossary:
 
     @cached_property
     def _automaton(self) -> ahocorasick.Automaton:
+        import ahocorasick  # loaded with the first glossary matched, not with every model
+
         automaton = ahocorasick.Automaton()
         keys: dict[str, list[Term]] = {}
         for term in self.terms:

@@ -14,8 +14,6 @@ it, so that the block is the sentences joined, byte for byte.
 
 from __future__ import annotations
 
-from sentencex import get_sentence_boundaries
-
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 
 NEVER_ENDING: dict[str, frozenset[str]] = {
@@ -50,6 +48,8 @@ def sentence_spans(text: str, language: str) -> list[tuple[int, int]]:
     module docstring); [] for an empty text."""
     if not text:
         return []
+    from sentencex import get_sentence_boundaries  # loaded with the first document, not with every model
+
     spans = [(int(b["start_index"]), int(b["end_index"])) for b in get_sentence_boundaries(language, text)]
     never = NEVER_ENDING.get(language, frozenset())
     joined: list[tuple[int, int]] = []

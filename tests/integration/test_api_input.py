@@ -125,13 +125,15 @@ def test_chunks_are_translated_one_at_a_time_with_lines_numbered_across_chunks(t
 @pytest.mark.parametrize("model", ["model_dir", "speech_model"])
 def test_loading_a_model_imports_nothing_of_training(model, request):
     """A kind of data prepares corpora through training's modules; translating with it
-    loads none of them (nor the prepared-data machinery), whatever the kind."""
+    loads none of them (nor the prepared-data machinery), whatever the kind, nor what
+    only documents and glossaries use (sentencex, pyahocorasick)."""
     import subprocess
     import sys
 
     code = (
         "import sys, rnnsearch; t = rnnsearch.load(sys.argv[1], device='cpu'); "
-        "print(sorted(m for m in sys.modules if m.startswith(('rnnsearch.training', 'rnnsearch.prepared'))))"
+        "print(sorted(m for m in sys.modules if m.startswith(('rnnsearch.training', 'rnnsearch.prepared', "
+        "'sentencex', 'ahocorasick'))))"
     )
     path = str(request.getfixturevalue(model))
     result = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True)
