@@ -2,6 +2,7 @@
 
     POST /v1/documents?name=page.html[&format=html][&beam_size=5][&placement=links]
                       [&alignment_from=aligner][&unchanged_ok=true][&retranslate=true]
+                      [&glossary={"Hund": "hound"}]   (the request's own terms, JSON)
          body: the document's bytes, as they are (no JSON, no form)
          answer: the translated document, with its media type, a Content-Disposition
                  naming it, and X-Rnnsearch-Summary (percent-encoded): what was done
@@ -14,12 +15,15 @@ bounded by the server's `max_document_bytes`. A document is not a sentence, so i
 limit grows with it: the server's timeout for its reading and first batch, and again for
 each batch after one is done; past it (no batch done in `timeout` seconds) the answer is
 504 and no further batch of its sentences is decoded. A document that cannot be read, or
-comes back unchanged, is a 422 with the same one line the command gives.
+comes back unchanged, is a 422 with the same one line the command gives, and so is a
+query parameter the endpoint does not take.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -84,6 +88,7 @@ def add_documents(
     request uses to read its markup: documents waiting for their batches filled that
     pool, and a one-line request waited for a document to end."""
     documents_pool = ThreadPoolExecutor(max_workers=DOCUMENT_THREADS, thread_name_prefix="rnnsearch-document")
+    served = glossary
 
     @app.post(
         PATH,
@@ -101,16 +106,20 @@ def add_documents(
         alignment_from: str | None = None,
         unchanged_ok: bool = False,
         retranslate: bool = False,
+        glossary: str | None = None,
     ) -> Response:
         """Translate the document sent as the body; `name` is its file name, whose
-        extension says its format unless `format` does."""
+        extension says its format unless `format` does; `glossary`, the request's own
+        terms as a JSON object (as /v1/translate's), laid over the server's."""
+        _refuse_unknown(connection, parameters)
+        own = _query_glossary(glossary, limits.max_glossary_terms)
         call, placed = document_request(
             translator,
             "send its recordings to /v1/translate",
             alignment_from=alignment_from,
             beam_size=beam_size,
             placement=placement,
-            glossary=glossary,
+            glossary=served if own is None else own.over(served),
         )
         data = await connection.body()
         withdrawn, progress = threading.Event(), _Progress()
@@ -125,6 +134,45 @@ def add_documents(
         finally:
             withdrawn.set()
         return _answer(document)
+
+    parameters = tuple(name for name in inspect.signature(documents).parameters if name != "connection")
+
+
+def _refuse_unknown(connection: Request, parameters: tuple[str, ...]) -> None:
+    """A 422 naming the first query parameter the endpoint does not take, which would
+    otherwise be ignored (a misspelt option, an option of another endpoint)."""
+    unknown = sorted(set(connection.query_params) - set(parameters))
+    if unknown:
+        raise HTTPException(422, f"{unknown[0]}: {PATH} takes no such parameter (it takes {', '.join(parameters)})")
+
+
+def _query_glossary(text: str | None, most: int) -> Glossary | None:
+    """The request's own terms from `glossary=`: a JSON object of source terms to their
+    targets, at most `most` of them, none given twice; refused in one line naming what
+    is wrong (a blank or too long term as /v1/translate refuses it)."""
+    if text is None:
+        return None
+    try:
+        mapping = json.loads(text, object_pairs_hook=_once)
+    except json.JSONDecodeError as error:
+        raise HTTPException(422, f"glossary: not JSON ({error.msg} at character {error.pos})") from None
+    except ValueError as error:
+        raise HTTPException(422, f"glossary: {error}") from None
+    if not isinstance(mapping, dict) or not all(isinstance(v, str) for v in mapping.values()):
+        raise HTTPException(422, 'glossary: a JSON object of source terms to their targets, such as {"Hund": "hound"}')
+    if len(mapping) > most:
+        raise HTTPException(413, f"glossary: {len(mapping)} terms, more than the {most} a request may have")
+    return Glossary.of(mapping)
+
+
+def _once(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object's members, a key given twice refused (JSON keeps the last silently)."""
+    mapping: dict[str, object] = {}
+    for key, value in pairs:
+        if key in mapping:
+            raise ValueError(f"{key!r} is given twice")
+        mapping[key] = value
+    return mapping
 
 
 async def _within(work: asyncio.Future[TranslatedDocument], progress: _Progress, timeout: float) -> TranslatedDocument:

@@ -213,6 +213,9 @@ def test_the_glossary_box_writes_its_terms_and_names_a_line_it_cannot_read(serve
         page.locator("#translate-button").click()
         expect(page.locator("#status")).to_have_class(ERROR)
         expect(page.locator("#status")).to_contain_text("Glossary line 2")
+        page.locator("#glossary").fill("Hund = puppy\nHund = dog")
+        page.locator("#translate-button").click()
+        expect(page.locator("#status")).to_contain_text('Glossary line 2: "Hund" has the target "puppy" on line 1')
 
 
 HOSTILE = (
@@ -308,14 +311,17 @@ def test_the_api_docs_page_works_without_any_network_but_the_server(server_url, 
 
 
 def test_a_document_picked_on_the_page_comes_back_translated_for_download(server_url, tmp_path):
-    """The page sends a chosen file to /v1/documents and offers its translation under the
-    same name: the page's tree and its protected parts as the file had them."""
+    """The page sends a chosen file to /v1/documents, with the glossary box's terms, and
+    offers its translation under the same name: the page's tree and its protected parts
+    as the file had them, the terms written."""
     from tests.unit.test_documents import HTML, _blocks
 
     source = tmp_path / "seite.html"
     source.write_text(HTML, encoding="utf-8")
     with chromium_page(tmp_path / "profile") as page:
         open_page(page, server_url)
+        page.locator("#glossary-box summary").click()
+        page.locator("#glossary").fill("Mann = puppy")
         page.set_input_files("#document-file", str(source))
         page.locator("#document-button").click()
         expect(page.locator("#document-download")).to_be_visible()
@@ -325,7 +331,7 @@ def test_a_document_picked_on_the_page_comes_back_translated_for_download(server
         assert download.value.suggested_filename == "seite.html"
         translated = Path(download.value.path()).read_text(encoding="utf-8")
     assert _blocks(translated) == _blocks(HTML) and "<pre>  kein   Text\n  hier </pre>" in translated
-    assert translated != HTML
+    assert translated != HTML and "puppy" in translated
 
 
 def test_chromium_reads_every_translated_page_with_the_same_elements_and_links(tmp_path):

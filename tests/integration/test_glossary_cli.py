@@ -4,7 +4,9 @@ as without a glossary."""
 
 from __future__ import annotations
 
+import json
 import re
+from urllib.parse import quote
 
 import pytest
 
@@ -142,6 +144,22 @@ def test_the_server_writes_its_glossary_and_a_request_s_own_over_it(translator, 
         assert response.status_code == 422 and "avoid: List should have at most 2 items" in response.json()["error"]
         page = client.post("/v1/documents?name=seite.html", content="<p>Ein Hund läuft.</p>".encode())
         assert page.status_code == 200 and "puppy" in page.text
+
+        def document(query: str):
+            return client.post(f"/v1/documents?name=seite.html&{query}", content="<p>Ein Hund läuft.</p>".encode())
+
+        own_page = document("glossary=" + quote(json.dumps({"hund": "hound"})))
+        assert own_page.status_code == 200 and "hound" in own_page.text and "puppy" not in own_page.text
+        for query, status, fragment in [
+            ("glossary=" + quote('{"Hund": "a", "Hund": "b"}'), 422, "glossary: 'Hund' is given twice"),
+            ("glossary=Hund", 422, "glossary: not JSON (Expecting value at character 0)"),
+            ("glossary=" + quote('["Hund"]'), 422, "glossary: a JSON object of source terms to their targets"),
+            ("glossary=" + quote(json.dumps({"a": "b", "c": "d", "e": "f"})), 413, "glossary: 3 terms, more than"),
+            ("glossary=" + quote(json.dumps({"Hund": " "})), 422, "glossary.0: an empty target for 'Hund'"),
+            ("glosary=" + quote(json.dumps({"Hund": "a"})), 422, "glosary: /v1/documents takes no such parameter"),
+        ]:
+            response = document(query)
+            assert response.status_code == status and fragment in response.json()["error"], response.text
 
 
 def test_avoided_words_are_never_written_and_the_command_reads_them_from_a_file(

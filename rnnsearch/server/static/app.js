@@ -95,22 +95,33 @@ function sourceLines() {
 }
 
 // The glossary box's terms, "source = target" a line (blank lines skipped), as the
-// request's `glossary` mapping; a line that is not one is named in the error.
+// request's `glossary` mapping: cut at the first " = " where there is one, so that a
+// source term may hold "=" ("a=b = c"), else at the first "="; a line that is not a term,
+// and a source given two targets, are named in the error. Built as a Map, so that no
+// term ("__proto__") is read as a property of the object.
 function glossaryTerms() {
-  const terms = {};
+  const terms = new Map();
+  const lines = new Map();
   element("glossary").value.split(/\r?\n/).forEach((line, index) => {
     if (line.trim() === "") {
       return;
     }
-    const cut = line.indexOf("=");
+    const spaced = line.indexOf(" = ");
+    const cut = spaced >= 0 ? spaced : line.indexOf("=");
     const source = cut < 0 ? "" : line.slice(0, cut).trim();
-    const target = cut < 0 ? "" : line.slice(cut + 1).trim();
+    const target = cut < 0 ? "" : line.slice(cut + (spaced >= 0 ? 3 : 1)).trim();
     if (!source || !target) {
       throw new Error(`Glossary line ${index + 1}: write a term as source = target.`);
     }
-    terms[source] = target;
+    if (terms.has(source) && terms.get(source) !== target) {
+      throw new Error(
+        `Glossary line ${index + 1}: "${source}" has the target "${terms.get(source)}" on line ${lines.get(source)}.`,
+      );
+    }
+    terms.set(source, target);
+    lines.set(source, index + 1);
   });
-  return terms;
+  return Object.fromEntries(terms);
 }
 
 async function postTranslate(items) {
@@ -545,6 +556,10 @@ async function translateDocument(event) {
   showStatus(`Translating ${file.name}…`);
   try {
     const query = new URLSearchParams({ name: file.name, beam_size: element("beam-size").value });
+    const glossary = glossaryTerms();
+    if (Object.keys(glossary).length > 0) {
+      query.set("glossary", JSON.stringify(glossary));
+    }
     const response = await fetch(`v1/documents?${query}`, { method: "POST", body: file });
     if (!response.ok) {
       const answer = await response.json().catch(() => ({}));
