@@ -350,6 +350,16 @@ def test_an_italic_opened_in_one_cue_and_closed_in_the_next_keeps_both_tags():
     assert [cue.content for cue in cues] == ["<i>DER MANN GEHT", "NACH HAUSE.</i>"]
 
 
+def test_an_element_a_cue_leaves_open_is_closed_at_its_end_and_its_words_translated():
+    """A player sets the rest of a cue in italics after an `<i>` never closed: the tag is
+    kept (closed where the cue ends), never translated as a word or dropped."""
+    film = (
+        "1\n00:00:01,000 --> 00:00:02,000\n<i>Der <b>Mann</b> geht\n\n2\n00:00:03,000 --> 00:00:04,000\nnach Hause.\n"
+    )
+    cues = list(srt.parse(translated("film.srt", film.encode()).decode()))
+    assert [cue.content for cue in cues] == ["<i>DER <b>MANN</b> GEHT</i>", "NACH HAUSE."]
+
+
 def _markdown_shape(text: str) -> list[tuple[str, str, list[str]]]:
     from markdown_it import MarkdownIt
 

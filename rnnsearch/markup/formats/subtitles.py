@@ -23,6 +23,8 @@ from collections.abc import Sequence
 
 import srt
 
+from rnnsearch.markup.dialects import VOID_ELEMENTS
+from rnnsearch.markup.events import events
 from rnnsearch.markup.formats.document import (
     Document,
     DocumentError,
@@ -166,13 +168,26 @@ def _markup(cues: list[srt.Subtitle], group: list[int]) -> str:
         pass
     texts = []
     for k in group:
-        content = cues[k].content.strip()
+        content = _closed(cues[k].content.strip())
         try:
             parse(content, "html")
         except MarkupError:
             content = html.escape(content, quote=False)
         texts.append(_lines(content))
     return CUE.join(texts)
+
+
+def _closed(content: str) -> str:
+    """A cue's text with the elements it leaves open closed at its end, as players read
+    them (an `<i>` never closed sets the rest of the cue in italics), so that its tags
+    are placed, not read as words; as it is where it leaves none open."""
+    still_open: list[str] = []
+    for event in events(content):
+        if event.kind == "start" and event.tag not in VOID_ELEMENTS:
+            still_open.append(event.tag)
+        elif event.kind == "end" and event.tag in still_open:
+            del still_open[len(still_open) - 1 - still_open[::-1].index(event.tag) :]
+    return content + "".join(f"</{tag}>" for tag in reversed(still_open))
 
 
 def _lines(content: str) -> str:
