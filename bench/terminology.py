@@ -5,7 +5,7 @@ alignment links each forced term to its source term.
 
     python bench/terminology.py [--model runs/translators/en-fr] [--work runs/translators]
                                 [--sentences 1000] [--beam-size 5] [--rounds 2] [--threads 2]
-                                [--seed 1] [--json out.json]
+                                [--seed 1] [--eurlex dev-glossary|test-glossary] [--json out.json]
 
 1. Multi30k test_2016_flickr, English→French, and eflomal's grow-diag-final-and links
    of its pairs with their references (aligned together with the training text in
@@ -27,6 +27,13 @@ alignment links each forced term to its source term.
 4. With an alignment module in the model: of the terms written, the share whose every
    target word the module's own links (read as `translate --hard-alignments` reads them,
    before a term's links replace them) link to the source term's word.
+
+Terms "run on" are those whose target stands in the output only as the start of a longer
+word ("patients" for "patient"). With `--eurlex`, instead: the terms of a real glossary on
+EU legal text, the EUR-Lex glossary sets of `../shared/data/xliff-tags/` (Hanneman & Dinu
+2020, CC BY 4.0; each `<g>` pair an entry), against the free search on the same
+sentences: term success, run-on terms, the words written against the free translation's
+plus the terms' own, chrF and the time ratio.
 """
 
 from __future__ import annotations
@@ -88,6 +95,12 @@ def written(text: str, target: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(target)}(?!\w)", text) is not None
 
 
+def run_on(text: str, target: str) -> bool:
+    """Whether the target stands in `text` only as the start of a longer word ("patients"
+    for "patient"): run on, not written."""
+    return not written(text, target) and re.search(rf"(?<!\w){re.escape(target)}\w", text) is not None
+
+
 def searched(translator, sources: list[str], terms: list[list[Term]] | None, beam_size: int) -> list:
     """The translations of `sources`, each sentence with its own terms (None: free)."""
     from rnnsearch.decoding.wanted import Wanted
@@ -98,8 +111,35 @@ def searched(translator, sources: list[str], terms: list[list[Term]] | None, bea
     wanted = None
     if terms is not None:
         spelled = [[translator.tgt_subwords.encode([target])[0] for _, _, target in sentence] for sentence in terms]
-        wanted = Wanted(terms=spelled, kinds=piece_kinds(translator.tgt_subwords.texts))
+        before = [" ".join(text.split()[: s + 1]) for text, sentence in zip(sources, terms) for s, _, _ in sentence]
+        counts = iter(translator.input_kind.pieces(before) if before else [])
+        ends = [[next(counts) for _ in sentence] for sentence in terms]  # the source piece after each term
+        wanted = Wanted(terms=spelled, kinds=piece_kinds(translator.tgt_subwords.texts), term_ends=ends)
     return translator.decode(sources, sources, request.searched, wanted=wanted, read_from=request.source)
+
+
+def eurlex_terms(name: str) -> tuple[list[tuple[str, str]], list[list[Term]]]:
+    """The EUR-Lex glossary set `name` (dev-glossary, test-glossary) of
+    `../shared/data/xliff-tags/` (Hanneman & Dinu 2020, CC BY 4.0): each English line
+    without its tags and its French reference, and as its terms each `<g>` pair, the
+    English words (their last word's index) and the French words the same id holds."""
+    from rnnsearch.markup import parse
+
+    folder = ROOT.parent / "shared" / "data" / "xliff-tags"
+    english = (folder / f"{name}.en").read_text(encoding="utf-8").splitlines()
+    french = (folder / f"{name}.fr").read_text(encoding="utf-8").splitlines()
+    pairs, terms = [], []
+    for en, fr in zip(english, french, strict=True):
+        source, reference = parse(en, "xml"), parse(fr, "xml")
+        held = {e.start_tag: " ".join(reference.words[e.first : e.stop]) for e in reference.elements}
+        sentence = [
+            (e.stop - 1, " ".join(source.words[e.first : e.stop]), held[e.start_tag])
+            for e in source.elements
+            if e.stop > e.first and held.get(e.start_tag)
+        ]
+        pairs.append((" ".join(source.words), " ".join(reference.words)))
+        terms.append(sorted(dict.fromkeys(sentence)))
+    return pairs, terms
 
 
 def timed(runs: dict, rounds: int) -> tuple[dict[str, float], dict[str, list]]:
@@ -134,6 +174,38 @@ def module_agreement(translator, translations: list, terms: list[list[Term]]) ->
     return round(100 * linked / max(total, 1), 1)
 
 
+def measured_terms(translator, pairs: list[tuple[str, str]], terms: list[list[Term]], args) -> dict:
+    """A set's terms against the free search: term success, the words written, chrF and
+    the seconds of each (the best of `--rounds`, alternating)."""
+    import sacrebleu
+
+    sources, references = [e for e, _ in pairs], [f for _, f in pairs]
+    seconds, outputs = timed(
+        {
+            "free": lambda: searched(translator, sources, None, args.beam_size),
+            "terms": lambda: searched(translator, sources, terms, args.beam_size),
+        },
+        args.rounds,
+    )
+    found = [(target, t.text) for sentence, t in zip(terms, outputs["terms"]) for _, _, target in sentence]
+    words = {name: sum(len(t.text.split()) for t in outputs[name]) for name in outputs}
+    term_words = sum(len(target.split()) for sentence in terms for _, _, target in sentence)
+    row = {
+        "sentences": len(pairs),
+        "terms": len(found),
+        "term_success": round(100 * sum(written(text, target) for target, text in found) / max(len(found), 1), 2),
+        "run_on": sum(run_on(text, target) for target, text in found),
+        "words": words,
+        "term_words": term_words,
+        "words_over_free_plus_terms": round(words["terms"] / max(words["free"] + term_words, 1), 3),
+        "seconds": seconds,
+        "ratio": round(seconds["terms"] / seconds["free"], 3),
+    }
+    for name in ("free", "terms"):
+        row[f"chrf_{name}"] = round(sacrebleu.corpus_chrf([t.text for t in outputs[name]], [references]).score, 2)
+    return row
+
+
 def main() -> None:
     import sacrebleu
 
@@ -147,15 +219,23 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--eurlex", help="a EUR-Lex glossary set (dev-glossary, test-glossary): its terms")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    translator = rnnsearch.load(args.model, device="cpu", search={"max_source_length": 2000})
+    if args.eurlex:
+        pairs, terms = eurlex_terms(args.eurlex)
+        report = measured_terms(translator, pairs[: args.sentences], terms[: args.sentences], args)
+        print(json.dumps(report, indent=1))
+        if args.json:
+            args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
+        return
     pairs = setup.multi30k_test_pairs()[: args.sentences]
     links = setup.flickr_links(args.work)
     if links is None:
         raise SystemExit("eflomal is not installed (pip install -e '.[align]'): no terms to draw")
     links = links[: len(pairs)]
-    translator = rnnsearch.load(args.model, device="cpu")
     sources, references = [e for e, _ in pairs], [f for _, f in pairs]
     report: dict[str, object] = {"sentences": len(pairs), "beam_size": args.beam_size}
     nothing = {"Xylophonzzz": "xylo"}
@@ -189,6 +269,7 @@ def main() -> None:
             "terms": len(found),
             "term_success": round(100 * sum(written(text, target) for target, text in found) / len(found), 2),
             "term_success_free": round(100 * sum(written(text, target) for target, text in free_found) / len(found), 2),
+            "run_on": sum(run_on(text, target) for target, text in found),
             "seconds": seconds,
             "ratio": round(seconds["terms"] / seconds["free"], 3),
         }

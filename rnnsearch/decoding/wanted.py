@@ -20,12 +20,15 @@ class Wanted:
     terms:         target pieces each output must contain, lists per sentence
     avoided:       the phrases no output may contain, as the vocabulary spells them
     kinds:         (V,) each target piece's kind (search.terms.piece_kinds), so that a
-                   term is not run on into a longer word"""
+                   term is not run on into a longer word
+    term_ends:     the source piece after each term's source words, lists per sentence
+                   as `terms`: where the attention passes it, the term is begun"""
 
     prefixes: Sequence[Sequence[int]] | None = None
     terms: Sequence[Sequence[Sequence[int]]] | None = None
     avoided: AvoidTable | None = None
     kinds: torch.Tensor | None = None
+    term_ends: Sequence[Sequence[int]] | None = None
 
     def prefixed(self, sentence: int) -> bool:
         """Whether the output of `sentence` must start with a prefix (a blank input with
@@ -39,12 +42,13 @@ class Wanted:
             None if self.terms is None else [self.terms[i] for i in sentences],
             self.avoided,
             self.kinds,
+            None if self.term_ends is None else [self.term_ends[i] for i in sentences],
         )
 
     def constraints(self) -> list[Constraint]:
         """The constraints of one search over the sentences asked of: the prefixes where
         any sentence has one, the terms where any has one, and the avoided phrases."""
         forced = None if self.prefixes is None else Prefixes.of(self.prefixes)
-        written = None if self.terms is None else Terms.of(self.terms, kinds=self.kinds)
+        written = None if self.terms is None else Terms.of(self.terms, kinds=self.kinds, ends=self.term_ends)
         avoided = None if self.avoided is None else Avoided(self.avoided)
         return [constraint for constraint in (forced, written, avoided) if constraint is not None]

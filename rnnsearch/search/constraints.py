@@ -3,7 +3,8 @@ sentence (a forced prefix, `Prefixes`; terms that must appear, terms.py's `Terms
 words never written, avoided.py's `Avoided`).
 
 The search tells a constraint where each row stands (`Places`: its sentence and output
-position, which the search keeps anyway). A constraint that needs more, such as which
+position, which the search keeps anyway, and the step's attention, which it computes
+anyway). A constraint that needs more, such as which
 pieces a row has taken, keeps a state for every row in flight, a tensor whose first
 dimension is the rows, and the search keeps it in step with the decoder state's rows
 (`RowConstraints`): rows that join start it, beams reorder it, finished rows leave it.
@@ -37,13 +38,16 @@ import torch
 @dataclass(frozen=True)
 class Places:
     """Where each row of a step stands, on the host: its sentence (an index into the
-    search's sources) and its output position."""
+    search's sources) and its output position; and, where the model attends, the step's
+    α over the row's source pieces (`attention`, (R, S), on the search's device)."""
 
     sentences: torch.Tensor
     positions: torch.Tensor
+    attention: torch.Tensor | None = None
 
     def __getitem__(self, rows: torch.Tensor) -> Places:
-        return Places(self.sentences[rows], self.positions[rows])
+        attention = None if self.attention is None else self.attention[rows.to(self.attention.device)]
+        return Places(self.sentences[rows], self.positions[rows], attention)
 
 
 class Constraint(Protocol):
@@ -172,12 +176,23 @@ class RowConstraints:
         for n, constraint, state in self._carried():
             self.states[n] = constraint.advance(state, tokens.to(self._device_of(constraint)))
 
-    def mask(self, log_probs: torch.Tensor, at: Places, scored: torch.Tensor | None = None) -> torch.Tensor:
+    def mask(
+        self,
+        log_probs: torch.Tensor,
+        at: Places,
+        scored: torch.Tensor | None = None,
+        attention: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """`log_probs` of the rows standing `at` (or of the `scored` rows among them alone)
-        with every constraint's mask."""
+        with every constraint's mask; `attention`, the step's α of every row or of the
+        scored ones, if the model attends."""
         on_host = None if scored is None else scored.cpu()
+        if attention is not None and len(attention) == len(at.sentences):
+            at, attention = Places(at.sentences, at.positions, attention), None
         if on_host is not None:
             at = at[on_host]
+        if attention is not None:
+            at = Places(at.sentences, at.positions, attention)
         for constraint, state in zip(self.constraints, self.states, strict=True):
             if state is None:
                 raise ValueError("rows are masked before any has joined")

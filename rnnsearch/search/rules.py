@@ -196,7 +196,7 @@ def constrained_step(
     log_probs = restrict(log_probs, at_limit, on_device=on_device)
     if constrained is not None:
         constraints, at = constrained
-        log_probs = constraints.mask(log_probs, at, scored)
+        log_probs = constraints.mask(log_probs, at, scored, weights)
     return log_probs, state, weights
 
 

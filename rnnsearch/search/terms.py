@@ -7,14 +7,17 @@ Post & Vilar 2018; vectorised by Hu et al. 2019). Both widen or reshape the sear
 every sentence of a batch. Here a term is instead a rule on what each row may take,
 kept in step with the search's rows as any constraint is: the beam is unchanged, a
 sentence without a term is searched exactly as without a glossary, in the same batch,
-and the model places each term where it scores best. Two rules keep a beam from
+and the model places each term where it scores best. Three rules keep a beam from
 putting a term off until the end (where a row that may not end writes on until only the
 term's room is left, a tail of words no one asked for): a term's first piece is scored
 TERM_BONUS higher wherever a row may begin it, so hypotheses that begin it where the
 model finds it likely stay in the beam (a reward in the spirit of dynamic beam
-allocation's banks, Post & Vilar 2018: measured on Multi30k, BENCHMARKS.md); and a row
-whose best piece is </s> begins its term there rather than write on. A hypothesis's
-score holds the bonus of each term it begins.
+allocation's banks, Post & Vilar 2018: measured on Multi30k, BENCHMARKS.md); a row whose
+attention has passed the term's source words (`ends`: the step's α weighs a piece after
+them most, `Places.attention`) begins it there at the latest, near where the model
+translates them, which matters most on text the model knows poorly, where no place
+scores well; and a row whose best piece is </s> begins its term there rather than write
+on. A hypothesis's score holds the bonus of each term it begins.
 """
 
 from __future__ import annotations
@@ -73,18 +76,27 @@ class Terms:
         *,
         kinds: torch.Tensor | None = None,
         limits: torch.Tensor | None = None,
+        ends: torch.Tensor | None = None,
     ):
         """`pieces` (N, T, P): each sentence's terms, padded with DONE (`of`); `kinds`
         (V,): each piece's kind (`piece_kinds`); `limits` (N,): each sentence's output
-        steps, </s> included (`within`)."""
-        self.pieces, self.kinds, self.limits = pieces, kinds, limits
+        steps, </s> included (`within`); `ends` (N, T): the source piece after each term's
+        source words (DONE: none known)."""
+        self.pieces, self.kinds, self.limits, self.ends = pieces, kinds, limits, ends
         self.lengths = (pieces != DONE).sum(2)
         self.continuing = None if kinds is None else (kinds == CONTINUES).nonzero().squeeze(1)
 
     @classmethod
-    def of(cls, terms: Sequence[Sequence[Sequence[int]]], *, kinds: torch.Tensor | None = None) -> Terms | None:
+    def of(
+        cls,
+        terms: Sequence[Sequence[Sequence[int]]],
+        *,
+        kinds: torch.Tensor | None = None,
+        ends: Sequence[Sequence[int]] | None = None,
+    ) -> Terms | None:
         """The constraint of these terms (each a sequence of target pieces), a list per
-        sentence (empty: none); None where no sentence has one."""
+        sentence (empty: none), and where known the source piece after each term's source
+        words (`ends`, the same shape); None where no sentence has a term."""
         slots = max((len(sentence) for sentence in terms), default=0)
         longest = max((len(term) for sentence in terms for term in sentence), default=0)
         if slots == 0 or longest == 0:
@@ -93,11 +105,11 @@ class Terms:
         for n, sentence in enumerate(terms):
             for t, term in enumerate(sentence):
                 pieces[n, t, : len(term)] = torch.tensor(list(term), dtype=torch.long)
-        return cls(pieces, kinds=kinds)
+        return cls(pieces, kinds=kinds, ends=None if ends is None else _padded(ends, slots))
 
     def within(self, limits: torch.Tensor) -> Terms:
         """The constraint bound to the search's length limits, one per sentence."""
-        return Terms(self.pieces, kinds=self.kinds, limits=limits)
+        return Terms(self.pieces, kinds=self.kinds, limits=limits, ends=self.ends)
 
     @property
     def least_lengths(self) -> torch.Tensor:
@@ -123,11 +135,13 @@ class Terms:
         inside = unmet & (taken > 0)
         slot = torch.where(inside.any(1), inside.long().argmax(1), unmet.long().argmax(1))
         rows = torch.arange(len(state))
-        next_piece = self.pieces[sentences, slot, taken[rows, slot].clamp(max=self.pieces.size(2) - 1)]
         needed = (lengths - taken).clamp(min=0).sum(1)
         room = self.limits[sentences] - 1 - at.positions
         waiting = unmet.any(1) & ~inside.any(1)
-        forced = unmet.any(1) & (inside.any(1) | (needed >= room) | self._would_end(log_probs, waiting))
+        due = self._due(unmet, waiting, sentences, at)
+        slot = torch.where(due.any(1), due.long().argmax(1), slot)
+        next_piece = self.pieces[sentences, slot, taken[rows, slot].clamp(max=self.pieces.size(2) - 1)]
+        forced = unmet.any(1) & (inside.any(1) | (needed >= room) | self._would_end(log_probs, waiting) | due.any(1))
         keep_only(log_probs, rows[forced], next_piece[forced])
         free = waiting & ~forced
         if bool(free.any()):
@@ -137,6 +151,20 @@ class Terms:
         if self.continuing is not None and bool((ended & ~forced).any()):
             forbid(log_probs, rows[ended & ~forced], self.continuing)
         return log_probs
+
+    def _due(self, unmet: torch.Tensor, waiting: torch.Tensor, sentences: torch.Tensor, at: Places) -> torch.Tensor:
+        """(R, T) the unmet terms of the rows `waiting` to begin one (inside none) whose
+        source words the step's attention has passed (it weighs a piece after them most)
+        once the row has written at least as many pieces as come before their end (a
+        first step's attention, often on the source's end, begins nothing). A term is
+        begun there at the latest, near where the model translates its words, not put
+        off to where the translation would end."""
+        if self.ends is None or at.attention is None or not bool(waiting.any()):
+            return torch.zeros_like(unmet)
+        focus = at.attention.argmax(1).cpu().unsqueeze(1)
+        ends = self.ends[sentences]
+        passed = (ends != DONE) & (focus >= ends) & (at.positions.unsqueeze(1) >= ends)
+        return unmet & waiting.unsqueeze(1) & passed
 
     @staticmethod
     def _would_end(log_probs: torch.Tensor, waiting: torch.Tensor) -> torch.Tensor:
@@ -186,6 +214,14 @@ def piece_kinds(texts: tuple[str, ...]) -> torch.Tensor:
         ],
         dtype=torch.long,
     )
+
+
+def _padded(ends: Sequence[Sequence[int]], slots: int) -> torch.Tensor:
+    """(N, slots) each sentence's term ends, padded with DONE."""
+    table = torch.full((len(ends), slots), DONE, dtype=torch.long)
+    for n, sentence in enumerate(ends):
+        table[n, : len(sentence)] = torch.tensor(list(sentence), dtype=torch.long)
+    return table
 
 
 def _welcome(log_probs: torch.Tensor, rows: torch.Tensor, firsts: torch.Tensor, unmet: torch.Tensor) -> None:

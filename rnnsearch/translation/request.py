@@ -72,20 +72,23 @@ class Request:
         self,
         prefixes: Sequence[Sequence[int]] | None = None,
         matches: Sequence[Sequence[Match]] | None = None,
+        ends: Sequence[Sequence[int]] | None = None,
     ) -> Wanted | None:
         """What the call asks of its translations beyond the model's choice: their
         `prefixes` (target pieces, one list per text), the target pieces of the terms
-        `matches` found in each (each term once), the words no translation may contain;
-        None: nothing."""
-        terms = None
+        `matches` found in each (each term once) with, given `ends` (the source piece
+        after each match), where the first match of each ends, the words no translation
+        may contain; None: nothing."""
+        terms = term_ends = None
         if matches is not None:
             pieces = self.term_pieces
-            terms = [
-                [list(pieces[target]) for target in dict.fromkeys(m.term.target for m in found)] for found in matches
-            ]
+            given = ends or [[-1] * len(found) for found in matches]
+            firsts = [_first_ends(found, ended) for found, ended in zip(matches, given, strict=True)]
+            terms = [[list(pieces[target]) for target in first] for first in firsts]
+            term_ends = None if ends is None else [list(first.values()) for first in firsts]
         if prefixes is None and terms is None and self.avoided is None:
             return None
-        return Wanted(prefixes, terms, self.avoided, self.kinds)
+        return Wanted(prefixes, terms, self.avoided, self.kinds, term_ends)
 
     @property
     def alignment_from(self) -> str:
@@ -106,6 +109,14 @@ class Request:
         if self.search is None:
             raise ValueError("a request that searches nothing cannot be cancelled")
         return dataclasses.replace(self, search=dataclasses.replace(self.search, cancelled=cancelled))
+
+
+def _first_ends(found: Sequence[Match], ends: Sequence[int]) -> dict[str, int]:
+    """Each target of a text's matches, in the order first found, and the end of its first match."""
+    first: dict[str, int] = {}
+    for match, end in zip(found, ends, strict=True):
+        first.setdefault(match.term.target, end)
+    return first
 
 
 def build_request(

@@ -16,7 +16,7 @@ from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.markup import MarkedUp, Placement, chosen_placement, transfer
 from rnnsearch.search.rules import Cancelled
-from rnnsearch.text.glossary import Glossary
+from rnnsearch.text.glossary import Glossary, Match
 from rnnsearch.text.glossary_files import read_glossary
 from rnnsearch.translation.request import Request, build_request
 from rnnsearch.translation.written_terms import note_terms
@@ -223,7 +223,7 @@ class TextTranslation(Decoding):
             texts,
             request.searched,
             first_line=first_line,
-            wanted=request.wanted(prefix_ids, matches),
+            wanted=request.wanted(prefix_ids, matches, self._term_ends(texts, matches)),
             read_from=request.source,
         )
         for translation, found in zip(translations, matches or [], strict=False):
@@ -232,6 +232,15 @@ class TextTranslation(Decoding):
             for parsed, translation in zip(marked, translations):
                 put_markup_back(parsed, translation, reading=request.reading, placement=markup.placement)
         return translations
+
+    def _term_ends(self, texts: list[str], matches: list[list[Match]] | None) -> list[list[int]] | None:
+        """The source piece after each match's words: the pieces of the text up to its end
+        (where the attention passes it, search begins the term: search/terms.py)."""
+        if matches is None:
+            return None
+        before = [text[: match.end] for text, found in zip(texts, matches, strict=True) for match in found]
+        counts = iter(self.input_kind.pieces(before) if before else [])
+        return [[next(counts) for _ in found] for found in matches]
 
 
 def put_markup_back(

@@ -166,3 +166,28 @@ def test_a_term_another_term_runs_on_into_a_longer_word_is_unmet_and_written_as_
     assert 6 not in allowed(state)  # "man" stands as a word: it may not be run on now
     state = constraint.advance(state, torch.tensor([7]))
     assert EOS in allowed(state) and EOS in allowed(constraint.advance(state, torch.tensor([6])))
+
+
+def test_a_row_whose_attention_has_passed_a_term_s_source_words_begins_it_there():
+    """Where the step's attention weighs a piece after a term's source words most, and the
+    row has written as many pieces as come before their end, it begins the term there
+    rather than write on to where it would end; while its attention is on them, or in its
+    first steps (often on the source's end), it writes on; with no source known, as ever."""
+    from rnnsearch.reserved import EOS
+
+    def allowed(constraint: Terms, position: int, focus: int) -> list[int]:
+        attention = torch.zeros(1, 6)
+        attention[0, focus] = 1.0
+        at = Places(torch.tensor([0]), torch.tensor([position]), attention)
+        masked = constraint.mask(torch.zeros(1, VOCAB), constraint.start(torch.tensor([0])), at)[0]
+        return torch.isfinite(masked).nonzero().squeeze(1).tolist()
+
+    placed = Terms.of([[[5, 6]]], ends=[[3]])
+    assert placed is not None
+    placed = placed.within(torch.tensor([20]))
+    assert allowed(placed, 3, 3) == [5] and allowed(placed, 4, 5) == [5]
+    assert len(allowed(placed, 3, 2)) == VOCAB - 1 and len(allowed(placed, 1, 5)) == VOCAB - 1  # all but </s>
+    unplaced = Terms.of([[[5, 6]]])
+    assert unplaced is not None
+    assert EOS not in allowed(unplaced.within(torch.tensor([20])), 3, 3)
+    assert len(allowed(unplaced.within(torch.tensor([20])), 3, 3)) == VOCAB - 1
