@@ -192,13 +192,12 @@ class Terms:
         first = (tokens == pieces[:, :, 0]).long()
         moved = torch.where(tokens == expected, taken + 1, first)
         now = torch.where(taken > lengths, taken, moved)
-        runs_on = torch.zeros_like(tokens, dtype=torch.bool)
-        if self.kinds is not None:
-            runs_on = self.kinds[tokens] == CONTINUES
+        kind = None if self.kinds is None else self.kinds[tokens]  # (R, 1): each token's kind, read once
+        runs_on = torch.zeros_like(tokens, dtype=torch.bool) if kind is None else kind == CONTINUES
         now = torch.where(taken == lengths, torch.where(runs_on, first, lengths + 1), now)
         ended = ((now == lengths) & (taken < lengths)).any(1)
-        if self.kinds is not None:
-            ended |= state[:, 1].bool() & (self.kinds[tokens.squeeze(1)] == ATTACHED)
+        if kind is not None:
+            ended |= state[:, 1].bool() & (kind.squeeze(1) == ATTACHED)
         return torch.cat([sentences.unsqueeze(1), ended.long().unsqueeze(1), now], 1)
 
 
