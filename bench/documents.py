@@ -45,7 +45,7 @@ from pathlib import Path
 import docx
 import torch
 
-from rnnsearch.translation.documents import SentenceTranslation, read_document, translate_read
+from rnnsearch.documents.translating import SentenceTranslation, read_document, translate_read
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "multi30k"
 

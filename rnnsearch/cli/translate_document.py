@@ -65,12 +65,12 @@ class _FormatNames:
     and most read no document."""
 
     def __contains__(self, name: object) -> bool:
-        from rnnsearch.markup.formats import formats
+        from rnnsearch.documents import formats
 
         return name in formats()
 
     def __iter__(self) -> Iterator[str]:
-        from rnnsearch.markup.formats import formats
+        from rnnsearch.documents import formats
 
         return iter(formats())
 

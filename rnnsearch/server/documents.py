@@ -7,7 +7,7 @@
          answer: the translated document, with its media type, a Content-Disposition
                  naming it, and X-Rnnsearch-Summary (percent-encoded): what was done
 
-The document is read and written by rnnsearch.markup.formats, as `translate-document`
+The document is read and written by rnnsearch.documents, as `translate-document`
 reads and writes it; its sentences go to the server's batcher `max_batch` at a time, as
 bulk requests, served after every other request waiting: however many documents are
 being translated, a request waits for at most the model call under way. The body is
@@ -33,16 +33,16 @@ from urllib.parse import quote
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import Response
 
+from rnnsearch.documents import formats
+from rnnsearch.documents.document import Document, Format
+from rnnsearch.documents.translating import TranslatedDocument, read_document, translate_read
 from rnnsearch.errors import UserError
 from rnnsearch.markup import Placement
-from rnnsearch.markup.formats import formats
-from rnnsearch.markup.formats.document import Document, Format
 from rnnsearch.server.batcher import Batcher, Item
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.refusals import ERROR_RESPONSES
 from rnnsearch.text.glossary import Glossary
 from rnnsearch.translation.document_translation import document_request, fitting, sentence_translator
-from rnnsearch.translation.documents import TranslatedDocument, read_document, translate_read
 from rnnsearch.translation.request import Request as CallRequest
 from rnnsearch.translation.translator import Translation, Translator
 

@@ -1,5 +1,5 @@
 """Translating documents: web pages, Word files, Markdown, subtitles, PO catalogues and
-plain text in, the same documents out (rnnsearch.markup.formats reads and writes each).
+plain text in, the same documents out (rnnsearch.documents reads and writes each).
 
 Every unit of every document given in one call is cut into sentences
 (rnnsearch.text.sentences), by its text without markup, so that a sentence is never cut
@@ -16,7 +16,7 @@ refused (a DocumentError saying so) unless `unchanged_ok` is given: a file hande
 as it came is never taken for a translation.
 
 The steps that need no model (reading, cutting, placing, writing) are in
-rnnsearch.translation.documents; this module gives them the model's sentence translator
+rnnsearch.documents.translating; this module gives them the model's sentence translator
 (`sentence_translator`) and the API's `translate_documents`.
 """
 
@@ -31,16 +31,16 @@ from rnnsearch.alignments.words import align_translations
 from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH, Decoding
 from rnnsearch.decoding.results import Translation
-from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
-from rnnsearch.markup import Placement, checked_placement, chosen_placement
-from rnnsearch.text.sentences import checked_language
-from rnnsearch.translation.documents import (
+from rnnsearch.documents.translating import (
     SentenceTranslation,
     SentenceTranslator,
     TranslatedDocument,
     read_document,
     translate_read,
 )
+from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
+from rnnsearch.markup import Placement, checked_placement, chosen_placement
+from rnnsearch.text.sentences import checked_language
 from rnnsearch.translation.request import Request, build_request
 from rnnsearch.translation.text_translation import NOT_TEXT, TextTranslation
 
@@ -69,7 +69,7 @@ class DocumentTranslation(TextTranslation):
     ) -> list[TranslatedDocument]:
         """Translate documents, each a path or bytes (then with its name in `names`, whose
         extension says its format, or a `format` for all): HTML, DOCX, Markdown, SRT, PO
-        or plain text (rnnsearch.markup.formats.formats()). All their sentences are
+        or plain text (rnnsearch.documents.formats()). All their sentences are
         translated in one batched search; each result holds the translated document's
         bytes and what was done (`summary`). The markup of each unit goes back by the
         word alignment, as `translate`'s does with `markup`: read as `reading` says, from

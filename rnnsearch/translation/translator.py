@@ -19,12 +19,12 @@ from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH
 from rnnsearch.decoding.inputs import check_source_lengths
 from rnnsearch.decoding.results import PairScore, Translation
 from rnnsearch.devices import resolve_device
+from rnnsearch.documents.translating import TranslatedDocument
 from rnnsearch.kinds import data_kind
 from rnnsearch.search.contract import SearchModule
 from rnnsearch.text.subwords import Subwords
 from rnnsearch.translation.assembly import ModelDirs, assemble
 from rnnsearch.translation.document_translation import DocumentTranslation
-from rnnsearch.translation.documents import TranslatedDocument
 from rnnsearch.translation.given_pairs import GivenPairs
 from rnnsearch.translation.transcription import Transcription
 

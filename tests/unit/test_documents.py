@@ -18,9 +18,9 @@ import srt
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
-from rnnsearch.markup.formats import format_of, formats
-from rnnsearch.markup.formats.document import DocumentError
-from rnnsearch.translation.documents import (
+from rnnsearch.documents import format_of, formats
+from rnnsearch.documents.document import DocumentError
+from rnnsearch.documents.translating import (
     SentenceTranslation,
     copied,
     read_document,
@@ -216,7 +216,7 @@ def _blocks(page: str) -> list[str]:
     """The page's tags with those of each run of inline elements in sorted order: its
     tree of blocks, which a translation keeps, whatever order its words (and so the
     inline elements over them, kept ones too) take within a sentence."""
-    from rnnsearch.markup.formats.html_page import PHRASING
+    from rnnsearch.documents.html_page import PHRASING
 
     blocks: list[str] = []
     run: list[str] = []
@@ -646,7 +646,7 @@ def _kept(page: str) -> list[str]:
 
 @pytest.mark.parametrize("name", ["libffi-the-basics.html", "libffi-closure-example.html"])
 def test_a_real_page_keeps_what_it_protects_and_translates_every_attribute(name):
-    from rnnsearch.markup.formats.html_page import TRANSLATED_ATTRIBUTES
+    from rnnsearch.documents.html_page import TRANSLATED_ATTRIBUTES
 
     source = (REAL / name).read_bytes()
     assert translated(name, source, copied, unchanged_ok=True) == source
@@ -811,7 +811,7 @@ def test_a_word_document_s_text_boxes_tracked_changes_and_footnotes_are_translat
 
 
 def test_a_word_package_that_unpacks_past_the_bound_is_refused_before_any_part_is_read(monkeypatch):
-    import rnnsearch.markup.formats.word_package as package
+    import rnnsearch.documents.word.package as package
 
     monkeypatch.setattr(package, "MAX_DOCUMENT_BYTES", 1_000)  # a zip bomb's parts, in small
     with pytest.raises(DocumentError, match=r"bomb.docx: its parts unpack to [\d,]+ bytes, more than the 1,000"):
@@ -991,7 +991,7 @@ def test_word_code_is_kept_whole_by_its_style_or_its_monospace_font():
 
 
 def test_a_file_larger_than_a_document_may_be_is_refused_by_its_size_before_it_is_read(tmp_path, monkeypatch):
-    import rnnsearch.translation.documents as documents
+    import rnnsearch.documents.translating as documents
 
     monkeypatch.setattr(documents, "MAX_DOCUMENT_BYTES", 100)
     (tmp_path / "big.html").write_bytes(b"<p>Ein Hund.</p>" * 100)
@@ -1002,7 +1002,7 @@ def test_a_file_larger_than_a_document_may_be_is_refused_by_its_size_before_it_i
 def test_a_word_part_of_more_elements_than_a_part_may_have_is_refused_before_its_tree_is_built(monkeypatch):
     """A package of a few hundred kilobytes unpacking to millions of empty paragraphs
     took gigabytes: its elements are counted by a streaming pass first."""
-    import rnnsearch.markup.formats.word_package as package
+    import rnnsearch.documents.word.package as package
 
     monkeypatch.setattr(package, "MAX_PART_ELEMENTS", 200)
     source = zipfile.ZipFile(io.BytesIO(DOCUMENTS["letter.docx"]))

@@ -4,7 +4,7 @@ indentation and the white space around paragraphs kept as they are."""
 
 from __future__ import annotations
 
-from rnnsearch.markup.formats.document import (
+from rnnsearch.documents.document import (
     Document,
     ReadOptions,
     Span,

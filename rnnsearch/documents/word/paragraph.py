@@ -1,4 +1,4 @@
-"""A Word paragraph as one line of markup and back (rnnsearch.markup.formats.word reads
+"""A Word paragraph as one line of markup and back (rnnsearch.documents.word reads
 the package and its stories): everything the paragraph holds, besides its properties,
 stands in the line, so that writing its translation back loses and reorders nothing.
 
@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from rnnsearch.documents.word.package import Element
 from rnnsearch.markup.dialects import escape
-from rnnsearch.markup.formats.word_package import Element
 from rnnsearch.markup.parsing import MarkedUp, parse
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"

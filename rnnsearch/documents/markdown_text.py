@@ -26,9 +26,7 @@ from dataclasses import dataclass, field
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from rnnsearch.markup.dialects import VOID_ELEMENTS, escape
-from rnnsearch.markup.events import events
-from rnnsearch.markup.formats.document import (
+from rnnsearch.documents.document import (
     KEPT,
     Document,
     ReadOptions,
@@ -39,6 +37,8 @@ from rnnsearch.markup.formats.document import (
     checked_size,
     checked_units,
 )
+from rnnsearch.markup.dialects import VOID_ELEMENTS, escape
+from rnnsearch.markup.events import events
 from rnnsearch.markup.parsing import parse
 
 SYNTAX = "*_`[]<\\&~|"

@@ -1,4 +1,4 @@
-"""A Word paragraph's translated line of markup (rnnsearch.markup.formats.word_paragraph
+"""A Word paragraph's translated line of markup (rnnsearch.documents.word.paragraph
 reads the paragraph into it) written back as the paragraph's content: each piece of text
 a new run with the formatting of the element around it, each container, range and field
 around the words the alignment gave it, each tag's nodes where it stands."""
@@ -10,8 +10,8 @@ import html
 
 from lxml import etree
 
-from rnnsearch.markup.formats.word_package import Element
-from rnnsearch.markup.formats.word_paragraph import (
+from rnnsearch.documents.word.package import Element
+from rnnsearch.documents.word.paragraph import (
     PARAGRAPH_PROPERTIES,
     RUN,
     TEXT,

@@ -23,9 +23,7 @@ from collections.abc import Sequence
 
 import srt
 
-from rnnsearch.markup.dialects import VOID_ELEMENTS
-from rnnsearch.markup.events import events
-from rnnsearch.markup.formats.document import (
+from rnnsearch.documents.document import (
     Document,
     DocumentError,
     ReadOptions,
@@ -34,6 +32,8 @@ from rnnsearch.markup.formats.document import (
     checked_size,
     checked_units,
 )
+from rnnsearch.markup.dialects import VOID_ELEMENTS
+from rnnsearch.markup.events import events
 from rnnsearch.markup.parsing import MarkupError, parse
 
 CUE = "<rnnsearch-cue/>"

@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 import polib
 import webencodings
 
-from rnnsearch.markup.formats.document import (
+from rnnsearch.documents.document import (
     KEPT,
     Document,
     DocumentError,

@@ -1,5 +1,5 @@
 """Documents through translation, whatever translates their sentences: each document
-read by its format (rnnsearch.markup.formats), its units cut into sentences, the
+read by its format (rnnsearch.documents), its units cut into sentences, the
 sentences handed to a sentence translator all together, each unit's markup put back by
 their word alignments, and the document written back (the rules are in
 rnnsearch.translation.document_translation, which gives the model's translator; the
@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnnsearch.alignments.symmetrisation import Link
+from rnnsearch.documents import format_named, format_of
+from rnnsearch.documents.document import MAX_DOCUMENT_BYTES, Document, DocumentError, Format, ReadOptions
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup import JoinedWeights, MarkedUp, MarkupError, PairWeights, WordWeights, parse, transferred
-from rnnsearch.markup.formats import format_named, format_of
-from rnnsearch.markup.formats.document import MAX_DOCUMENT_BYTES, Document, DocumentError, Format, ReadOptions
 from rnnsearch.text.sentences import sentence_spans
 
 

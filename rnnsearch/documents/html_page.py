@@ -43,9 +43,7 @@ import html
 import html.parser
 from collections.abc import Callable, Sequence
 
-from rnnsearch.markup.dialects import DIALECTS, KEPT_CLASSES, KEPT_ELEMENTS, TEXT_ELEMENTS, VOID_ELEMENTS
-from rnnsearch.markup.events import Event, events
-from rnnsearch.markup.formats.document import (
+from rnnsearch.documents.document import (
     Document,
     ReadOptions,
     Unit,
@@ -55,8 +53,10 @@ from rnnsearch.markup.formats.document import (
     plain_markup,
     plain_text,
 )
-from rnnsearch.markup.formats.page_encoding import page_encoding
-from rnnsearch.markup.formats.start_tags import with_values
+from rnnsearch.documents.page_encoding import page_encoding
+from rnnsearch.documents.start_tags import with_values
+from rnnsearch.markup.dialects import DIALECTS, KEPT_CLASSES, KEPT_ELEMENTS, TEXT_ELEMENTS, VOID_ELEMENTS
+from rnnsearch.markup.events import Event, events
 from rnnsearch.markup.parsing import MarkupError, kept_whole, parse
 
 PHRASING = frozenset(

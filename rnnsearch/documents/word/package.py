@@ -1,7 +1,7 @@
 """A Word package opened and checked before anything of it is translated: a zip whose
 parts are all unpacked (a chunk at a time, within MAX_DOCUMENT_BYTES), none encrypted,
 compressed by a method other than Word's or damaged, and whose stories (the parts with
-paragraphs to translate) are well-formed XML without a DTD (rnnsearch.markup.formats.word
+paragraphs to translate) are well-formed XML without a DTD (rnnsearch.documents.word
 reads their paragraphs)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import zlib
 
 from lxml import etree
 
-from rnnsearch.markup.formats.document import MAX_DOCUMENT_BYTES, DocumentError
+from rnnsearch.documents.document import MAX_DOCUMENT_BYTES, DocumentError
 
 STORIES = ("word/document.xml", "word/footnotes.xml", "word/endnotes.xml", "word/comments.xml")
 STORY_PREFIXES = ("word/header", "word/footer")

@@ -1,5 +1,5 @@
 """A start tag of a page written again with new values for some of its attributes
-(rnnsearch.markup.formats.html_page writes a translated `alt` or `title`, and `<html>`'s
+(rnnsearch.documents.html_page writes a translated `alt` or `title`, and `<html>`'s
 `lang`), every other byte of it as it was."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A web page's encoding, as the HTML standard finds it before the page is read: its byte
 order mark, else the charset a `<meta>` near its start names by a label of the WHATWG
-Encoding standard, else UTF-8 (rnnsearch.markup.formats.html_page reads and writes the
+Encoding standard, else UTF-8 (rnnsearch.documents.html_page reads and writes the
 page in it)."""
 
 from __future__ import annotations

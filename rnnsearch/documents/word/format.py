@@ -1,7 +1,7 @@
 """Word documents (.docx, Office Open XML), read with lxml: every story's paragraphs are
 units, each paragraph's content carried as one line of inline markup (its runs'
 formatting, hyperlinks, fields, content controls, bookmarks and comments as elements
-over their words: rnnsearch.markup.formats.word_paragraph), so that a translated
+over their words: rnnsearch.documents.word.paragraph), so that a translated
 sentence keeps its bold word on the right word and loses nothing it held.
 
 Stories: the body, tables, headers, footers, footnotes, endnotes and comments, and the
@@ -18,7 +18,7 @@ that lies about its size is stopped at the bound), when a part is encrypted, com
 by a method Word does not use, or damaged (its CRC), all found before anything is
 translated, when a part is not well-formed XML, and when a part declares a DTD (entity
 expansion, as in the billion laughs, is never done): the package is opened and checked
-by rnnsearch.markup.formats.word_package.
+by rnnsearch.documents.word.package.
 """
 
 from __future__ import annotations
@@ -29,16 +29,16 @@ from collections.abc import Sequence
 
 from lxml import etree
 
-from rnnsearch.markup.formats.document import (
+from rnnsearch.documents.document import (
     Document,
     ReadOptions,
     Unit,
     checked_size,
     checked_units,
 )
-from rnnsearch.markup.formats.word_package import Element, opened
-from rnnsearch.markup.formats.word_paragraph import W, WordParagraph
-from rnnsearch.markup.formats.word_writing import write_paragraph
+from rnnsearch.documents.word.package import Element, opened
+from rnnsearch.documents.word.paragraph import W, WordParagraph
+from rnnsearch.documents.word.writing import write_paragraph
 
 PARAGRAPH = f"{{{W}}}p"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from rnnsearch.markup.formats.document import DocumentError, Format
+from rnnsearch.documents.document import DocumentError, Format
 
 
 @cache
@@ -32,12 +32,12 @@ def formats() -> dict[str, Format]:
     modules, and the libraries they read with (lxml, markdown-it-py, srt, polib), are
     imported on the first call, when a document is read, so that a call that reads none
     (a plain `translate`, a speech model) loads none of them."""
-    from rnnsearch.markup.formats.html_page import HtmlPage
-    from rnnsearch.markup.formats.markdown_text import MarkdownText
-    from rnnsearch.markup.formats.plain import PlainText
-    from rnnsearch.markup.formats.po_catalogue import PoCatalogue
-    from rnnsearch.markup.formats.subtitles import Subtitles
-    from rnnsearch.markup.formats.word import WordDocument
+    from rnnsearch.documents.html_page import HtmlPage
+    from rnnsearch.documents.markdown_text import MarkdownText
+    from rnnsearch.documents.plain import PlainText
+    from rnnsearch.documents.po_catalogue import PoCatalogue
+    from rnnsearch.documents.subtitles import Subtitles
+    from rnnsearch.documents.word.format import WordDocument
 
     entries: tuple[Format, ...] = (HtmlPage(), WordDocument(), MarkdownText(), Subtitles(), PoCatalogue(), PlainText())
     return {entry.name: entry for entry in entries}
