@@ -45,6 +45,7 @@ from pathlib import Path
 import docx
 import torch
 
+from rnnsearch.documents.document import ReadOptions
 from rnnsearch.documents.translating import SentenceTranslation, read_document, translate_read
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "multi30k"
@@ -120,7 +121,7 @@ def reading_and_writing(sizes: list[int], rounds: int, formats: list[str]) -> di
                 gc.collect()
                 gc.disable()
                 start = time.perf_counter()
-                read = read_document(data, name=name, target_language="fr")
+                read = read_document(data, name=name, options=ReadOptions("fr"))
                 [done] = translate_read([read], uppercased, language="en")
                 best = min(best, time.perf_counter() - start)
                 gc.enable()
@@ -139,7 +140,7 @@ def speed(model: str, rounds: int, beam_size: int) -> dict:
     translator = rnnsearch.load(model, device="cpu")
     documents = [make(100) for make in MAKERS.values()]
     names = list(MAKERS)
-    read = [read_document(d, name=n, target_language="fr") for d, n in zip(documents, names, strict=True)]
+    read = [read_document(d, name=n, options=ReadOptions("fr")) for d, n in zip(documents, names, strict=True)]
     seen: list[str] = []
     translate_read(read, lambda s: seen.extend(s) or uppercased(s), language="en")
     timings: dict[str, list[float]] = {"documents": [], "translate": []}

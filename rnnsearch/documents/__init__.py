@@ -29,7 +29,7 @@ from rnnsearch.documents.document import DocumentError, Format
 @cache
 def formats() -> dict[str, Format]:
     """Each format by the name `--format` and `format=` give it: the registry. Its
-    modules, and the libraries they read with (lxml, markdown-it-py, srt, polib), are
+    modules, and the libraries they read with (lxml, markdown-it-py, srt, polib, expat), are
     imported on the first call, when a document is read, so that a call that reads none
     (a plain `translate`, a speech model) loads none of them."""
     from rnnsearch.documents.html_page import HtmlPage
@@ -38,8 +38,17 @@ def formats() -> dict[str, Format]:
     from rnnsearch.documents.po_catalogue import PoCatalogue
     from rnnsearch.documents.subtitles import Subtitles
     from rnnsearch.documents.word.format import WordDocument
+    from rnnsearch.documents.xliff.format import Xliff
 
-    entries: tuple[Format, ...] = (HtmlPage(), WordDocument(), MarkdownText(), Subtitles(), PoCatalogue(), PlainText())
+    entries: tuple[Format, ...] = (
+        HtmlPage(),
+        WordDocument(),
+        MarkdownText(),
+        Subtitles(),
+        PoCatalogue(),
+        Xliff(),
+        PlainText(),
+    )
     return {entry.name: entry for entry in entries}
 
 

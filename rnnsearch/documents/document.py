@@ -63,12 +63,15 @@ class Document(ABC):
 @dataclass(frozen=True)
 class ReadOptions:
     """What a call asks of a format as it reads a document: the language the translation
-    is in (a page's `lang` says it), and whether units that hold a translation already
-    (a catalogue's translated entries) are translated again rather than kept. A format
-    reads what applies to it; a new option is a field here."""
+    is in (a page's `lang` says it), whether units that hold a translation already (a
+    catalogue's translated entries) are translated again rather than kept, and the
+    language the model reads (None: not checked), which a file that declares its own
+    source language must be in. A format reads what applies to it; a new option is a
+    field here."""
 
     target_language: str
     retranslate: bool = False
+    source_language: str | None = None
 
 
 class Format(Protocol):

@@ -94,11 +94,11 @@ def read_document(
     *,
     format: str | None = None,
     name: str | None = None,
-    target_language: str,
-    retranslate: bool = False,
+    options: ReadOptions,
 ) -> tuple[str, Format, Document]:
     """A document given as a path, or as bytes with a `name` (its extension says the
-    format, unless `format` does): its name, its format and what the format reads."""
+    format, unless `format` does): its name, its format and what the format reads, read
+    as `options` ask."""
     if isinstance(document, (str, Path)):
         path = Path(document)
         name = name or str(path)
@@ -111,7 +111,6 @@ def read_document(
     else:
         raise ArgumentTypeError(f"documents: expected a path or bytes, got {type(document).__name__}")
     chosen = format_named(format) if format is not None else format_of(name)
-    options = ReadOptions(target_language, retranslate=retranslate)
     return name, chosen, chosen.read(data, origin=name, options=options)
 
 

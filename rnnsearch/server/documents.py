@@ -34,7 +34,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import Response
 
 from rnnsearch.documents import formats
-from rnnsearch.documents.document import Document, Format
+from rnnsearch.documents.document import Document, Format, ReadOptions
 from rnnsearch.documents.translating import TranslatedDocument, read_document, translate_read
 from rnnsearch.errors import UserError
 from rnnsearch.markup import Placement
@@ -95,7 +95,7 @@ def add_documents(
         response_class=Response,
         responses={200: {"description": "the translated document", "content": ANSWERED}, **ERROR_RESPONSES},
         openapi_extra={"requestBody": {"required": True, "content": {"application/octet-stream": BYTES}}},
-        summary="Translate a document (HTML, DOCX, Markdown, SRT, PO, text)",
+        summary="Translate a document (HTML, DOCX, Markdown, SRT, PO, XLIFF, text)",
     )
     async def documents(
         connection: Request,
@@ -192,15 +192,14 @@ def read_withdrawable(
     *,
     format: str | None,
     name: str,
-    target_language: str,
-    retranslate: bool,
+    options: ReadOptions,
 ) -> tuple[str, Format, Document]:
     """`read_document`, READ_AT_ONCE documents at a time; a request withdrawn (timed out,
     its client gone) before its turn is refused unread."""
     with READING:
         if withdrawn.is_set():
             raise _Withdrawn(f"{name}: withdrawn before it was read")
-        return read_document(data, format=format, name=name, target_language=target_language, retranslate=retranslate)
+        return read_document(data, format=format, name=name, options=options)
 
 
 def _translated(
@@ -231,9 +230,8 @@ def _translated(
         progress.at = time.monotonic()
         return translations
 
-    read = read_withdrawable(
-        data, withdrawn, format=format, name=name, target_language=translator.data.tgt_lang, retranslate=retranslate
-    )
+    options = ReadOptions(translator.data.tgt_lang, retranslate=retranslate, source_language=translator.data.src_lang)
+    read = read_withdrawable(data, withdrawn, format=format, name=name, options=options)
     [document] = translate_read(
         [read],
         sentence_translator(decoded, reading=call.reading, placement=placement, batch=batch),

@@ -31,6 +31,7 @@ from rnnsearch.alignments.words import align_translations
 from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH, Decoding
 from rnnsearch.decoding.results import Translation
+from rnnsearch.documents.document import ReadOptions
 from rnnsearch.documents.translating import (
     SentenceTranslation,
     SentenceTranslator,
@@ -68,7 +69,7 @@ class DocumentTranslation(TextTranslation):
         avoid: object = None,
     ) -> list[TranslatedDocument]:
         """Translate documents, each a path or bytes (then with its name in `names`, whose
-        extension says its format, or a `format` for all): HTML, DOCX, Markdown, SRT, PO
+        extension says its format, or a `format` for all): HTML, DOCX, Markdown, SRT, PO, XLIFF
         or plain text (rnnsearch.documents.formats()). All their sentences are
         translated in one batched search; each result holds the translated document's
         bytes and what was done (`summary`). The markup of each unit goes back by the
@@ -101,15 +102,9 @@ class DocumentTranslation(TextTranslation):
         given = list(documents)
         if names is not None and len(names) != len(given):
             raise ArgumentValueError(f"names: {len(names)} names for {len(given)} documents")
-        target = self.data.tgt_lang
+        options = ReadOptions(self.data.tgt_lang, retranslate=retranslate, source_language=self.data.src_lang)
         read = [
-            read_document(
-                d,
-                format=format,
-                name=None if names is None else names[k],
-                target_language=target,
-                retranslate=retranslate,
-            )
+            read_document(d, format=format, name=None if names is None else names[k], options=options)
             for k, d in enumerate(given)
         ]
         return translate_read(

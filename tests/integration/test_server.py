@@ -653,6 +653,7 @@ def test_documents_are_read_a_few_at_a_time_and_never_after_their_request_ended(
     """Reading builds a document's whole tree: however many requests wait, at most
     READ_AT_ONCE documents are read at once (each reader here waits inside for another to
     be reading too), and one whose request ended before its turn is refused unread."""
+    from rnnsearch.documents.document import ReadOptions
     from rnnsearch.server import documents
 
     state = {"reading": 0, "peak": 0, "read": 0}
@@ -672,7 +673,7 @@ def test_documents_are_read_a_few_at_a_time_and_never_after_their_request_ended(
                 state["reading"] -= 1
 
     monkeypatch.setattr(documents, "read_document", read_counted)
-    options = {"format": None, "name": "seite.html", "target_language": "en", "retranslate": False}
+    options = {"format": None, "name": "seite.html", "options": ReadOptions("en")}
     page = b"<p>Ein Hund.</p>"
     readers = [
         threading.Thread(target=documents.read_withdrawable, args=(page, threading.Event()), kwargs=options)

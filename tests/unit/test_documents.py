@@ -19,7 +19,7 @@ from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
 from rnnsearch.documents import format_of, formats
-from rnnsearch.documents.document import DocumentError
+from rnnsearch.documents.document import DocumentError, ReadOptions
 from rnnsearch.documents.translating import (
     SentenceTranslation,
     copied,
@@ -173,14 +173,14 @@ def uppercased(sentences: list[str]) -> list[SentenceTranslation]:
 
 
 def translated(name: str, data: bytes, translate=uppercased, **options) -> bytes:
-    read = read_document(data, name=name, target_language="en")
+    read = read_document(data, name=name, options=ReadOptions("en"))
     return translate_read([read], translate, language="de", **options)[0].data
 
 
 @pytest.mark.parametrize("name", sorted(DOCUMENTS))
 def test_every_document_comes_back_byte_for_byte_under_the_identity_translation(name):
     data = DOCUMENTS[name]
-    read = read_document(data, name=name, target_language="en")
+    read = read_document(data, name=name, options=ReadOptions("en"))
     assert read[2].units, "each test document has something to translate"
     [result] = translate_read([read], copied, language="de", unchanged_ok=True)
     assert result.data == data
@@ -562,7 +562,7 @@ def test_a_bad_document_is_refused_in_one_line_naming_it(name, data, message):
             package.writestr("word/document.xml", laughs)
         data = buffer.getvalue()
     with pytest.raises(DocumentError, match=message) as caught:
-        read_document(data, name=name, target_language="en")
+        read_document(data, name=name, options=ReadOptions("en"))
     assert "\n" not in str(caught.value)
 
 
@@ -682,7 +682,7 @@ def test_a_real_markdown_file_keeps_its_code_and_a_translated_catalogue_stays_as
     assert translated("tornado.po", catalogue, unchanged_ok=True) == catalogue
     with pytest.raises(DocumentError, match="tornado.po: it holds nothing to translate"):
         translated("tornado.po", catalogue)
-    read = read_document(catalogue, name="tornado.po", target_language="fr", retranslate=True)
+    read = read_document(catalogue, name="tornado.po", options=ReadOptions("fr", retranslate=True))
     [again] = translate_read([read], uppercased, language="en")
     assert 'msgid "school"\nmsgstr "SCHOOL"' in again.data.decode() and "école" not in again.data.decode()
 
@@ -815,7 +815,7 @@ def test_a_word_package_that_unpacks_past_the_bound_is_refused_before_any_part_i
 
     monkeypatch.setattr(package, "MAX_DOCUMENT_BYTES", 1_000)  # a zip bomb's parts, in small
     with pytest.raises(DocumentError, match=r"bomb.docx: its parts unpack to [\d,]+ bytes, more than the 1,000"):
-        read_document(DOCUMENTS["letter.docx"], name="bomb.docx", target_language="en")
+        read_document(DOCUMENTS["letter.docx"], name="bomb.docx", options=ReadOptions("en"))
 
 
 @pytest.mark.parametrize("name", sorted(DOCUMENTS))
@@ -825,7 +825,7 @@ def test_bytes_that_name_a_file_are_read_as_the_document_never_as_its_path(name,
     path = tmp_path / name
     path.write_bytes(DOCUMENTS[name])
     try:
-        read = read_document(str(path).encode(), name=name, target_language="en")
+        read = read_document(str(path).encode(), name=name, options=ReadOptions("en"))
     except DocumentError as error:
         assert name in str(error)
         return
@@ -876,7 +876,7 @@ def test_a_hostile_word_package_is_refused_in_one_line_before_anything_is_transl
     the translation was written (styles) ended a whole translation in a traceback."""
     data = _patched_package(patch.pop("part", "word/styles.xml"), **patch)
     with pytest.raises(DocumentError, match=rf"^hostile.docx: {message}"):
-        read_document(data, name="hostile.docx", target_language="en")
+        read_document(data, name="hostile.docx", options=ReadOptions("en"))
 
 
 def test_the_api_and_the_command_load_no_document_library_until_a_document_is_read():
@@ -996,7 +996,7 @@ def test_a_file_larger_than_a_document_may_be_is_refused_by_its_size_before_it_i
     monkeypatch.setattr(documents, "MAX_DOCUMENT_BYTES", 100)
     (tmp_path / "big.html").write_bytes(b"<p>Ein Hund.</p>" * 100)
     with pytest.raises(DocumentError, match=r"big.html: 1,600 bytes is more than the 100 a document may have"):
-        read_document(tmp_path / "big.html", target_language="en")
+        read_document(tmp_path / "big.html", options=ReadOptions("en"))
 
 
 def test_a_word_part_of_more_elements_than_a_part_may_have_is_refused_before_its_tree_is_built(monkeypatch):
@@ -1014,20 +1014,20 @@ def test_a_word_part_of_more_elements_than_a_part_may_have_is_refused_before_its
                 data = data.replace(b"<w:body>", b"<w:body>" + b"<w:p/>" * 1000)
             written.writestr(member.filename, data)
     with pytest.raises(DocumentError, match=r"^empty.docx: word/document.xml: more than the 200 elements a part"):
-        read_document(buffer.getvalue(), name="empty.docx", target_language="en")
+        read_document(buffer.getvalue(), name="empty.docx", options=ReadOptions("en"))
 
 
 def test_formatting_a_translation_has_too_few_words_for_is_counted_in_the_summary():
     def one_word(sentences):
         return [SentenceTranslation(["HUND"], [(0, 0)]) for _ in sentences]
 
-    read = read_document(b"<p><b>Ein</b> <i>Hund</i> <u>rennt</u></p>", name="a.html", target_language="en")
+    read = read_document(b"<p><b>Ein</b> <i>Hund</i> <u>rennt</u></p>", name="a.html", options=ReadOptions("en"))
     [document] = translate_read([read], one_word, language="de")
     assert document.emptied == 2 and document.summary.endswith(
         "; 2 elements left with no word (their translation had too few words)"
     )
     [document] = translate_read(
-        [read_document(DOCUMENTS["page.html"], name="p.html", target_language="en")], uppercased, language="de"
+        [read_document(DOCUMENTS["page.html"], name="p.html", options=ReadOptions("en"))], uppercased, language="de"
     )
     assert document.emptied == 0 and "no word" not in document.summary
 
