@@ -31,7 +31,7 @@ from rnnsearch import __version__
 from rnnsearch.errors import UserError
 from rnnsearch.markup import MarkedUp, MarkupOptions, Placement
 from rnnsearch.search.rules import Cancelled
-from rnnsearch.server import documents, schemas
+from rnnsearch.server import cat_tools, documents, schemas
 from rnnsearch.server.batcher import Batcher, TranslateFn
 from rnnsearch.server.info import describe_model, max_audio_seconds
 from rnnsearch.server.limits import Limits
@@ -100,6 +100,9 @@ def create_app(
         build_request(translator, glossary=glossary)  # spelled once, and a target the model cannot spell refused
     _add_api(app, translator, batcher, describe_model(translator, model_dir, limits), limits, glossary)
     documents.add_documents(app, translator, batcher, limits, glossary)
+    if translator.data.reads == "text":
+        pair = cat_tools.Pair(translator.data.src_lang, translator.data.tgt_lang)
+        cat_tools.add_cat_tools(app, pair, _texts_translator(translator, batcher, limits, glossary))
     _add_page(app)
     return app
 
@@ -260,6 +263,45 @@ def _add_api(
     @app.get("/v1/health", summary="Check that the server is up")
     async def health() -> schemas.Health:
         return schemas.Health(status="ok")
+
+
+@dataclass
+class _Texts:
+    """Texts asked for by another shape than /v1/translate's, as `_text_items` reads them."""
+
+    texts: list[str]
+    prefixes: list[str] | None = None
+
+
+def _texts_translator(
+    translator: Translator, batcher: Batcher, limits: Limits, glossary: Glossary | None
+) -> cat_tools.Translate:
+    """Texts translated as /v1/translate translates them (the batcher, the server's bounds,
+    timeout and glossary), for the shapes of cat_tools.py: each answer the translation's
+    line with its markup placed, or its text."""
+    calls = {shown: build_request(translator, shown=shown, glossary=glossary) for shown in (False, True)}
+
+    async def translate(texts: list[str], markup: str | None, connection: Request) -> list[str]:
+        if len(texts) > limits.max_texts:
+            raise HTTPException(413, f"q: {len(texts)} texts, more than the server's {limits.max_texts}")
+        for k, text in enumerate(texts):
+            if len(text) > limits.max_chars:
+                raise HTTPException(
+                    413, f"q.{k}: {len(text):,} characters, more than the server's {limits.max_chars:,}"
+                )
+        options = MarkupOptions.of(markup, False)
+        options = None if options is None else dataclasses.replace(options, max_chars=None)
+        items, marked = await _text_items(translator, _Texts(texts), None, options)
+        work = asyncio.wait_for(
+            _translated(batcher, items, marked, calls[options is not None], options), limits.timeout
+        )
+        try:
+            results = await _while_connected(connection, work)
+        except TimeoutError:
+            raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
+        return [result.text if result.marked_up is None else result.marked_up for result in results]
+
+    return translate
 
 
 async def _translated(
