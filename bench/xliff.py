@@ -73,8 +73,7 @@ def as_2(line: str) -> str:
 
 def xliff_21(segments: list[str]) -> bytes:
     units = "".join(
-        f'<unit id="u{k}"><segment><source>{as_2(line)}</source></segment></unit>\n'
-        for k, line in enumerate(segments)
+        f'<unit id="u{k}"><segment><source>{as_2(line)}</source></segment></unit>\n' for k, line in enumerate(segments)
     )
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -99,11 +98,13 @@ def checked(data: bytes, namespace: str, unit: str) -> dict[str, int]:
     return {"units": len(units), "codes_kept": kept}
 
 
-def read_by_translate_toolkit(data: bytes) -> int:
+def read_by_translate_toolkit(data: bytes) -> dict[str, object]:
+    """How many targets translate-toolkit reads, and the source of each it reads as empty."""
     from translate.storage import xliff  # GPL: read here, never imported by the package
 
     store = xliff.xlifffile.parsestring(data)
-    return sum(unit.target is not None and unit.target != "" for unit in store.units)
+    empty = [unit.source for unit in store.units if not unit.target]
+    return {"targets_read": len(store.units) - len(empty), "read_empty": empty[:5]}
 
 
 def plain(line: str) -> str:
@@ -128,7 +129,7 @@ def main() -> None:
         namespace, unit = (NS_12, "trans-unit") if version == "1.2" else (NS_2, "segment")
         report[version] = checked(document.data, namespace, unit)
         if version == "1.2":
-            report[version]["read_by_translate_toolkit"] = read_by_translate_toolkit(document.data)
+            report[version] |= read_by_translate_toolkit(document.data)
         print(version, report[version], flush=True)
     texts = [plain(line) for line in segments]
     timings: dict[str, list[float]] = {"xliff": [], "translate": []}
