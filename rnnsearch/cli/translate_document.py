@@ -52,6 +52,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="translate again what a document holds translated already (a PO catalogue's translated entries); "
         "default: keep it",
     )
+    command.add_argument(
+        "--overwrite",
+        metavar="STATES",
+        default="",
+        help="an XLIFF file's translations in these states (comma-separated: translated, final, reviewed, "
+        "signed-off, approved, …) are written over; default: only empty ones and those still to translate",
+    )
+    command.add_argument(
+        "--proposals",
+        action="store_true",
+        help="offer an XLIFF file's translations beside their targets (<alt-trans>, <mtc:match>) and leave the "
+        "targets as they are",
+    )
     add_placement(command, "how inline formatting is placed")
     add_terms(command, unit="sentence")
     add_reading(command)
@@ -98,6 +111,8 @@ def run(args: argparse.Namespace) -> None:
             unchanged_ok=args.unchanged_ok,
             source_language=args.source_language,
             retranslate=args.retranslate,
+            overwrite=args.overwrite,
+            proposals=args.proposals,
             progress=_progress(bar),
             glossary=args.glossary,
             avoid=args.avoid,

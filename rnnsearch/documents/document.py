@@ -60,18 +60,48 @@ class Document(ABC):
         format's dialect), or kept as written where the translation is None."""
 
 
+TRANSLATION_STATES = frozenset(
+    {
+        "new", "needs-translation", "needs-adaptation", "needs-l10n", "needs-review-translation",
+        "needs-review-adaptation", "needs-review-l10n", "translated", "signed-off", "final",
+        "initial", "reviewed", "approved",
+    }
+)  # fmt: skip
+"""The states a translation in a file may be in (XLIFF 1.2's and 2.x's, and `approved`,
+what a person approved), which a call may name for their translations to be written over."""
+
+
+def checked_states(states: object, name: str = "overwrite") -> frozenset[str]:
+    """`states` (names, or one string of them separated by commas) as a set, or a one-line
+    error naming one that is not a state."""
+    if isinstance(states, str):
+        states = [part.strip() for part in states.split(",") if part.strip()]
+    if not isinstance(states, (list, tuple, set, frozenset)) or not all(isinstance(s, str) for s in states):
+        raise DocumentError(f"{name}: expected state names, got {type(states).__name__}")
+    for state in states:
+        if state not in TRANSLATION_STATES:
+            raise DocumentError(
+                f"{name}: {state!r} is not a state; give some of {', '.join(sorted(TRANSLATION_STATES))}"
+            )
+    return frozenset(states)
+
+
 @dataclass(frozen=True)
 class ReadOptions:
     """What a call asks of a format as it reads a document: the language the translation
     is in (a page's `lang` says it), whether units that hold a translation already (a
-    catalogue's translated entries) are translated again rather than kept, and the
-    language the model reads (None: not checked), which a file that declares its own
-    source language must be in. A format reads what applies to it; a new option is a
-    field here."""
+    catalogue's translated entries) are translated again rather than kept, the language
+    the model reads (None: not checked), which a file that declares its own source
+    language must be in; for a file whose translations carry states (XLIFF), the states
+    whose translations are written over (`approved` too: what a person approved), and
+    whether a translation is offered beside its target as a proposal rather than written
+    into it. A format reads what applies to it; a new option is a field here."""
 
     target_language: str
     retranslate: bool = False
     source_language: str | None = None
+    overwrite: frozenset[str] = frozenset()
+    proposals: bool = False
 
 
 class Format(Protocol):

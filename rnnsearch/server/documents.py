@@ -2,6 +2,7 @@
 
     POST /v1/documents?name=page.html[&format=html][&beam_size=5][&placement=links]
                       [&alignment_from=aligner][&unchanged_ok=true][&retranslate=true]
+                      [&overwrite=translated,final][&proposals=true]   (XLIFF)
                       [&glossary={"Hund": "hound"}]   (the request's own terms, JSON)
          body: the document's bytes, as they are (no JSON, no form)
          answer: the translated document, with its media type, a Content-Disposition
@@ -34,7 +35,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import Response
 
 from rnnsearch.documents import formats
-from rnnsearch.documents.document import Document, Format, ReadOptions
+from rnnsearch.documents.document import Document, Format, ReadOptions, checked_states
 from rnnsearch.documents.translating import TranslatedDocument, read_document, translate_read
 from rnnsearch.errors import UserError
 from rnnsearch.markup import Placement
@@ -106,12 +107,21 @@ def add_documents(
         alignment_from: str | None = None,
         unchanged_ok: bool = False,
         retranslate: bool = False,
+        overwrite: str = "",
+        proposals: bool = False,
         glossary: str | None = None,
     ) -> Response:
         """Translate the document sent as the body; `name` is its file name, whose
         extension says its format unless `format` does; `glossary`, the request's own
         terms as a JSON object (as /v1/translate's), laid over the server's."""
         _refuse_unknown(connection, parameters)
+        options = ReadOptions(
+            translator.data.tgt_lang,
+            retranslate=retranslate,
+            source_language=translator.data.src_lang,
+            overwrite=checked_states(overwrite),
+            proposals=proposals,
+        )
         own = _query_glossary(glossary, limits.max_glossary_terms)
         call, placed = document_request(
             translator,
@@ -127,7 +137,7 @@ def add_documents(
         work = loop.run_in_executor(documents_pool, partial(
             _translated, translator, batcher, loop, withdrawn, progress,
             data=data, name=name, format=format, call=call, placement=placed, unchanged_ok=unchanged_ok,
-            retranslate=retranslate, batch=limits.max_batch,
+            options=options, batch=limits.max_batch,
         ))  # fmt: skip
         try:
             document = await _within(work, progress, limits.timeout)
@@ -215,7 +225,7 @@ def _translated(
     call: CallRequest,
     placement: Placement,
     unchanged_ok: bool,
-    retranslate: bool,
+    options: ReadOptions,
     batch: int,
 ) -> TranslatedDocument:
     """The document read, its sentences decoded by the batcher (from this worker thread,
@@ -230,7 +240,6 @@ def _translated(
         progress.at = time.monotonic()
         return translations
 
-    options = ReadOptions(translator.data.tgt_lang, retranslate=retranslate, source_language=translator.data.src_lang)
     read = read_withdrawable(data, withdrawn, format=format, name=name, options=options)
     [document] = translate_read(
         [read],

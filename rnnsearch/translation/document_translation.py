@@ -31,7 +31,7 @@ from rnnsearch.alignments.words import align_translations
 from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH, Decoding
 from rnnsearch.decoding.results import Translation
-from rnnsearch.documents.document import ReadOptions
+from rnnsearch.documents.document import ReadOptions, checked_states
 from rnnsearch.documents.translating import (
     SentenceTranslation,
     SentenceTranslator,
@@ -64,6 +64,8 @@ class DocumentTranslation(TextTranslation):
         unchanged_ok: bool = False,
         source_language: str | None = None,
         retranslate: bool = False,
+        overwrite: Iterable[str] | str = (),
+        proposals: bool = False,
         progress: Callable[[int, int], None] | None = None,
         glossary: object = None,
         avoid: object = None,
@@ -79,7 +81,11 @@ class DocumentTranslation(TextTranslation):
         `unchanged_ok`. Sentences are found by the rules of `source_language`, a language
         tag (None: the model's source language; one that is not a tag is an error). With
         `retranslate`, what a document holds translated already (a catalogue's translated
-        entries) is translated again rather than kept. `progress(total, done)` is called
+        entries) is translated again rather than kept; `overwrite` names the states of an
+        XLIFF file's translations that are written over (`translated`, `final`,
+        `approved`…: TRANSLATION_STATES); `proposals` offers an XLIFF file's translations
+        beside their targets (`<alt-trans>`, `<mtc:match>`) and leaves the targets as they
+        are. `progress(total, done)` is called
         as each batch of sentences is done, with how many there are and how many that
         batch held. `glossary` is the user's terms, as `translate` takes them: each term
         found in a sentence is written in its translation; `avoid`, words no translation
@@ -102,7 +108,13 @@ class DocumentTranslation(TextTranslation):
         given = list(documents)
         if names is not None and len(names) != len(given):
             raise ArgumentValueError(f"names: {len(names)} names for {len(given)} documents")
-        options = ReadOptions(self.data.tgt_lang, retranslate=retranslate, source_language=self.data.src_lang)
+        options = ReadOptions(
+            self.data.tgt_lang,
+            retranslate=_flag(retranslate, "retranslate"),
+            source_language=self.data.src_lang,
+            overwrite=checked_states(overwrite if isinstance(overwrite, str) else list(overwrite)),
+            proposals=_flag(proposals, "proposals"),
+        )
         read = [
             read_document(d, format=format, name=None if names is None else names[k], options=options)
             for k, d in enumerate(given)
@@ -194,3 +206,10 @@ def sentence_translator(
         ]
 
     return translated
+
+
+def _flag(value: object, name: str) -> bool:
+    """`value`, refused in one line unless it is a bool."""
+    if not isinstance(value, bool):
+        raise ArgumentTypeError(f"{name}: expected a bool, got {type(value).__name__}")
+    return value

@@ -214,3 +214,31 @@ def test_translate_document_writes_every_document_translated_with_its_structure(
     language = ["--source-language", "../../etc/passwd"]
     status, _, err = run_cli(capsys, "translate-document", model_dir, paths[0], *language, "-o", tmp_path / "out2")
     assert status == 1 and err.count("\n") == 1 and "'../../etc/passwd' is not a language tag" in err, err
+
+
+def test_translate_document_writes_an_xliff_file_s_targets_or_proposals_as_asked(model_dir, tmp_path, capsys):
+    xliff = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">'
+        '<file original="a" source-language="de" datatype="plaintext"><body>\n'
+        '<trans-unit id="1"><source>Ein <g id="1">Hund</g> läuft<x id="2"/>.</source></trans-unit>\n'
+        '<trans-unit id="2"><source>Eine Frau singt.</source>'
+        '<target state="final">A woman sings.</target></trans-unit>\n'
+        "</body></file></xliff>\n"
+    )
+    (tmp_path / "a.xlf").write_text(xliff, encoding="utf-8")
+    status, _, err = run_cli(
+        capsys, "translate-document", model_dir, tmp_path / "a.xlf", "--overwrite", "final", "-o", tmp_path / "out"
+    )
+    assert status == 0, err
+    written = (tmp_path / "out" / "a.xlf").read_text(encoding="utf-8")
+    assert written.count('state="needs-review-translation"') == 2 and 'target-language="en"' in written
+    assert written.count('<g id="1">') == 2 and written.count('<x id="2"/>') == 2
+    status, _, err = run_cli(
+        capsys, "translate-document", model_dir, tmp_path / "a.xlf", "--proposals", "-o", tmp_path / "p"
+    )
+    proposed = (tmp_path / "p" / "a.xlf").read_text(encoding="utf-8")
+    assert status == 0 and proposed.count('<alt-trans origin="rnnsearch"') == 1 and "A woman sings." in proposed
+    status, _, err = run_cli(
+        capsys, "translate-document", model_dir, tmp_path / "a.xlf", "--overwrite", "done", "-o", tmp_path / "x"
+    )
+    assert status == 1 and err.count("\n") == 1 and "overwrite: 'done' is not a state" in err

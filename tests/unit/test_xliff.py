@@ -105,6 +105,7 @@ def only_inserted(before: bytes, after: bytes) -> bool:
 
 NS_12 = "urn:oasis:names:tc:xliff:document:1.2"
 NS_2 = "urn:oasis:names:tc:xliff:document:2.0"
+NS_MATCHES = "urn:oasis:names:tc:xliff:matches:2.0"
 
 
 def test_xliff_1_2_gets_each_open_unit_a_machine_translated_target_with_every_code_once():
@@ -216,3 +217,37 @@ def test_a_bad_xliff_file_is_refused_in_one_line_naming_it_and_the_unit(data, me
     with pytest.raises(DocumentError, match=message) as caught:
         read_document(data, name="f.xlf", options=ReadOptions("fr", source_language="en"))
     assert "\n" not in str(caught.value)
+
+
+def test_the_states_named_are_written_over_and_a_proposal_leaves_every_target_as_it_was():
+    read = read_document(
+        XLIFF_12, name="r.xlf", options=ReadOptions("fr", source_language="en", overwrite=frozenset({"final"}))
+    )
+    units = units_of(translate_read([read], reversed_upper, language="en")[0].data, NS_12, "trans-unit")
+    assert "".join(units["3"].find(f"{{{NS_12}}}target").itertext()) == "SITS. ACME Corp MAN A"
+    assert units["5"].find(f"{{{NS_12}}}target").text == "Approuvé."  # approved: not named
+    options = ReadOptions("fr", source_language="en", proposals=True)
+    out = translate_read([read_document(XLIFF_12, name="r.xlf", options=options)], reversed_upper, language="en")[
+        0
+    ].data
+    units = units_of(out, NS_12, "trans-unit")
+    assert only_inserted(XLIFF_12, out) and units["1"].find(f"{{{NS_12}}}target") is None
+    offered = units["4"].findall(f"{{{NS_12}}}alt-trans")
+    assert [(a.get("mid"), a.get("origin"), "".join(a.itertext())) for a in offered] == [
+        ("0", "rnnsearch", "DOGS. TWO"),
+        ("1", "rnnsearch", "CAT. BLACK A"),
+    ]
+    out = translate_read([read_document(XLIFF_2, name="a.xlf", options=options)], reversed_upper, language="en")[0].data
+    assert only_inserted(XLIFF_2, out)
+    matches = etree.fromstring(out).find(f".//{{{NS_MATCHES}}}matches")
+    refs = [(m.get("ref"), m.get("type"), m.find(f"{{{NS_2}}}target").xpath("string()")) for m in matches]
+    assert refs == [("#s1", "mt", "HOME. FAST VERY RUNS DOG BLACK THE"), ("#s3", "mt", "MAN. Foo Bar A")]
+    assert matches[0].find(f"{{{NS_2}}}originalData") is not None
+
+
+def test_a_state_that_is_not_one_is_refused_in_one_line():
+    from rnnsearch.documents.document import checked_states
+
+    assert checked_states("translated, final") == {"translated", "final"}
+    with pytest.raises(DocumentError, match="overwrite: 'done' is not a state; give some of approved, final"):
+        checked_states("translated,done")

@@ -2,7 +2,7 @@
 segment a CAT tool still needs translated is a unit, its inline codes elements of its
 line (codes.py), and the translation is written into the file in place of its target.
 
-What is translated (versions.py has the rules of each version): 1.2's `<trans-unit>`s, or
+What is translated (version_12.py and version_2.py have the rules of each version): 1.2's `<trans-unit>`s, or
 the `<mrk mtype="seg">` segments of one's `<seg-source>`, written back as a segmented
 `<target>` with the same `mid`s; 2.x's `<segment>`s. Only where the target is missing or
 empty, or its state says it still needs translating (1.2 `new`, `needs-translation` or no
@@ -11,7 +11,12 @@ translated, reviewed or approved, unless the call asks for that to be translated
 (`ReadOptions.retranslate`; never what is marked `translate="no"`). A target written says
 it is machine translation: 1.2 `state="needs-review-translation"`
 `state-qualifier="leveraged-mt"`; 2.x the segment's `state="translated"` with
-`subState="rnnsearch:mt"`. A file that names no target language gets the model's.
+`subState="rnnsearch:mt"`. A call may instead offer each translation as a proposal and
+leave the target alone (`ReadOptions.proposals`): 1.2 an `<alt-trans origin="rnnsearch">`
+at the unit's end (with the segment's `mid`), 2.x an `<mtc:match type="mt"
+origin="rnnsearch">` in the unit's matches. A call may also name the states whose targets
+are written over (`ReadOptions.overwrite`: `translated`, `final`, `approved`…). A file
+that names no target language gets the model's.
 
 Every byte outside the targets written (and the 2.x segments' start tags, and the one
 attribute a missing target language adds) stays as it was: each element's place in the
@@ -29,13 +34,21 @@ target whose codes are not its source's.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from lxml import etree
 
 from rnnsearch.documents.document import Document, DocumentError, ReadOptions, checked_size, checked_units
 from rnnsearch.documents.xliff.extents import extents
-from rnnsearch.documents.xliff.versions import VERSIONS, Gathered
+from rnnsearch.documents.xliff.gathering import Gathered
+from rnnsearch.documents.xliff.version_2 import NS_2, gathered_2
+from rnnsearch.documents.xliff.version_12 import NS_12, gathered_12
+
+VERSIONS: dict[tuple[str, str], Callable[..., Gathered]] = {
+    (NS_12, "1.2"): gathered_12,
+    **{(NS_2, version): gathered_2 for version in ("2.0", "2.1", "2.2")},
+}
+"""Each version's reader, by the namespace and `version` of the file's root."""
 
 READER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 """lxml as the file is read: no entity expanded, nothing fetched, lxml's bounds on depth and size kept."""

@@ -1,6 +1,6 @@
-"""What each XLIFF version translates and how it writes a translation (the rules are in
-format.py's docstring): `VERSIONS`, by namespace and version, gives each its gatherer,
-which finds the units a call translates and the `Slot` each translation is written into."""
+"""What both XLIFF versions' readers share (version_12.py, version_2.py; the rules are in
+format.py's docstring): the `Gatherer`, which finds the units a call translates and the
+`Slot` each translation is written into, and the checks every file gets."""
 
 from __future__ import annotations
 
@@ -15,30 +15,10 @@ from rnnsearch.documents.document import DocumentError, ReadOptions, Unit
 from rnnsearch.documents.xliff.codes import Code, Kinds, Reader, local, written
 from rnnsearch.documents.xliff.extents import Extent
 
-NS_12 = "urn:oasis:names:tc:xliff:document:1.2"
-NS_2 = "urn:oasis:names:tc:xliff:document:2.0"
 XML = "http://www.w3.org/XML/1998/namespace"
 
 Splice = tuple[int, int, bytes]
 """Bytes [start, end) of the file replaced by these (start == end: inserted there)."""
-
-KINDS_12 = Kinds(
-    holding=frozenset({"g", "mrk"}),
-    apart={"bpt": "ept", "bx": "ex"},
-    pair_key=lambda code: code.get("rid") or code.get("id"),
-    kept=lambda code: local(code) == "mrk" and code.get("mtype") == "protected",
-)
-KINDS_2 = Kinds(
-    holding=frozenset({"pc", "mrk"}),
-    apart={"sc": "ec", "sm": "em"},
-    pair_key=lambda code: code.get("startRef") if local(code) in ("ec", "em") else code.get("id"),
-    kept=lambda code: local(code) == "mrk" and code.get("translate") == "no",
-)
-
-OPEN_STATES_12 = frozenset({"new", "needs-translation"})
-OPEN_STATES_2 = frozenset({"initial"})
-WRITTEN_12 = {"state": "needs-review-translation", "state-qualifier": "leveraged-mt"}
-WRITTEN_2 = {"state": "translated", "subState": "rnnsearch:mt"}
 
 
 @dataclass
@@ -124,15 +104,14 @@ class Gatherer:
 
     def target_slot(self, after: etree._Element, target: etree._Element | None, attributes: dict[str, str]) -> Slot:
         """The slot of a target: the old one's place, or the point after `after`, indented as `after` is."""
-        name = self._name(after).rsplit(":", 1)
-        qualified = ":".join([*name[:-1], "target"])
+        qualified = self.qualified(after, "target")
         if target is not None:
             place = self.places[target]
             kept = _attributes(target)
             at, lead = (place.start, place.end), b""
         else:
             kept, end = {}, self.places[after].end
-            at, lead = (end, end), _indent(after).encode(self.encoding)
+            at, lead = (end, end), indent(after).encode(self.encoding)
         kept.update(attributes)
         attrs = "".join(f" {key}={quoteattr(value)}" for key, value in kept.items())
         return Slot(at, lead + f"<{qualified}{attrs}>".encode(self.encoding), f"</{qualified}>".encode(self.encoding))
@@ -148,6 +127,24 @@ class Gatherer:
         attrs = "".join(f" {key}={quoteattr(value)}" for key, value in attributes.items())
         place = self.places[element]
         return place.start, place.open_end, f"<{self._name(element)}{names}{attrs}>".encode(self.encoding)
+
+    def wanted(self, state: str | None, *, open_states: frozenset[str], empty: bool, approved: bool = False) -> bool:
+        """Whether a target in `state` (None: none said) is written: where it is empty or its
+        state is open, unless a person approved it; else where the call asks for that state
+        (or `approved`) to be overwritten, or for everything to be translated again."""
+        asked = self.options.retranslate or (state is not None and state in self.options.overwrite)
+        if approved and not (self.options.retranslate or "approved" in self.options.overwrite):
+            return False
+        return empty or state is None or state in open_states or asked
+
+    def qualified(self, element: etree._Element, local_name: str) -> str:
+        """`local_name` with the prefix `element`'s name is written with in the file."""
+        return ":".join([*self._name(element).split(":")[:-1], local_name])
+
+    def inserted_slot(self, at: int, open_tag: str, close_tag: str, lead: str = "") -> Slot:
+        """A slot for new elements inserted at byte `at`."""
+        encode = self.encoding
+        return Slot((at, at), (lead + open_tag).encode(encode), close_tag.encode(encode))
 
     def codes_match(self, source: etree._Element, target: etree._Element | None, where: str) -> None:
         """A target with content refused where its codes are not its source's."""
@@ -189,14 +186,19 @@ def _attribute_name(element: etree._Element, key: str) -> str:
     return f"{prefix}:{qualified.localname}"
 
 
-def _indent(element: etree._Element) -> str:
+def empty(element: etree._Element | None) -> bool:
+    """Whether a target is missing, or holds nothing but white space."""
+    return element is None or not (len(element) or (element.text or "").strip())
+
+
+def indent(element: etree._Element) -> str:
     """The white space before `element` in its parent, where it is white space only."""
     previous, parent = element.getprevious(), element.getparent()
     before = (parent.text if parent is not None else None) if previous is None else previous.tail
     return before if before is not None and not before.strip() else ""
 
 
-def _translated(element: etree._Element, stop: etree._Element) -> bool:
+def translated_here(element: etree._Element, stop: etree._Element) -> bool:
     """Whether `translate="no"` holds on no element from `element` up to `stop`."""
     at: etree._Element | None = element
     while at is not None:
@@ -208,7 +210,7 @@ def _translated(element: etree._Element, stop: etree._Element) -> bool:
     return True
 
 
-def _unique(ids: Iterator[tuple[str | None, str]], fail: Callable[[str, str], DocumentError], where: str) -> None:
+def unique(ids: Iterator[tuple[str | None, str]], fail: Callable[[str, str], DocumentError], where: str) -> None:
     seen: set[str] = set()
     for identifier, what in ids:
         if identifier is None:
@@ -216,111 +218,3 @@ def _unique(ids: Iterator[tuple[str | None, str]], fail: Callable[[str, str], Do
         if identifier in seen:
             raise fail(where, f"{what} id {identifier!r} is given twice")
         seen.add(identifier)
-
-
-def gathered_12(
-    data: bytes, places: dict[etree._Element, Extent], *, origin: str, options: ReadOptions, encoding: str
-) -> Gathered:
-    """XLIFF 1.2: each trans-unit (or each of its segments) that still needs translating."""
-    gatherer = Gatherer(data, places, origin=origin, options=options, encoding=encoding, kinds=KINDS_12)
-    root = next(iter(places))
-    for number, file in enumerate(root.iterfind(f"{{{NS_12}}}file"), start=1):
-        where = f"file {file.get('original') or number}"
-        gatherer.checked_languages(file, "source-language", "target-language", where)
-        units = list(file.iter(f"{{{NS_12}}}trans-unit"))
-        _unique(((unit.get("id"), "trans-unit") for unit in units), gatherer.fail, where)
-        for unit in units:
-            _trans_unit(gatherer, unit, file, f"trans-unit {unit.get('id')}")
-    return gatherer.gathered
-
-
-def _trans_unit(gatherer: Gatherer, unit: etree._Element, file: etree._Element, where: str) -> None:
-    source = unit.find(f"{{{NS_12}}}source")
-    if source is None:
-        raise gatherer.fail(where, "it has no <source>")
-    segmented = unit.find(f"{{{NS_12}}}seg-source")
-    target = unit.find(f"{{{NS_12}}}target")
-    gatherer.codes_match(source if segmented is None else segmented, target, where)
-    if not _translated(unit, file) or not (gatherer.options.retranslate or _open_12(unit, target)):
-        return
-    segments = [] if segmented is None else [m for m in segmented.iter(f"{{{NS_12}}}mrk") if m.get("mtype") == "seg"]
-    slot = gatherer.target_slot(source if segmented is None else segmented, target, WRITTEN_12)
-    if segmented is None or not segments:
-        slot.between = [b"", b""]
-        gatherer.unit(source, where, slot)
-    else:
-        _segments(gatherer, segmented, segments, slot, where)
-    gatherer.gathered.slots.append(slot)
-
-
-def _segments(
-    gatherer: Gatherer, segmented: etree._Element, segments: list[etree._Element], slot: Slot, where: str
-) -> None:
-    """Each segment of a `<seg-source>` a unit, the target written as the seg-source is,
-    each segment's content its translation."""
-    _unique(((m.get("mid"), "segment") for m in segments), gatherer.fail, where)
-    position = gatherer.places[segmented].open_end
-    for segment in segments:
-        place = gatherer.places[segment]
-        slot.between.append(gatherer.data[position : place.open_end])
-        gatherer.unit(segment, f"{where}, segment {segment.get('mid')}", slot)
-        position = place.close_start
-    slot.between.append(gatherer.data[position : gatherer.places[segmented].close_start])
-
-
-def _open_12(unit: etree._Element, target: etree._Element | None) -> bool:
-    if unit.get("approved") == "yes":
-        return False
-    if target is None or not (len(target) or (target.text or "").strip()):
-        return True
-    return target.get("state") is None or target.get("state") in OPEN_STATES_12
-
-
-def gathered_2(
-    data: bytes, places: dict[etree._Element, Extent], *, origin: str, options: ReadOptions, encoding: str
-) -> Gathered:
-    """XLIFF 2.x: each segment that still needs translating."""
-    gatherer = Gatherer(data, places, origin=origin, options=options, encoding=encoding, kinds=KINDS_2)
-    root = next(iter(places))
-    gatherer.checked_languages(root, "srcLang", "trgLang", "<xliff>")
-    for number, file in enumerate(root.iterfind(f"{{{NS_2}}}file"), start=1):
-        where = f"file {file.get('id') or number}"
-        units = list(file.iter(f"{{{NS_2}}}unit"))
-        _unique(((unit.get("id"), "unit") for unit in units), gatherer.fail, where)
-        for unit in units:
-            _unit_2(gatherer, unit, file, f"unit {unit.get('id')}")
-    return gatherer.gathered
-
-
-def _unit_2(gatherer: Gatherer, unit: etree._Element, file: etree._Element, where: str) -> None:
-    parts = [part for part in unit if local(part) in ("segment", "ignorable")]
-    _unique(((part.get("id"), local(part)) for part in parts), gatherer.fail, where)
-    starts = {code.get("id") for code in unit.iter(f"{{{NS_2}}}sc")}
-    for end in unit.iter(f"{{{NS_2}}}ec"):
-        if end.get("startRef") is not None and end.get("startRef") not in starts:
-            raise gatherer.fail(where, f"<ec startRef={end.get('startRef')!r}> has no <sc> of that id in its unit")
-    if not _translated(unit, file):
-        return
-    for number, segment in enumerate((part for part in parts if local(part) == "segment"), start=1):
-        source, target = segment.find(f"{{{NS_2}}}source"), segment.find(f"{{{NS_2}}}target")
-        named = f"{where}, segment {segment.get('id') or number}"
-        if source is None:
-            raise gatherer.fail(named, "it has no <source>")
-        gatherer.codes_match(source, target, named)
-        empty = target is None or not (len(target) or (target.text or "").strip())
-        if not (gatherer.options.retranslate or empty or segment.get("state", "initial") in OPEN_STATES_2):
-            continue
-        slot = gatherer.target_slot(source, target, {})
-        slot.between = [b"", b""]
-        slot.also.append(gatherer.start_tag(segment, WRITTEN_2))
-        gatherer.unit(source, named, slot)
-        gatherer.gathered.slots.append(slot)
-
-
-Gather = Callable[..., Gathered]
-
-VERSIONS: dict[tuple[str, str], Gather] = {
-    (NS_12, "1.2"): gathered_12,
-    **{(NS_2, version): gathered_2 for version in ("2.0", "2.1", "2.2")},
-}
-"""Each version's gatherer, by the namespace and `version` of the file's root."""
