@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar, cast
+from typing import Protocol, cast
 
 import numpy as np
 from fastapi import FastAPI, HTTPException, Request
@@ -28,8 +28,7 @@ from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from rnnsearch import __version__
-from rnnsearch.errors import UserError
-from rnnsearch.markup import MarkedUp, MarkupOptions, Placement
+from rnnsearch.markup import MarkedUp, MarkupOptions
 from rnnsearch.search.rules import Cancelled
 from rnnsearch.server import cat_tools, documents, schemas
 from rnnsearch.server.batcher import Batcher, TranslateFn
@@ -37,13 +36,12 @@ from rnnsearch.server.info import describe_model, max_audio_seconds
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.recordings import read_audio
 from rnnsearch.server.refusals import ERROR_RESPONSES, BodyLimit, add_error_handlers, max_body_bytes
+from rnnsearch.server.texts import text_items, texts_translator, translated, while_connected
 from rnnsearch.text.glossary import Glossary
 from rnnsearch.translation.request import Request as CallRequest
 from rnnsearch.translation.request import build_request
-from rnnsearch.translation.text_translation import put_markup_back
 from rnnsearch.translation.translator import Translation, Translator
 
-T = TypeVar("T")
 STATIC = Path(__file__).resolve().parent / "static"
 
 
@@ -102,7 +100,7 @@ def create_app(
     documents.add_documents(app, translator, batcher, limits, glossary)
     if translator.data.reads == "text":
         pair = cat_tools.Pair(translator.data.src_lang, translator.data.tgt_lang)
-        cat_tools.add_cat_tools(app, pair, _texts_translator(translator, batcher, limits, glossary))
+        cat_tools.add_cat_tools(app, pair, texts_translator(translator, batcher, limits, glossary))
     _add_page(app)
     return app
 
@@ -130,38 +128,16 @@ def _transcribing(translator: Translator) -> TranslateFn:
     return transcribe
 
 
-class _TextsAsked(Protocol):
-    """A text model's request, as the model made for the server's limits has it
-    (`schemas.translate_request_model`)."""
-
-    texts: list[str]
-    prefixes: list[str] | None
-
-
 class _RecordingsAsked(Protocol):
     """A speech model's request: base64 WAV files."""
 
     audio: list[str]
 
 
-async def _text_items(
-    translator: Translator, request: _TextsAsked, max_seconds: float | None, markup: MarkupOptions | None
-) -> tuple[list[tuple[str, str]], list[MarkedUp | None] | None]:
-    """The request's texts (their markup parsed as `markup` says) with their prefixes, and
-    the parsed markup; `request` is of the model made with the server's limits
-    (`schemas.translate_request_model`)."""
-    marked = await asyncio.to_thread(_marked_up, translator, request.texts, markup)
-    texts = request.texts
-    if marked is not None:
-        texts = [text if parsed is None else parsed.text for text, parsed in zip(texts, marked, strict=True)]
-    _check_source_lengths(translator, texts)
-    return list(zip(texts, _prefixes(texts, request.prefixes))), marked
-
-
 async def _audio_items(
     translator: Translator, request: _RecordingsAsked, max_seconds: float | None, markup: MarkupOptions | None
 ) -> tuple[list[np.ndarray], None]:
-    """The request's recordings, decoded off the event loop; `request` as for `_text_items`,
+    """The request's recordings, decoded off the event loop; `request` as for `text_items`,
     `max_seconds` and the sample rate a speech model's (a recording has no markup)."""
     rate = translator.data.sample_rate
     if max_seconds is None or rate is None:
@@ -184,7 +160,7 @@ class InputApi:
 
 INPUTS = {
     "text": InputApi(
-        "texts", "audio", "audio: this model reads text: send sentences in `texts`", _text_items, _translating
+        "texts", "audio", "audio: this model reads text: send sentences in `texts`", text_items, _translating
     ),
     "audio": InputApi(
         "audio",
@@ -204,7 +180,7 @@ def _call_request(translator: Translator, options: schemas.TranslateOptions, glo
     where it has one and the alignments are shown (as matrices, or to put markup back);
     search's own α otherwise, which costs nothing more. Its terms are its own `glossary`
     laid over the server's `glossary`; its `avoid` list, words no translation writes. The
-    server reads markup itself (`_text_items`), so that requests with and without it are
+    server reads markup itself (`text_items`), so that requests with and without it are
     decoded together."""
     shown = bool(options.alignments or getattr(options, "markup", None))
     own = getattr(options, "glossary", None)
@@ -249,8 +225,8 @@ def _add_api(
         markup = _markup_options(request)
         items, marked = await INPUTS[translator.data.reads].items(translator, request, max_seconds, markup)
         try:
-            work = asyncio.wait_for(_translated(batcher, items, marked, call, markup), limits.timeout)
-            results = await _while_connected(connection, work)
+            work = asyncio.wait_for(translated(batcher, items, marked, call, markup), limits.timeout)
+            results = await while_connected(connection, work)
         except TimeoutError:
             raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
         alignments = options.alignments and bool(translator.model.has_alignment)
@@ -265,125 +241,11 @@ def _add_api(
         return schemas.Health(status="ok")
 
 
-@dataclass
-class _Texts:
-    """Texts asked for by another shape than /v1/translate's, as `_text_items` reads them."""
-
-    texts: list[str]
-    prefixes: list[str] | None = None
-
-
-def _texts_translator(
-    translator: Translator, batcher: Batcher, limits: Limits, glossary: Glossary | None
-) -> cat_tools.Translate:
-    """Texts translated as /v1/translate translates them (the batcher, the server's bounds,
-    timeout and glossary), for the shapes of cat_tools.py: each answer the translation's
-    line with its markup placed, or its text."""
-    calls = {shown: build_request(translator, shown=shown, glossary=glossary) for shown in (False, True)}
-
-    async def translate(texts: list[str], markup: str | None, connection: Request) -> list[str]:
-        if len(texts) > limits.max_texts:
-            raise HTTPException(413, f"q: {len(texts)} texts, more than the server's {limits.max_texts}")
-        for k, text in enumerate(texts):
-            if len(text) > limits.max_chars:
-                raise HTTPException(
-                    413, f"q.{k}: {len(text):,} characters, more than the server's {limits.max_chars:,}"
-                )
-        options = MarkupOptions.of(markup, False)
-        options = None if options is None else dataclasses.replace(options, max_chars=None)
-        items, marked = await _text_items(translator, _Texts(texts), None, options)
-        work = asyncio.wait_for(
-            _translated(batcher, items, marked, calls[options is not None], options), limits.timeout
-        )
-        try:
-            results = await _while_connected(connection, work)
-        except TimeoutError:
-            raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
-        return [result.text if result.marked_up is None else result.marked_up for result in results]
-
-    return translate
-
-
-async def _translated(
-    batcher: Batcher,
-    items: list,
-    marked: list[MarkedUp | None] | None,
-    call: CallRequest,
-    markup: MarkupOptions | None,
-) -> list[Translation]:
-    """The items translated by the batcher, with their markup, if any, put back off the
-    event loop as the request asks: placing the tags of a long line holds up no other
-    request, and counts towards the request's timeout."""
-    results = await batcher.translate(items, call)
-    if marked is not None and markup is not None:
-        await asyncio.to_thread(_put_back, marked, results, call.reading, markup.placement)
-    return results
-
-
-def _put_back(
-    marked: list[MarkedUp | None], results: list[Translation], reading: str, placement: Placement | None
-) -> None:
-    for parsed, result in zip(marked, results, strict=True):
-        put_markup_back(parsed, result, reading=reading, placement=placement)
-
-
-async def _while_connected(connection: Request, work: Awaitable[T]) -> T:
-    """Await `work`, withdrawing it if the client disconnects first.
-
-    Starlette does not stop an endpoint whose client has gone, so without this a closed
-    connection would keep its model call decoding for nobody; withdrawn like a timed-out
-    request, the call stops at its next decoder step. The answer, 499, reaches no one.
-    """
-    answer = asyncio.ensure_future(work)
-    disconnect = asyncio.create_task(_disconnected(connection))
-    try:
-        await asyncio.wait((answer, disconnect), return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        answer.cancel()
-        disconnect.cancel()
-    if answer.done():
-        return answer.result()
-    disconnect.result()
-    raise HTTPException(499, "the client disconnected")
-
-
-async def _disconnected(connection: Request) -> None:
-    """Return once the client has disconnected; the request body must have been read already."""
-    while (await connection.receive())["type"] != "http.disconnect":
-        pass
-
-
-def _check_source_lengths(translator: Translator, texts: list[str]) -> None:
-    """Refuse a text the model would refuse, before it joins a batch of other requests."""
-    limit = translator.search.max_source_length
-    for index, pieces in enumerate(translator.source_pieces(texts)):
-        if pieces > limit:
-            raise HTTPException(413, f"texts.{index}: {pieces} subword pieces, more than the model's {limit}")
-
-
 def _markup_options(request: schemas.TranslateOptions) -> MarkupOptions | None:
     """How a request's texts are read and their markup put back (None: as plain text),
     checked as the API checks them; the server's --max-chars bounds every text already."""
     options = MarkupOptions.of(getattr(request, "markup", None), False, None, getattr(request, "placement", None))
     return None if options is None else dataclasses.replace(options, max_chars=None)
-
-
-def _marked_up(translator: Translator, texts: list[str], markup: MarkupOptions | None) -> list[MarkedUp | None] | None:
-    """The texts read by `markup` (None: no markup), each one that is not well-formed a
-    422 naming it; markup is put back by the alignment, which the model must have."""
-    if markup is None:
-        return None
-    translator.require_alignment()
-    return markup.lines(texts, items="texts")
-
-
-def _prefixes(texts: list[str], prefixes: list[str] | None) -> list[str]:
-    """One prefix per text ("" for none), or a one-line error when they are not as many."""
-    if prefixes is None:
-        return [""] * len(texts)
-    if len(prefixes) != len(texts):
-        raise UserError(f'prefixes: {len(prefixes)} prefixes for {len(texts)} texts; give one per text ("" for none)')
-    return prefixes
 
 
 def _hypothesis(result: Translation, alignments: bool) -> dict:

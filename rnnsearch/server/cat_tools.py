@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from urllib.parse import parse_qs
@@ -37,10 +37,7 @@ from fastapi.responses import JSONResponse
 
 from rnnsearch.errors import UserError
 from rnnsearch.markup import MarkupError, parse
-
-Translate = Callable[[list[str], str | None, Request], Awaitable[list[str]]]
-"""Texts translated through the server's one path: the texts, the markup they are read in
-(None: plain text), and the connection (its request withdrawn when it goes)."""
+from rnnsearch.server.texts import Translate
 
 TEXT_WITH_TAGS = "text with tags"
 """How a text whose tags are well-formed XML, with no `format=html`, is read (`_read_as`)."""
