@@ -22,7 +22,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     """Add `translate-document` to the `rnnsearch` command."""
     command = commands.add_parser(
         "translate-document",
-        help="translate documents (HTML, DOCX, Markdown, SRT, PO, XLIFF, text) into OUT_DIR, keeping their structure",
+        help="translate documents (HTML, DOCX, Markdown, SRT, WebVTT, PO, XLIFF, text) into OUT_DIR, keeping structure",
     )
     add_search(command, model_dirs=False)
     command.add_argument("model_dir", nargs=1, metavar="MODEL_DIR", help="the model directory")

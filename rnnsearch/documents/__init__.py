@@ -29,7 +29,7 @@ from rnnsearch.documents.document import DocumentError, Format
 @cache
 def formats() -> dict[str, Format]:
     """Each format by the name `--format` and `format=` give it: the registry. Its
-    modules, and the libraries they read with (lxml, markdown-it-py, srt, polib, expat), are
+    modules, and the libraries they read with (lxml, markdown-it-py, srt, webvtt-py, polib, expat), are
     imported on the first call, when a document is read, so that a call that reads none
     (a plain `translate`, a speech model) loads none of them."""
     from rnnsearch.documents.html_page import HtmlPage
@@ -37,6 +37,7 @@ def formats() -> dict[str, Format]:
     from rnnsearch.documents.plain import PlainText
     from rnnsearch.documents.po_catalogue import PoCatalogue
     from rnnsearch.documents.subtitles import Subtitles
+    from rnnsearch.documents.vtt_captions import VttCaptions
     from rnnsearch.documents.word.format import WordDocument
     from rnnsearch.documents.xliff.format import Xliff
 
@@ -45,6 +46,7 @@ def formats() -> dict[str, Format]:
         WordDocument(),
         MarkdownText(),
         Subtitles(),
+        VttCaptions(),
         PoCatalogue(),
         Xliff(),
         PlainText(),

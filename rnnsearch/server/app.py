@@ -2,7 +2,7 @@
 
     POST /v1/translate   texts (or, for a speech model, base64 WAV files in `audio`) →
                          translations, n-best lists and alignment matrices
-    POST /v1/documents   a document's bytes (HTML, DOCX, Markdown, SRT, PO, XLIFF, text) → the
+    POST /v1/documents   a document's bytes (HTML, DOCX, Markdown, SRT, WebVTT, PO, XLIFF, text) → the
                          translated document (documents.py)
     GET  /v1/model       input kind, languages, vocabularies, architecture, training figures, limits
     GET  /v1/health      {"status": "ok"}
@@ -98,7 +98,7 @@ def create_app(
         build_request(translator, glossary=glossary)  # spelled once, and a target the model cannot spell refused
     _add_api(app, translator, batcher, describe_model(translator, model_dir, limits), limits, glossary)
     documents.add_documents(app, translator, batcher, limits, glossary)
-    if translator.data.reads == "text":
+    if api.texts:
         pair = cat_tools.Pair(translator.data.src_lang, translator.data.tgt_lang)
         cat_tools.add_cat_tools(app, pair, texts_translator(translator, batcher, limits, glossary))
     _add_page(app)
@@ -149,18 +149,25 @@ async def _audio_items(
 class InputApi:
     """How the API takes one kind of input: the request's field that holds it, the field
     it does not take and what to say when that is sent, how a request's inputs are read,
-    and the batcher's model call."""
+    and the batcher's model call; `texts`: whether it reads texts, which the CAT tools'
+    shapes (cat_tools.py) send."""
 
     field: str
     wrong_field: str
     wrong_input: str
     items: Callable[..., Awaitable[tuple[list, list[MarkedUp | None] | None]]]
     decoder: Callable[[Translator], TranslateFn]
+    texts: bool = False
 
 
 INPUTS = {
     "text": InputApi(
-        "texts", "audio", "audio: this model reads text: send sentences in `texts`", text_items, _translating
+        "texts",
+        "audio",
+        "audio: this model reads text: send sentences in `texts`",
+        text_items,
+        _translating,
+        texts=True,
     ),
     "audio": InputApi(
         "audio",

@@ -151,6 +151,26 @@ def word_document() -> bytes:
     return buffer.getvalue()
 
 
+CAPTIONS = """WEBVTT - Ein Film
+
+NOTE eine Notiz
+über zwei Zeilen
+
+STYLE
+::cue(.gelb) { color: yellow }
+
+erster
+00:00:01.000 --> 00:00:04.000 line:0 position:20%
+<v Roger Bingham>Wir sind in <c.gelb>New York</c>
+und <i>es</i> ist <00:00:03.000>sehr
+
+00:04.000 --> 00:06.000
+schön. <ruby>漢<rt>kan</rt></ruby> &amp; mehr.
+
+00:06.000 --> 00:07.000
+<v.laut Mary>Hallo!
+"""
+
 DOCUMENTS = {
     "letter.docx": word_document(),
     "page.html": HTML.encode(),
@@ -158,6 +178,7 @@ DOCUMENTS = {
     "page-bom.html": codecs.BOM_UTF8 + HTML.encode(),
     "readme.md": MARKDOWN.encode(),
     "film.srt": SUBTITLES.encode(),
+    "film.vtt": CAPTIONS.encode(),
     "app.po": CATALOGUE.encode(),
     "notes.txt": codecs.BOM_UTF8 + PLAIN.encode(),
     "mixed.srt": (SUBTITLES + "4\n00:00:07,000 --> 00:00:08,000\nZwei Zeilen\nhier.\n\n").encode(),
@@ -410,6 +431,21 @@ def test_a_list_item_whose_text_is_its_own_number_keeps_its_marker():
     assert translated("a.md", b"1. 1\n2. 2\n", exclaimed) == b"1. 1!\n2. 2!\n"
 
 
+def test_captions_keep_their_blocks_cues_and_tags_and_share_a_sentence_over_its_cues():
+    import webvtt
+
+    written = translated("film.vtt", CAPTIONS.encode()).decode()
+    before, after = webvtt.from_string(CAPTIONS), webvtt.from_string(written)
+    assert [(c.identifier, str(c.start), str(c.end), str(c.settings)) for c in after.captions] == [
+        (c.identifier, str(c.start), str(c.end), str(c.settings)) for c in before.captions
+    ]
+    assert written.split("erster")[0] == CAPTIONS.split("erster")[0]  # header, NOTE and STYLE as written
+    for code in ("<v Roger Bingham>", "<c.gelb>", "</c>", "<i>", "</i>", "<00:00:03.000>", "<rt>kan</rt>", "<v.laut Mary>"):
+        assert written.count(code) == 1, code
+    assert "WIR" in after.captions[0].raw_text + after.captions[1].raw_text and "&amp;" in written
+    assert after.captions[2].raw_text == "<v.laut Mary>HALLO!"
+
+
 def test_subtitles_keep_their_cues_and_timings_and_share_a_sentence_over_its_cues():
     text = translated("film.srt", DOCUMENTS["film.srt"]).decode()
     before, after = list(srt.parse(SUBTITLES)), list(srt.parse(text))
@@ -546,6 +582,7 @@ def test_plain_text_is_translated_by_paragraphs_keeping_what_lies_between():
         ("back.srt", b"1\n00:00:05,000 --> 00:00:02,000\nHi\n", r"back.srt: cue 1: it ends before it starts"),
         ("huge.srt", b"1\n" + b"9" * 30 + b":00:00,000 --> 00:00:02,000\nHi\n", r"huge.srt: not a subtitle file"),
         ("bad.po", b'msgid "a"\nmsgstr "b"\nmsgid\n', r"bad.po: not a PO catalogue"),
+        ("bad.vtt", b"1\n00:00:01.000 --> 00:00:02.000\nHallo\n", r"bad.vtt: not a WebVTT file"),
         ("open.po", b'msgid "a"\nmsgstr ""\n\nmsgid "Ein Hund\nmsgstr ""\n', r"open.po: line 4: not a string closed"),
         ("bad.html", b"<p>\xff\xfe</p>", r"bad.html: byte 3 is not utf-8"),
         ("bad.md", b"# \xc3(", r"bad.md: byte 2 is not utf-8"),

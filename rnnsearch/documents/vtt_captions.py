@@ -1,0 +1,266 @@
+"""WebVTT captions (.vtt), read with webvtt-py: the header, every cue's identifier, timings
+and settings, and the `NOTE`, `STYLE` and `REGION` blocks come back as they were; only the
+cues' text is translated.
+
+As in SubRip files (subtitles.py), consecutive cues up to one whose text ends a sentence
+(at most MAX_CUES) are one unit, translated whole, each cue boundary a standalone tag
+(CUE) and each line break a `<br>`, so that each cue gets the words aligned to its own.
+A cue's own tags are codes (`VttCodes`): a voice `<v Roger>`, a class `<c.yellow>`, a
+language `<lang en>`, `<i>`, `<b>`, `<u>` and `<ruby>` are elements placed over the words
+they held; a timestamp inside a cue (`<00:00:03.000>`) is a standalone code placed where
+its neighbours go; a ruby text `<rt>…</rt>` is kept whole, as written. Each code comes back
+exactly as the cue wrote it, and a voice or class the cue leaves open stays open. Where the
+alignment leaves a cue with no word, the unit's words are shared by the source cues' word
+counts, and that cue's codes are written around its share. Text is escaped as WebVTT
+escapes it (`&amp;`, `&lt;`, `&gt;`).
+
+A file webvtt-py does not read as WebVTT (no `WEBVTT` header, a malformed timing) is
+refused in one line naming it.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import webvtt
+from webvtt.errors import MalformedCaptionError, MalformedFileError
+
+from rnnsearch.documents.document import (
+    Document,
+    DocumentError,
+    ReadOptions,
+    Unit,
+    bom_and_text,
+    checked_size,
+    checked_units,
+)
+from rnnsearch.documents.subtitles import CUE, MAX_CUES, SENTENCE_ENDS
+from rnnsearch.markup.dialects import escape
+from rnnsearch.markup.events import events
+from rnnsearch.markup.parsing import MarkupError, parse
+
+KEPT_TAGS = frozenset({"rt"})
+"""Cue tags whose content is kept whole, as written: a ruby text reads the base's sound."""
+
+
+@dataclass
+class VttCodes:
+    """A file's cue tags as the codes of its cues' lines of markup: each code's text as the cue writes
+    it (`raw`; "" for an end the cue leaves out), and its line, whose elements are
+    `<vt n="k">` (a start, its end `</vt>`), `<vt n="k"/>` (a timestamp) and `<vt n="k"
+    translate="no">` (kept whole)."""
+
+    raw: list[str] = field(default_factory=list)
+    ends: dict[int, int] = field(default_factory=dict)  # a start's code → its end's code
+    cues: list[tuple[int, int]] = field(default_factory=list)  # each cue's codes, first to stop - 1
+
+    def line(self, text: str) -> str:
+        """A cue's text (its lines joined by "\\n") as a line of markup, its codes numbered
+        after the previous cues' (each code's number is the file's)."""
+        first = len(self.raw)
+        pieces: list[str] = []
+        open_ones: list[tuple[str, int]] = []  # (tag name, its start's code)
+        position = 0
+        while position < len(text):
+            if text[position] == "\n":
+                pieces.append("<br>")
+                position += 1
+                continue
+            if text[position] != "<" or text.find(">", position) < 0:
+                end = min(i for i in (text.find("<", position + 1), text.find("\n", position), len(text)) if i >= 0)
+                pieces.append(escape(html.unescape(text[position:end])))
+                position = end
+                continue
+            end = text.index(">", position) + 1
+            position = self._tag(text, position, end, pieces, open_ones)
+        for _, start in reversed(open_ones):  # left open: ends the cue writes no tag for
+            pieces.append(self._end(start, ""))
+        self.cues.append((first, len(self.raw)))
+        return "".join(pieces)
+
+    def _tag(self, text: str, start: int, end: int, pieces: list[str], open_ones: list[tuple[str, int]]) -> int:
+        """The tag text[start:end] read into `pieces`; the position after what it took."""
+        tag = text[start:end]
+        inner = tag[1:-1].strip()
+        if inner[:1].isdigit():
+            pieces.append(f'<vt n="{self._code(tag)}"/>')
+            return end
+        if inner.startswith("/"):
+            name = inner[1:].strip()
+            found = next((k for k in range(len(open_ones) - 1, -1, -1) if open_ones[k][0] == name), None)
+            if found is None:  # an end with nothing of its name open: kept where it stands
+                pieces.append(f'<vt n="{self._code(tag)}"/>')
+                return end
+            for _, opened in reversed(open_ones[found + 1 :]):
+                pieces.append(self._end(opened, ""))
+            pieces.append(self._end(open_ones[found][1], tag))
+            del open_ones[found:]
+            return end
+        name = inner.replace("\t", " ").split(" ")[0].split(".")[0]
+        if name in KEPT_TAGS:
+            close = text.find(f"</{name}>", end)
+            stop = len(text) if close < 0 else close + len(name) + 3
+            shown = html.unescape(text[end : close if close >= 0 else len(text)])
+            pieces.append(f'<vt n="{self._code(text[start:stop])}" translate="no">{escape(shown)}</vt>')
+            return stop
+        code = self._code(tag)
+        open_ones.append((name, code))
+        pieces.append(f'<vt n="{code}">')
+        return end
+
+    def _code(self, raw: str) -> int:
+        self.raw.append(raw)
+        return len(self.raw) - 1
+
+    def _end(self, start: int, raw: str) -> str:
+        self.ends[start] = self._code(raw)
+        return "</vt>"
+
+    def written(self, shares: Sequence[str]) -> list[str]:
+        """A unit's translated shares, one per cue (their elements those `line` made), as
+        cue text: an element still open at a cue's end is closed there and opened again
+        at the next cue's start, as each cue is read on its own."""
+        opened: list[int] = []
+        texts = []
+        for share in shares:
+            out = [self.raw[code] for code in opened]
+            self._written(share, opened, out)
+            out += [self.raw[self.ends[code]] for code in reversed(opened)]
+            texts.append("\n".join(line.strip() for line in "".join(out).split("\n")).strip())
+        return texts
+
+    def _written(self, line: str, opened: list[int], out: list[str]) -> None:
+        try:
+            segments = parse(line, "html").segments
+        except MarkupError:
+            out.append(html.unescape(line))
+            return
+        kept = 0  # depth inside an element kept whole, whose code holds all of it
+        for segment in segments:
+            event = events(segment)[0] if segment.startswith("<") else None
+            if kept:
+                kept += 0 if event is None else {"start": 1, "end": -1}.get(event.kind, 0)
+            elif event is None:
+                out.append(escape(html.unescape(segment)))
+            elif event.tag == "br":
+                out.append("\n")
+            elif event.kind == "end":
+                out.append(self.raw[self.ends[opened.pop()]])
+            else:
+                attributes = dict(event.attrs)
+                code = int(attributes.get("n") or 0)
+                out.append(self.raw[code])
+                if attributes.get("translate") == "no":
+                    kept = 1
+                elif event.kind == "start":
+                    opened.append(code)
+
+    def around(self, cue: int, words: str) -> str:
+        """`words` as cue `cue`'s text, inside the elements it opened, its other codes after them."""
+        first, stop = self.cues[cue]
+        starts = [n for n in range(first, stop) if n in self.ends]
+        ends = {self.ends[n] for n in starts}
+        others = "".join(self.raw[n] for n in range(first, stop) if n not in self.ends and n not in ends)
+        opening = "".join(self.raw[n] for n in starts)
+        closing = "".join(self.raw[self.ends[n]] for n in reversed(starts))
+        return opening + escape(words) + others + closing
+
+
+class VttCaptions:
+    """A WebVTT caption file."""
+
+    name = "vtt"
+    extensions: tuple[str, ...] = ("vtt",)
+    dialect = "html"
+    media_type = "text/vtt"
+
+    def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
+        bom, text = bom_and_text(checked_size(data, origin), origin)
+        try:
+            captions = webvtt.from_string(text).captions
+        except (MalformedFileError, MalformedCaptionError, ValueError) as error:
+            raise DocumentError(f"{origin}: not a WebVTT file ({error})") from None
+        newline = "\r\n" if "\r\n" in text else "\n"
+        spans = _spans(text, [c.raw_text for c in captions], newline, origin)
+        codes = VttCodes()
+        lines = [codes.line(c.raw_text.strip()) for c in captions]
+        groups = _groups([c.raw_text for c in captions], lines)
+        units = [Unit(CUE.join(lines[k] for k in group), f"cue {group[0] + 1}") for group in groups]
+        return _CaptionFile(text, spans, groups, codes, lines, checked_units(units, origin), newline=newline, bom=bom)
+
+
+def _spans(text: str, contents: list[str], newline: str, origin: str) -> list[tuple[int, int]]:
+    """Where each cue's text lies in the file, found in order."""
+    spans, position = [], 0
+    for number, content in enumerate(contents, start=1):
+        written = content.replace("\n", newline)
+        start = text.find(written, position)
+        if start < 0:
+            raise DocumentError(f"{origin}: cue {number}: its text is not in the file as the reader gave it")
+        spans.append((start, start + len(written)))
+        position = start + len(written)
+    return spans
+
+
+def _groups(contents: list[str], lines: list[str]) -> list[list[int]]:
+    """Runs of consecutive cues with text, each ending with one whose text ends a sentence,
+    at most MAX_CUES long."""
+    groups: list[list[int]] = []
+    current: list[int] = []
+    for k, content in enumerate(contents):
+        if not content.strip() or not parse(lines[k], "html").has_own_words:
+            continue
+        current.append(k)
+        if html.unescape(content).rstrip().endswith(SENTENCE_ENDS) or len(current) == MAX_CUES:
+            groups.append(current)
+            current = []
+    return groups + ([current] if current else [])
+
+
+class _CaptionFile(Document):
+    """The caption file, each cue's text replaced by its share of its unit's translation."""
+
+    def __init__(
+        self,
+        text: str,
+        spans: list[tuple[int, int]],
+        groups: list[list[int]],
+        codes: VttCodes,
+        lines: list[str],
+        units: list[Unit],
+        *,
+        newline: str,
+        bom: bool,
+    ):
+        self.text, self.spans, self.groups, self.codes, self.lines = text, spans, groups, codes, lines
+        self.units, self.newline, self.bom = units, newline, bom
+
+    def write(self, translations: Sequence[str | None]) -> bytes:
+        replaced: dict[int, str] = {}
+        for group, translation in zip(self.groups, translations, strict=True):
+            if translation is not None:
+                replaced.update(zip(group, self._shares(group, translation), strict=True))
+        pieces, position = [], 0
+        for k in sorted(replaced):
+            start, end = self.spans[k]
+            pieces += [self.text[position:start], replaced[k].replace("\n", self.newline)]
+            position = end
+        pieces.append(self.text[position:])
+        written = "".join(pieces).encode("utf-8")
+        return b"\xef\xbb\xbf" + written if self.bom else written
+
+    def _shares(self, group: list[int], translation: str) -> list[str]:
+        """Each cue's text: its share of the translation as the alignment cut it, or, where
+        that leaves a cue with no word, the words shared by the source cues' word counts,
+        each cue's codes around its share."""
+        shares = translation.split(CUE)
+        if len(shares) == len(group) and all(parse(share, "html").has_own_words for share in shares):
+            return self.codes.written(shares)
+        words = " ".join(parse(share, "html").text for share in shares).split()
+        counts = [len(parse(self.lines[k], "html").words) for k in group]
+        total = sum(counts) or 1
+        cuts = [round(len(words) * sum(counts[: n + 1]) / total) for n in range(len(counts))]
+        starts = [0, *cuts[:-1]]
+        return [self.codes.around(k, " ".join(words[a:b]) or "…") for k, a, b in zip(group, starts, cuts, strict=True)]
