@@ -29,13 +29,14 @@ from rnnsearch.documents.document import DocumentError, Format
 @cache
 def formats() -> dict[str, Format]:
     """Each format by the name `--format` and `format=` give it: the registry. Its
-    modules, and the libraries they read with (lxml, markdown-it-py, srt, webvtt-py, polib, expat), are
-    imported on the first call, when a document is read, so that a call that reads none
+    modules, and the libraries they read with (lxml, markdown-it-py, srt, webvtt-py,
+    polib, ruamel.yaml), are imported on the first call, when a document is read, so that a call that reads none
     (a plain `translate`, a speech model) loads none of them."""
     from rnnsearch.documents.html_page import HtmlPage
     from rnnsearch.documents.markdown_text import MarkdownText
     from rnnsearch.documents.plain import PlainText
     from rnnsearch.documents.po_catalogue import PoCatalogue
+    from rnnsearch.documents.resources import JsonResources, YamlResources
     from rnnsearch.documents.subtitles import Subtitles
     from rnnsearch.documents.vtt_captions import VttCaptions
     from rnnsearch.documents.word.format import WordDocument
@@ -48,6 +49,8 @@ def formats() -> dict[str, Format]:
         Subtitles(),
         VttCaptions(),
         PoCatalogue(),
+        JsonResources(),
+        YamlResources(),
         Xliff(),
         PlainText(),
     )

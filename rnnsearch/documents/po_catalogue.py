@@ -24,14 +24,12 @@ quote is refused in one line naming its line, as msgfmt refuses it.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Callable, Sequence
 
 import polib
 import webencodings
 
 from rnnsearch.documents.document import (
-    KEPT,
     Document,
     DocumentError,
     ReadOptions,
@@ -39,18 +37,8 @@ from rnnsearch.documents.document import (
     checked_size,
     checked_units,
     decoded,
-    plain_markup,
-    plain_text,
 )
-from rnnsearch.markup.parsing import MarkupError, parse
-
-PLACEHOLDER = re.compile(
-    r"%(?:\d+\$|\([^()\s]+\))?[-+ #0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|Z|t)?[sdifFgGeExXocruapA%]"
-    r"|\{[^{}\s]*\}"
-)
-"""printf's conversions (`%s`, `%(name)s`, `%1$s`, `%.2f`, `%ld`, `%zu`, `%*d`, `%%`) and
-Python's and ICU's braces (`{name}`, `{0}`): what a message's code fills in, never
-translated."""
+from rnnsearch.documents.messages import PLACEHOLDER, message_unit, with_ends
 
 WRAP_WIDTH = 78
 """polib's (and xgettext's) line width for the entries written again."""
@@ -85,10 +73,10 @@ class PoCatalogue:
             if entry.msgid_plural:
                 messages.append((entry.msgid_plural, 1))
             for message, form in messages:
-                markup, writer, kept = _unit(message)
+                markup, writer, kept = message_unit(message, PLACEHOLDER)
                 protected += kept
                 units.append(Unit(markup, where))
-                slots.append((entry, form, _kept_ends(message, writer)))
+                slots.append((entry, form, with_ends(message, writer)))
         units = checked_units(units, origin)
         return _Catalogue(lines, catalogue, units, slots, protected, charset=charset, origin=origin)
 
@@ -167,45 +155,6 @@ def _closed_string(content: str) -> bool:
 
 def _has_translation(entry: polib.POEntry) -> bool:
     return bool(entry.msgstr) or any(entry.msgstr_plural.values())
-
-
-def _unit(message: str) -> tuple[str, Callable[[str], str], int]:
-    """A message as a unit: its line of markup, how its translation is written back, and
-    how many placeholders it keeps. A message with tags is HTML, the placeholders of its
-    text wrapped (one inside a tag stays in it, as written); any other is plain text."""
-    try:
-        marked = parse(message, "html")
-    except MarkupError:
-        marked = None
-    if marked is not None and marked.elements:
-        pieces, kept = [], 0
-        for segment in marked.segments:
-            position = 0
-            for match in () if segment.startswith("<") else PLACEHOLDER.finditer(segment):
-                pieces += [segment[position : match.start()], f'<{KEPT} translate="no">{match.group()}</{KEPT}>']
-                position = match.end()
-                kept += 1
-            pieces.append(segment[position:])
-        return "".join(pieces), _unwrapped, kept
-    spans = [match.span() for match in PLACEHOLDER.finditer(message)]
-    return plain_markup(message, spans), plain_text, len(spans)
-
-
-def _kept_ends(message: str, writer: Callable[[str], str]) -> Callable[[str], str]:
-    """`writer`, its translation given the white space its message begins and ends with
-    (a "\n", a "\t"), as `msgfmt -c` asks of a translation."""
-    lead = message[: len(message) - len(message.lstrip())]
-    trail = message[len(message.rstrip()) :]
-
-    def written(translation: str) -> str:
-        return lead + writer(translation).strip() + trail
-
-    return written
-
-
-def _unwrapped(translation: str) -> str:
-    """A translated HTML message with the placeholders' wrappers taken off."""
-    return translation.replace(f'<{KEPT} translate="no">', "").replace(f"</{KEPT}>", "")
 
 
 class _Catalogue(Document):

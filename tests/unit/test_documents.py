@@ -8,6 +8,7 @@ from __future__ import annotations
 import codecs
 import html.parser
 import io
+import json
 import subprocess
 import sys
 import zipfile
@@ -171,6 +172,39 @@ schön. <ruby>漢<rt>kan</rt></ruby> &amp; mehr.
 <v.laut Mary>Hallo!
 """
 
+RESOURCES = {
+    "de.json": {
+        "gruss": "Hallo {{name}}, willkommen!",
+        "konto": {"neu": "Sie haben {count, plural, one {# neue Nachricht} other {# neue Nachrichten}} von :user."},
+        "link": "Klicken Sie <b>hier</b>, um %s zu öffnen.",
+        "liste": ["Ein Hund.", "Zwei Katzen."],
+    },
+    "app_de.arb": {
+        "@@locale": "de",
+        "titel": "Meine Anwendung",
+        "@titel": {"description": "Der Titel der Anwendung"},
+    },
+    "messages.json": {
+        "name": {
+            "message": "Ein Hund für $USER$",
+            "description": "Der Name",
+            "placeholders": {"user": {"content": "$1"}},
+        }
+    },
+}
+
+LOCALE = """# Rails
+de:
+  hallo: "Hallo Welt"   # ein Gruß
+  anzahl: 3
+  datum:
+    reihe: [":year", ":month"]
+    format: 'Heute ist %{tag}.'
+  basis: &basis
+    ok: Knopf drücken
+  wieder: *basis
+"""
+
 DOCUMENTS = {
     "letter.docx": word_document(),
     "page.html": HTML.encode(),
@@ -179,6 +213,8 @@ DOCUMENTS = {
     "readme.md": MARKDOWN.encode(),
     "film.srt": SUBTITLES.encode(),
     "film.vtt": CAPTIONS.encode(),
+    **{name: (json.dumps(tree, indent=2, ensure_ascii=False) + "\n").encode() for name, tree in RESOURCES.items()},
+    "de.yml": LOCALE.encode(),
     "app.po": CATALOGUE.encode(),
     "notes.txt": codecs.BOM_UTF8 + PLAIN.encode(),
     "mixed.srt": (SUBTITLES + "4\n00:00:07,000 --> 00:00:08,000\nZwei Zeilen\nhier.\n\n").encode(),
@@ -440,10 +476,46 @@ def test_captions_keep_their_blocks_cues_and_tags_and_share_a_sentence_over_its_
         (c.identifier, str(c.start), str(c.end), str(c.settings)) for c in before.captions
     ]
     assert written.split("erster")[0] == CAPTIONS.split("erster")[0]  # header, NOTE and STYLE as written
-    for code in ("<v Roger Bingham>", "<c.gelb>", "</c>", "<i>", "</i>", "<00:00:03.000>", "<rt>kan</rt>", "<v.laut Mary>"):
+    for code in (
+        "<v Roger Bingham>",
+        "<c.gelb>",
+        "</c>",
+        "<i>",
+        "</i>",
+        "<00:00:03.000>",
+        "<rt>kan</rt>",
+        "<v.laut Mary>",
+    ):
         assert written.count(code) == 1, code
     assert "WIR" in after.captions[0].raw_text + after.captions[1].raw_text and "&amp;" in written
     assert after.captions[2].raw_text == "<v.laut Mary>HALLO!"
+
+
+def test_resource_files_get_their_messages_translated_and_keep_keys_placeholders_and_choices():
+    from ruamel.yaml import YAML
+
+    out = {name: json.loads(translated(name, DOCUMENTS[name])) for name in RESOURCES}
+    i18next = out["de.json"]
+    assert i18next["liste"] == ["EIN HUND.", "ZWEI KATZEN."]
+    assert "".join(i18next["gruss"].split()) == "HALLO{{name}},WILLKOMMEN!"  # words as the translation spaces them
+    assert " ".join(i18next["konto"]["neu"].split()) == (
+        "SIE HABEN {count, plural, one {# NEUE NACHRICHT} other {# NEUE NACHRICHTEN}} VON :user ."
+    )
+    assert "".join(i18next["link"].split()) == "KLICKENSIE<b>HIER</b>,UM%sZUÖFFNEN."
+    assert out["app_de.arb"] == {
+        "@@locale": "en",
+        "titel": "MEINE ANWENDUNG",
+        "@titel": RESOURCES["app_de.arb"]["@titel"],
+    }
+    chrome = out["messages.json"]["name"]
+    assert chrome == {**RESOURCES["messages.json"]["name"], "message": "EIN HUND FÜR $USER$"}
+    read = read_document(LOCALE.encode(), name="de.yml", options=ReadOptions("en", source_language="de"))
+    written = translate_read([read], uppercased, language="de")[0].data.decode()
+    assert written.splitlines()[:3] == ["# Rails", "en:", '  hallo: "HALLO WELT"   # ein Gruß']
+    tree = YAML(typ="safe").load(written)["en"]
+    assert tree["anzahl"] == 3 and tree["datum"]["reihe"] == [":year", ":month"]
+    assert tree["datum"]["format"].split() == ["HEUTE", "IST", "%{tag}", "."]
+    assert tree["basis"] == tree["wieder"] == {"ok": "KNOPF DRÜCKEN"} and "*basis" in written
 
 
 def test_subtitles_keep_their_cues_and_timings_and_share_a_sentence_over_its_cues():
@@ -583,6 +655,11 @@ def test_plain_text_is_translated_by_paragraphs_keeping_what_lies_between():
         ("huge.srt", b"1\n" + b"9" * 30 + b":00:00,000 --> 00:00:02,000\nHi\n", r"huge.srt: not a subtitle file"),
         ("bad.po", b'msgid "a"\nmsgstr "b"\nmsgid\n', r"bad.po: not a PO catalogue"),
         ("bad.vtt", b"1\n00:00:01.000 --> 00:00:02.000\nHallo\n", r"bad.vtt: not a WebVTT file"),
+        ("count.json", b'{"a": {"b": 3}}', r"count.json: a.b: a int is not a message"),
+        ("list.json", b'{"a": [{"b": "x"}]}', r"list.json: a: an array of other values than texts is not a message"),
+        ("twice.json", b'{"a": "x", "a": "y"}', r"twice.json: key 'a' is given twice"),
+        ("broken.json", b'{"a": "x",\n}', r"broken.json: line 2: not JSON"),
+        ("broken.yml", b"a: [b\n", r"broken.yml: not YAML"),
         ("open.po", b'msgid "a"\nmsgstr ""\n\nmsgid "Ein Hund\nmsgstr ""\n', r"open.po: line 4: not a string closed"),
         ("bad.html", b"<p>\xff\xfe</p>", r"bad.html: byte 3 is not utf-8"),
         ("bad.md", b"# \xc3(", r"bad.md: byte 2 is not utf-8"),
