@@ -925,7 +925,7 @@ def test_a_word_document_s_text_boxes_tracked_changes_and_footnotes_are_translat
 
 
 def test_a_word_package_that_unpacks_past_the_bound_is_refused_before_any_part_is_read(monkeypatch):
-    import rnnsearch.documents.word.package as package
+    import rnnsearch.documents.packages as package
 
     monkeypatch.setattr(package, "MAX_DOCUMENT_BYTES", 1_000)  # a zip bomb's parts, in small
     with pytest.raises(DocumentError, match=r"bomb.docx: its parts unpack to [\d,]+ bytes, more than the 1,000"):
@@ -1116,7 +1116,7 @@ def test_a_file_larger_than_a_document_may_be_is_refused_by_its_size_before_it_i
 def test_a_word_part_of_more_elements_than_a_part_may_have_is_refused_before_its_tree_is_built(monkeypatch):
     """A package of a few hundred kilobytes unpacking to millions of empty paragraphs
     took gigabytes: its elements are counted by a streaming pass first."""
-    import rnnsearch.documents.word.package as package
+    import rnnsearch.documents.packages as package
 
     monkeypatch.setattr(package, "MAX_PART_ELEMENTS", 200)
     source = zipfile.ZipFile(io.BytesIO(DOCUMENTS["letter.docx"]))

@@ -18,7 +18,7 @@ that lies about its size is stopped at the bound), when a part is encrypted, com
 by a method Word does not use, or damaged (its CRC), all found before anything is
 translated, when a part is not well-formed XML, and when a part declares a DTD (entity
 expansion, as in the billion laughs, is never done): the package is opened and checked
-by rnnsearch.documents.word.package.
+by rnnsearch.documents.packages.
 """
 
 from __future__ import annotations
@@ -36,11 +36,21 @@ from rnnsearch.documents.document import (
     checked_size,
     checked_units,
 )
-from rnnsearch.documents.word.package import Element, opened
+from rnnsearch.documents.packages import Element, Kind, opened
 from rnnsearch.documents.word.paragraph import W, WordParagraph
 from rnnsearch.documents.word.writing import write_paragraph
 
 PARAGRAPH = f"{{{W}}}p"
+
+STORIES = ("word/document.xml", "word/footnotes.xml", "word/endnotes.xml", "word/comments.xml")
+STORY_PREFIXES = ("word/header", "word/footer")
+
+WORD = Kind(
+    "a Word document",
+    "Word",
+    "word/document.xml",
+    lambda name: name in STORIES or (name.startswith(STORY_PREFIXES) and name.endswith(".xml")),
+)
 
 
 class WordDocument:
@@ -52,7 +62,7 @@ class WordDocument:
     media_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
     def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
-        package, stories = opened(checked_size(data, origin), origin)
+        package, stories = opened(checked_size(data, origin), origin, WORD)
         parts, paragraphs, units = {}, [], []
         for name, root in stories.items():
             parts[name] = root

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from rnnsearch.documents.word.package import Element
+from rnnsearch.documents.packages import Element
 from rnnsearch.markup.dialects import escape
 from rnnsearch.markup.parsing import MarkedUp, parse
 

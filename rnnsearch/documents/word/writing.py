@@ -10,7 +10,7 @@ import html
 
 from lxml import etree
 
-from rnnsearch.documents.word.package import Element
+from rnnsearch.documents.packages import Element
 from rnnsearch.documents.word.paragraph import (
     PARAGRAPH_PROPERTIES,
     RUN,

@@ -1,21 +1,21 @@
-"""A Word package opened and checked before anything of it is translated: a zip whose
-parts are all unpacked (a chunk at a time, within MAX_DOCUMENT_BYTES), none encrypted,
-compressed by a method other than Word's or damaged, and whose stories (the parts with
-paragraphs to translate) are well-formed XML without a DTD (rnnsearch.documents.word
-reads their paragraphs)."""
+"""An Office package (Word, PowerPoint) opened and checked before anything of it is
+translated: a zip whose parts are all unpacked (a chunk at a time, within
+MAX_DOCUMENT_BYTES), none encrypted, compressed by a method other than Office's or
+damaged, and whose stories (the parts with paragraphs to translate, as the package's
+`Kind` says) are well-formed XML without a DTD (each format reads their paragraphs)."""
 
 from __future__ import annotations
 
 import io
 import zipfile
 import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from lxml import etree
 
 from rnnsearch.documents.document import MAX_DOCUMENT_BYTES, DocumentError
 
-STORIES = ("word/document.xml", "word/footnotes.xml", "word/endnotes.xml", "word/comments.xml")
-STORY_PREFIXES = ("word/header", "word/footer")
 ENCRYPTED = 0x1
 """The zip general purpose flag of an encrypted member."""
 
@@ -30,34 +30,42 @@ Element = etree._Element
 """An element of a parsed part (lxml's)."""
 
 
-def opened(data: bytes, origin: str) -> tuple[zipfile.ZipFile, dict[str, Element]]:
+@dataclass(frozen=True)
+class Kind:
+    """A kind of package: what it is called ("a Word document"), the program that writes
+    it ("Word"), the part every one has, and which parts are its stories."""
+
+    described: str
+    maker: str
+    required: str
+    is_story: Callable[[str], bool]
+
+
+def opened(data: bytes, origin: str, kind: Kind) -> tuple[zipfile.ZipFile, dict[str, Element]]:
     """The package in `data` and its stories parsed, by part name, in the package's
-    order; a DocumentError naming `origin` (and the part) where it is not a Word
-    document, is larger than MAX_DOCUMENT_BYTES unpacked, or a part cannot be read."""
+    order; a DocumentError naming `origin` (and the part) where it is not of its kind,
+    is larger than MAX_DOCUMENT_BYTES unpacked, or a part cannot be read."""
     try:
         package = zipfile.ZipFile(io.BytesIO(data))
         members = package.infolist()
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
-        raise DocumentError(f"{origin}: not a Word document (a damaged or not a zip file: {error})") from None
+        raise DocumentError(f"{origin}: not {kind.described} (a damaged or not a zip file: {error})") from None
     unpacked = sum(member.file_size for member in members)
     if unpacked > MAX_DOCUMENT_BYTES:
         raise DocumentError(
             f"{origin}: its parts unpack to {unpacked:,} bytes, more than the {MAX_DOCUMENT_BYTES:,} a document "
             "may have"
         )
-    if "word/document.xml" not in [member.filename for member in members]:
-        raise DocumentError(f"{origin}: not a Word document (no word/document.xml)")
-    return package, {name: _xml(story, name, origin) for name, story in _unpacked(package, members, origin).items()}
+    if kind.required not in [member.filename for member in members]:
+        raise DocumentError(f"{origin}: not {kind.described} (no {kind.required})")
+    stories = _unpacked(package, members, origin, kind)
+    return package, {name: _xml(story, name, origin, kind) for name, story in stories.items()}
 
 
-def _is_story(name: str) -> bool:
-    return name in STORIES or (name.startswith(STORY_PREFIXES) and name.endswith(".xml"))
-
-
-def _unpacked(package: zipfile.ZipFile, members: list[zipfile.ZipInfo], origin: str) -> dict[str, bytes]:
+def _unpacked(package: zipfile.ZipFile, members: list[zipfile.ZipInfo], origin: str, kind: Kind) -> dict[str, bytes]:
     """The stories' parts, by name, once every part of the package has been unpacked
     and checked, before anything is translated: a part that is encrypted, compressed by
-    a method other than Word's (stored or deflated), damaged (its CRC) or larger than it
+    a method other than Office's (stored or deflated), damaged (its CRC) or larger than it
     says, or parts that unpack past MAX_DOCUMENT_BYTES together, are a DocumentError
     naming the part. Parts are read a chunk at a time, so a part that lies about its
     size is stopped at the bound, and only the stories are kept."""
@@ -65,10 +73,10 @@ def _unpacked(package: zipfile.ZipFile, members: list[zipfile.ZipInfo], origin: 
     for member in members:
         where = f"{origin}: {member.filename}"
         if member.flag_bits & ENCRYPTED:
-            raise DocumentError(f"{where}: encrypted, which a Word document's parts never are")
+            raise DocumentError(f"{where}: encrypted, which {kind.described}'s parts never are")
         if member.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             raise DocumentError(
-                f"{where}: compressed by zip method {member.compress_type}, not Word's (stored or deflated)"
+                f"{where}: compressed by zip method {member.compress_type}, not {kind.maker}'s (stored or deflated)"
             )
         chunks = []
         try:
@@ -77,7 +85,7 @@ def _unpacked(package: zipfile.ZipFile, members: list[zipfile.ZipInfo], origin: 
                     total += len(chunk)
                     if total > MAX_DOCUMENT_BYTES:
                         raise DocumentError(f"{where}: the parts unpack to more than {MAX_DOCUMENT_BYTES:,} bytes")
-                    if _is_story(member.filename):
+                    if kind.is_story(member.filename):
                         chunks.append(chunk)
         except (
             zipfile.BadZipFile,
@@ -89,12 +97,12 @@ def _unpacked(package: zipfile.ZipFile, members: list[zipfile.ZipInfo], origin: 
             NotImplementedError,
         ) as error:
             raise DocumentError(f"{where}: cannot be unpacked ({error})") from None
-        if _is_story(member.filename):
+        if kind.is_story(member.filename):
             stories[member.filename] = b"".join(chunks)
     return stories
 
 
-def _xml(data: bytes, name: str, origin: str) -> Element:
+def _xml(data: bytes, name: str, origin: str, kind: Kind) -> Element:
     """A part parsed, with no DTD, no entities and no network, and refused once it has
     more than MAX_PART_ELEMENTS elements: its tree, built as it is read, is counted as it
     grows, so that a package of a few hundred kilobytes holding millions of empty
@@ -110,5 +118,5 @@ def _xml(data: bytes, name: str, origin: str) -> Element:
         raise DocumentError(f"{origin}: {name}: line {error.lineno}: not well-formed XML ({error.msg})") from None
     root: Element = reading.root
     if root.getroottree().docinfo.internalDTD is not None:
-        raise DocumentError(f"{origin}: {name}: declares a DTD, which a Word part never does; refused")
+        raise DocumentError(f"{origin}: {name}: declares a DTD, which a {kind.maker} part never does; refused")
     return root
