@@ -37,6 +37,7 @@ def formats() -> dict[str, Format]:
     from rnnsearch.documents.plain import PlainText
     from rnnsearch.documents.po_catalogue import PoCatalogue
     from rnnsearch.documents.resources import JsonResources, YamlResources
+    from rnnsearch.documents.slides import PowerPointSlides
     from rnnsearch.documents.subtitles import Subtitles
     from rnnsearch.documents.vtt_captions import VttCaptions
     from rnnsearch.documents.word.format import WordDocument
@@ -45,6 +46,7 @@ def formats() -> dict[str, Format]:
     entries: tuple[Format, ...] = (
         HtmlPage(),
         WordDocument(),
+        PowerPointSlides(),
         MarkdownText(),
         Subtitles(),
         VttCaptions(),

@@ -120,3 +120,16 @@ def _xml(data: bytes, name: str, origin: str, kind: Kind) -> Element:
     if root.getroottree().docinfo.internalDTD is not None:
         raise DocumentError(f"{origin}: {name}: declares a DTD, which a {kind.maker} part never does; refused")
     return root
+
+
+def repacked(package: zipfile.ZipFile, parts: dict[str, Element], changed: set[str]) -> bytes:
+    """The package written again: the `changed` parts from their trees, every other part
+    as it was, in the same order, each compressed as it was."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as written:
+        for member in package.infolist():
+            data = package.read(member.filename)
+            if member.filename in changed:
+                data = etree.tostring(parts[member.filename], xml_declaration=True, encoding="UTF-8", standalone=True)
+            written.writestr(member, data, compress_type=member.compress_type)
+    return buffer.getvalue()

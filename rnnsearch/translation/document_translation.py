@@ -71,8 +71,8 @@ class DocumentTranslation(TextTranslation):
         avoid: object = None,
     ) -> list[TranslatedDocument]:
         """Translate documents, each a path or bytes (then with its name in `names`, whose
-        extension says its format, or a `format` for all): HTML, DOCX, Markdown, SRT, WebVTT, PO, JSON, YAML, XLIFF
-        or plain text (rnnsearch.documents.formats()). All their sentences are
+        extension says its format, or a `format` for all): HTML, DOCX, PPTX, Markdown,
+        SRT, WebVTT, PO, JSON, YAML, XLIFF or plain text (rnnsearch.documents.formats()). All their sentences are
         translated in one batched search; each result holds the translated document's
         bytes and what was done (`summary`). The markup of each unit goes back by the
         word alignment, as `translate`'s does with `markup`: read as `reading` says, from

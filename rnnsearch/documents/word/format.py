@@ -23,11 +23,8 @@ by rnnsearch.documents.packages.
 
 from __future__ import annotations
 
-import io
 import zipfile
 from collections.abc import Sequence
-
-from lxml import etree
 
 from rnnsearch.documents.document import (
     Document,
@@ -36,7 +33,7 @@ from rnnsearch.documents.document import (
     checked_size,
     checked_units,
 )
-from rnnsearch.documents.packages import Element, Kind, opened
+from rnnsearch.documents.packages import Element, Kind, opened, repacked
 from rnnsearch.documents.word.paragraph import W, WordParagraph
 from rnnsearch.documents.word.writing import write_paragraph
 
@@ -94,15 +91,4 @@ class _Package(Document):
             if translation is not None:
                 write_paragraph(paragraph, translation)
                 changed.add(name)
-        if not changed:
-            return self.data
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w") as written:
-            for member in self.package.infolist():
-                data = self.package.read(member.filename)
-                if member.filename in changed:
-                    data = etree.tostring(
-                        self.parts[member.filename], xml_declaration=True, encoding="UTF-8", standalone=True
-                    )
-                written.writestr(member, data, compress_type=member.compress_type)
-        return buffer.getvalue()
+        return repacked(self.package, self.parts, changed) if changed else self.data
