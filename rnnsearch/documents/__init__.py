@@ -41,12 +41,14 @@ def formats() -> dict[str, Format]:
     from rnnsearch.documents.subtitles import Subtitles
     from rnnsearch.documents.vtt_captions import VttCaptions
     from rnnsearch.documents.word.format import WordDocument
+    from rnnsearch.documents.workbooks import ExcelWorkbook
     from rnnsearch.documents.xliff.format import Xliff
 
     entries: tuple[Format, ...] = (
         HtmlPage(),
         WordDocument(),
         PowerPointSlides(),
+        ExcelWorkbook(),
         MarkdownText(),
         Subtitles(),
         VttCaptions(),

@@ -28,6 +28,7 @@ from rnnsearch.documents.translating import (
     translate_read,
 )
 from tests.unit.test_slides import presentation
+from tests.unit.test_workbooks import workbook
 
 HTML = """<!DOCTYPE html>
 <html lang="de"><head><meta charset="utf-8"><title>Ein  Titel</title>
@@ -209,6 +210,7 @@ de:
 DOCUMENTS = {
     "letter.docx": word_document(),
     "deck.pptx": presentation(),
+    "book.xlsx": workbook(),
     "page.html": HTML.encode(),
     "page-latin.html": HTML.replace('charset="utf-8"', 'charset="iso-8859-1"').encode("latin-1"),
     "page-bom.html": codecs.BOM_UTF8 + HTML.encode(),
