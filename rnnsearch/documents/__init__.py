@@ -32,6 +32,7 @@ def formats() -> dict[str, Format]:
     modules, and the libraries they read with (lxml, markdown-it-py, srt, webvtt-py,
     polib, ruamel.yaml), are imported on the first call, when a document is read, so that a call that reads none
     (a plain `translate`, a speech model) loads none of them."""
+    from rnnsearch.documents.books import EpubBook
     from rnnsearch.documents.html_page import HtmlPage
     from rnnsearch.documents.markdown_text import MarkdownText
     from rnnsearch.documents.plain import PlainText
@@ -49,6 +50,7 @@ def formats() -> dict[str, Format]:
         WordDocument(),
         PowerPointSlides(),
         ExcelWorkbook(),
+        EpubBook(),
         MarkdownText(),
         Subtitles(),
         VttCaptions(),

@@ -45,21 +45,26 @@ def opened(data: bytes, origin: str, kind: Kind) -> tuple[zipfile.ZipFile, dict[
     """The package in `data` and its stories parsed, by part name, in the package's
     order; a DocumentError naming `origin` (and the part) where it is not of its kind,
     is larger than MAX_DOCUMENT_BYTES unpacked, or a part cannot be read."""
+    package, stories = unpacked(data, origin, kind)
+    return package, {name: parsed_part(story, name, origin, kind) for name, story in stories.items()}
+
+
+def unpacked(data: bytes, origin: str, kind: Kind) -> tuple[zipfile.ZipFile, dict[str, bytes]]:
+    """The package in `data`, every part checked, and its stories' bytes, by part name,
+    in the package's order (`opened`'s checks, the stories left unparsed)."""
     try:
         package = zipfile.ZipFile(io.BytesIO(data))
         members = package.infolist()
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
         raise DocumentError(f"{origin}: not {kind.described} (a damaged or not a zip file: {error})") from None
-    unpacked = sum(member.file_size for member in members)
-    if unpacked > MAX_DOCUMENT_BYTES:
+    size = sum(member.file_size for member in members)
+    if size > MAX_DOCUMENT_BYTES:
         raise DocumentError(
-            f"{origin}: its parts unpack to {unpacked:,} bytes, more than the {MAX_DOCUMENT_BYTES:,} a document "
-            "may have"
+            f"{origin}: its parts unpack to {size:,} bytes, more than the {MAX_DOCUMENT_BYTES:,} a document may have"
         )
     if kind.required not in [member.filename for member in members]:
         raise DocumentError(f"{origin}: not {kind.described} (no {kind.required})")
-    stories = _unpacked(package, members, origin, kind)
-    return package, {name: _xml(story, name, origin, kind) for name, story in stories.items()}
+    return package, _unpacked(package, members, origin, kind)
 
 
 def _unpacked(package: zipfile.ZipFile, members: list[zipfile.ZipInfo], origin: str, kind: Kind) -> dict[str, bytes]:
@@ -102,11 +107,13 @@ def _unpacked(package: zipfile.ZipFile, members: list[zipfile.ZipInfo], origin: 
     return stories
 
 
-def _xml(data: bytes, name: str, origin: str, kind: Kind) -> Element:
+def parsed_part(data: bytes, name: str, origin: str, kind: Kind) -> Element:
     """A part parsed, with no DTD, no entities and no network, and refused once it has
     more than MAX_PART_ELEMENTS elements: its tree, built as it is read, is counted as it
     grows, so that a package of a few hundred kilobytes holding millions of empty
-    paragraphs (some hundred bytes each in a tree) stops at the bound, not at gigabytes."""
+    paragraphs (some hundred bytes each in a tree) stops at the bound, not at gigabytes.
+    A document type that declares entities or elements is refused (one that only names
+    an external DTD, as an EPUB's NCX does, is read, the DTD never loaded)."""
     reading = etree.iterparse(
         io.BytesIO(data), events=("end",), resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
     )
@@ -117,7 +124,8 @@ def _xml(data: bytes, name: str, origin: str, kind: Kind) -> Element:
     except etree.XMLSyntaxError as error:
         raise DocumentError(f"{origin}: {name}: line {error.lineno}: not well-formed XML ({error.msg})") from None
     root: Element = reading.root
-    if root.getroottree().docinfo.internalDTD is not None:
+    declared = root.getroottree().docinfo.internalDTD
+    if declared is not None and (declared.entities() or declared.elements()):  # type: ignore[attr-defined]
         raise DocumentError(f"{origin}: {name}: declares a DTD, which a {kind.maker} part never does; refused")
     return root
 
@@ -125,11 +133,22 @@ def _xml(data: bytes, name: str, origin: str, kind: Kind) -> Element:
 def repacked(package: zipfile.ZipFile, parts: dict[str, Element], changed: set[str]) -> bytes:
     """The package written again: the `changed` parts from their trees, every other part
     as it was, in the same order, each compressed as it was."""
+    return rewritten(package, {name: tree_bytes(parts[name]) for name in changed})
+
+
+def tree_bytes(part: Element) -> bytes:
+    """A part's tree as the bytes of a part."""
+    return bytes(etree.tostring(part, xml_declaration=True, encoding="UTF-8", standalone=True))
+
+
+def rewritten(package: zipfile.ZipFile, replaced: dict[str, bytes]) -> bytes:
+    """The package written again with the `replaced` parts' new bytes, every other part as
+    it was, in the same order (an EPUB's `mimetype` first), each compressed as it was."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as written:
         for member in package.infolist():
-            data = package.read(member.filename)
-            if member.filename in changed:
-                data = etree.tostring(parts[member.filename], xml_declaration=True, encoding="UTF-8", standalone=True)
-            written.writestr(member, data, compress_type=member.compress_type)
+            data = replaced.get(member.filename)
+            written.writestr(
+                member, package.read(member.filename) if data is None else data, compress_type=member.compress_type
+            )
     return buffer.getvalue()

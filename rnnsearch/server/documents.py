@@ -96,7 +96,7 @@ def add_documents(
         response_class=Response,
         responses={200: {"description": "the translated document", "content": ANSWERED}, **ERROR_RESPONSES},
         openapi_extra={"requestBody": {"required": True, "content": {"application/octet-stream": BYTES}}},
-        summary="Translate a document (HTML, DOCX, PPTX, XLSX, Markdown, SRT, WebVTT, PO, JSON, YAML, XLIFF, text)",
+        summary="Translate a document (HTML, Office, EPUB, Markdown, subtitles, PO, JSON, YAML, XLIFF, text)",
     )
     async def documents(
         connection: Request,

@@ -27,6 +27,7 @@ from rnnsearch.documents.translating import (
     read_document,
     translate_read,
 )
+from tests.unit.test_books import book
 from tests.unit.test_slides import presentation
 from tests.unit.test_workbooks import workbook
 
@@ -211,6 +212,7 @@ DOCUMENTS = {
     "letter.docx": word_document(),
     "deck.pptx": presentation(),
     "book.xlsx": workbook(),
+    "novel.epub": book(),
     "page.html": HTML.encode(),
     "page-latin.html": HTML.replace('charset="utf-8"', 'charset="iso-8859-1"').encode("latin-1"),
     "page-bom.html": codecs.BOM_UTF8 + HTML.encode(),
