@@ -35,6 +35,7 @@ def formats() -> dict[str, Format]:
     from rnnsearch.documents.books import EpubBook
     from rnnsearch.documents.html_page import HtmlPage
     from rnnsearch.documents.markdown_text import MarkdownText
+    from rnnsearch.documents.open_document import OpenDocumentPresentation, OpenDocumentSpreadsheet, OpenDocumentText
     from rnnsearch.documents.plain import PlainText
     from rnnsearch.documents.po_catalogue import PoCatalogue
     from rnnsearch.documents.resources import JsonResources, YamlResources
@@ -50,6 +51,9 @@ def formats() -> dict[str, Format]:
         WordDocument(),
         PowerPointSlides(),
         ExcelWorkbook(),
+        OpenDocumentText(),
+        OpenDocumentPresentation(),
+        OpenDocumentSpreadsheet(),
         EpubBook(),
         MarkdownText(),
         Subtitles(),

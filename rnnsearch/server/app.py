@@ -2,7 +2,7 @@
 
     POST /v1/translate   texts (or, for a speech model, base64 WAV files in `audio`) →
                          translations, n-best lists and alignment matrices
-    POST /v1/documents   a document's bytes (HTML, DOCX, PPTX, XLSX, EPUB, Markdown, SRT, WebVTT,
+    POST /v1/documents   a document's bytes (HTML, DOCX, PPTX, XLSX, ODT, ODP, ODS, EPUB, Markdown, SRT, WebVTT,
                          PO, JSON, YAML, XLIFF, text) → the translated document (documents.py)
     GET  /v1/model       input kind, languages, vocabularies, architecture, training figures, limits
     GET  /v1/health      {"status": "ok"}

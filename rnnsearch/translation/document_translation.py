@@ -71,7 +71,7 @@ class DocumentTranslation(TextTranslation):
         avoid: object = None,
     ) -> list[TranslatedDocument]:
         """Translate documents, each a path or bytes (then with its name in `names`, whose
-        extension says its format, or a `format` for all): HTML, DOCX, PPTX, XLSX, EPUB, Markdown,
+        extension says its format, or a `format` for all): HTML, DOCX, PPTX, XLSX, ODT, ODP, ODS, EPUB, Markdown,
         SRT, WebVTT, PO, JSON, YAML, XLIFF or plain text (rnnsearch.documents.formats()). All their sentences are
         translated in one batched search; each result holds the translated document's
         bytes and what was done (`summary`). The markup of each unit goes back by the

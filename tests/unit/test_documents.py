@@ -28,6 +28,7 @@ from rnnsearch.documents.translating import (
     translate_read,
 )
 from tests.unit.test_books import book
+from tests.unit.test_open_document import text_document
 from tests.unit.test_slides import presentation
 from tests.unit.test_workbooks import workbook
 
@@ -213,6 +214,7 @@ DOCUMENTS = {
     "deck.pptx": presentation(),
     "book.xlsx": workbook(),
     "novel.epub": book(),
+    "brief.odt": text_document(),
     "page.html": HTML.encode(),
     "page-latin.html": HTML.replace('charset="utf-8"', 'charset="iso-8859-1"').encode("latin-1"),
     "page-bom.html": codecs.BOM_UTF8 + HTML.encode(),

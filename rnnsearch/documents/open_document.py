@@ -1,0 +1,113 @@
+"""OpenDocument files (.odt text, .odp presentations, .ods spreadsheets), read with lxml:
+every paragraph and heading (`text:p`, `text:h`) of the content is a unit, wherever it
+stands (the body, a table cell, a list, a frame's text box, a slide, presenter notes, a
+note, a comment), its spans and links placed over their words and everything else it
+holds kept where it stands (inline_tree.py: a note's own paragraphs are units of their
+own, translated in place).
+
+Not translated: deleted text kept for change tracking (`text:tracked-changes`), a
+spreadsheet cell whose value is not a string (a number, a date, a currency, a
+percentage, a truth value, shown formatted) or that holds a formula, and every part but
+`content.xml` (styles, settings, the manifest, images); a file none of whose text changes
+comes back byte for byte, its `mimetype` entry first and stored. The package is checked as
+an Office package is (rnnsearch.documents.packages).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Sequence
+
+from rnnsearch.documents.document import Document, ReadOptions, Unit, checked_size, checked_units
+from rnnsearch.documents.inline_tree import TreeParagraph
+from rnnsearch.documents.packages import Element, Kind, opened, repacked
+
+TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+PARAGRAPHS = (f"{{{TEXT}}}p", f"{{{TEXT}}}h")
+HOLDING = frozenset({f"{{{TEXT}}}span", f"{{{TEXT}}}a", f"{{{TEXT}}}ruby-base"})
+"""The inline elements that format the text they hold: spans (a style), links."""
+TRACKED = f"{{{TEXT}}}tracked-changes"
+CELL = f"{{{TABLE}}}table-cell"
+
+OPEN_DOCUMENT = Kind("an OpenDocument file", "LibreOffice", "content.xml", lambda name: name == "content.xml")
+
+
+def _translated_here(paragraph: Element) -> bool:
+    """Whether a paragraph is text to translate: not deleted text a change keeps, not a
+    spreadsheet cell's formatted number or formula."""
+    for ancestor in paragraph.iterancestors():
+        if ancestor.tag == TRACKED:
+            return False
+        if ancestor.tag == CELL:
+            kind = ancestor.get(f"{{{OFFICE}}}value-type")
+            return (kind is None or kind == "string") and ancestor.get(f"{{{TABLE}}}formula") is None
+    return True
+
+
+def _holding(element: Element) -> bool:
+    return element.tag in HOLDING
+
+
+class _OpenDocumentFormat:
+    """What the three OpenDocument formats share: their reading."""
+
+    dialect = "xml"
+
+    def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
+        package, parts = opened(checked_size(data, origin), origin, OPEN_DOCUMENT)
+        root = parts["content.xml"]
+        paragraphs, units = [], []
+        for number, element in enumerate(root.iter(*PARAGRAPHS), start=1):
+            read = TreeParagraph.of(element, _holding) if _translated_here(element) else None
+            if read is not None:
+                paragraphs.append(read)
+                units.append(Unit(read.markup, f"content.xml, paragraph {number}"))
+        return _OpenDocumentFile(data, package, parts, paragraphs, checked_units(units, origin))
+
+
+class OpenDocumentText(_OpenDocumentFormat):
+    """An OpenDocument text (.odt)."""
+
+    name = "odt"
+    extensions: tuple[str, ...] = ("odt",)
+    media_type = "application/vnd.oasis.opendocument.text"
+
+
+class OpenDocumentPresentation(_OpenDocumentFormat):
+    """An OpenDocument presentation (.odp)."""
+
+    name = "odp"
+    extensions: tuple[str, ...] = ("odp",)
+    media_type = "application/vnd.oasis.opendocument.presentation"
+
+
+class OpenDocumentSpreadsheet(_OpenDocumentFormat):
+    """An OpenDocument spreadsheet (.ods)."""
+
+    name = "ods"
+    extensions: tuple[str, ...] = ("ods",)
+    media_type = "application/vnd.oasis.opendocument.spreadsheet"
+
+
+class _OpenDocumentFile(Document):
+    """The file, its content written again, every other part as it was."""
+
+    def __init__(
+        self,
+        data: bytes,
+        package: zipfile.ZipFile,
+        parts: dict[str, Element],
+        paragraphs: list[TreeParagraph],
+        units: list[Unit],
+    ):
+        self.data, self.package, self.parts, self.paragraphs, self.units = data, package, parts, paragraphs, units
+
+    def write(self, translations: Sequence[str | None]) -> bytes:
+        changed = False
+        for paragraph, translation in zip(self.paragraphs, translations, strict=True):
+            if translation is not None:
+                paragraph.write(translation)
+                changed = True
+        return repacked(self.package, self.parts, {"content.xml"}) if changed else self.data
