@@ -4,11 +4,15 @@ translated through `translate_documents` against the same sentences through `tra
 
     python bench/documents.py [--model runs/bench-alignment/en-fr] [--sizes 1 4 16]
                               [--formats page.html ...] [--parts io speed] [--chrf N]
+                              [--speed-formats deck.pptx ...]
                               [--rounds 3] [--beam-size 5] [--threads 2] [--seed 1]
 
 1. Reading and writing, without a model: an HTML page, a Word document and a Markdown
    file of `size` × 250 paragraphs (each with a bold word and a link, as real pages have
-   them), and a plain text file of as many paragraphs with no formatting, read, cut into
+   them; the formats added since, a presentation of a slide per paragraph, a workbook of
+   a row per paragraph, WebVTT captions of two cues per paragraph, an i18next file of a
+   message per paragraph and an XLIFF file of a unit per paragraph, with the same text),
+   and a plain text file of as many paragraphs with no formatting, read, cut into
    sentences and written back under a translation that changes every word (each word's
    capitals); seconds per unit, best of `--rounds`, per size, timed with Python's garbage
    collector held off (`gc.disable`, after a collection), so that what grows with the
@@ -101,10 +105,86 @@ def text_file(paragraphs: int) -> bytes:
     return "".join(f"{a} It is {b} nice. {c}\n\n" for a, b, c in map(paragraph, range(paragraphs))).encode()
 
 
-MAKERS = {"page.html": html_page, "readme.md": markdown_file, "letter.docx": word_file}
-"""The documents of the speed comparison."""
+def slides_file(paragraphs: int) -> bytes:
+    """A presentation of a slide per paragraph, its bold word a run of its own."""
+    from pptx import Presentation
+    from pptx.util import Inches
 
-IO_MAKERS = {**MAKERS, "notes.txt": text_file}
+    deck = Presentation()
+    for a, b, c in map(paragraph, range(paragraphs)):
+        box = deck.slides.add_slide(deck.slide_layouts[6]).shapes.add_textbox(
+            Inches(1), Inches(1), Inches(8), Inches(2)
+        )
+        written = box.text_frame.paragraphs[0]
+        for text, bold in ((f"{a} It is ", None), (b, True), (f" nice. {c}", None)):
+            run = written.add_run()
+            run.text, run.font.bold = text, bold
+    buffer = io.BytesIO()
+    deck.save(buffer)
+    return buffer.getvalue()
+
+
+def workbook_file(paragraphs: int) -> bytes:
+    """A workbook of a row per paragraph: its text, a number and a formula."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheet = book.active
+    for k, (a, b, c) in enumerate(map(paragraph, range(paragraphs)), start=1):
+        sheet.append([f"{a} It is {b} nice. {c} ({k})", k, f"=B{k}*2"])
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return buffer.getvalue()
+
+
+def _stamp(seconds: int) -> str:
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.000"
+
+
+def captions_file(paragraphs: int) -> bytes:
+    """WebVTT captions: each paragraph over two cues, its bold word in `<b>`."""
+    cues = []
+    for k, (a, b, c) in enumerate(map(paragraph, range(paragraphs))):
+        start = 4 * k
+        cues.append(f"{_stamp(start)} --> {_stamp(start + 2)}\n{a}")
+        cues.append(f"{_stamp(start + 2)} --> {_stamp(start + 4)}\nIt is <b>{b}</b> nice. {c}")
+    return ("WEBVTT\n\n" + "\n\n".join(cues) + "\n").encode()
+
+
+def resource_file(paragraphs: int) -> bytes:
+    """An i18next file of a message per paragraph, with a placeholder."""
+    messages = {
+        f"key{k}": f"{a} It is {{{{name}}}} {b} nice. {c}"
+        for k, (a, b, c) in enumerate(map(paragraph, range(paragraphs)))
+    }
+    return (json.dumps({"app": messages}, indent=2) + "\n").encode()
+
+
+def xliff_file(paragraphs: int) -> bytes:
+    """An XLIFF 1.2 file of a unit per paragraph, its bold word a `<g>`."""
+    units = "".join(
+        f'<trans-unit id="{k}"><source>{a} It is <g id="1">{b}</g> nice. {c}</source></trans-unit>\n'
+        for k, (a, b, c) in enumerate(map(paragraph, range(paragraphs)))
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">'
+        f'<file original="x" source-language="en" datatype="plaintext"><body>\n{units}</body></file></xliff>\n'
+    ).encode()
+
+
+MAKERS = {"page.html": html_page, "readme.md": markdown_file, "letter.docx": word_file}
+"""The documents of the speed comparison (`--speed-formats` adds others)."""
+
+NEW_MAKERS = {
+    "deck.pptx": slides_file,
+    "book.xlsx": workbook_file,
+    "film.vtt": captions_file,
+    "app.json": resource_file,
+    "project.xlf": xliff_file,
+}
+"""The formats added since the first measure, timed too."""
+
+IO_MAKERS = {**MAKERS, "notes.txt": text_file, **NEW_MAKERS}
 """The documents whose reading and writing is timed."""
 
 
@@ -133,13 +213,14 @@ def reading_and_writing(sizes: list[int], rounds: int, formats: list[str]) -> di
     return results
 
 
-def speed(model: str, rounds: int, beam_size: int) -> dict:
+def speed(model: str, rounds: int, beam_size: int, formats: list[str] | None = None) -> dict:
     """Sentences per second of translate_documents and of translate on the same sentences."""
     import rnnsearch
 
     translator = rnnsearch.load(model, device="cpu")
-    documents = [make(100) for make in MAKERS.values()]
-    names = list(MAKERS)
+    chosen = {name: IO_MAKERS[name] for name in formats} if formats else MAKERS
+    documents = [make(100) for make in chosen.values()]
+    names = list(chosen)
     read = [read_document(d, name=n, options=ReadOptions("fr")) for d, n in zip(documents, names, strict=True)]
     seen: list[str] = []
     translate_read(read, lambda s: seen.extend(s) or uppercased(s), language="en")
@@ -272,6 +353,7 @@ def main() -> None:
     parser.add_argument("--parts", nargs="*", choices=("io", "speed"), default=["io", "speed"])
     parser.add_argument("--chrf", type=int, metavar="N", help="sentences of the whole-against-nodes comparison")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--speed-formats", nargs="+", choices=list(IO_MAKERS), help="the documents of the speed part")
     parser.add_argument("--json")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -279,7 +361,7 @@ def main() -> None:
     if "io" in args.parts:
         results["reading_and_writing"] = reading_and_writing(args.sizes, args.rounds, args.formats)
     if args.model and "speed" in args.parts:
-        results["speed"] = speed(args.model, args.rounds, args.beam_size)
+        results["speed"] = speed(args.model, args.rounds, args.beam_size, args.speed_formats)
     if args.model and args.chrf:
         results["chrf"] = whole_against_nodes(args.model, args.chrf, args.beam_size, args.seed)
     if args.json:

@@ -14,8 +14,9 @@ alignment leaves a cue with no word, the unit's words are shared by the source c
 counts, and that cue's codes are written around its share. Text is escaped as WebVTT
 escapes it (`&amp;`, `&lt;`, `&gt;`).
 
-A file webvtt-py does not read as WebVTT (no `WEBVTT` header, a malformed timing) is
-refused in one line naming it.
+A file webvtt-py does not read as WebVTT (no `WEBVTT` header, a malformed timing), or one
+with a cue whose timestamps it passes over (minutes or seconds past 59), is refused in one
+line naming it.
 """
 
 from __future__ import annotations
@@ -182,6 +183,7 @@ class VttCaptions:
             captions = webvtt.from_string(text).captions
         except (MalformedFileError, MalformedCaptionError, ValueError) as error:
             raise DocumentError(f"{origin}: not a WebVTT file ({error})") from None
+        _check_timings(text, len(captions), origin)
         newline = "\r\n" if "\r\n" in text else "\n"
         spans = _spans(text, [c.raw_text for c in captions], newline, origin)
         codes = VttCodes()
@@ -189,6 +191,22 @@ class VttCaptions:
         groups = _groups([c.raw_text for c in captions], lines)
         units = [Unit(CUE.join(lines[k] for k in group), f"cue {group[0] + 1}") for group in groups]
         return _CaptionFile(text, spans, groups, codes, lines, checked_units(units, origin), newline=newline, bom=bom)
+
+
+def _check_timings(text: str, read: int, origin: str) -> None:
+    """Every cue's timings read: webvtt-py passes over a cue whose timestamp it does not
+    read (`00:66:40.000`, minutes past 59) without a word, which would leave it
+    untranslated; such a file is refused, naming the first such line."""
+    lines = text.splitlines()
+    timings = [number for number, line in enumerate(lines, start=1) if "-->" in line]
+    if len(timings) == read:
+        return
+    for number in timings:
+        if not webvtt.from_string(f"WEBVTT\n\n{lines[number - 1]}\nx\n").captions:
+            raise DocumentError(
+                f"{origin}: line {number}: a cue's timings WebVTT does not read: {lines[number - 1][:60]!r}"
+            )
+    raise DocumentError(f"{origin}: {len(timings) - read} cues were not read; their timings are not WebVTT's")
 
 
 def _spans(text: str, contents: list[str], newline: str, origin: str) -> list[tuple[int, int]]:

@@ -663,6 +663,11 @@ def test_plain_text_is_translated_by_paragraphs_keeping_what_lies_between():
         ("huge.srt", b"1\n" + b"9" * 30 + b":00:00,000 --> 00:00:02,000\nHi\n", r"huge.srt: not a subtitle file"),
         ("bad.po", b'msgid "a"\nmsgstr "b"\nmsgid\n', r"bad.po: not a PO catalogue"),
         ("bad.vtt", b"1\n00:00:01.000 --> 00:00:02.000\nHallo\n", r"bad.vtt: not a WebVTT file"),
+        (
+            "late.vtt",
+            b"WEBVTT\n\n00:01.000 --> 00:02.000\nJa.\n\n00:66:40.000 --> 00:66:42.000\nNein.\n",
+            r"late.vtt: line 6: a cue's timings WebVTT does not read",
+        ),
         ("count.json", b'{"a": {"b": 3}}', r"count.json: a.b: a int is not a message"),
         ("list.json", b'{"a": [{"b": "x"}]}', r"list.json: a: an array of other values than texts is not a message"),
         ("twice.json", b'{"a": "x", "a": "y"}', r"twice.json: key 'a' is given twice"),
