@@ -6,7 +6,8 @@
     python bench/code_shape.py --at 8331078 --at HEAD --at .
 
 Counted over rnnsearch/'s Python modules by their syntax trees: calls of `typing.cast`,
-names `Any` (annotations written as strings included), functions over 60 lines, modules
+names `Any` (annotations written as strings included), functions over 60 lines and
+functions of 8 or more parameters (a method's `self` aside), modules
 over 400 lines, top-level modules (`__init__` and `__main__` aside); and the files under
 rnnsearch/ (any kind) whose text names `alignment_from`.
 """
@@ -27,6 +28,7 @@ COUNTS = (
     "top-level modules",
     "modules over 400 lines",
     "functions over 60 lines",
+    "functions of 8+ parameters",
     "cast(",
     "Any",
     "naming alignment_from",
@@ -92,7 +94,16 @@ def shape(at: str) -> dict[str, int]:
             counts["Any"] += _names_any(node)
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 counts["functions over 60 lines"] += (node.end_lineno or node.lineno) - node.lineno + 1 > 60
+                counts["functions of 8+ parameters"] += _parameters(node) >= 8
     return counts
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """How many parameters a function takes, a method's `self` or `cls` not counted."""
+    arguments = function.args
+    names = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+    count = len(names) + len(arguments.kwonlyargs) + (arguments.vararg is not None) + (arguments.kwarg is not None)
+    return count - (bool(names) and names[0] in ("self", "cls"))
 
 
 def main() -> None:

@@ -27,7 +27,9 @@ import inspect
 import json
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from functools import partial
 from urllib.parse import quote
 
@@ -115,13 +117,7 @@ def add_documents(
         extension says its format unless `format` does; `glossary`, the request's own
         terms as a JSON object (as /v1/translate's), laid over the server's."""
         _refuse_unknown(connection, parameters)
-        options = ReadOptions(
-            translator.data.tgt_lang,
-            retranslate=retranslate,
-            source_language=translator.data.src_lang,
-            overwrite=checked_states(overwrite),
-            proposals=proposals,
-        )
+        options = _read_options(translator, retranslate=retranslate, overwrite=overwrite, proposals=proposals)
         own = _query_glossary(glossary, limits.max_glossary_terms)
         call, placed = document_request(
             translator,
@@ -132,17 +128,13 @@ def add_documents(
             glossary=served if own is None else own.over(served),
         )
         data = await connection.body()
-        withdrawn, progress = threading.Event(), _Progress()
         loop = asyncio.get_running_loop()
-        work = loop.run_in_executor(documents_pool, partial(
-            _translated, translator, batcher, loop, withdrawn, progress,
-            data=data, name=name, format=format, call=call, placement=placed, unchanged_ok=unchanged_ok,
-            options=options, batch=limits.max_batch,
-        ))  # fmt: skip
+        job = _Job(translator, batcher, loop, call, placed, options, unchanged_ok=unchanged_ok, batch=limits.max_batch)
+        work = loop.run_in_executor(documents_pool, partial(job.translated, data, name, format))
         try:
-            document = await _within(work, progress, limits.timeout)
+            document = await _within(work, job.progress, limits.timeout)
         finally:
-            withdrawn.set()
+            job.withdrawn.set()
         return _answer(document)
 
     parameters = tuple(name for name in inspect.signature(documents).parameters if name != "connection")
@@ -212,43 +204,60 @@ def read_withdrawable(
         return read_document(data, format=format, name=name, options=options)
 
 
-def _translated(
-    translator: Translator,
-    batcher: Batcher,
-    loop: asyncio.AbstractEventLoop,
-    withdrawn: threading.Event,
-    progress: _Progress,
-    *,
-    data: bytes,
-    name: str,
-    format: str | None,
-    call: CallRequest,
-    placement: Placement,
-    unchanged_ok: bool,
-    options: ReadOptions,
-    batch: int,
-) -> TranslatedDocument:
-    """The document read, its sentences decoded by the batcher (from this worker thread,
-    one batch at a time, each noted in `progress`, until the request is withdrawn) and
-    written back."""
-
-    def decoded(texts: list[str]) -> list[Translation]:
-        if withdrawn.is_set():
-            raise _Withdrawn(f"{name}: withdrawn")
-        items: list[Item] = [(t, "") for t in texts]
-        translations = asyncio.run_coroutine_threadsafe(batcher.translate(items, call, bulk=True), loop).result()
-        progress.at = time.monotonic()
-        return translations
-
-    read = read_withdrawable(data, withdrawn, format=format, name=name, options=options)
-    [document] = translate_read(
-        [read],
-        sentence_translator(decoded, reading=call.reading, placement=placement, batch=batch),
-        language=translator.data.src_lang,
-        unchanged_ok=unchanged_ok,
-        fits=lambda sentences: fitting(translator, sentences),
+def _read_options(translator: Translator, *, retranslate: bool, overwrite: str, proposals: bool) -> ReadOptions:
+    """How a request's document is read, for the served model's languages."""
+    return ReadOptions(
+        translator.data.tgt_lang,
+        retranslate=retranslate,
+        source_language=translator.data.src_lang,
+        overwrite=checked_states(overwrite),
+        proposals=proposals,
     )
-    return document
+
+
+@dataclass
+class _Job:
+    """One document request's work: the model and batcher it is decoded by (from a worker
+    thread, through the event `loop`), its request's settings, how it is read and placed,
+    and what the endpoint watches: whether it was withdrawn, and when a batch was last done."""
+
+    translator: Translator
+    batcher: Batcher
+    loop: asyncio.AbstractEventLoop
+    call: CallRequest
+    placement: Placement
+    options: ReadOptions
+    unchanged_ok: bool = False
+    batch: int = 64
+    withdrawn: threading.Event = field(default_factory=threading.Event)
+    progress: _Progress = field(default_factory=_Progress)
+
+    def translated(self, data: bytes, name: str, format: str | None) -> TranslatedDocument:
+        """The document read, its sentences decoded by the batcher (one batch at a time,
+        each noted in `progress`, until the request is withdrawn) and written back."""
+        read = read_withdrawable(data, self.withdrawn, format=format, name=name, options=self.options)
+        [document] = translate_read(
+            [read],
+            sentence_translator(
+                self._decoded(name), reading=self.call.reading, placement=self.placement, batch=self.batch
+            ),
+            language=self.translator.data.src_lang,
+            unchanged_ok=self.unchanged_ok,
+            fits=lambda sentences: fitting(self.translator, sentences),
+        )
+        return document
+
+    def _decoded(self, name: str) -> Callable[[list[str]], list[Translation]]:
+        def decoded(texts: list[str]) -> list[Translation]:
+            if self.withdrawn.is_set():
+                raise _Withdrawn(f"{name}: withdrawn")
+            items: list[Item] = [(t, "") for t in texts]
+            work = self.batcher.translate(items, self.call, bulk=True)
+            translations = asyncio.run_coroutine_threadsafe(work, self.loop).result()
+            self.progress.at = time.monotonic()
+            return translations
+
+        return decoded
 
 
 def _answer(document: TranslatedDocument) -> Response:

@@ -132,8 +132,18 @@ def _terms_schema(term: Any, most: int) -> dict:
     return {"type": "object", "maxProperties": most, "propertyNames": schema, "additionalProperties": schema}
 
 
+Fields = dict[str, Any]
+"""A model's fields as pydantic's create_model takes them: each name's (annotation, default)."""
+
+
 def _text_request(limits: Limits) -> type[TranslateOptions]:
     """The request of a text model: `texts`, with their `prefixes`, `markup`, `glossary` and `avoid`."""
+    fields = {**_text_fields(limits), **_markup_fields(), **_term_fields(limits)}
+    return create_model("TranslateRequest", __base__=TranslateOptions, **fields)
+
+
+def _text_fields(limits: Limits) -> Fields:
+    """The texts of a request and their prefixes, bounded by `limits`."""
     text = Annotated[str, Field(max_length=limits.max_chars)]
     texts = Annotated[
         list[text],
@@ -154,6 +164,11 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
             examples=[["A dog"]],
         ),
     ]
+    return {"texts": (texts, ...), "prefixes": (prefixes, None)}
+
+
+def _markup_fields() -> Fields:
+    """How a request's markup is read and placed."""
     markup = Annotated[
         MarkupName | None,
         Field(
@@ -178,6 +193,11 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
             examples=["tempered"],
         ),
     ]
+    return {"markup": (markup, None), "placement": (placement, None)}
+
+
+def _term_fields(limits: Limits) -> Fields:
+    """A request's own terms and the words it avoids, bounded by `limits`."""
     term = Annotated[
         str,
         Field(min_length=1, max_length=MAX_TERM_CHARS, json_schema_extra={"pattern": _not_blank_pattern()}),
@@ -208,16 +228,7 @@ def _text_request(limits: Limits) -> type[TranslateOptions]:
             examples=[["dog"]],
         ),
     ]
-    return create_model(
-        "TranslateRequest",
-        __base__=TranslateOptions,
-        texts=(texts, ...),
-        prefixes=(prefixes, None),
-        markup=(markup, None),
-        placement=(placement, None),
-        glossary=(glossary, None),
-        avoid=(avoid, None),
-    )
+    return {"glossary": (glossary, None), "avoid": (avoid, None)}
 
 
 WAV_HEADER_ROOM = 4096

@@ -31,7 +31,7 @@ from rnnsearch.alignments.words import align_translations
 from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH, Decoding
 from rnnsearch.decoding.results import Translation
-from rnnsearch.documents.document import ReadOptions, checked_states
+from rnnsearch.documents.document import Document, Format, ReadOptions, checked_states
 from rnnsearch.documents.translating import (
     SentenceTranslation,
     SentenceTranslator,
@@ -47,7 +47,22 @@ from rnnsearch.translation.text_translation import NOT_TEXT, TextTranslation
 
 
 class DocumentTranslation(TextTranslation):
-    """The Translator's document translation (`translate_documents`)."""
+    """The Translator's document translation (`translate_documents`). What its options ask:
+
+    The markup of each unit goes back by the word alignment, as `translate`'s does with
+    `markup`: read as `reading` says, from `alignment_from`, placed as `placement` says.
+    Sentences are found by the rules of `source_language`, a language tag (None: the
+    model's source language; one that is not a tag is an error). With `retranslate`,
+    what a document holds translated already (a catalogue's translated entries) is
+    translated again rather than kept; `overwrite` names the states of an XLIFF file's
+    translations that are written over (`translated`, `final`, `approved`…:
+    TRANSLATION_STATES); `proposals` offers an XLIFF file's translations beside their
+    targets (`<alt-trans>`, `<mtc:match>`) and leaves the targets as they are.
+    `progress(total, done)` is called as each batch of sentences is done, with how many
+    there are and how many that batch held. `glossary` is the user's terms, as
+    `translate` takes them: each term found in a sentence is written in its translation;
+    `avoid`, words no translation may write, as `translate` takes them.
+    """
 
     data: DataSection  # the model's data section: its languages
 
@@ -71,25 +86,13 @@ class DocumentTranslation(TextTranslation):
         avoid: object = None,
     ) -> list[TranslatedDocument]:
         """Translate documents, each a path or bytes (then with its name in `names`, whose
-        extension says its format, or a `format` for all): HTML, DOCX, PPTX, XLSX, ODT, ODP, ODS, EPUB, Markdown,
-        SRT, WebVTT, PO, JSON, YAML, XLIFF or plain text (rnnsearch.documents.formats()). All their sentences are
-        translated in one batched search; each result holds the translated document's
-        bytes and what was done (`summary`). The markup of each unit goes back by the
-        word alignment, as `translate`'s does with `markup`: read as `reading` says, from
-        `alignment_from`, placed as `placement` says. A document that comes back
-        unchanged, or holds nothing to translate, is a DocumentError unless
-        `unchanged_ok`. Sentences are found by the rules of `source_language`, a language
-        tag (None: the model's source language; one that is not a tag is an error). With
-        `retranslate`, what a document holds translated already (a catalogue's translated
-        entries) is translated again rather than kept; `overwrite` names the states of an
-        XLIFF file's translations that are written over (`translated`, `final`,
-        `approved`…: TRANSLATION_STATES); `proposals` offers an XLIFF file's translations
-        beside their targets (`<alt-trans>`, `<mtc:match>`) and leaves the targets as they
-        are. `progress(total, done)` is called
-        as each batch of sentences is done, with how many there are and how many that
-        batch held. `glossary` is the user's terms, as `translate` takes them: each term
-        found in a sentence is written in its translation; `avoid`, words no translation
-        may write, as `translate` takes them."""
+        extension says its format, or a `format` for all): HTML, DOCX, PPTX, XLSX, ODT,
+        ODP, ODS, EPUB, Markdown, SRT, WebVTT, PO, JSON, YAML, XLIFF or plain text
+        (rnnsearch.documents.formats()). All their sentences are translated in one
+        batched search; each result holds the translated document's bytes and what was
+        done (`summary`). A document that comes back unchanged, or holds nothing to
+        translate, is a DocumentError unless `unchanged_ok`. The other options are
+        described in the docstring of this module's DocumentTranslation."""
         request, placed = document_request(
             self,
             NOT_TEXT,
@@ -103,22 +106,8 @@ class DocumentTranslation(TextTranslation):
         language = (
             self.data.src_lang if source_language is None else checked_language(source_language, "source_language")
         )
-        if isinstance(documents, (str, bytes, Path)):
-            raise ArgumentTypeError("documents: expected a list of paths or bytes, not a single one")
-        given = list(documents)
-        if names is not None and len(names) != len(given):
-            raise ArgumentValueError(f"names: {len(names)} names for {len(given)} documents")
-        options = ReadOptions(
-            self.data.tgt_lang,
-            retranslate=_flag(retranslate, "retranslate"),
-            source_language=self.data.src_lang,
-            overwrite=checked_states(overwrite if isinstance(overwrite, str) else list(overwrite)),
-            proposals=_flag(proposals, "proposals"),
-        )
-        read = [
-            read_document(d, format=format, name=None if names is None else names[k], options=options)
-            for k, d in enumerate(given)
-        ]
+        options = _read_options(self.data, retranslate=retranslate, overwrite=overwrite, proposals=proposals)
+        read = _read_all(documents, format=format, names=names, options=options)
         return translate_read(
             read,
             sentence_translator(
@@ -213,3 +202,30 @@ def _flag(value: object, name: str) -> bool:
     if not isinstance(value, bool):
         raise ArgumentTypeError(f"{name}: expected a bool, got {type(value).__name__}")
     return value
+
+
+def _read_all(
+    documents: Iterable[object], *, format: str | None, names: Sequence[str] | None, options: ReadOptions
+) -> list[tuple[str, Format, Document]]:
+    """Each document read (`read_document`), named by `names` where they are given."""
+    if isinstance(documents, (str, bytes, Path)):
+        raise ArgumentTypeError("documents: expected a list of paths or bytes, not a single one")
+    given = list(documents)
+    if names is not None and len(names) != len(given):
+        raise ArgumentValueError(f"names: {len(names)} names for {len(given)} documents")
+    return [
+        read_document(d, format=format, name=None if names is None else names[k], options=options)
+        for k, d in enumerate(given)
+    ]
+
+
+def _read_options(data: DataSection, *, retranslate: object, overwrite: object, proposals: object) -> ReadOptions:
+    """How the call's documents are read, its options checked, for the model's languages."""
+    states = overwrite if isinstance(overwrite, str) or not isinstance(overwrite, Iterable) else list(overwrite)
+    return ReadOptions(
+        data.tgt_lang,
+        retranslate=_flag(retranslate, "retranslate"),
+        source_language=data.src_lang,
+        overwrite=checked_states(states),
+        proposals=_flag(proposals, "proposals"),
+    )

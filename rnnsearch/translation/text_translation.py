@@ -27,7 +27,38 @@ NOT_TEXT = "give it WAV files"
 
 class TextTranslation(Decoding):
     """The Translator's text translation (`translate`, `translate_chunks`), done here over
-    the decoding it is."""
+    the decoding it is. What their options ask:
+
+    `markup` ("xml" or "html") reads each text as a line with inline markup: its text is
+    translated, and each hypothesis's `marked_up` is its text with the markup put back
+    around the words aligned to those it enclosed (rnnsearch.markup has the rules). A
+    text whose markup is not well-formed is a MarkupError (a ValueError) naming its
+    line, or with `lenient_markup` it is translated as plain text and its
+    `marked_up` stays None. A marked-up text longer than `max_markup_chars` characters
+    (None: rnnsearch.markup.MAX_MARKUP_CHARS) is refused. It needs a model with an
+    alignment. The tags are placed by each hypothesis's word alignment, read from its
+    `alignment` as `reading` says (rnnsearch.alignments.readings.READINGS), and kept as
+    its `words`: by its word
+    weights, around the span of words they make likeliest for each element, or by its
+    links, from the first to the last word linked to the element's, as `placement`
+    says (a name of rnnsearch.markup.PLACEMENTS or a Placement; None: the measured
+    best, `tempered` where they are the alignment module's and `links` where they are
+    the attention, rnnsearch.markup.chosen_placement).
+
+    `alignment_from` ("attention" or "aligner") says what each hypothesis's `alignment`
+    is: the attention α of its search, or the alignment module's β (docs/model.md),
+    computed once search has chosen the pieces, which it does not change; None takes
+    the module where the model has one. Each result's `alignment_from` says which.
+
+    `glossary`, the user's terms (a glossary file's path, a mapping from source terms to
+    their targets, or a rnnsearch.text.glossary.Glossary): each term found in a text
+    (on whole words, in any case, the longest first) has its target written in that
+    text's translation, by greedy and beam search alike; a target the model's pieces
+    cannot spell is refused, naming where it was given. `avoid`, words and phrases no
+    translation may contain (a list, or a file's path, one a line): none is written
+    on whole words, in any case, however the model's pieces would spell it, unless a
+    prefix or a term asks for it.
+    """
 
     data: DataSection  # the model's data section: its languages, which a glossary file's header may name
 
@@ -60,34 +91,10 @@ class TextTranslation(Decoding):
         and search goes on from there. The score and the alignment cover the prefix too.
         A text with a prefix is translated even when blank.
 
-        `markup` ("xml" or "html") reads each text as a line with inline markup: its text is
-        translated, and each hypothesis's `marked_up` is its text with the markup put back
-        around the words aligned to those it enclosed (rnnsearch.markup has the rules). A
-        text whose markup is not well-formed is a MarkupError (a ValueError) naming its
-        line, or with `lenient_markup` it is translated as plain text and its
-        `marked_up` stays None. A marked-up text longer than `max_markup_chars` characters
-        (None: rnnsearch.markup.MAX_MARKUP_CHARS) is refused. It needs a model with an
-        alignment. The tags are placed by each hypothesis's word alignment, read from its `alignment` as `reading` says
-        (rnnsearch.alignments.readings.READINGS), and kept as its `words`: by its word
-        weights, around the span of words they make likeliest for each element, or by its
-        links, from the first to the last word linked to the element's, as `placement`
-        says (a name of rnnsearch.markup.PLACEMENTS or a Placement; None: the measured
-        best, `tempered` where they are the alignment module's and `links` where they are
-        the attention, rnnsearch.markup.chosen_placement).
-
-        `alignment_from` ("attention" or "aligner") says what each hypothesis's `alignment`
-        is: the attention α of its search, or the alignment module's β (docs/model.md),
-        computed once search has chosen the pieces, which it does not change; None takes
-        the module where the model has one. Each result's `alignment_from` says which.
-
-        `glossary`, the user's terms (a glossary file's path, a mapping from source terms to
-        their targets, or a rnnsearch.text.glossary.Glossary): each term found in a text
-        (on whole words, in any case, the longest first) has its target written in that
-        text's translation, by greedy and beam search alike; a target the model's pieces
-        cannot spell is refused, naming where it was given. `avoid`, words and phrases no
-        translation may contain (a list, or a file's path, one a line): none is written
-        on whole words, in any case, however the model's pieces would spell it, unless a
-        prefix or a term asks for it.
+        `markup`, `lenient_markup`, `max_markup_chars`, `reading`, `placement`,
+        `alignment_from`, `glossary` and `avoid` are described in the docstring of
+        rnnsearch.translation.text_translation.TextTranslation, which `translate_chunks`
+        shares.
         """
         request = build_request(
             self,
