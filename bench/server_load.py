@@ -6,7 +6,12 @@ latencies (median and largest, seconds) against the same requests with no docume
 being translated, and how long the documents took.
 
     python bench/server_load.py [--model runs/bench-alignment/en-fr] [--documents 6]
-                                [--paragraphs 100] [--threads 2]
+                                [--paragraphs 100] [--threads 2] [--cat N]
+
+With `--cat N`, instead: N one-segment requests, each sent as OmegaT's Apertium connector
+sends it (`GET /translate?langpair=…&q=…`, the segment's first word in a short tag
+`<b0>…</b0>`) and, alternating, to /v1/translate with `markup` `xml`: the medians of
+both, and their ratio (the CAT tools' shapes are adapters over the same path).
 
 The script calls only `rnnsearch.load`, `rnnsearch.server.create_app` and `Limits`, so it
 also runs another checkout of the package (PYTHONPATH=that checkout), to set the code
@@ -22,6 +27,7 @@ import socket
 import statistics
 import threading
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -41,6 +47,7 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=6)
     parser.add_argument("--paragraphs", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--cat", type=int, metavar="N", help="time N one-segment requests of the CAT tools' shape")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     translator = rnnsearch.load(args.model, device="cpu")
@@ -55,6 +62,11 @@ def main() -> None:
     while not server.started:
         time.sleep(0.05)
     url = f"http://127.0.0.1:{port}"
+    if args.cat:
+        print(json.dumps(_cat_latency(url, sentences[: args.cat], translator.data.src_lang, translator.data.tgt_lang)))
+        server.should_exit = True
+        serving.join()
+        return
     one_line = sentences[-20:]
     alone = [_translated(url, text) for text in one_line]
     started = time.perf_counter()
@@ -100,6 +112,27 @@ def _translated(url: str, text: str) -> float:
     with urllib.request.urlopen(request, timeout=3600) as answer:
         answer.read()
     return time.perf_counter() - started
+
+
+def _cat_latency(url: str, sentences: list[str], source: str, target: str) -> dict[str, float]:
+    """Median seconds of one segment through Apertium's shape and through /v1/translate, alternating."""
+    apertium, v1 = [], []
+    for sentence in sentences:
+        first, _, rest = html.escape(sentence, quote=False).partition(" ")
+        segment = f"<b0>{first}</b0> {rest}"
+        query = urllib.parse.urlencode({"langpair": f"{source}|{target}", "q": segment, "markUnknown": "no"})
+        started = time.perf_counter()
+        with urllib.request.urlopen(f"{url}/translate?{query}", timeout=3600) as answer:
+            answer.read()
+        apertium.append(time.perf_counter() - started)
+        body = json.dumps({"texts": [segment], "markup": "xml", "alignments": False}).encode()
+        request = urllib.request.Request(f"{url}/v1/translate", body, {"Content-Type": "application/json"})
+        started = time.perf_counter()
+        with urllib.request.urlopen(request, timeout=3600) as answer:
+            answer.read()
+        v1.append(time.perf_counter() - started)
+    medians = {"apertium": statistics.median(apertium), "v1": statistics.median(v1)}
+    return {**{k: round(v, 4) for k, v in medians.items()}, "ratio": round(medians["apertium"] / medians["v1"], 3)}
 
 
 def _document(url: str, page: bytes) -> None:
