@@ -23,6 +23,7 @@ from rnnsearch.cli.options import (
 )
 from rnnsearch.cli.streams import opened, read_input
 from rnnsearch.config.search import MAX_BEAM_SIZE
+from rnnsearch.decoding.results import TermReport
 from rnnsearch.errors import UserError
 from rnnsearch.markup import markup_line
 
@@ -74,13 +75,13 @@ def run(args: argparse.Namespace) -> None:
         out = opened(files, args.output) or sys.stdout
         jsonl = opened(files, args.alignments)
         hard = opened(files, args.hard_alignments)
-        number = unplaced = plain = found = wrote = 0
+        number = unplaced = plain = 0
+        reports = []
         for translations in _translated_chunks(translator, request, args):
             for translation in translations:
                 plain += bool(args.markup) and translation.marked_up is None
-                found += len(translation.terms_written)
-                wrote += sum(translation.terms_written.values())
-                for term in (term for term, done in translation.terms_written.items() if not done):
+                reports.append(translation.terms)
+                for term in translation.terms.unwritten:
                     print(f"line {number + 1}: the glossary's term {term} is not written", file=sys.stderr)
                 if args.n_best == 1:
                     out.write(_output(translation, args) + "\n")
@@ -95,7 +96,11 @@ def run(args: argparse.Namespace) -> None:
     report_unplaced(unplaced, "lines")
     report_plain(plain, "lines")
     if request.glossary is not None:
-        print(f"{wrote:,} of the {found:,} glossary terms found in {number:,} lines written", file=sys.stderr)
+        terms = TermReport.total(reports)
+        print(
+            f"{terms.written:,} of the {terms.found:,} glossary terms found in {number:,} lines written",
+            file=sys.stderr,
+        )
 
 
 def _request(translator: Translator, args: argparse.Namespace) -> Request:

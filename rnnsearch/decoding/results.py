@@ -1,8 +1,10 @@
 """What translation and the scoring of given pairs hand back: one `Translation` per
-source sentence, one `PairScore` per given pair."""
+source sentence, one `PairScore` per given pair, and the `TermReport` of the glossary's
+terms a translation (or a document) writes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -12,6 +14,51 @@ from rnnsearch.alignments.distortion import Jumps
 from rnnsearch.alignments.readings import ATTENTION, AlignmentSource
 from rnnsearch.alignments.term_links import TermLink
 from rnnsearch.alignments.words import WordAlignment
+
+
+@dataclass(frozen=True)
+class WrittenTerm:
+    """One of the glossary's terms found in a source: its source and its target as the
+    glossary gives them, how many times it was found there, and where its target stands
+    in the translation (each place's characters, start to end − 1; none: not written)."""
+
+    source: str
+    target: str
+    found: int = 1
+    where: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def written(self) -> bool:
+        return bool(self.where)
+
+    def __str__(self) -> str:
+        return f"{self.source!r} → {self.target!r}"
+
+
+@dataclass(frozen=True)
+class TermReport:
+    """The glossary's terms found in a translation's source (one entry per target) and
+    whether it writes each; the reports of many translations (a document, a run) summed
+    by `total`."""
+
+    terms: tuple[WrittenTerm, ...] = ()
+
+    @property
+    def found(self) -> int:
+        return len(self.terms)
+
+    @property
+    def written(self) -> int:
+        return sum(term.written for term in self.terms)
+
+    @property
+    def unwritten(self) -> tuple[WrittenTerm, ...]:
+        return tuple(term for term in self.terms if not term.written)
+
+    @staticmethod
+    def total(reports: Iterable[TermReport]) -> TermReport:
+        """The reports of many translations as one."""
+        return TermReport(tuple(term for report in reports for term in report.terms))
 
 
 @dataclass
@@ -42,8 +89,8 @@ class Translation:
     placed its tags; None otherwise.
     term_links: the glossary's terms written in `text`, each the target words written for
     the source words it was found on, which word alignments link to those alone;
-    terms_written: each term found in `source`, as "'source' → 'target'", and whether
-    `text` writes it (only a prefix that leaves no room keeps one out).
+    terms: the glossary's terms found in `source` and where `text` writes each (only a
+    prefix that leaves no room keeps one out): a TermReport.
     """
 
     source: str
@@ -60,7 +107,7 @@ class Translation:
     jumps: Jumps | None = field(default=None, repr=False)
     words: WordAlignment | None = field(default=None, repr=False)
     term_links: list[TermLink] = field(default_factory=list, repr=False)
-    terms_written: dict[str, bool] = field(default_factory=dict, repr=False)
+    terms: TermReport = field(default_factory=TermReport, repr=False)
 
     @property
     def alignment_from(self) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnnsearch.alignments.symmetrisation import Link
+from rnnsearch.decoding.results import TermReport
 from rnnsearch.documents import format_named, format_of
 from rnnsearch.documents.document import MAX_DOCUMENT_BYTES, Document, DocumentError, Format, ReadOptions
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
@@ -24,13 +25,13 @@ from rnnsearch.text.sentences import sentence_spans
 @dataclass(frozen=True)
 class SentenceTranslation:
     """A sentence's translation as placing reads it: its target words, the word links
-    (source word, target word) and, for placing by weights, its word weights; and how
-    many of the glossary's terms were found in it and how many its translation writes."""
+    (source word, target word) and, for placing by weights, its word weights; and the
+    glossary's terms found in it and which its translation writes."""
 
     words: list[str]
     links: list[Link]
     weights: PairWeights | None = None
-    terms: tuple[int, int] = (0, 0)
+    terms: TermReport = TermReport()
 
 
 SentenceTranslator = Callable[[list[str]], list[SentenceTranslation]]
@@ -52,8 +53,7 @@ class TranslatedDocument:
     protected: int = 0
     untranslated: int = 0
     emptied: int = 0
-    terms_found: int = 0
-    terms_written: int = 0
+    terms: TermReport = field(default_factory=TermReport)
 
     @property
     def summary(self) -> str:
@@ -67,8 +67,8 @@ class TranslatedDocument:
             line += f"; {self.untranslated:,} blocks left untranslated (their text not found where the reader put it)"
         if self.emptied:
             line += f"; {self.emptied:,} elements left with no word (their translation had too few words)"
-        if self.terms_found:
-            line += f"; {self.terms_written:,} of the {self.terms_found:,} glossary terms found written"
+        if self.terms.found:
+            line += f"; {self.terms.written:,} of the {self.terms.found:,} glossary terms found written"
         return line
 
 
@@ -148,17 +148,17 @@ def translate_read(
     texts = [" ".join(read[k].parsed[u].words[a:b]) for k, u, (a, b) in sentences]
     translated = _translated_in_parts(texts, translate, fits)
     by_unit: dict[tuple[int, int], list[tuple[tuple[int, int], SentenceTranslation]]] = {}
-    terms = [[0, 0] for _ in read]
+    terms: list[list[TermReport]] = [[] for _ in read]
     for (k, u, span), translation in zip(sentences, translated, strict=True):
         by_unit.setdefault((k, u), []).append((span, translation))
-        terms[k] = [terms[k][0] + translation.terms[0], terms[k][1] + translation.terms[1]]
+        terms[k].append(translation.terms)
     results = []
     for k, each in enumerate(read):
         placed = [_unit_output(each.parsed[u], by_unit.get((k, u), [])) for u in range(len(each.parsed))]
         count = sum(len(spans) for spans in each.sentences)
         document = _written(each, [output for output, _ in placed], sentences=count, unchanged_ok=unchanged_ok)
         document.emptied = sum(emptied for _, emptied in placed)
-        document.terms_found, document.terms_written = terms[k]
+        document.terms = TermReport.total(terms[k])
         results.append(document)
     return results
 
@@ -247,8 +247,7 @@ def _joined(translations: list[SentenceTranslation], sources: list[int]) -> Sent
         words += translation.words
         source_offset += count
     weights = _block_weights([translation.weights for translation in translations])
-    terms = (sum(t.terms[0] for t in translations), sum(t.terms[1] for t in translations))
-    return SentenceTranslation(words, links, weights, terms)
+    return SentenceTranslation(words, links, weights, TermReport.total(t.terms for t in translations))
 
 
 def _block_weights(weights: list[PairWeights | None]) -> JoinedWeights | None:

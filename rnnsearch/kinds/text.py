@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from rnnsearch.config import Config
 from rnnsearch.config.data import files_section
 from rnnsearch.decoding.inputs import TextInput, check_source_lengths
+from rnnsearch.decoding.results import TermReport
 from rnnsearch.errors import UserError
 from rnnsearch.files import model_directory
 from rnnsearch.files.metrics_log import MetricsRow
@@ -150,8 +151,8 @@ class TextData:
             "a 1- or 2-gram again, more often than the reference has it)"
         ]
         if asked.glossary is not None:
-            found = sum(len(t.terms_written) for t in translations)
-            written = sum(sum(t.terms_written.values()) for t in translations)
+            terms = TermReport.total(t.terms for t in translations)
+            found, written = terms.found, terms.written
             details["terms"] = {"found": found, "written": written}
             rate = 100 * written / found if found else 100.0
             notes.append(f"glossary terms written = {rate:.2f}% ({written:,} of the {found:,} found in the sources)")

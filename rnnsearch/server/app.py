@@ -28,6 +28,7 @@ from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from rnnsearch import __version__
+from rnnsearch.decoding.results import TermReport
 from rnnsearch.markup import MarkedUp, MarkupOptions
 from rnnsearch.search.rules import Cancelled
 from rnnsearch.server import cat_tools, documents, schemas
@@ -237,7 +238,8 @@ def _add_api(
         except TimeoutError:
             raise HTTPException(504, f"translation took longer than the server's {limits.timeout:g} s limit") from None
         alignments = options.alignments and bool(translator.model.has_alignment)
-        return schemas.TranslateResponse(translations=[_translation(t, alignments) for t in results])
+        terms = call.glossary is not None
+        return schemas.TranslateResponse(translations=[_translation(t, alignments, terms) for t in results])
 
     @app.get("/v1/model", summary="Describe the served model")
     async def model() -> schemas.ModelInfo:
@@ -255,7 +257,7 @@ def _markup_options(request: schemas.TranslateOptions) -> MarkupOptions | None:
     return None if options is None else dataclasses.replace(options, max_chars=None)
 
 
-def _hypothesis(result: Translation, alignments: bool) -> dict:
+def _hypothesis(result: Translation, alignments: bool, terms: bool) -> dict:
     alignment = None
     if alignments and result.alignment is not None:
         alignment = result.alignment.astype(np.float64).round(5).tolist()
@@ -266,14 +268,26 @@ def _hypothesis(result: Translation, alignments: bool) -> dict:
         "alignment": alignment,
         "alignment_from": result.alignment_from if alignment is not None else None,
         "marked_up": result.marked_up,
+        "terms": _terms(result.terms) if terms else None,
     }
 
 
-def _translation(result: Translation, alignments: bool) -> schemas.Translation:
+def _terms(report: TermReport) -> schemas.Terms:
+    return schemas.Terms(
+        found=report.found,
+        written=report.written,
+        terms=[
+            schemas.Term(source=t.source, target=t.target, found=t.found, where=[list(w) for w in t.where])
+            for t in report.terms
+        ],
+    )
+
+
+def _translation(result: Translation, alignments: bool, terms: bool) -> schemas.Translation:
     return schemas.Translation(
-        **_hypothesis(result, alignments),
+        **_hypothesis(result, alignments, terms),
         source_tokens=result.source_tokens,
-        alternatives=[schemas.Hypothesis(**_hypothesis(a, alignments)) for a in result.alternatives],
+        alternatives=[schemas.Hypothesis(**_hypothesis(a, alignments, terms)) for a in result.alternatives],
     )
 
 

@@ -241,6 +241,25 @@ def audio_base64_chars(seconds: float, sample_rate: int) -> int:
     return 4 * -(-size // 3)
 
 
+class Term(BaseModel):
+    """One of the glossary's terms found in a text."""
+
+    source: str = Field(description="the term as the glossary gives it")
+    target: str = Field(description="what it must be translated as")
+    found: int = Field(description="how many times it was found in the text")
+    where: list[list[int]] = Field(
+        description="each place its target stands in the translation, [start, end) in characters; empty: not written"
+    )
+
+
+class Terms(BaseModel):
+    """The glossary's terms a text holds, and which its translation writes."""
+
+    found: int = Field(description="how many of the glossary's terms (by target) the text holds")
+    written: int = Field(description="how many of them the translation writes")
+    terms: list[Term] = Field(description="each term found, with where its target is written")
+
+
 class Hypothesis(BaseModel):
     """One translation of a text."""
 
@@ -260,6 +279,9 @@ class Hypothesis(BaseModel):
     )
     alignment_from: AlignmentFrom | None = Field(
         None, description="what `alignment` is: attention (α) or aligner (the alignment module's β); null without one"
+    )
+    terms: Terms | None = Field(
+        None, description="with a glossary (the server's or the request's), its terms found in the text and written"
     )
     marked_up: str | None = Field(
         None,

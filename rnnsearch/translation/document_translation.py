@@ -189,7 +189,7 @@ def sentence_translator(
                 translation.text.split(),
                 list(words.pairs),
                 placement.weights(words.weights),
-                (len(translation.terms_written), sum(translation.terms_written.values())),
+                translation.terms,
             )
             for translation, words in zip(translations, aligned, strict=True)
         ]

@@ -1,6 +1,6 @@
 """Which of the glossary's terms a translation wrote, and for which source words: the
-word links a term forces (rnnsearch.alignments.term_links), and the count a document's
-summary and the command's report give."""
+word links a term forces (rnnsearch.alignments.term_links), and the TermReport a
+document's summary and the command's report sum."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 
 from rnnsearch.alignments.term_links import TermLink
-from rnnsearch.decoding.results import Translation
+from rnnsearch.decoding.results import TermReport, Translation, WrittenTerm
 from rnnsearch.text.glossary import Match, places
 
 
@@ -21,15 +21,15 @@ def note_terms(translation: Translation, matches: Sequence[Match]) -> None:
     for hypothesis in [translation, *translation.alternatives]:
         target_words = _word_spans(hypothesis.text)
         links: list[TermLink] = []
-        written: dict[str, bool] = {}
+        written: list[WrittenTerm] = []
         for target, found in _by_target(matches).items():
             placed = places(hypothesis.text, target)
-            written[f"{found[0].term.source!r} → {target!r}"] = bool(placed)
+            written.append(WrittenTerm(found[0].term.source, target, len(found), tuple(placed)))
             for k, match in enumerate(found):
                 if placed:
                     start, end = placed[min(k, len(placed) - 1)]
                     links.append((_covered(source_words, match.start, match.end), _covered(target_words, start, end)))
-        hypothesis.term_links, hypothesis.terms_written = links, written
+        hypothesis.term_links, hypothesis.terms = links, TermReport(tuple(written))
 
 
 def _by_target(matches: Sequence[Match]) -> dict[str, list[Match]]:

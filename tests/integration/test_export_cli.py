@@ -109,7 +109,7 @@ def test_a_package_writes_the_glossary_s_terms_and_none_of_the_avoided_words(mod
     expected = rnnsearch.load(model_dir, device="cpu").translate(sources, beam_size=2, glossary=terms, avoid=avoided)
     found = rnnsearch.load(package, precision=precision).translate(sources, beam_size=2, glossary=terms, avoid=avoided)
     for source, translation in zip(sources, found, strict=True):
-        assert all(translation.terms_written.values()) and len(translation.terms_written) == sum(
+        assert not translation.terms.unwritten and translation.terms.found == sum(
             term in source.split() for term in terms
         )
         assert not re.search(r"(?i)(?<!\w)the(?!\w)", translation.text), translation.text

@@ -12,6 +12,7 @@ import pytest
 
 import rnnsearch
 from rnnsearch.errors import UserError
+from rnnsearch.text.glossary import Glossary
 from tests.integration.conftest import run_cli, write_lines
 
 TEXTS = [
@@ -42,6 +43,11 @@ def test_every_term_found_is_written_and_a_text_without_one_is_translated_as_wit
         for source, target in TERMS.items():
             if source in text.split():
                 assert target in words_of(translation.text), (text, translation.text)
+        report = translation.terms
+        found = {match.term.target for match in Glossary.of(TERMS).matches(text)}
+        assert {term.target for term in report.terms} == found and not report.unwritten
+        for term in report.terms:  # each place said is its target, as written
+            assert term.where and all(translation.text[a:b] == term.target for a, b in term.where)
         if not any(source in text.split() for source in TERMS):
             assert (translation.text, translation.score) == (alone.text, alone.score)
 
@@ -125,6 +131,11 @@ def test_the_server_writes_its_glossary_and_a_request_s_own_over_it(translator, 
 
         served = words(TEXTS[:2])
         assert "puppy" in served[0]
+        [answer] = client.post("/v1/translate", json={"texts": TEXTS[:1]}).json()["translations"]
+        assert answer["terms"]["found"] == answer["terms"]["written"] == 1  # the report travels with the answer
+        [term] = answer["terms"]["terms"]
+        assert (term["source"], term["target"]) == ("Hund", "puppy")
+        assert [answer["text"][a:b] for a, b in term["where"]] == ["puppy"]
         assert served[1] == words_of(translator.translate([TEXTS[1]])[0].text)
         own = words(TEXTS, glossary={"hund": "hound", "Frau": "Frau"})
         assert "hound" in own[0] and "puppy" not in own[0] and "Frau" in own[1] and "hound" in own[3]
