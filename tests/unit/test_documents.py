@@ -1009,7 +1009,7 @@ def test_a_hostile_word_package_is_refused_in_one_line_before_anything_is_transl
 def test_the_api_and_the_command_load_no_document_library_until_a_document_is_read():
     """A plain `translate`, a speech model or `rnnsearch --help` reads no document: the
     formats' libraries loaded with the API cost every call their import time."""
-    libraries = ("lxml", "markdown_it", "srt", "polib", "langcodes")
+    libraries = ("lxml", "markdown_it", "srt", "polib", "langcodes", "webvtt", "ruamel", "pyicumessageformat")
     probe = (
         "import sys; from rnnsearch.translation.translator import load; from rnnsearch.cli import build_parser; "
         "build_parser(); "
