@@ -20,7 +20,7 @@ TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 # set fails here, not on a user's machine.
 AVX2_WORKER := popen//env:ATEN_CPU_CAPABILITY=avx2//env:ONEDNN_MAX_CPU_ISA=AVX2//env:MKL_ENABLE_INSTRUCTIONS=AVX2
 
-.PHONY: install browser test test-slow demo bench bench-alignment docs docs-serve clean
+.PHONY: install browser test test-slow check-formats demo bench bench-alignment docs docs-serve clean
 
 install: $(INSTALLED)
 
@@ -65,6 +65,19 @@ docs: $(INSTALLED)
 
 docs-serve: $(INSTALLED)
 	$(MKDOCS) serve --dev-addr 127.0.0.1:8000
+
+# The documents' outputs opened by LibreOffice (headless, to PDF) and checked by epubcheck:
+# Debian's packages, some hundred megabytes, installed here only, outside `make test`.
+SOFFICE := /usr/bin/soffice
+EPUBCHECK := /usr/share/java/epubcheck.jar
+
+$(SOFFICE) $(EPUBCHECK):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui epubcheck >/dev/null
+
+check-formats: $(INSTALLED) $(SOFFICE) $(EPUBCHECK)
+	$(BIN)/python -m pytest -q -m slow tests/integration/test_real_readers.py
 
 test-slow: $(INSTALLED)
 	$(BIN)/python -m pytest -q -m slow

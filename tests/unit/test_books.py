@@ -16,7 +16,8 @@ from rnnsearch.documents.translating import read_document, translate_read
 OPF = """<?xml version="1.0" encoding="UTF-8"?>
 <package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id">
   <metadata xmlns:dc="http://purl.org/dc/elements/1.1/">
-    <dc:identifier id="id">urn:uuid:12345</dc:identifier>
+    <dc:identifier id="id">urn:uuid:9b2a1e0c-4c1f-4e53-9c5e-2f7a0b6d8e11</dc:identifier>
+    <meta property="dcterms:modified">2026-12-06T00:00:00Z</meta>
     <dc:title>Der rote Hund</dc:title>
     <dc:description>Ein Buch über einen Hund.</dc:description>
     <dc:language>de</dc:language>
@@ -26,6 +27,7 @@ OPF = """<?xml version="1.0" encoding="UTF-8"?>
     <item id="ncx" href="toc.ncx" media-type="application/x-dtbncx+xml"/>
     <item id="c1" href="text/kapitel%201.xhtml" media-type="application/xhtml+xml"/>
     <item id="css" href="style.css" media-type="text/css"/>
+    <item id="img" href="bild.png" media-type="image/png"/>
   </manifest>
   <spine toc="ncx"><itemref idref="c1"/></spine>
 </package>
@@ -46,9 +48,12 @@ NAV = """<?xml version="1.0" encoding="utf-8"?>
 <body><nav epub:type="toc"><ol><li><a href="text/kapitel%201.xhtml#k1">Kapitel eins</a></li></ol></nav></body></html>
 """
 
+NCX_DOCTYPE = '<!DOCTYPE ncx PUBLIC "-//NISO//DTD ncx 2005-1//EN" "http://www.daisy.org/z3986/2005/ncx-2005-1.dtd">\n'
+"""What an EPUB 2 book's NCX declares (EPUB 3 forbids it): an external DTD, never loaded."""
+
 NCX = """<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE ncx PUBLIC "-//NISO//DTD ncx 2005-1//EN" "http://www.daisy.org/z3986/2005/ncx-2005-1.dtd">
 <ncx xmlns="http://www.daisy.org/z3986/2005/ncx/" version="2005-1">
+<head><meta name="dtb:uid" content="urn:uuid:9b2a1e0c-4c1f-4e53-9c5e-2f7a0b6d8e11"/></head>
 <docTitle><text>Der rote Hund</text></docTitle>
 <navMap><navPoint id="p1" playOrder="1"><navLabel><text>Kapitel eins</text></navLabel>
 <content src="text/kapitel%201.xhtml#k1"/></navPoint></navMap></ncx>
@@ -61,7 +66,14 @@ CONTAINER = """<?xml version="1.0"?>
 """
 
 
-def book(opf: str = OPF) -> bytes:
+PIXEL = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000b49444154789c636000020000"
+    "0500017a5eab3f0000000049454e44ae426082"
+)
+"""A PNG of one pixel."""
+
+
+def book(opf: str = OPF, ncx: str = NCX) -> bytes:
     """A small EPUB 3 book with an EPUB 2 table of contents too."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
@@ -69,7 +81,8 @@ def book(opf: str = OPF) -> bytes:
         package.writestr("META-INF/container.xml", CONTAINER)
         package.writestr("OEBPS/content.opf", opf)
         package.writestr("OEBPS/nav.xhtml", NAV)
-        package.writestr("OEBPS/toc.ncx", NCX)
+        package.writestr("OEBPS/toc.ncx", ncx)
+        package.writestr("OEBPS/bild.png", PIXEL)
         package.writestr("OEBPS/text/kapitel 1.xhtml", CHAPTER)
         package.writestr("OEBPS/style.css", "p { color: red }")
     return buffer.getvalue()
@@ -102,7 +115,7 @@ def test_a_book_has_its_pages_contents_and_title_translated_and_its_package_kept
         "DER ROTE HUND",
         "EIN BUCH ÜBER EINEN HUND.",
         "en",
-        "urn:uuid:12345",
+        "urn:uuid:9b2a1e0c-4c1f-4e53-9c5e-2f7a0b6d8e11",
     ]
     assert written.read("OEBPS/style.css") == source.read("OEBPS/style.css")
 
@@ -112,3 +125,14 @@ def test_a_book_whose_container_names_no_package_document_is_refused_in_one_line
         read_document(
             book().replace(b"OEBPS/content.opf", b"OEBPS/missing.opf"), name="lost.epub", options=ReadOptions("en")
         )
+
+
+def test_an_epub_2_table_of_contents_that_names_its_dtd_is_read_and_one_that_declares_entities_refused():
+    named = book(ncx=NCX.replace("<ncx ", NCX_DOCTYPE + "<ncx ", 1))
+    [result] = translate_read(
+        [read_document(named, name="b.epub", options=ReadOptions("en"))], uppercased, language="de"
+    )
+    assert b"KAPITEL EINS" in zipfile.ZipFile(io.BytesIO(result.data)).read("OEBPS/toc.ncx")
+    laughs = book(ncx=NCX.replace("<ncx ", '<!DOCTYPE ncx [<!ENTITY a "ha">]><ncx ', 1))
+    with pytest.raises(DocumentError, match=r"^l.epub: OEBPS/toc.ncx: declares a DTD"):
+        read_document(laughs, name="l.epub", options=ReadOptions("en"))

@@ -47,9 +47,14 @@ def open_document(body: str, media_type: str) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
         package.writestr("mimetype", media_type, compress_type=zipfile.ZIP_STORED)
+        entries = "".join(
+            f'<manifest:file-entry manifest:full-path="{path}" manifest:media-type="{kind}"/>'
+            for path, kind in (("/", media_type), ("content.xml", "text/xml"), ("styles.xml", "text/xml"))
+        )
         package.writestr(
             "META-INF/manifest.xml",
-            '<?xml version="1.0"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"/>',
+            '<?xml version="1.0"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" '
+            f'manifest:version="1.3">{entries}</manifest:manifest>',
         )
         content = f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {NAMESPACES} office:version="1.3"><office:body>{body}</office:body></office:document-content>'
         package.writestr("content.xml", content)
