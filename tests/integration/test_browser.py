@@ -354,3 +354,33 @@ def test_chromium_reads_every_translated_page_with_the_same_elements_and_links(t
                 page.goto((tmp_path / f"{kind}-{name}").as_uri())
                 shapes.append(page.evaluate(shape))
             assert shapes[0] == shapes[1], name
+
+
+def test_chromium_loads_translated_captions_as_a_track_with_every_cue(tmp_path):
+    """A translated WebVTT file is one a browser plays: loaded as a `<track>`, it has the
+    source's cues, at the source's times, each with its translated text."""
+    from tests.unit.test_documents import CAPTIONS, translated
+
+    files = {
+        "film.vtt": (translated("film.vtt", CAPTIONS.encode()), "text/vtt"),
+        "index.html": (
+            b'<video controls><track kind="subtitles" src="film.vtt" srclang="en" default></video>',
+            "text/html",
+        ),
+    }
+
+    def serve(route):
+        body, kind = files[route.request.url.rsplit("/", 1)[-1]]
+        route.fulfill(status=200, body=body, content_type=kind)
+
+    read = (
+        "() => new Promise(done => { const track = document.querySelector('track');"
+        " const answer = () => done([...track.track.cues].map(c => [c.startTime, c.endTime, c.text]));"
+        " if (track.readyState === 2) answer(); else track.addEventListener('load', answer); })"
+    )
+    with chromium_page(tmp_path / "profile") as page:
+        page.route("http://captions.test/**", serve)
+        page.goto("http://captions.test/index.html")
+        cues = page.evaluate(read)
+    assert [(start, end) for start, end, _ in cues] == [(1.0, 4.0), (4.0, 6.0), (6.0, 7.0)]
+    assert all(text.strip() for _, _, text in cues) and cues[2][2] == "<v.laut Mary>HALLO!"
