@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import io
 import zipfile
+from pathlib import Path
 
+import pytest
 from openpyxl import Workbook, load_workbook
 from openpyxl.cell.rich_text import CellRichText, TextBlock
 from openpyxl.cell.text import InlineFont
 
 from rnnsearch.documents.document import ReadOptions
-from rnnsearch.documents.translating import read_document, translate_read
+from rnnsearch.documents.translating import copied, read_document, translate_read
 
 
 def workbook() -> bytes:
@@ -62,3 +64,30 @@ def test_a_workbook_has_each_text_translated_once_and_keeps_its_numbers_formulas
     source, written = zipfile.ZipFile(io.BytesIO(data)), zipfile.ZipFile(io.BytesIO(result.data))
     changed = [n for n in source.namelist() if source.read(n) != written.read(n)]
     assert set(changed) <= {"xl/sharedStrings.xml", "xl/worksheets/sheet1.xml", "xl/worksheets/sheet2.xml"}
+
+
+REAL = Path(__file__).resolve().parent.parent / "data" / "documents"
+
+
+def _cells(data: bytes) -> list[tuple[str, str, object]]:
+    book = load_workbook(io.BytesIO(data))
+    value = lambda cell: (cell.value.ref, cell.value.text) if hasattr(cell.value, "ref") else cell.value  # noqa: E731
+    return [(sheet.title, cell.coordinate, value(cell)) for sheet in book for row in sheet.iter_rows() for cell in row]
+
+
+@pytest.mark.parametrize("path", sorted(REAL.glob("openpyxl-*.xlsx")), ids=lambda path: path.stem)
+def test_real_workbooks_keep_every_cell_and_get_their_texts_translated(path):
+    data = path.read_bytes()
+    read = read_document(data, name=path.name, options=ReadOptions("en"))
+    [result] = translate_read([read], uppercased, language="de")
+    before, after = _cells(data), _cells(result.data)
+    assert [(sheet, cell) for sheet, cell, _ in after] == [(sheet, cell) for sheet, cell, _ in before]
+    for (_, cell, old), (_, _, new) in zip(before, after, strict=True):
+        if isinstance(old, str) and not old.startswith("="):
+            assert "".join(new.split()) in ("".join(old.upper().split()), "".join(old.split())), (cell, old, new)
+        else:
+            assert new == old, (cell, old, new)
+    [same] = translate_read(
+        [read_document(data, name=path.name, options=ReadOptions("en"))], copied, language="de", unchanged_ok=True
+    )
+    assert same.data == data
