@@ -15,12 +15,9 @@ an Office package is (rnnsearch.documents.packages).
 
 from __future__ import annotations
 
-import zipfile
-from collections.abc import Sequence
-
 from rnnsearch.documents.document import Document, ReadOptions, Unit, checked_size, checked_units
 from rnnsearch.documents.inline_tree import TreeParagraph
-from rnnsearch.documents.packages import Element, Kind, opened, repacked
+from rnnsearch.documents.packages import Element, Kind, PackageDocument, Writer, opened
 
 TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
@@ -64,7 +61,8 @@ class _OpenDocumentFormat:
             if read is not None:
                 paragraphs.append(read)
                 units.append(Unit(read.markup, f"content.xml, paragraph {number}"))
-        return _OpenDocumentFile(data, package, parts, paragraphs, checked_units(units, origin))
+        writers: list[Writer] = [(("content.xml",), paragraph.write) for paragraph in paragraphs]
+        return PackageDocument(data, package, parts, writers, checked_units(units, origin))
 
 
 class OpenDocumentText(_OpenDocumentFormat):
@@ -89,25 +87,3 @@ class OpenDocumentSpreadsheet(_OpenDocumentFormat):
     name = "ods"
     extensions: tuple[str, ...] = ("ods",)
     media_type = "application/vnd.oasis.opendocument.spreadsheet"
-
-
-class _OpenDocumentFile(Document):
-    """The file, its content written again, every other part as it was."""
-
-    def __init__(
-        self,
-        data: bytes,
-        package: zipfile.ZipFile,
-        parts: dict[str, Element],
-        paragraphs: list[TreeParagraph],
-        units: list[Unit],
-    ):
-        self.data, self.package, self.parts, self.paragraphs, self.units = data, package, parts, paragraphs, units
-
-    def write(self, translations: Sequence[str | None]) -> bytes:
-        changed = False
-        for paragraph, translation in zip(self.paragraphs, translations, strict=True):
-            if translation is not None:
-                paragraph.write(translation)
-                changed = True
-        return repacked(self.package, self.parts, {"content.xml"}) if changed else self.data

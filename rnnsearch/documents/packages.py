@@ -9,12 +9,12 @@ from __future__ import annotations
 import io
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from lxml import etree
 
-from rnnsearch.documents.document import MAX_DOCUMENT_BYTES, DocumentError
+from rnnsearch.documents.document import MAX_DOCUMENT_BYTES, Document, DocumentError, Unit
 
 ENCRYPTED = 0x1
 """The zip general purpose flag of an encrypted member."""
@@ -152,3 +152,35 @@ def rewritten(package: zipfile.ZipFile, replaced: dict[str, bytes]) -> bytes:
                 member, package.read(member.filename) if data is None else data, compress_type=member.compress_type
             )
     return buffer.getvalue()
+
+
+Writer = tuple[tuple[str, ...], Callable[[str], None]]
+"""What writes one unit's translation: the parts it changes, and the call that writes it
+into their trees."""
+
+
+class PackageDocument(Document):
+    """A package read by a format: its units, each with its `Writer`; written back with
+    the changed parts from their trees and every other part as it was, or byte for byte
+    where no unit changes."""
+
+    def __init__(
+        self,
+        data: bytes,
+        package: zipfile.ZipFile,
+        parts: dict[str, Element],
+        writers: list[Writer],
+        units: list[Unit],
+        *,
+        protected: int = 0,
+    ):
+        self.data, self.package, self.parts, self.writers, self.units = data, package, parts, writers, units
+        self.protected = protected
+
+    def write(self, translations: Sequence[str | None]) -> bytes:
+        changed: set[str] = set()
+        for (names, write), translation in zip(self.writers, translations, strict=True):
+            if translation is not None:
+                write(translation)
+                changed.update(names)
+        return repacked(self.package, self.parts, changed) if changed else self.data

@@ -97,6 +97,17 @@ class _Messages:
             _Message(path, value, first, len(self.units) - first, _joined(value, structures, rebuilds))
         )
 
+    def applied(self, translations: Sequence[str | None], put: Callable[[Path, str], None]) -> bool:
+        """Each message with a translated unit written by `put` (its keys, its new text);
+        whether any was."""
+        changed = False
+        for message in self.messages:
+            mine = translations[message.first : message.first + message.count]
+            if any(t is not None for t in mine):
+                put(message.path, message.write(mine))
+                changed = True
+        return changed
+
     def _structure(self, structure: tuple[int, int, IcuNode], where: str) -> Callable[[Sequence[str | None]], str]:
         """Each branch of an ICU choice a unit; how the choice is written from their translations."""
         _, _, node = structure
@@ -203,13 +214,7 @@ class _JsonFile(Document):
         self.indent, self.language = indent, language
 
     def write(self, translations: Sequence[str | None]) -> bytes:
-        changed = False
-        for message in self.messages.messages:
-            mine = translations[message.first : message.first + message.count]
-            if any(t is not None for t in mine):
-                _set(self.tree, message.path, message.write(mine))
-                changed = True
-        if not changed:
+        if not self.messages.applied(translations, lambda path, value: _set(self.tree, path, value)):
             return self.data
         if self.language is not None:
             self.tree["@@locale"] = self.language
@@ -309,13 +314,7 @@ class _YamlFile(Document):
         self.units, self.protected, self.untranslated = messages.units, messages.protected, messages.untranslated
 
     def write(self, translations: Sequence[str | None]) -> bytes:
-        changed = False
-        for message in self.messages.messages:
-            mine = translations[message.first : message.first + message.count]
-            if any(t is not None for t in mine):
-                _set_scalar(self.tree, message.path, message.write(mine))
-                changed = True
-        if not changed:
+        if not self.messages.applied(translations, lambda path, value: _set_scalar(self.tree, path, value)):
             return self.data
         if self.renamed is not None:
             old, new = self.renamed

@@ -15,11 +15,8 @@ damaged part, a part that is not XML or declares a DTD is refused in one line na
 
 from __future__ import annotations
 
-import zipfile
-from collections.abc import Sequence
-
 from rnnsearch.documents.document import Document, ReadOptions, Unit, checked_size, checked_units
-from rnnsearch.documents.packages import Element, Kind, opened, repacked
+from rnnsearch.documents.packages import Kind, PackageDocument, Writer, opened
 from rnnsearch.documents.runs import RunParagraph, RunTags
 
 A = "http://schemas.openxmlformats.org/drawingml/2006/main"
@@ -54,27 +51,6 @@ class PowerPointSlides:
                 if read is not None:
                     paragraphs.append((name, read))
                     units.append(Unit(read.markup, f"{name}, paragraph {number}"))
-        return _Presentation(data, package, parts, paragraphs, checked_units(units, origin))
-
-
-class _Presentation(Document):
-    """The presentation, its translated slides and notes written again, every other part as it was."""
-
-    def __init__(
-        self,
-        data: bytes,
-        package: zipfile.ZipFile,
-        parts: dict[str, Element],
-        paragraphs: list[tuple[str, RunParagraph]],
-        units: list[Unit],
-    ):
-        self.data, self.package, self.parts, self.paragraphs, self.units = data, package, parts, paragraphs, units
-        self.protected = sum(sum(code.tag == FIELD for code in p.codes) for _, p in paragraphs)
-
-    def write(self, translations: Sequence[str | None]) -> bytes:
-        changed = set()
-        for (name, paragraph), translation in zip(self.paragraphs, translations, strict=True):
-            if translation is not None:
-                paragraph.write(translation)
-                changed.add(name)
-        return repacked(self.package, self.parts, changed) if changed else self.data
+        writers: list[Writer] = [((name,), read.write) for name, read in paragraphs]
+        protected = sum(sum(code.tag == FIELD for code in read.codes) for _, read in paragraphs)
+        return PackageDocument(data, package, parts, writers, checked_units(units, origin), protected=protected)

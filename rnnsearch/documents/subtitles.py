@@ -65,26 +65,26 @@ class Subtitles:
         except ValueError as error:
             raise DocumentError(f"{origin}: not a subtitle file: {error}") from None
         newline = "\r\n" if "\r\n" in text else "\n"
-        spans = _content_spans(text, cues, newline, origin)
+        spans = cue_spans(text, [(str(cue.index), cue.content) for cue in cues], newline, origin)
         _check_timings(text, cues, spans, origin)
         groups = _groups(cues)
         units = [Unit(_markup(cues, group), f"cue {cues[group[0]].index}") for group in groups]
         return _SubtitleFile(text, cues, spans, groups, checked_units(units, origin), newline=newline, bom=bom)
 
 
-def _content_spans(text: str, cues: list[srt.Subtitle], newline: str, origin: str) -> list[tuple[int, int]]:
-    """Where each cue's text lies in the file, found in order, its lines ended as the
-    file's are or, in a file that mixes them, by "\n"."""
+def cue_spans(text: str, contents: list[tuple[str, str]], newline: str, origin: str) -> list[tuple[int, int]]:
+    """Where each cue's text (its name, its text as the reader gave it) lies in the file,
+    found in order, its lines ended as the file's are or, in a file that mixes them, by "\n"."""
     spans, position = [], 0
-    for cue in cues:
-        for content in dict.fromkeys((cue.content.replace("\n", newline), cue.content)):
-            start = text.find(content, position)
+    for name, content in contents:
+        for written in dict.fromkeys((content.replace("\n", newline), content)):
+            start = text.find(written, position)
             if start >= 0:
                 break
         else:
-            raise DocumentError(f"{origin}: cue {cue.index}: its text is not in the file as the reader gave it")
-        spans.append((start, start + len(content)))
-        position = start + len(content)
+            raise DocumentError(f"{origin}: cue {name}: its text is not in the file as the reader gave it")
+        spans.append((start, start + len(written)))
+        position = start + len(written)
     return spans
 
 
@@ -195,22 +195,13 @@ def _lines(content: str) -> str:
     return "<br>".join(line.strip() for line in content.split("\n"))
 
 
-class _SubtitleFile(Document):
-    """The subtitle file, each cue's text replaced by its share of its unit's translation."""
+class CueFile(Document):
+    """A file of cues read as text (SubRip, WebVTT), each cue's text replaced by its share
+    of its unit's translation (`_shares`, the format's), every other character as it was,
+    lines ended as the file ends them, its byte order mark kept."""
 
-    def __init__(
-        self,
-        text: str,
-        cues: list[srt.Subtitle],
-        spans: list[tuple[int, int]],
-        groups: list[list[int]],
-        units: list[Unit],
-        *,
-        newline: str,
-        bom: bool,
-    ):
-        self.text, self.cues, self.spans, self.groups, self.units = text, cues, spans, groups, units
-        self.newline, self.bom = newline, bom
+    def __init__(self, text: str, spans: list[tuple[int, int]], groups: list[list[int]], *, newline: str, bom: bool):
+        self.text, self.spans, self.groups, self.newline, self.bom = text, spans, groups, newline, bom
 
     def write(self, translations: Sequence[str | None]) -> bytes:
         replaced: dict[int, str] = {}
@@ -227,6 +218,37 @@ class _SubtitleFile(Document):
         return b"\xef\xbb\xbf" + written if self.bom else written
 
     def _shares(self, group: list[int], translation: str) -> list[str]:
+        """Each cue of `group`'s text out of its unit's translation."""
+        raise NotImplementedError
+
+
+def by_counts(words: list[str], counts: list[int]) -> list[str]:
+    """`words` shared among cues in proportion to their source words' `counts`, in order
+    (a cue left with none gets "…")."""
+    total = sum(counts) or 1
+    cuts = [round(len(words) * sum(counts[: n + 1]) / total) for n in range(len(counts))]
+    starts = [0, *cuts[:-1]]
+    return [" ".join(words[a:b]) or "…" for a, b in zip(starts, cuts, strict=True)]
+
+
+class _SubtitleFile(CueFile):
+    """The subtitle file, each cue's text replaced by its share of its unit's translation."""
+
+    def __init__(
+        self,
+        text: str,
+        cues: list[srt.Subtitle],
+        spans: list[tuple[int, int]],
+        groups: list[list[int]],
+        units: list[Unit],
+        *,
+        newline: str,
+        bom: bool,
+    ):
+        super().__init__(text, spans, groups, newline=newline, bom=bom)
+        self.cues, self.units = cues, units
+
+    def _shares(self, group: list[int], translation: str) -> list[str]:
         """Each cue's text out of its unit's translation: cut at the cue boundaries the
         alignment placed, or, where that leaves a cue with no word, by the source cues'
         word counts."""
@@ -234,11 +256,7 @@ class _SubtitleFile(Document):
         if len(shares) == len(group) and all(share.strip() for share in shares):
             return [_at_most(share, self.cues[k].content.count("\n") + 1) for share, k in zip(shares, group)]
         words = " ".join(share for share in shares).split()
-        counts = [len(self.cues[k].content.split()) for k in group]
-        total = sum(counts) or 1
-        cuts = [round(len(words) * sum(counts[: n + 1]) / total) for n in range(len(counts))]
-        starts = [0] + cuts[:-1]
-        return [" ".join(words[a:b]) or "…" for a, b in zip(starts, cuts, strict=True)]
+        return by_counts(words, [len(self.cues[k].content.split()) for k in group])
 
 
 def _cue_text(piece: str) -> str:

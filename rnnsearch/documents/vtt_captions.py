@@ -37,7 +37,7 @@ from rnnsearch.documents.document import (
     checked_size,
     checked_units,
 )
-from rnnsearch.documents.subtitles import CUE, MAX_CUES, SENTENCE_ENDS
+from rnnsearch.documents.subtitles import CUE, MAX_CUES, SENTENCE_ENDS, CueFile, by_counts, cue_spans
 from rnnsearch.markup.dialects import escape
 from rnnsearch.markup.events import events
 from rnnsearch.markup.parsing import MarkupError, parse
@@ -185,7 +185,7 @@ class VttCaptions:
             raise DocumentError(f"{origin}: not a WebVTT file ({error})") from None
         _check_timings(text, len(captions), origin)
         newline = "\r\n" if "\r\n" in text else "\n"
-        spans = _spans(text, [c.raw_text for c in captions], newline, origin)
+        spans = cue_spans(text, [(str(k), c.raw_text) for k, c in enumerate(captions, start=1)], newline, origin)
         codes = VttCodes()
         lines = [codes.line(c.raw_text.strip()) for c in captions]
         groups = _groups([c.raw_text for c in captions], lines)
@@ -209,19 +209,6 @@ def _check_timings(text: str, read: int, origin: str) -> None:
     raise DocumentError(f"{origin}: {len(timings) - read} cues were not read; their timings are not WebVTT's")
 
 
-def _spans(text: str, contents: list[str], newline: str, origin: str) -> list[tuple[int, int]]:
-    """Where each cue's text lies in the file, found in order."""
-    spans, position = [], 0
-    for number, content in enumerate(contents, start=1):
-        written = content.replace("\n", newline)
-        start = text.find(written, position)
-        if start < 0:
-            raise DocumentError(f"{origin}: cue {number}: its text is not in the file as the reader gave it")
-        spans.append((start, start + len(written)))
-        position = start + len(written)
-    return spans
-
-
 def _groups(contents: list[str], lines: list[str]) -> list[list[int]]:
     """Runs of consecutive cues with text, each ending with one whose text ends a sentence,
     at most MAX_CUES long."""
@@ -237,7 +224,7 @@ def _groups(contents: list[str], lines: list[str]) -> list[list[int]]:
     return groups + ([current] if current else [])
 
 
-class _CaptionFile(Document):
+class _CaptionFile(CueFile):
     """The caption file, each cue's text replaced by its share of its unit's translation."""
 
     def __init__(
@@ -252,22 +239,8 @@ class _CaptionFile(Document):
         newline: str,
         bom: bool,
     ):
-        self.text, self.spans, self.groups, self.codes, self.lines = text, spans, groups, codes, lines
-        self.units, self.newline, self.bom = units, newline, bom
-
-    def write(self, translations: Sequence[str | None]) -> bytes:
-        replaced: dict[int, str] = {}
-        for group, translation in zip(self.groups, translations, strict=True):
-            if translation is not None:
-                replaced.update(zip(group, self._shares(group, translation), strict=True))
-        pieces, position = [], 0
-        for k in sorted(replaced):
-            start, end = self.spans[k]
-            pieces += [self.text[position:start], replaced[k].replace("\n", self.newline)]
-            position = end
-        pieces.append(self.text[position:])
-        written = "".join(pieces).encode("utf-8")
-        return b"\xef\xbb\xbf" + written if self.bom else written
+        super().__init__(text, spans, groups, newline=newline, bom=bom)
+        self.codes, self.lines, self.units = codes, lines, units
 
     def _shares(self, group: list[int], translation: str) -> list[str]:
         """Each cue's text: its share of the translation as the alignment cut it, or, where
@@ -277,8 +250,5 @@ class _CaptionFile(Document):
         if len(shares) == len(group) and all(parse(share, "html").has_own_words for share in shares):
             return self.codes.written(shares)
         words = " ".join(parse(share, "html").text for share in shares).split()
-        counts = [len(parse(self.lines[k], "html").words) for k in group]
-        total = sum(counts) or 1
-        cuts = [round(len(words) * sum(counts[: n + 1]) / total) for n in range(len(counts))]
-        starts = [0, *cuts[:-1]]
-        return [self.codes.around(k, " ".join(words[a:b]) or "…") for k, a, b in zip(group, starts, cuts, strict=True)]
+        shared = by_counts(words, [len(parse(self.lines[k], "html").words) for k in group])
+        return [self.codes.around(k, share) for k, share in zip(group, shared, strict=True)]

@@ -15,11 +15,10 @@ byte for byte. The package is checked as Word's is (rnnsearch.documents.packages
 
 from __future__ import annotations
 
-import zipfile
-from collections.abc import Sequence
+from functools import partial
 
 from rnnsearch.documents.document import Document, ReadOptions, Unit, checked_size, checked_units
-from rnnsearch.documents.packages import Element, Kind, opened, repacked
+from rnnsearch.documents.packages import Kind, PackageDocument, Writer, opened
 from rnnsearch.documents.runs import RunParagraph, RunTags
 
 S = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
@@ -67,28 +66,11 @@ class ExcelWorkbook:
                 if read.markup not in texts:
                     units.append(Unit(read.markup, f"{name}, {kind} {number}"))
                 texts.setdefault(read.markup, []).append((name, read))
-        return _Workbook(data, package, parts, list(texts.values()), checked_units(units, origin))
+        writers: list[Writer] = [(tuple(name for name, _ in same), partial(_written, same)) for same in texts.values()]
+        return PackageDocument(data, package, parts, writers, checked_units(units, origin))
 
 
-class _Workbook(Document):
-    """The workbook, its translated strings written again, every other part as it was."""
-
-    def __init__(
-        self,
-        data: bytes,
-        package: zipfile.ZipFile,
-        parts: dict[str, Element],
-        texts: list[list[tuple[str, RunParagraph]]],
-        units: list[Unit],
-    ):
-        self.data, self.package, self.parts, self.texts, self.units = data, package, parts, texts, units
-
-    def write(self, translations: Sequence[str | None]) -> bytes:
-        changed = set()
-        for same, translation in zip(self.texts, translations, strict=True):
-            if translation is None:
-                continue
-            for name, text in same:
-                text.write(translation)
-                changed.add(name)
-        return repacked(self.package, self.parts, changed) if changed else self.data
+def _written(same: list[tuple[str, RunParagraph]], translation: str) -> None:
+    """One text's translation written into every place that shows it."""
+    for _, text in same:
+        text.write(translation)

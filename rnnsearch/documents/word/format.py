@@ -23,8 +23,7 @@ by rnnsearch.documents.packages.
 
 from __future__ import annotations
 
-import zipfile
-from collections.abc import Sequence
+from functools import partial
 
 from rnnsearch.documents.document import (
     Document,
@@ -33,7 +32,7 @@ from rnnsearch.documents.document import (
     checked_size,
     checked_units,
 )
-from rnnsearch.documents.packages import Element, Kind, opened, repacked
+from rnnsearch.documents.packages import Kind, PackageDocument, Writer, opened
 from rnnsearch.documents.word.paragraph import W, WordParagraph
 from rnnsearch.documents.word.writing import write_paragraph
 
@@ -68,27 +67,6 @@ class WordDocument:
                 if read is not None:
                     paragraphs.append((name, read))
                     units.append(Unit(read.markup, f"{name}, paragraph {number}", parsed=read.parsed))
-        return _Package(data, package, parts, paragraphs, checked_units(units, origin))
-
-
-class _Package(Document):
-    """The package, its translated parts written again, every other part as it was."""
-
-    def __init__(
-        self,
-        data: bytes,
-        package: zipfile.ZipFile,
-        parts: dict[str, Element],
-        paragraphs: list[tuple[str, WordParagraph]],
-        units: list[Unit],
-    ):
-        self.data, self.package, self.parts, self.paragraphs, self.units = data, package, parts, paragraphs, units
-        self.protected = sum(len(paragraph.others) for _, paragraph in paragraphs)
-
-    def write(self, translations: Sequence[str | None]) -> bytes:
-        changed = set()
-        for (name, paragraph), translation in zip(self.paragraphs, translations, strict=True):
-            if translation is not None:
-                write_paragraph(paragraph, translation)
-                changed.add(name)
-        return repacked(self.package, self.parts, changed) if changed else self.data
+        writers: list[Writer] = [((name,), partial(write_paragraph, read)) for name, read in paragraphs]
+        protected = sum(len(read.others) for _, read in paragraphs)
+        return PackageDocument(data, package, parts, writers, checked_units(units, origin), protected=protected)
