@@ -251,3 +251,16 @@ def test_a_state_that_is_not_one_is_refused_in_one_line():
     assert checked_states("translated, final") == {"translated", "final"}
     with pytest.raises(DocumentError, match="overwrite: 'done' is not a state; give some of approved, final"):
         checked_states("translated,done")
+
+
+def test_codes_that_may_not_be_reordered_keep_their_order_where_the_words_around_them_move():
+    data = XLIFF_2.replace(
+        b'<segment id="s2" state="final"><source>Done.</source><target>Fini.</target></segment>',
+        b'<segment id="s4"><source>One <ph id="7" canReorder="no"/>two three <ph id="8" canReorder="no"/>four.</source></segment>',
+    )
+    out = translated("app.xliff", data)
+    target = next(s for s in etree.fromstring(out).iter(f"{{{NS_2}}}segment") if s.get("id") == "s4").find(
+        f"{{{NS_2}}}target"
+    )
+    assert [ph.get("id") for ph in target.iter(f"{{{NS_2}}}ph")] == ["7", "8"]  # the words reversed, the codes not
+    assert "".join(target.itertext()).split()[0] == "FOUR."

@@ -12,7 +12,9 @@ A segment's content becomes a line in the `xml` markup whose elements stand for 
 - text marked untranslated (1.2's `<mrk mtype="protected">`, 2.x's `<mrk translate="no">`)
   is an element kept whole, `<k n="…" translate="no">`, its words standing where it stood;
 - every other code (`<x/>`, `<ph>`, `<it>`, a start or an end left unpaired, a comment) is
-  a standalone `<x n="…"/>`.
+  a standalone `<x n="…"/>`; those the file says may not be reordered (2.x
+  `canReorder="no"`) are written back in the order the source has them, at the places
+  the alignment gave them.
 
 `n` numbers the unit's `Code`s, each the bytes the file holds for it, which the line
 written back puts where its element went: each code comes back exactly once, with its id,
@@ -38,6 +40,7 @@ class Code:
     before: bytes
     after: bytes = b""
     kept: bool = False
+    in_order: bool = False
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,7 @@ class Reader:
             place = self.places[child]
             codes.append(Code(self.data[place.start : place.open_end], self.data[place.close_start : place.end]))
             return f'<g n="{n}">{self._content(child, codes)}</g>'
-        codes.append(Code(self.raw(child)))
+        codes.append(Code(self.raw(child), in_order=isinstance(child.tag, str) and child.get("canReorder") == "no"))
         return f'<x n="{n}"/>'
 
     def _pairs(self, children: list[etree._Element]) -> dict[int, int]:
@@ -144,20 +147,27 @@ class Reader:
 
 def written(line: str, codes: Sequence[Code], encoding: str) -> bytes:
     """A translated line of markup (its elements those `Reader.line` made) as the
-    segment's bytes: its words escaped, each element its code as the file wrote it."""
+    segment's bytes: its words escaped, each element its code as the file wrote it. The
+    standalone codes that may not be reordered take the places the alignment gave them
+    in the order the source has them."""
     root = etree.fromstring(f"<r>{line}</r>".encode(), etree.XMLParser(resolve_entities=False, no_network=True))
     out: list[bytes] = []
-    _written(root, codes, encoding, out)
+    in_order = [code for code in codes if code.in_order]
+    _written(root, codes, encoding, out, in_order)
     return b"".join(out)
 
 
-def _written(element: etree._Element, codes: Sequence[Code], encoding: str, out: list[bytes]) -> None:
+def _written(
+    element: etree._Element, codes: Sequence[Code], encoding: str, out: list[bytes], in_order: list[Code]
+) -> None:
     out.append(_text(element.text, encoding))
     for child in element:
         code = codes[int(child.get("n", ""))]
+        if code.in_order:
+            code = in_order.pop(0)
         out.append(code.before)
         if child.tag == "g":
-            _written(child, codes, encoding, out)
+            _written(child, codes, encoding, out, in_order)
             out.append(code.after)
         out.append(_text(child.tail, encoding))
 
