@@ -233,6 +233,12 @@ def test_translate_document_writes_an_xliff_file_s_targets_or_proposals_as_asked
     written = (tmp_path / "out" / "a.xlf").read_text(encoding="utf-8")
     assert written.count('state="needs-review-translation"') == 2 and 'target-language="en"' in written
     assert written.count('<g id="1">') == 2 and written.count('<x id="2"/>') == 2
+    (tmp_path / "terms.tsv").write_text("de\ten\nHund\tpuppy\n", encoding="utf-8")
+    terms = ["--glossary", tmp_path / "terms.tsv", "-o", tmp_path / "g"]
+    status, _, err = run_cli(capsys, "translate-document", model_dir, tmp_path / "a.xlf", *terms)
+    assert status == 0, err
+    termed = (tmp_path / "g" / "a.xlf").read_text(encoding="utf-8")
+    assert status == 0 and "puppy" in termed.split("<target", 1)[1] and "1 of the 1 glossary terms found written" in err
     status, _, err = run_cli(
         capsys, "translate-document", model_dir, tmp_path / "a.xlf", "--proposals", "-o", tmp_path / "p"
     )
