@@ -53,6 +53,7 @@ class Document(ABC):
     units: list[Unit]
     protected: int = 0
     untranslated: int = 0  # blocks the reader found but could not place a translation in, left as written
+    notes: tuple[str, ...] = ()  # what writing found a reader should know (a shape whose text may overflow)
 
     @abstractmethod
     def write(self, translations: Sequence[str | None]) -> bytes:

@@ -162,7 +162,8 @@ into their trees."""
 class PackageDocument(Document):
     """A package read by a format: its units, each with its `Writer`; written back with
     the changed parts from their trees and every other part as it was, or byte for byte
-    where no unit changes."""
+    where no unit changes. `noticed`, called once the translations are written into the
+    trees, says what a reader of the written package should know (`Document.notes`)."""
 
     def __init__(
         self,
@@ -173,9 +174,10 @@ class PackageDocument(Document):
         units: list[Unit],
         *,
         protected: int = 0,
+        noticed: Callable[[], tuple[str, ...]] | None = None,
     ):
         self.data, self.package, self.parts, self.writers, self.units = data, package, parts, writers, units
-        self.protected = protected
+        self.protected, self.noticed = protected, noticed
 
     def write(self, translations: Sequence[str | None]) -> bytes:
         changed: set[str] = set()
@@ -183,4 +185,5 @@ class PackageDocument(Document):
             if translation is not None:
                 write(translation)
                 changed.update(names)
+        self.notes = self.noticed() if self.noticed is not None and changed else ()
         return repacked(self.package, self.parts, changed) if changed else self.data

@@ -53,6 +53,7 @@ class TranslatedDocument:
     protected: int = 0
     untranslated: int = 0
     emptied: int = 0
+    notes: tuple[str, ...] = ()
     terms: TermReport = field(default_factory=TermReport)
 
     @property
@@ -67,6 +68,8 @@ class TranslatedDocument:
             line += f"; {self.untranslated:,} blocks left untranslated (their text not found where the reader put it)"
         if self.emptied:
             line += f"; {self.emptied:,} elements left with no word (their translation had too few words)"
+        for note in self.notes:
+            line += f"; {note}"
         if self.terms.found:
             line += f"; {self.terms.written:,} of the {self.terms.found:,} glossary terms found written"
         return line
@@ -296,4 +299,5 @@ def _written(each: _Read, outputs: list[str | None], *, sentences: int, unchange
         attributes=sum(unit.attribute for unit in document.units),
         protected=document.protected,
         untranslated=document.untranslated,
+        notes=document.notes,
     )

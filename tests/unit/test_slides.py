@@ -13,7 +13,7 @@ from pptx import Presentation
 from pptx.util import Inches
 
 from rnnsearch.documents.document import ReadOptions
-from rnnsearch.documents.translating import copied, read_document, translate_read
+from rnnsearch.documents.translating import SentenceTranslation, copied, read_document, translate_read
 
 A = "http://schemas.openxmlformats.org/drawingml/2006/main"
 
@@ -136,3 +136,22 @@ def test_real_presentations_keep_every_paragraph_and_look_and_get_their_text_tra
         [read_document(data, name=path.name, options=ReadOptions("en"))], copied, language="de", unchanged_ok=True
     )
     assert same.data == data
+
+
+def test_the_summary_names_the_shapes_whose_text_grew_past_their_box_and_not_those_that_fit_it():
+    def doubled(sentences):
+        return [
+            SentenceTranslation(
+                [w for word in s.split() for w in (word, word)], [(k, 2 * k) for k in range(len(s.split()))]
+            )
+            for s in sentences
+        ]
+
+    read = read_document(presentation(), name="deck.pptx", options=ReadOptions("en"))
+    [result] = translate_read([read], doubled, language="de")
+    assert "text grew by more than 30% in" in result.summary and "'Title 1'" in result.summary
+    assert "'TextBox" not in result.summary  # a text box that fits itself to its text (spAutoFit) is not named
+    [same] = translate_read(
+        [read_document(presentation(), name="d.pptx", options=ReadOptions("en"))], uppercased, language="de"
+    )
+    assert "grew" not in same.summary
