@@ -172,6 +172,60 @@ def xliff_file(paragraphs: int) -> bytes:
     ).encode()
 
 
+def open_document_file(paragraphs: int) -> bytes:
+    """An OpenDocument text of a paragraph per paragraph, its bold word a span."""
+    import zipfile
+
+    ns = (
+        'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"'
+    )
+    body = "".join(
+        f'<text:p>{a} It is <text:span text:style-name="B">{b}</text:span> nice. {c}</text:p>'
+        for a, b, c in map(paragraph, range(paragraphs))
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
+        package.writestr("mimetype", "application/vnd.oasis.opendocument.text", compress_type=zipfile.ZIP_STORED)
+        package.writestr("META-INF/manifest.xml", "<manifest/>")
+        content = f"<office:document-content {ns}><office:body><office:text>{body}</office:text></office:body>"
+        package.writestr("content.xml", content + "</office:document-content>")
+    return buffer.getvalue()
+
+
+def book_file(paragraphs: int) -> bytes:
+    """An EPUB of ten chapters, each a page of a tenth of the paragraphs."""
+    import zipfile
+
+    chapters = [html_page(max(paragraphs // 10, 1)) for _ in range(10)]
+    items = "".join(f'<item id="c{k}" href="c{k}.xhtml" media-type="application/xhtml+xml"/>' for k in range(10))
+    opf = (
+        '<package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        f"<dc:title>A book</dc:title><dc:language>en</dc:language></metadata><manifest>{items}</manifest></package>"
+    )
+    container = (
+        '<container xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+        '<rootfile full-path="content.opf"/></rootfiles></container>'
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
+        package.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
+        package.writestr("META-INF/container.xml", container)
+        package.writestr("content.opf", opf)
+        for k, chapter in enumerate(chapters):
+            package.writestr(f"c{k}.xhtml", chapter)
+    return buffer.getvalue()
+
+
+def locale_file(paragraphs: int) -> bytes:
+    """A Rails locale file of a message per paragraph, with a placeholder and a comment."""
+    lines = [
+        f'  key{k}: "{a} It is %{{name}} {b} nice. {c}"  # note {k}'
+        for k, (a, b, c) in enumerate(map(paragraph, range(paragraphs)))
+    ]
+    return ("en:\n" + "\n".join(lines) + "\n").encode()
+
+
 MAKERS = {"page.html": html_page, "readme.md": markdown_file, "letter.docx": word_file}
 """The documents of the speed comparison (`--speed-formats` adds others)."""
 
@@ -181,6 +235,9 @@ NEW_MAKERS = {
     "film.vtt": captions_file,
     "app.json": resource_file,
     "project.xlf": xliff_file,
+    "notes.odt": open_document_file,
+    "novel.epub": book_file,
+    "app.yml": locale_file,
 }
 """The formats added since the first measure, timed too."""
 
