@@ -36,7 +36,7 @@ from rnnsearch.server.batcher import Batcher, TranslateFn
 from rnnsearch.server.info import describe_model, max_audio_seconds
 from rnnsearch.server.limits import Limits
 from rnnsearch.server.recordings import read_audio
-from rnnsearch.server.refusals import ERROR_RESPONSES, BodyLimit, add_error_handlers, max_body_bytes
+from rnnsearch.server.refusals import ERROR_RESPONSES, BodyLimit, add_error_handlers, max_body_bytes, refuse_twins
 from rnnsearch.server.texts import text_items, texts_translator, translated, while_connected
 from rnnsearch.text.glossary import Glossary
 from rnnsearch.translation.request import Request as CallRequest
@@ -228,6 +228,7 @@ def _add_api(
         connection: Request,
     ) -> schemas.TranslateResponse:
         """Translate every text (or transcribe every recording); requests arriving together are decoded together."""
+        await asyncio.to_thread(refuse_twins, await connection.body())
         options = cast(schemas.TranslateOptions, request)
         call = _call_request(translator, options, glossary)
         markup = _markup_options(request)

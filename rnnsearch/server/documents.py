@@ -43,7 +43,7 @@ from rnnsearch.errors import UserError
 from rnnsearch.markup import Placement
 from rnnsearch.server.batcher import Batcher, Item
 from rnnsearch.server.limits import Limits
-from rnnsearch.server.refusals import ERROR_RESPONSES
+from rnnsearch.server.refusals import ERROR_RESPONSES, once
 from rnnsearch.text.glossary import Glossary
 from rnnsearch.translation.document_translation import document_request, fitting, sentence_translator
 from rnnsearch.translation.request import Request as CallRequest
@@ -155,7 +155,7 @@ def _query_glossary(text: str | None, most: int) -> Glossary | None:
     if text is None:
         return None
     try:
-        mapping = json.loads(text, object_pairs_hook=_once)
+        mapping = json.loads(text, object_pairs_hook=once)
     except json.JSONDecodeError as error:
         raise HTTPException(422, f"glossary: not JSON ({error.msg} at character {error.pos})") from None
     except ValueError as error:
@@ -165,16 +165,6 @@ def _query_glossary(text: str | None, most: int) -> Glossary | None:
     if len(mapping) > most:
         raise HTTPException(413, f"glossary: {len(mapping)} terms, more than the {most} a request may have")
     return Glossary.of(mapping)
-
-
-def _once(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    """A JSON object's members, a key given twice refused (JSON keeps the last silently)."""
-    mapping: dict[str, object] = {}
-    for key, value in pairs:
-        if key in mapping:
-            raise ValueError(f"{key!r} is given twice")
-        mapping[key] = value
-    return mapping
 
 
 async def _within(work: asyncio.Future[TranslatedDocument], progress: _Progress, timeout: float) -> TranslatedDocument:

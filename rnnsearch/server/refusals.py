@@ -2,6 +2,7 @@
 413 for a request over the size limits (a body too large refused before it is read
 whole), 422 for a malformed or invalid one, 500 for a fault of the server's own."""
 
+import json
 from collections.abc import Mapping
 
 from fastapi import FastAPI, HTTPException, Request
@@ -149,3 +150,23 @@ def _describe(problem: dict, audio_seconds: float | None = None) -> str:
             "the server's limit"
         )
     return f"{location}: {problem['msg']}" if location else problem["msg"]
+
+
+def once(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object's members, a key given twice refused (JSON keeps the last silently)."""
+    mapping: dict[str, object] = {}
+    for key, value in pairs:
+        if key in mapping:
+            raise ValueError(f"{key!r} is given twice in one object")
+        mapping[key] = value
+    return mapping
+
+
+def refuse_twins(body: bytes) -> None:
+    """A 422 for a JSON body one of whose objects gives a key twice (`{"texts": …,
+    "texts": …}`, a glossary's term twice), of which a parser would keep the last
+    without a word; the body has been read as JSON already."""
+    try:
+        json.loads(body, object_pairs_hook=once)
+    except ValueError as error:
+        raise HTTPException(422, f"body: {error}") from None

@@ -689,3 +689,17 @@ def test_documents_are_read_a_few_at_a_time_and_never_after_their_request_ended(
     with pytest.raises(UserError, match="seite.html: withdrawn before it was read"):
         documents.read_withdrawable(page, withdrawn, **options)
     assert state["read"] == 6
+
+
+@pytest.mark.parametrize(
+    ("body", "key"),
+    [
+        ('{"texts": ["Ein Hund."], "texts": ["Eine Frau."]}', "texts"),
+        ('{"texts": ["Ein Hund."], "glossary": {"Hund": "dog", "Hund": "hound"}}', "Hund"),
+    ],
+)
+def test_a_key_given_twice_in_a_request_is_a_422_naming_it(client, body, key):
+    """JSON keeps the last of a key given twice without a word: a request translated
+    other texts, or with another term, than its sender read in it."""
+    response = client.post("/v1/translate", content=body, headers={"Content-Type": "application/json"})
+    assert_json_error(response, 422, f"body: '{key}' is given twice in one object")
