@@ -184,15 +184,13 @@ class RowConstraints:
         attention: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """`log_probs` of the rows standing `at` (or of the `scored` rows among them alone)
-        with every constraint's mask; `attention`, the step's α of every row or of the
-        scored ones, if the model attends."""
+        with every constraint's mask; `attention`, the step's α of every row standing
+        `at` (a model's step gives it for all its rows), if the model attends."""
         on_host = None if scored is None else scored.cpu()
-        if attention is not None and len(attention) == len(at.sentences):
-            at, attention = Places(at.sentences, at.positions, attention), None
-        if on_host is not None:
-            at = at[on_host]
         if attention is not None:
             at = Places(at.sentences, at.positions, attention)
+        if scored is not None and on_host is not None:
+            at = at[on_host]
         for constraint, state in zip(self.constraints, self.states, strict=True):
             if state is None:
                 raise ValueError("rows are masked before any has joined")
