@@ -44,6 +44,7 @@ from rnnsearch.documents.document import (
     plain_text,
 )
 from rnnsearch.documents.messages import RESOURCE_PLACEHOLDER, message_unit, with_ends
+from rnnsearch.text.sentences import language_of
 
 Path = tuple[str | int, ...]
 IcuNode = dict[str, Any]
@@ -385,7 +386,6 @@ def _root_language(tree: object, options: ReadOptions) -> tuple[str, str] | None
     if not isinstance(tree, dict) or len(tree) != 1 or options.source_language is None:
         return None
     [key] = tree
-    source = options.source_language.replace("_", "-").split("-")[0].lower()
-    if isinstance(key, str) and key.replace("_", "-").split("-")[0].lower() == source:
+    if isinstance(key, str) and language_of(key) == language_of(options.source_language):
         return key, options.target_language
     return None

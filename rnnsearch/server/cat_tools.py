@@ -29,7 +29,6 @@ import html
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 from urllib.parse import parse_qs
 
 from fastapi import FastAPI, HTTPException, Request
@@ -38,6 +37,7 @@ from fastapi.responses import JSONResponse
 from rnnsearch.errors import UserError
 from rnnsearch.markup import MarkupError, parse
 from rnnsearch.server.texts import Translate
+from rnnsearch.text.sentences import language_of
 
 TEXT_WITH_TAGS = "text with tags"
 """How a text whose tags are well-formed XML, with no `format=html`, is read (`_read_as`)."""
@@ -53,23 +53,12 @@ class Pair:
     def matches(self, source: str | None, target: str | None) -> bool:
         """Whether codes as a client sends them name this pair (`auto`: the model's source)."""
         given_source = self.source if source in (None, "", "auto") else source
-        return _language(given_source) == _language(self.source) and _language(target) == _language(self.target)
+        if not given_source or not target:
+            return False
+        return language_of(given_source) == language_of(self.source) and language_of(target) == language_of(self.target)
 
     def refusal(self, source: str | None, target: str | None) -> str:
         return f"{source or '?'} → {target or '?'} is not served; this server translates {self.source} → {self.target}"
-
-
-@cache
-def _language(code: str | None) -> str | None:
-    """The language a code names (`eng`, `en-GB` and `en_GB` all `en`), or None."""
-    if not code:
-        return None
-    import langcodes  # its registry takes a while to load; only these shapes ask it
-
-    try:
-        return str(langcodes.Language.get(code.replace("_", "-")).language or "") or None
-    except (ValueError, LookupError):
-        return None
 
 
 def _read_as(text: str, format: str | None) -> tuple[str, str | None]:

@@ -14,6 +14,8 @@ it, so that the block is the sentences joined, byte for byte.
 
 from __future__ import annotations
 
+import functools
+
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 
 NEVER_ENDING: dict[str, frozenset[str]] = {
@@ -40,6 +42,19 @@ def checked_language(language: object, key: str) -> str:
             "such as pt-BR)"
         )
     return str(langcodes.Language.get(language).language)
+
+
+@functools.cache
+def language_of(code: str) -> str:
+    """The language a code names, as its language subtag, however a tool writes it:
+    `eng`, `en-GB` and `en_GB` are all `en` (a code langcodes cannot read: its first
+    subtag, lowercased)."""
+    import langcodes  # its registry takes a while to load, and only a document or a CAT tool's call asks
+
+    try:
+        return str(langcodes.Language.get(code.replace("_", "-")).language or "") or code.lower()
+    except (ValueError, LookupError):
+        return code.replace("_", "-").split("-")[0].lower()
 
 
 def sentence_spans(text: str, language: str) -> list[tuple[int, int]]:

@@ -55,3 +55,10 @@ def test_a_source_language_is_a_language_tag_or_refused_naming_its_key():
             checked_language(bad, "source_language")
     with pytest.raises(ArgumentTypeError, match="source_language: expected a language tag, got int"):
         checked_language(7, "source_language")
+
+
+def test_a_language_is_the_same_however_a_tool_writes_its_code():
+    from rnnsearch.text.sentences import language_of
+
+    assert {language_of(code) for code in ("en", "eng", "en-GB", "en_GB", "EN")} == {"en"}
+    assert language_of("deu") == language_of("ger") == "de" != language_of("fra")

@@ -14,6 +14,7 @@ from lxml import etree
 from rnnsearch.documents.document import DocumentError, ReadOptions, Unit
 from rnnsearch.documents.xliff.codes import Code, Kinds, Reader, local, written
 from rnnsearch.documents.xliff.extents import Extent
+from rnnsearch.text.sentences import language_of
 
 XML = "http://www.w3.org/XML/1998/namespace"
 
@@ -79,10 +80,10 @@ class Gatherer:
     def checked_languages(self, element: etree._Element, source: str, target: str, where: str) -> None:
         """The declared languages checked against the model's; a missing target language added."""
         declared, wanted = element.get(source), self.options.source_language
-        if declared and wanted and _primary(declared) != _primary(wanted):
+        if declared and wanted and language_of(declared) != language_of(wanted):
             raise self.fail(where, f"its source language is {declared!r}; this model translates from {wanted!r}")
         written_in = element.get(target)
-        if written_in and _primary(written_in) != _primary(self.options.target_language):
+        if written_in and language_of(written_in) != language_of(self.options.target_language):
             raise self.fail(
                 where,
                 f"its target language is {written_in!r}; this model translates into {self.options.target_language!r}",
@@ -165,10 +166,6 @@ def _codes(element: etree._Element) -> Counter[tuple[str, str | None]]:
         for code in element.iterdescendants(tag=etree.Element)
         if local(code) not in ("sub", "mrk")
     )
-
-
-def _primary(language: str) -> str:
-    return language.replace("_", "-").split("-")[0].lower()
 
 
 def _attributes(element: etree._Element) -> dict[str, str]:
