@@ -89,3 +89,19 @@ def numbered_chunks(
         checked = check(chunk, index)
         yield index, first_line, checked
         first_line += len(lines(checked))
+
+
+class GivenTwice(ArgumentValueError):
+    """A key given twice in one JSON object."""
+
+
+def unique_members(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object's members as `json.loads` hands them to its `object_pairs_hook`, a
+    key given twice refused (GivenTwice, naming it), where JSON keeps the last silently:
+    a request or a file that says one thing to its writer and another to its reader."""
+    mapping: dict[str, object] = {}
+    for key, value in pairs:
+        if key in mapping:
+            raise GivenTwice(f"{key!r} is given twice in one object")
+        mapping[key] = value
+    return mapping

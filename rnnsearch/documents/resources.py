@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rnnsearch.arguments import GivenTwice, unique_members
 from rnnsearch.documents.document import (
     MAX_UNITS,
     Document,
@@ -240,9 +241,13 @@ class JsonResources:
     def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
         text = decoded(checked_size(data, origin), origin)
         try:
-            tree = json.loads(text, object_pairs_hook=_without_twins(origin))
+            tree = json.loads(text, object_pairs_hook=unique_members)
         except json.JSONDecodeError as error:
             raise DocumentError(f"{origin}: line {error.lineno}: not JSON ({error.msg})") from None
+        except GivenTwice as error:
+            raise DocumentError(f"{origin}: key {error}") from None
+        except ValueError as error:  # a number too long to read, say
+            raise DocumentError(f"{origin}: not JSON ({error})") from None
         if not isinstance(tree, dict):
             raise DocumentError(
                 f"{origin}: not a resource file: it holds a {type(tree).__name__}, not an object of messages"
@@ -254,18 +259,6 @@ class JsonResources:
         checked_units(messages.units, origin)
         indent = _indent(text)
         return _JsonFile(data, tree, messages, indent=indent, language=options.target_language if arb else None)
-
-
-def _without_twins(origin: str) -> Callable[[list[tuple[str, object]]], Tree]:
-    def hook(pairs: list[tuple[str, object]]) -> Tree:
-        found: Tree = {}
-        for key, value in pairs:
-            if key in found:
-                raise DocumentError(f"{origin}: key {key!r} is given twice in one object")
-            found[key] = value
-        return found
-
-    return hook
 
 
 def _json_messages(tree: Tree, origin: str, *, arb: bool) -> Iterator[tuple[Path, str]]:

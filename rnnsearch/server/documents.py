@@ -36,6 +36,7 @@ from urllib.parse import quote
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import Response
 
+from rnnsearch.arguments import unique_members
 from rnnsearch.documents import formats
 from rnnsearch.documents.document import Document, Format, ReadOptions, checked_states
 from rnnsearch.documents.translating import TranslatedDocument, read_document, translate_read
@@ -43,7 +44,7 @@ from rnnsearch.errors import UserError
 from rnnsearch.markup import Placement
 from rnnsearch.server.batcher import Batcher, Item
 from rnnsearch.server.limits import Limits
-from rnnsearch.server.refusals import ERROR_RESPONSES, once
+from rnnsearch.server.refusals import ERROR_RESPONSES
 from rnnsearch.text.glossary import Glossary
 from rnnsearch.translation.document_translation import document_request, fitting, sentence_translator
 from rnnsearch.translation.request import Request as CallRequest
@@ -155,7 +156,7 @@ def _query_glossary(text: str | None, most: int) -> Glossary | None:
     if text is None:
         return None
     try:
-        mapping = json.loads(text, object_pairs_hook=once)
+        mapping = json.loads(text, object_pairs_hook=unique_members)
     except json.JSONDecodeError as error:
         raise HTTPException(422, f"glossary: not JSON ({error.msg} at character {error.pos})") from None
     except ValueError as error:

@@ -12,6 +12,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from rnnsearch.arguments import unique_members
 from rnnsearch.errors import UserError
 from rnnsearch.server import schemas
 from rnnsearch.server.limits import Limits
@@ -152,21 +153,11 @@ def _describe(problem: dict, audio_seconds: float | None = None) -> str:
     return f"{location}: {problem['msg']}" if location else problem["msg"]
 
 
-def once(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    """A JSON object's members, a key given twice refused (JSON keeps the last silently)."""
-    mapping: dict[str, object] = {}
-    for key, value in pairs:
-        if key in mapping:
-            raise ValueError(f"{key!r} is given twice in one object")
-        mapping[key] = value
-    return mapping
-
-
 def refuse_twins(body: bytes) -> None:
     """A 422 for a JSON body one of whose objects gives a key twice (`{"texts": …,
     "texts": …}`, a glossary's term twice), of which a parser would keep the last
     without a word; the body has been read as JSON already."""
     try:
-        json.loads(body, object_pairs_hook=once)
+        json.loads(body, object_pairs_hook=unique_members)
     except ValueError as error:
         raise HTTPException(422, f"body: {error}") from None
