@@ -7,7 +7,7 @@ from __future__ import annotations
 import codecs
 import html
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -77,8 +77,12 @@ def checked_states(states: object, name: str = "overwrite") -> frozenset[str]:
     error naming one that is not a state."""
     if isinstance(states, str):
         states = [part.strip() for part in states.split(",") if part.strip()]
-    if not isinstance(states, (list, tuple, set, frozenset)) or not all(isinstance(s, str) for s in states):
+    if isinstance(states, (bytes, Mapping)) or not isinstance(states, Iterable):
         raise DocumentError(f"{name}: expected state names, got {type(states).__name__}")
+    states = list(states)
+    for state in states:
+        if not isinstance(state, str):
+            raise DocumentError(f"{name}: expected state names, got a {type(state).__name__} among them")
     for state in states:
         if state not in TRANSLATION_STATES:
             raise DocumentError(

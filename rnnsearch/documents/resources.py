@@ -75,12 +75,10 @@ class _Messages:
         self.messages: list[_Message] = []
         self.protected = 0
         self.untranslated = 0
-        self.value, self.first = "", 0  # the message being read, and its first unit
 
     def add(self, path: Path, value: str) -> None:
         where = _dotted(path)
         first = len(self.units)
-        self.value, self.first = value, first
         structures = _icu_structures(value)
         if not structures:
             markup, writer, kept = message_unit(value, RESOURCE_PLACEHOLDER)
@@ -93,7 +91,7 @@ class _Messages:
             return
         spans = sorted([*(s for s in _placeholders(value) if not _inside(s, structures)), *(s[:2] for s in structures)])
         self.units.append(Unit(plain_markup(value, spans), where))
-        rebuilds = [self._structure(structure, where) for structure in structures]
+        rebuilds = [self._structure(structure, value, where, first) for structure in structures]
         self.protected += len(spans)
         self.messages.append(
             _Message(path, value, first, len(self.units) - first, _joined(value, structures, rebuilds))
@@ -110,14 +108,17 @@ class _Messages:
                 changed = True
         return changed
 
-    def _structure(self, structure: tuple[int, int, IcuNode], where: str) -> Callable[[Sequence[str | None]], str]:
-        """Each branch of an ICU choice a unit; how the choice is written from their translations."""
+    def _structure(
+        self, structure: tuple[int, int, IcuNode], message: str, where: str, first: int
+    ) -> Callable[[Sequence[str | None]], str]:
+        """Each branch of an ICU choice of `message` (whose units start at `first`) a unit;
+        how the choice is written from the message's units' translations."""
         _, _, node = structure
         branches = []
         for key, content in node["options"].items():
-            text, spans = _branch_text(content, self.value)
+            text, spans = _branch_text(content, message)
             self.units.append(Unit(plain_markup(text, spans), f"{where}, {node['type']} {key}"))
-            branches.append((key, text, len(self.units) - 1 - self.first))  # among the message's units
+            branches.append((key, text, len(self.units) - 1 - first))  # among the message's units
         head = f"{{{node['name']}, {node['type']}, " + (f"offset:{node['offset']} " if node.get("offset") else "")
 
         def rebuilt(translations: Sequence[str | None]) -> str:

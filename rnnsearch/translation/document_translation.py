@@ -221,11 +221,10 @@ def _read_all(
 
 def _read_options(data: DataSection, *, retranslate: object, overwrite: object, proposals: object) -> ReadOptions:
     """How the call's documents are read, its options checked, for the model's languages."""
-    states = overwrite if isinstance(overwrite, str) or not isinstance(overwrite, Iterable) else list(overwrite)
     return ReadOptions(
         data.tgt_lang,
         retranslate=_flag(retranslate, "retranslate"),
         source_language=data.src_lang,
-        overwrite=checked_states(states),
+        overwrite=checked_states(overwrite),
         proposals=_flag(proposals, "proposals"),
     )
