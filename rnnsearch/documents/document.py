@@ -7,12 +7,13 @@ from __future__ import annotations
 import codecs
 import html
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from rnnsearch.errors import UserError
-from rnnsearch.markup.dialects import escape
+from rnnsearch.markup.dialects import DIALECTS, escape
+from rnnsearch.markup.events import events
 from rnnsearch.markup.parsing import MarkedUp, parse
 
 MAX_DOCUMENT_BYTES = 256 * 2**20
@@ -214,3 +215,39 @@ class SplicedText(Document):
 def bom_and_text(data: bytes, origin: str) -> tuple[bool, str]:
     """Whether UTF-8 `data` starts with a byte order mark, and its text without it."""
     return data.startswith(codecs.BOM_UTF8), decoded(data, origin)
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One piece of a translated line whose elements stand for a format's codes, each
+    with its number as `n`: text (`kind` "text", its references decoded in `text`), or a
+    code's "start", "end" or "standalone" tag (`tag`, `number`). An element kept whole
+    (`translate="no"`) is one standalone piece, its content with it; a void element
+    (`<br>`) is standalone too."""
+
+    kind: str
+    text: str = ""
+    tag: str = ""
+    number: int = 0
+
+
+def code_pieces(line: str, dialect: str) -> Iterator[Piece]:
+    """The pieces of a translated line of markup in `dialect` (see Piece), in order: how
+    the formats that number their codes in a unit's markup read its translation back."""
+    kept = 0  # depth inside an element kept whole, which its code holds all of
+    void = DIALECTS[dialect].void_elements
+    for segment in parse(line, dialect).segments:
+        event = events(segment)[0] if segment.startswith("<") else None
+        if kept:
+            kept += 0 if event is None else {"start": 1, "end": -1}.get(event.kind, 0)
+        elif event is None:
+            yield Piece("text", html.unescape(segment))
+        elif event.kind == "end":
+            yield Piece("end", tag=event.tag)
+        else:
+            attributes = dict(event.attrs)
+            number = int(attributes.get("n") or 0)
+            whole = event.kind == "start" and attributes.get("translate") == "no"
+            kept = 1 if whole else 0
+            opens = event.kind == "start" and not whole and event.tag not in void
+            yield Piece("start" if opens else "standalone", tag=event.tag, number=number)

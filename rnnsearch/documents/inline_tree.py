@@ -14,13 +14,12 @@ own paragraphs among them, keeps any translation written into it.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rnnsearch.documents.document import code_pieces
 from rnnsearch.documents.packages import Element
 from rnnsearch.markup.dialects import escape
-from rnnsearch.markup.events import events
 from rnnsearch.markup.parsing import parse
 
 
@@ -65,16 +64,15 @@ class TreeParagraph:
             self.element.remove(child)
         self.element.text = None
         stack = [self.element]
-        for segment in parse(line, "xml").segments:
-            event = events(segment)[0] if segment.startswith("<") else None
-            if event is None:
-                _append_text(stack[-1], html.unescape(segment))
-            elif event.kind == "end":
+        for piece in code_pieces(line, "xml"):
+            if piece.kind == "text":
+                _append_text(stack[-1], piece.text)
+            elif piece.kind == "end":
                 stack.pop()
             else:
-                code = self.codes[int(dict(event.attrs).get("n") or 0)]
+                code = self.codes[piece.number]
                 stack[-1].append(code)
-                if event.kind == "start":
+                if piece.kind == "start":
                     stack.append(code)
 
 

@@ -17,14 +17,13 @@ the paragraph's own look.
 from __future__ import annotations
 
 import copy
-import html
 from dataclasses import dataclass, field
 
 from lxml import etree
 
+from rnnsearch.documents.document import code_pieces
 from rnnsearch.documents.packages import Element
 from rnnsearch.markup.dialects import escape
-from rnnsearch.markup.events import events
 from rnnsearch.markup.parsing import parse
 
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
@@ -112,23 +111,15 @@ class RunParagraph:
         tags = self.tags
         content: list[Element] = []
         looks: list[int] = [self.main]
-        kept = 0
-        for segment in parse(line, "xml").segments:
-            event = events(segment)[0] if segment.startswith("<") else None
-            if kept:
-                kept += 0 if event is None else {"start": 1, "end": -1}.get(event.kind, 0)
-            elif event is None:
-                content.append(self._run(looks[-1], html.unescape(segment)))
-            elif event.kind == "end":
+        for piece in code_pieces(line, "xml"):
+            if piece.kind == "text":
+                content.append(self._run(looks[-1], piece.text))
+            elif piece.kind == "start":
+                looks.append(piece.number)
+            elif piece.kind == "end":
                 looks.pop()
             else:
-                attributes = dict(event.attrs)
-                number = int(attributes.get("n") or 0)
-                if event.tag == "r":
-                    looks.append(number)
-                else:
-                    content.append(copy.deepcopy(self.codes[number]))
-                    kept = 1 if event.tag == "k" and event.kind == "start" else 0
+                content.append(copy.deepcopy(self.codes[piece.number]))
         for child in list(self.element):
             if child.tag not in (*tags.first, *tags.last):
                 self.element.remove(child)

@@ -36,10 +36,10 @@ from rnnsearch.documents.document import (
     bom_and_text,
     checked_size,
     checked_units,
+    code_pieces,
 )
 from rnnsearch.documents.subtitles import CUE, MAX_CUES, SENTENCE_ENDS, CueFile, by_counts, cue_spans
 from rnnsearch.markup.dialects import escape
-from rnnsearch.markup.events import events
 from rnnsearch.markup.parsing import MarkupError, parse
 
 KEPT_TAGS = frozenset({"rt"})
@@ -134,29 +134,21 @@ class VttCodes:
 
     def _written(self, line: str, opened: list[int], out: list[str]) -> None:
         try:
-            segments = parse(line, "html").segments
+            pieces = list(code_pieces(line, "html"))
         except MarkupError:
             out.append(html.unescape(line))
             return
-        kept = 0  # depth inside an element kept whole, whose code holds all of it
-        for segment in segments:
-            event = events(segment)[0] if segment.startswith("<") else None
-            if kept:
-                kept += 0 if event is None else {"start": 1, "end": -1}.get(event.kind, 0)
-            elif event is None:
-                out.append(escape(html.unescape(segment)))
-            elif event.tag == "br":
+        for piece in pieces:
+            if piece.kind == "text":
+                out.append(escape(piece.text))
+            elif piece.tag == "br":
                 out.append("\n")
-            elif event.kind == "end":
+            elif piece.kind == "end":
                 out.append(self.raw[self.ends[opened.pop()]])
             else:
-                attributes = dict(event.attrs)
-                code = int(attributes.get("n") or 0)
-                out.append(self.raw[code])
-                if attributes.get("translate") == "no":
-                    kept = 1
-                elif event.kind == "start":
-                    opened.append(code)
+                out.append(self.raw[piece.number])
+                if piece.kind == "start":
+                    opened.append(piece.number)
 
     def around(self, cue: int, words: str) -> str:
         """`words` as cue `cue`'s text, inside the elements it opened, its other codes after them."""
