@@ -44,6 +44,10 @@ from rnnsearch.translation.request import build_request
 from rnnsearch.translation.translator import Translation, Translator
 
 STATIC = Path(__file__).resolve().parent / "static"
+TWINS_ON_LOOP_BYTES = 64 * 1024
+"""A request body up to this size is checked for a key given twice on the event loop, a
+larger one in a worker thread: below it, reading the body again costs less than the hop
+to a thread (BENCHMARKS.md, "A key given twice")."""
 
 
 def create_app(
@@ -228,7 +232,11 @@ def _add_api(
         connection: Request,
     ) -> schemas.TranslateResponse:
         """Translate every text (or transcribe every recording); requests arriving together are decoded together."""
-        await asyncio.to_thread(refuse_twins, await connection.body())
+        body = await connection.body()
+        if len(body) > TWINS_ON_LOOP_BYTES:  # read again off the event loop, as a large body takes a while
+            await asyncio.to_thread(refuse_twins, body)
+        else:
+            refuse_twins(body)
         options = cast(schemas.TranslateOptions, request)
         call = _call_request(translator, options, glossary)
         markup = _markup_options(request)

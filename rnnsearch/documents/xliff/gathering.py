@@ -104,30 +104,32 @@ class Gatherer:
         self.gathered.protected += sum(code.kept for code in codes)
 
     def target_slot(self, after: etree._Element, target: etree._Element | None, attributes: dict[str, str]) -> Slot:
-        """The slot of a target: the old one's place, or the point after `after`, indented as `after` is."""
+        """The slot of a target: the old one's place (its start tag kept but for
+        `attributes`), or the point after `after`, indented as `after` is."""
         qualified = self.qualified(after, "target")
         if target is not None:
             place = self.places[target]
-            kept = _attributes(target)
-            at, lead = (place.start, place.end), b""
+            at, lead, opening = (place.start, place.end), "", self._opening(target, attributes)
         else:
-            kept, end = {}, self.places[after].end
-            at, lead = (end, end), indent(after).encode(self.encoding)
-        kept.update(attributes)
-        attrs = "".join(f" {key}={quoteattr(value)}" for key, value in kept.items())
-        return Slot(at, lead + f"<{qualified}{attrs}>".encode(self.encoding), f"</{qualified}>".encode(self.encoding))
+            end = self.places[after].end
+            at, lead, opening = (end, end), indent(after), f"<{qualified}{_written(attributes)}>"
+        return Slot(at, (lead + opening).encode(self.encoding), f"</{qualified}>".encode(self.encoding))
 
     def start_tag(self, element: etree._Element, changes: dict[str, str]) -> Splice:
         """`element`'s start tag with `changes` made to its attributes, every other as it was."""
+        place = self.places[element]
+        return place.start, place.open_end, self._opening(element, changes).encode(self.encoding)
+
+    def _opening(self, element: etree._Element, changes: dict[str, str]) -> str:
+        """`element`'s start tag written again: its name and the namespaces it declares as
+        the file writes them, its attributes with `changes` made."""
         attributes = _attributes(element)
         attributes.update(changes)
         parent = element.getparent()
         inherited = {} if parent is None else parent.nsmap
         declared = {p: u for p, u in element.nsmap.items() if inherited.get(p) != u}
         names = "".join(f" xmlns{':' + p if p else ''}={quoteattr(u)}" for p, u in declared.items())
-        attrs = "".join(f" {key}={quoteattr(value)}" for key, value in attributes.items())
-        place = self.places[element]
-        return place.start, place.open_end, f"<{self._name(element)}{names}{attrs}>".encode(self.encoding)
+        return f"<{self._name(element)}{names}{_written(attributes)}>"
 
     def wanted(self, state: str | None, *, open_states: frozenset[str], empty: bool, approved: bool = False) -> bool:
         """Whether a target in `state` (None: none said) is written: where it is empty or its
@@ -166,6 +168,11 @@ def _codes(element: etree._Element) -> Counter[tuple[str, str | None]]:
         for code in element.iterdescendants(tag=etree.Element)
         if local(code) not in ("sub", "mrk")
     )
+
+
+def _written(attributes: dict[str, str]) -> str:
+    """Attributes as a start tag writes them, each value quoted."""
+    return "".join(f" {key}={quoteattr(value)}" for key, value in attributes.items())
 
 
 def _attributes(element: etree._Element) -> dict[str, str]:
