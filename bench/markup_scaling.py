@@ -1,6 +1,7 @@
 """How reading and placing markup scale with the size of a line: the time per tag of
 `parse` and `transfer` on lines of growing size, for the shapes that hostile or
-machine-made markup takes (thousands of sibling elements, deep nesting, tags left open).
+machine-made markup takes (thousands of sibling elements, deep nesting, tags left open,
+one word formatted thousands of times and copied by the translation).
 
     python bench/markup_scaling.py [--sizes 1000 4000 16000] [--rounds 3] [--json out.json]
 
@@ -24,15 +25,21 @@ SHAPES = {
     "nested <b>…</b>": lambda n: "<b>" * n + "x" + "</b>" * n + " y",
     "nested around words": lambda n: "y " + "<b>" * n + "x " * n + "</b>" * n,
     "left open <a": lambda n: "Ein Hund " + "<a " * n,
+    "one word copied <b>ein</b>": lambda n: "<b>ein</b> " * n,
 }
+COPIED = {"one word copied <b>ein</b>"}
+"""The shapes whose translation copies the source's words (a name written as it stands),
+so that each element has as many copied places as the line has elements."""
 
 
-def seconds(line: str) -> float:
-    """One read and placement of `line`, timed."""
+def seconds(line: str, copied: bool = False) -> float:
+    """One read and placement of `line` (on a translation that copies its words where
+    `copied`), timed."""
     started = time.perf_counter()
     marked = parse(line, "html")
     targets = len(marked.words)
-    transfer(marked, [f"t{k}" for k in range(targets)], [(k, targets - 1 - k) for k in range(targets)])
+    words = [word.upper() for word in marked.words] if copied else [f"t{k}" for k in range(targets)]
+    transfer(marked, words, [(k, targets - 1 - k) for k in range(targets)])
     return time.perf_counter() - started
 
 
@@ -49,7 +56,7 @@ def main() -> None:
         for n in args.sizes:
             line = make(n)
             try:
-                per_tag.append(1e6 * min(seconds(line) for _ in range(args.rounds)) / n)
+                per_tag.append(1e6 * min(seconds(line, name in COPIED) for _ in range(args.rounds)) / n)
             except RecursionError:  # what a recursive writer meets past Python's recursion limit
                 per_tag.append(None)
         results[name] = dict(zip(map(str, args.sizes), per_tag, strict=True))

@@ -20,6 +20,7 @@ starts) with punctuation: "<b>Undo the migration:</b>" keeps its " :", and
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 
 from rnnsearch.markup.parsing import Element
@@ -64,15 +65,21 @@ def copied_places(
 
 
 def nearest(places: list[tuple[int, int]], span: tuple[int, int]) -> tuple[int, int]:
-    """Of an element's copied places, the one that most overlaps `span` (where the links
-    put it), else the nearest to it."""
+    """Of an element's copied places (as `copied_places` gives them: of one length, in
+    order), the one that most overlaps `span` (where the links put it), else the nearest
+    to it; the first of those that tie. Only the places that overlap `span` and the one
+    on either side of them can be it, found by bisection, so that a line where a word
+    stands thousands of times is placed in time linear in it, not in its square."""
 
     def distance(place: tuple[int, int]) -> tuple[int, int]:
         overlap = min(place[1], span[1]) - max(place[0], span[0])
         gap = max(place[0] - span[1], span[0] - place[1], 0)
         return (-overlap, gap) if overlap > 0 else (1, gap)
 
-    return min(places, key=distance)
+    length = places[0][1] - places[0][0]
+    first = bisect.bisect_left(places, span[0] - length + 1, key=lambda place: place[0])  # the first ending past it
+    stop = bisect.bisect_left(places, span[1], key=lambda place: place[0])  # the first starting at its end or later
+    return min(places[max(first - 1, 0) : stop + 1], key=distance)
 
 
 def unpunctuated(span: tuple[int, int], element: Element, target_words: Sequence[str]) -> tuple[int, int]:

@@ -561,3 +561,27 @@ def test_a_kept_name_stands_in_the_text_the_model_reads_and_takes_the_place_of_i
 def test_a_tag_stays_off_the_punctuation_at_its_words_edges_that_its_own_text_lacks(source, target, expected):
     words = target.split()
     assert transfer(parse(source, "xml"), words, [(k, k) for k in range(len(words))]) == expected
+
+
+def test_the_nearest_copied_place_is_the_one_every_place_compared_would_give():
+    """The nearest copy is found by bisection among the places that can be it; on random
+    places it is the one the rule gives when every place is compared, ties to the first."""
+    import random
+
+    from rnnsearch.markup.wording import nearest
+
+    def compared(places, span):
+        def distance(place):
+            overlap = min(place[1], span[1]) - max(place[0], span[0])
+            gap = max(place[0] - span[1], span[0] - place[1], 0)
+            return (-overlap, gap) if overlap > 0 else (1, gap)
+
+        return min(places, key=distance)
+
+    draw = random.Random(0)
+    for _ in range(3000):
+        length = draw.randint(1, 4)
+        places = [(start, start + length) for start in sorted(draw.sample(range(60), draw.randint(1, 12)))]
+        start = draw.randint(0, 65)
+        span = (start, start + draw.randint(0, 6))
+        assert nearest(places, span) == compared(places, span), (places, span)
