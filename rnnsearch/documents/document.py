@@ -220,12 +220,12 @@ def bom_and_text(data: bytes, origin: str) -> tuple[bool, str]:
 @dataclass(frozen=True)
 class Piece:
     """One piece of a translated line whose elements stand for a format's codes, each
-    with its number as `n`: text (`kind` "text", its references decoded in `text`), or a
+    with its number as `n`: text (`role` "text", its references decoded in `text`), or a
     code's "start", "end" or "standalone" tag (`tag`, `number`). An element kept whole
     (`translate="no"`) is one standalone piece, its content with it; a void element
     (`<br>`) is standalone too."""
 
-    kind: str
+    role: str
     text: str = ""
     tag: str = ""
     number: int = 0

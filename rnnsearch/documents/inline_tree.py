@@ -65,14 +65,14 @@ class TreeParagraph:
         self.element.text = None
         stack = [self.element]
         for piece in code_pieces(line, "xml"):
-            if piece.kind == "text":
+            if piece.role == "text":
                 _append_text(stack[-1], piece.text)
-            elif piece.kind == "end":
+            elif piece.role == "end":
                 stack.pop()
             else:
                 code = self.codes[piece.number]
                 stack[-1].append(code)
-                if piece.kind == "start":
+                if piece.role == "start":
                     stack.append(code)
 
 

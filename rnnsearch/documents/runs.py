@@ -112,11 +112,11 @@ class RunParagraph:
         content: list[Element] = []
         looks: list[int] = [self.main]
         for piece in code_pieces(line, "xml"):
-            if piece.kind == "text":
+            if piece.role == "text":
                 content.append(self._run(looks[-1], piece.text))
-            elif piece.kind == "start":
+            elif piece.role == "start":
                 looks.append(piece.number)
-            elif piece.kind == "end":
+            elif piece.role == "end":
                 looks.pop()
             else:
                 content.append(copy.deepcopy(self.codes[piece.number]))

@@ -139,15 +139,15 @@ class VttCodes:
             out.append(html.unescape(line))
             return
         for piece in pieces:
-            if piece.kind == "text":
+            if piece.role == "text":
                 out.append(escape(piece.text))
             elif piece.tag == "br":
                 out.append("\n")
-            elif piece.kind == "end":
+            elif piece.role == "end":
                 out.append(self.raw[self.ends[opened.pop()]])
             else:
                 out.append(self.raw[piece.number])
-                if piece.kind == "start":
+                if piece.role == "start":
                     opened.append(piece.number)
 
     def around(self, cue: int, words: str) -> str:
