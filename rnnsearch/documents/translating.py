@@ -19,6 +19,7 @@ from rnnsearch.documents import format_named, format_of
 from rnnsearch.documents.document import MAX_DOCUMENT_BYTES, Document, DocumentError, Format, ReadOptions
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup import JoinedWeights, MarkedUp, MarkupError, PairWeights, WordWeights, parse, transferred
+from rnnsearch.text.glossary import KeptWords, words_between
 from rnnsearch.text.sentences import sentence_spans
 
 
@@ -148,7 +149,7 @@ def translate_read(
     sentences = [
         (k, u, span) for k, each in enumerate(read) for u, spans in enumerate(each.sentences) for span in spans
     ]
-    texts = [" ".join(read[k].parsed[u].words[a:b]) for k, u, (a, b) in sentences]
+    texts = [_sentence(read[k].parsed[u], a, b) for k, u, (a, b) in sentences]
     translated = _translated_in_parts(texts, translate, fits)
     by_unit: dict[tuple[int, int], list[tuple[tuple[int, int], SentenceTranslation]]] = {}
     terms: list[list[TermReport]] = [[] for _ in read]
@@ -176,6 +177,12 @@ def _parsed(name: str, chosen: Format, document: Document, language: str) -> _Re
         each.parsed.append(parsed)
         each.sentences.append(_sentence_words(parsed.text, language) if parsed.has_own_words else [])
     return each
+
+
+def _sentence(parsed: MarkedUp, first: int, stop: int) -> str:
+    """A unit's words `first` to `stop` − 1, a sentence, as the model reads them: those that
+    stand for kept elements marked so that no term is found on them."""
+    return words_between(parsed.words, first, stop, kept=parsed.kept_words)
 
 
 def _sentence_words(text: str, language: str) -> list[tuple[int, int]]:
@@ -221,9 +228,13 @@ def _translated_in_parts(
             marks: list[bool] = []
             for j, part in enumerate(parts[k]):
                 if j in cut:
-                    words = part.split()
+                    words, kept_words = part.split(), part.kept if isinstance(part, KeptWords) else ()
+                    half = len(words) // 2
                     unsure += [(k, len(pieces)), (k, len(pieces) + 1)]
-                    pieces += [" ".join(words[: len(words) // 2]), " ".join(words[len(words) // 2 :])]
+                    pieces += [
+                        words_between(words, 0, half, kept=kept_words),
+                        words_between(words, half, len(words), kept=kept_words),
+                    ]
                     marks += [False, False]
                 else:
                     pieces.append(part)

@@ -126,6 +126,12 @@ class MarkedUp:
         return self.text.split()
 
     @cached_property
+    def kept_words(self) -> frozenset[int]:
+        """The words that stand in for elements kept whole (Element.stand_in), by index:
+        read by the model, never matched by a term."""
+        return frozenset(k for element in self.elements if element.stand_in for k in range(element.first, element.stop))
+
+    @cached_property
     def has_own_words(self) -> bool:
         """Whether the text has a word of its own, not only the words that stand in for
         elements kept whole (a paragraph of one `<code>` has nothing to translate)."""

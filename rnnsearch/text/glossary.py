@@ -8,7 +8,9 @@ MAX_TERM_CHARS characters.
 Matching (`Glossary.matches`): an entry's source is found on whole words (Unicode word
 boundaries, where its own first and last characters are word characters), as written or
 in any case as the entry says, the longest entry first where entries overlap, each place
-of the text in one match at most. Text and terms are compared as `matchable` reads them:
+of the text in one match at most, and none on words that stand for content kept
+untranslated (`KeptWords`: a `<code>` or a translate="no" element's words, which the
+model reads so that it reads the sentence whole). Text and terms are compared as `matchable` reads them:
 each character with its combining marks composed (an NFD "Müller" is "Müller", and "Rose"
 is not found inside an NFD "Rosé"), full-width and other compatibility forms as their
 plain ones, any white space (a no-break space) as a space, and, in any case, by Unicode's
@@ -19,7 +21,7 @@ full case folding (FUSSBALL is Fußball, ISTANBUL İstanbul). All entries are so
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -114,7 +116,7 @@ class Glossary:
 
     def matches(self, text: str) -> list[Match]:
         """The terms found in `text` (see the module docstring), in the order they stand."""
-        taken = bytearray(len(text))
+        taken = _kept_characters(text)
         return sorted(self._chosen(text, taken), key=lambda m: m.start)
 
     def _chosen(self, text: str, taken: bytearray) -> list[Match]:
@@ -140,6 +142,43 @@ class Glossary:
             as_written = composed(text[span[0] : span[1]])
             found += [Match(*span, term) for term in terms if not term.case_sensitive or as_written == term.source]
         return found
+
+
+class KeptWords(str):
+    """A text some of whose words stand for content kept untranslated (a `<code>`, an
+    element marked translate="no", a Markdown code span: parsing.py's stand-in words),
+    read with the rest so that the model reads the sentence whole: no term is found on
+    them. `kept`: their indices among the text's whitespace-separated words."""
+
+    kept: frozenset[int]
+
+    def __new__(cls, text: str, kept: Iterable[int]) -> KeptWords:
+        made = super().__new__(cls, text)
+        made.kept = frozenset(kept)
+        return made
+
+
+def words_between(words: Sequence[str], first: int, stop: int, *, kept: Iterable[int] = ()) -> str:
+    """words[first:stop] joined by spaces: a KeptWords where some of them are `kept`
+    (indices into `words`), a str where none is."""
+    inside = [k - first for k in kept if first <= k < stop]
+    text = " ".join(words[first:stop])
+    return KeptWords(text, inside) if inside else text
+
+
+def _kept_characters(text: str) -> bytearray:
+    """One byte per character of `text`: 1 on the words a KeptWords keeps, 0 elsewhere."""
+    taken = bytearray(len(text))
+    kept = text.kept if isinstance(text, KeptWords) else frozenset()
+    if not kept:
+        return taken
+    position = 0
+    for index, word in enumerate(text.split()):
+        position = text.index(word, position)
+        if index in kept:
+            taken[position : position + len(word)] = b"\x01" * len(word)
+        position += len(word)
+    return taken
 
 
 @dataclass(frozen=True)

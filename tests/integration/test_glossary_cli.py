@@ -100,6 +100,28 @@ def test_a_bold_term_gives_a_bold_target_term_in_marked_up_lines_html_and_word(t
     assert [words_of(run.text) for run in runs if run.bold] == [["puppy"]], [(r.text, r.bold) for r in runs]
 
 
+def test_a_term_inside_text_kept_untranslated_is_neither_forced_nor_counted(translator, model_dir, tmp_path, capsys):
+    kept = 'Der <span translate="no">Hund</span> und die Frau.'
+    [line] = translator.translate([kept], markup="html", glossary={"Hund": "puppy"})
+    assert "puppy" not in line.text and line.terms.found == 0, line.marked_up
+    [free] = translator.translate(["Der Hund und die Frau."], glossary={"Hund": "puppy"})
+    assert "puppy" in words_of(free.text)  # the same words, not kept: the term is written
+    page = tmp_path / "kept.html"
+    page.write_text(f"<p>{kept}</p><p>Ein <code>Hund</code> läuft.</p>", encoding="utf-8")
+    notes = tmp_path / "kept.md"
+    notes.write_text("Ein `Hund` läuft.\n", encoding="utf-8")
+    glossary = tmp_path / "terms.csv"
+    glossary.write_text("source,target\nHund,puppy\n", encoding="utf-8")
+    out = tmp_path / "out"
+    status, _, err = run_cli(
+        capsys, "translate-document", model_dir, page, notes, "-o", out, "--glossary", glossary, "--unchanged-ok"
+    )
+    assert status == 0, err
+    for name in ("kept.html", "kept.md"):
+        assert "puppy" not in (out / name).read_text(encoding="utf-8"), name
+    assert "glossary terms found" not in err or "0 of the 0" in err, err
+
+
 def test_the_command_links_each_term_to_its_source_words_and_counts_them(model_dir, tmp_path, capsys):
     glossary = tmp_path / "terms.tsv"
     glossary.write_text("de\ten\nkleiner Hund\tsmall puppy\n", encoding="utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rnnsearch.text.glossary import Glossary, GlossaryError
+from rnnsearch.text.glossary import Glossary, GlossaryError, KeptWords, words_between
 from rnnsearch.text.glossary_files import read_glossary
 from tests.conftest import python_calls
 
@@ -64,6 +64,17 @@ def test_terms_are_found_on_whole_words_the_longest_first_each_place_once():
     ]
     assert found(glossary, "abgeben ab") == [("ab", "off")]
     assert Glossary.of({}).matches("Ein Hund") == []
+
+
+def test_no_term_is_found_on_words_kept_untranslated_and_a_cut_text_keeps_them_marked():
+    glossary = Glossary.of({"Hund": "hound", "der Hund": "the hound"})
+    text = KeptWords("Der Hund und der Hund bellt", kept={1})
+    assert [(m.start, m.term.target) for m in glossary.matches(text)] == [(13, "the hound")]
+    assert [m.term.target for m in glossary.matches(str(text))] == ["the hound", "the hound"]
+    words = text.split()
+    halves = [words_between(words, 0, 3, kept=text.kept), words_between(words, 3, 6, kept=text.kept)]
+    assert [m.term.target for m in glossary.matches(halves[0])] == []
+    assert type(halves[1]) is str and [m.term.target for m in glossary.matches(halves[1])] == ["the hound"]
 
 
 def test_terms_are_found_in_any_unicode_form_and_never_inside_a_cluster():
