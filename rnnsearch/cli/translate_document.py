@@ -65,6 +65,22 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="offer an XLIFF file's translations beside their targets (<alt-trans>, <mtc:match>) and leave the "
         "targets as they are",
     )
+    command.add_argument(
+        "--notes",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="translate notes and comments: a presentation's speaker notes, a workbook's notes on cells, a Word or "
+        "OpenDocument file's comments (default: on)",
+    )
+    command.add_argument(
+        "--hidden-sheets", action="store_true", help="translate the sheets a workbook hides too (default: visible ones)"
+    )
+    command.add_argument(
+        "--sheet-names",
+        action="store_true",
+        help="translate an Excel workbook's sheet names, each made one Excel takes, with every formula, name, link and "
+        "chart that refers to a sheet following it (default: keep them)",
+    )
     add_placement(command, "how inline formatting is placed")
     add_terms(command, unit="sentence")
     add_reading(command)
@@ -113,6 +129,9 @@ def run(args: argparse.Namespace) -> None:
             retranslate=args.retranslate,
             overwrite=args.overwrite,
             proposals=args.proposals,
+            notes=args.notes,
+            hidden_sheets=args.hidden_sheets,
+            sheet_names=args.sheet_names,
             progress=_progress(bar),
             glossary=args.glossary,
             avoid=args.avoid,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from rnnsearch.errors import UserError
+from rnnsearch.errors import ArgumentTypeError, UserError
 from rnnsearch.markup.dialects import DIALECTS, escape
 from rnnsearch.markup.events import events
 from rnnsearch.markup.parsing import MarkedUp, parse
@@ -101,13 +101,28 @@ class ReadOptions:
     language must be in; for a file whose translations carry states (XLIFF), the states
     whose translations are written over (`approved` too: what a person approved), and
     whether a translation is offered beside its target as a proposal rather than written
-    into it. A format reads what applies to it; a new option is a field here."""
+    into it; whether notes and comments are translated (a presentation's speaker notes, a
+    workbook's notes on cells, a Word or OpenDocument file's comments), whether a
+    workbook's hidden sheets are, and whether its sheet names are (the formulas, names,
+    links and charts that refer to a sheet following it). A format reads what applies to
+    it; a new option is a field here."""
 
     target_language: str
     retranslate: bool = False
     source_language: str | None = None
-    overwrite: frozenset[str] = frozenset()
+    overwrite: frozenset[str] | Iterable[str] | str = frozenset()
     proposals: bool = False
+    notes: bool = True
+    hidden_sheets: bool = False
+    sheet_names: bool = False
+
+    def __post_init__(self) -> None:
+        """Each option checked as it is given, in one line naming it; `overwrite` read as
+        `checked_states` reads it (names, or one string of them separated by commas)."""
+        for name in ("retranslate", "proposals", "notes", "hidden_sheets", "sheet_names"):
+            if not isinstance(getattr(self, name), bool):
+                raise ArgumentTypeError(f"{name}: expected a bool, got {type(getattr(self, name)).__name__}")
+        object.__setattr__(self, "overwrite", checked_states(self.overwrite))
 
 
 class Format(Protocol):

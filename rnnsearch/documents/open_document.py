@@ -7,7 +7,9 @@ own, translated in place).
 
 Not translated: deleted text kept for change tracking (`text:tracked-changes`), a
 spreadsheet cell whose value is not a string (a number, a date, a currency, a
-percentage, a truth value, shown formatted) or that holds a formula, and every part but
+percentage, a truth value, shown formatted) or that holds a formula, presenter notes and
+comments (`office:annotation`) where a call asks for no notes, a hidden sheet (a table
+whose style does not display it) unless a call asks for hidden sheets, and every part but
 `content.xml` (styles, settings, the manifest, images); a file none of whose text changes
 comes back byte for byte, its `mimetype` entry first and stored. The package is checked as
 an Office package is (rnnsearch.documents.packages).
@@ -25,21 +27,43 @@ OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
 PARAGRAPHS = (f"{{{TEXT}}}p", f"{{{TEXT}}}h")
 HOLDING = frozenset({f"{{{TEXT}}}span", f"{{{TEXT}}}a", f"{{{TEXT}}}ruby-base"})
 """The inline elements that format the text they hold: spans (a style), links."""
+STYLE = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
+PRESENTATION = "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"
 TRACKED = f"{{{TEXT}}}tracked-changes"
-CELL = f"{{{TABLE}}}table-cell"
+CELL, TABLE_ELEMENT = f"{{{TABLE}}}table-cell", f"{{{TABLE}}}table"
+NOTES = frozenset({f"{{{PRESENTATION}}}notes", f"{{{OFFICE}}}annotation"})
+"""A slide's presenter notes and a comment: translated unless a call asks for no notes."""
 
 OPEN_DOCUMENT = Kind("an OpenDocument file", "LibreOffice", "content.xml", lambda name: name == "content.xml")
 
 
-def _translated_here(paragraph: Element) -> bool:
+def _hidden_tables(root: Element) -> frozenset[str]:
+    """The names of the content's table styles that hide a table (a hidden sheet)."""
+    hidden = set()
+    for style in root.iter(f"{{{STYLE}}}style"):
+        shown = style.find(f"{{{STYLE}}}table-properties")
+        if shown is not None and shown.get(f"{{{TABLE}}}display") == "false":
+            hidden.add(style.get(f"{{{STYLE}}}name", ""))
+    return frozenset(hidden)
+
+
+def _translated_here(paragraph: Element, options: ReadOptions, hidden: frozenset[str]) -> bool:
     """Whether a paragraph is text to translate: not deleted text a change keeps, not a
-    spreadsheet cell's formatted number or formula."""
+    spreadsheet cell's formatted number or formula, not a note or a comment where the call
+    asks for none, not in a hidden sheet unless it asks for them."""
     for ancestor in paragraph.iterancestors():
-        if ancestor.tag == TRACKED:
+        if ancestor.tag == TRACKED or (ancestor.tag in NOTES and not options.notes):
+            return False
+        if (
+            ancestor.tag == TABLE_ELEMENT
+            and not options.hidden_sheets
+            and ancestor.get(f"{{{TABLE}}}style-name") in hidden
+        ):
             return False
         if ancestor.tag == CELL:
             kind = ancestor.get(f"{{{OFFICE}}}value-type")
-            return (kind is None or kind == "string") and ancestor.get(f"{{{TABLE}}}formula") is None
+            if kind not in (None, "string") or ancestor.get(f"{{{TABLE}}}formula") is not None:
+                return False
     return True
 
 
@@ -55,9 +79,9 @@ class _OpenDocumentFormat:
     def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
         package, parts = opened(checked_size(data, origin), origin, OPEN_DOCUMENT)
         root = parts["content.xml"]
-        paragraphs, units = [], []
+        paragraphs, units, hidden = [], [], _hidden_tables(root)
         for number, element in enumerate(root.iter(*PARAGRAPHS), start=1):
-            read = TreeParagraph.of(element, _holding) if _translated_here(element) else None
+            read = TreeParagraph.of(element, _holding) if _translated_here(element, options, hidden) else None
             if read is not None:
                 paragraphs.append(read)
                 units.append(Unit(read.markup, f"content.xml, paragraph {number}"))

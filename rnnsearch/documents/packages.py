@@ -162,8 +162,10 @@ into their trees."""
 class PackageDocument(Document):
     """A package read by a format: its units, each with its `Writer`; written back with
     the changed parts from their trees and every other part as it was, or byte for byte
-    where no unit changes. `noticed`, called once the translations are written into the
-    trees, says what a reader of the written package should know (`Document.notes`)."""
+    where no unit changes. `finish`, called once the translations are written into the
+    trees, does what spans units (a renamed sheet's references) and gives the parts it
+    changed; `noticed`, called then, says what a reader of the written package should
+    know (`Document.notes`)."""
 
     def __init__(
         self,
@@ -174,10 +176,11 @@ class PackageDocument(Document):
         units: list[Unit],
         *,
         protected: int = 0,
+        finish: Callable[[], set[str]] | None = None,
         noticed: Callable[[], tuple[str, ...]] | None = None,
     ):
         self.data, self.package, self.parts, self.writers, self.units = data, package, parts, writers, units
-        self.protected, self.noticed = protected, noticed
+        self.protected, self.finish, self.noticed = protected, finish, noticed
 
     def write(self, translations: Sequence[str | None]) -> bytes:
         changed: set[str] = set()
@@ -185,5 +188,7 @@ class PackageDocument(Document):
             if translation is not None:
                 write(translation)
                 changed.update(names)
+        if self.finish is not None:
+            changed |= self.finish()
         self.notes = self.noticed() if self.noticed is not None and changed else ()
         return repacked(self.package, self.parts, changed) if changed else self.data

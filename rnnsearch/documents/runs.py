@@ -17,6 +17,7 @@ the paragraph's own look.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -60,10 +61,13 @@ class RunParagraph:
     markup: str = ""
 
     @classmethod
-    def of(cls, element: Element, tags: RunTags) -> RunParagraph | None:
-        """The paragraph read, or None where it has no words to translate."""
+    def of(
+        cls, element: Element, tags: RunTags, *, keep: Callable[[Element], bool] | None = None
+    ) -> RunParagraph | None:
+        """The paragraph read, or None where it has no words to translate; a run `keep`
+        says is kept whole, as a field is (a note's author)."""
         paragraph = cls(element, tags)
-        spans = paragraph._spans()
+        spans = paragraph._spans(keep)
         lengths: dict[int, int] = {}
         for look, text in spans:
             if isinstance(look, int):
@@ -72,16 +76,16 @@ class RunParagraph:
         paragraph.markup = "".join(paragraph._written(span) for span in spans)
         return paragraph if paragraph.markup and parse(paragraph.markup, "xml").has_own_words else None
 
-    def _spans(self) -> list[tuple[int | str, str]]:
+    def _spans(self, keep: Callable[[Element], bool] | None) -> list[tuple[int | str, str]]:
         """The paragraph's content in order: (look, text) for runs, consecutive runs of one
-        look joined; ("code", n) for a code, ("kept", n) for a field."""
+        look joined; ("code", n) for a code, ("kept", n) for a field or a run `keep` keeps."""
         spans: list[tuple[int | str, str]] = []
         keys: dict[bytes, int] = {}
         tags = self.tags
         for child in self.element:
             if child.tag in (*tags.first, *tags.last, *tags.dropped) or not isinstance(child.tag, str):
                 continue
-            if child.tag in (tags.run, tags.text):
+            if child.tag in (tags.run, tags.text) and not (keep is not None and keep(child)):
                 properties = child.find(tags.properties)
                 key = b"" if properties is None else etree.tostring(properties)
                 if key not in keys:
@@ -94,7 +98,8 @@ class RunParagraph:
                     spans.append((keys[key], text))
                 continue
             self.codes.append(child)
-            spans.append(("kept" if child.tag in tags.kept else "code", str(len(self.codes) - 1)))
+            kept = child.tag in tags.kept or child.tag == tags.run
+            spans.append(("kept" if kept else "code", str(len(self.codes) - 1)))
         return spans
 
     def _written(self, span: tuple[int | str, str]) -> str:

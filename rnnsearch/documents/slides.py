@@ -1,5 +1,5 @@
 """PowerPoint presentations (.pptx), read with lxml: every paragraph (`a:p`) of every
-slide and every notes page is a unit, whichever shape holds it (a text box, a
+slide and every notes page (unless a call asks for no notes) is a unit, whichever shape holds it (a text box, a
 placeholder, a shape in a group, a table cell), its runs' formatting carried over its
 words as elements, so that a translated sentence keeps its bold word on the right word.
 
@@ -29,11 +29,14 @@ DRAWING = RunTags(
 )
 """DrawingML's paragraphs: runs `a:r` of `a:rPr` and `a:t`, between `a:pPr` and `a:endParaRPr`."""
 
+NOTES = "ppt/notesSlides/notesSlide"
+"""Where a slide's notes page is: translated unless a call asks for no notes."""
+
 POWERPOINT = Kind(
     "a PowerPoint presentation",
     "PowerPoint",
     "ppt/presentation.xml",
-    lambda name: name.startswith(("ppt/slides/slide", "ppt/notesSlides/notesSlide")) and name.endswith(".xml"),
+    lambda name: name.startswith(("ppt/slides/slide", NOTES)) and name.endswith(".xml"),
 )
 
 
@@ -50,6 +53,8 @@ class PowerPointSlides:
         paragraphs, units = [], []
         shapes = _Shapes()
         for name, root in parts.items():
+            if name.startswith(NOTES) and not options.notes:
+                continue
             for number, element in enumerate(root.iter(PARAGRAPH), start=1):
                 read = RunParagraph.of(element, DRAWING)
                 if read is not None:

@@ -3,6 +3,7 @@
     POST /v1/documents?name=page.html[&format=html][&beam_size=5][&placement=links]
                       [&alignment_from=aligner][&unchanged_ok=true][&retranslate=true]
                       [&overwrite=translated,final][&proposals=true]   (XLIFF)
+                      [&notes=false][&hidden_sheets=true][&sheet_names=true]   (Office)
                       [&glossary={"Hund": "hound"}]   (the request's own terms, JSON)
          body: the document's bytes, as they are (no JSON, no form)
          answer: the translated document, with its media type, a Content-Disposition
@@ -23,7 +24,6 @@ query parameter the endpoint does not take.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import threading
 import time
@@ -31,14 +31,16 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict
 
 from rnnsearch.arguments import unique_members
 from rnnsearch.documents import formats
-from rnnsearch.documents.document import Document, Format, ReadOptions, checked_states
+from rnnsearch.documents.document import Document, Format, ReadOptions
 from rnnsearch.documents.translating import TranslatedDocument, read_document, translate_read
 from rnnsearch.errors import UserError
 from rnnsearch.markup import Placement
@@ -82,6 +84,44 @@ class _Progress:
         self.at = time.monotonic()
 
 
+class DocumentQuery(BaseModel):
+    """What a document request asks, from its query string: `name`, the document's file
+    name, whose extension says its format unless `format` does; the search, placement and
+    alignment as /v1/translate's; whether a document that comes back unchanged is
+    answered (`unchanged_ok`); how the document is read (ReadOptions: `retranslate`,
+    `overwrite`, `proposals`, `notes`, `hidden_sheets`, `sheet_names`); and `glossary`,
+    the request's own terms as a JSON object (as /v1/translate's), laid over the server's."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    format: str | None = None
+    beam_size: int | None = None
+    placement: str | None = None
+    alignment_from: str | None = None
+    unchanged_ok: bool = False
+    retranslate: bool = False
+    overwrite: str = ""
+    proposals: bool = False
+    notes: bool = True
+    hidden_sheets: bool = False
+    sheet_names: bool = False
+    glossary: str | None = None
+
+    def read_options(self, translator: Translator) -> ReadOptions:
+        """How the request's document is read, for the served model's languages."""
+        return ReadOptions(
+            translator.data.tgt_lang,
+            source_language=translator.data.src_lang,
+            retranslate=self.retranslate,
+            overwrite=self.overwrite,
+            proposals=self.proposals,
+            notes=self.notes,
+            hidden_sheets=self.hidden_sheets,
+            sheet_names=self.sheet_names,
+        )
+
+
 def add_documents(
     app: FastAPI, translator: Translator, batcher: Batcher, limits: Limits, glossary: Glossary | None = None
 ) -> None:
@@ -101,44 +141,32 @@ def add_documents(
         openapi_extra={"requestBody": {"required": True, "content": {"application/octet-stream": BYTES}}},
         summary="Translate a document (HTML, Office, EPUB, Markdown, subtitles, PO, JSON, YAML, XLIFF, text)",
     )
-    async def documents(
-        connection: Request,
-        name: str,
-        format: str | None = None,
-        beam_size: int | None = None,
-        placement: str | None = None,
-        alignment_from: str | None = None,
-        unchanged_ok: bool = False,
-        retranslate: bool = False,
-        overwrite: str = "",
-        proposals: bool = False,
-        glossary: str | None = None,
-    ) -> Response:
-        """Translate the document sent as the body; `name` is its file name, whose
-        extension says its format unless `format` does; `glossary`, the request's own
-        terms as a JSON object (as /v1/translate's), laid over the server's."""
+    async def documents(connection: Request, query: Annotated[DocumentQuery, Query()]) -> Response:
+        """Translate the document sent as the body, as `query` asks (DocumentQuery)."""
         _refuse_unknown(connection, parameters)
-        options = _read_options(translator, retranslate=retranslate, overwrite=overwrite, proposals=proposals)
-        own = _query_glossary(glossary, limits.max_glossary_terms)
+        own = _query_glossary(query.glossary, limits.max_glossary_terms)
         call, placed = document_request(
             translator,
             "send its recordings to /v1/translate",
-            alignment_from=alignment_from,
-            beam_size=beam_size,
-            placement=placement,
+            alignment_from=query.alignment_from,
+            beam_size=query.beam_size,
+            placement=query.placement,
             glossary=served if own is None else own.over(served),
         )
         data = await connection.body()
         loop = asyncio.get_running_loop()
-        job = _Job(translator, batcher, loop, call, placed, options, unchanged_ok=unchanged_ok, batch=limits.max_batch)
-        work = loop.run_in_executor(documents_pool, partial(job.translated, data, name, format))
+        options = query.read_options(translator)
+        job = _Job(
+            translator, batcher, loop, call, placed, options, unchanged_ok=query.unchanged_ok, batch=limits.max_batch
+        )
+        work = loop.run_in_executor(documents_pool, partial(job.translated, data, query.name, query.format))
         try:
             document = await _within(work, job.progress, limits.timeout)
         finally:
             job.withdrawn.set()
         return _answer(document)
 
-    parameters = tuple(name for name in inspect.signature(documents).parameters if name != "connection")
+    parameters = tuple(DocumentQuery.model_fields)
 
 
 def _refuse_unknown(connection: Request, parameters: tuple[str, ...]) -> None:
@@ -193,17 +221,6 @@ def read_withdrawable(
         if withdrawn.is_set():
             raise _Withdrawn(f"{name}: withdrawn before it was read")
         return read_document(data, format=format, name=name, options=options)
-
-
-def _read_options(translator: Translator, *, retranslate: bool, overwrite: str, proposals: bool) -> ReadOptions:
-    """How a request's document is read, for the served model's languages."""
-    return ReadOptions(
-        translator.data.tgt_lang,
-        retranslate=retranslate,
-        source_language=translator.data.src_lang,
-        overwrite=checked_states(overwrite),
-        proposals=proposals,
-    )
 
 
 @dataclass

@@ -31,7 +31,7 @@ from rnnsearch.alignments.words import align_translations
 from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH, Decoding
 from rnnsearch.decoding.results import Translation
-from rnnsearch.documents.document import Document, Format, ReadOptions, checked_states
+from rnnsearch.documents.document import Document, Format, ReadOptions
 from rnnsearch.documents.translating import (
     SentenceTranslation,
     SentenceTranslator,
@@ -57,7 +57,11 @@ class DocumentTranslation(TextTranslation):
     translated again rather than kept; `overwrite` names the states of an XLIFF file's
     translations that are written over (`translated`, `final`, `approved`…:
     TRANSLATION_STATES); `proposals` offers an XLIFF file's translations beside their
-    targets (`<alt-trans>`, `<mtc:match>`) and leaves the targets as they are.
+    targets (`<alt-trans>`, `<mtc:match>`) and leaves the targets as they are. `notes`:
+    whether notes and comments are translated (speaker notes, a workbook's notes on
+    cells, a Word or OpenDocument file's comments); `hidden_sheets`: whether the sheets a
+    workbook hides are; `sheet_names`: whether a workbook's sheet names are, every
+    reference to a sheet following it.
     `progress(total, done)` is called as each batch of sentences is done, with how many
     there are and how many that batch held. `glossary` is the user's terms, as
     `translate` takes them: each term found in a sentence is written in its translation;
@@ -81,6 +85,9 @@ class DocumentTranslation(TextTranslation):
         retranslate: bool = False,
         overwrite: Iterable[str] | str = (),
         proposals: bool = False,
+        notes: bool = True,
+        hidden_sheets: bool = False,
+        sheet_names: bool = False,
         progress: Callable[[int, int], None] | None = None,
         glossary: object = None,
         avoid: object = None,
@@ -106,7 +113,16 @@ class DocumentTranslation(TextTranslation):
         language = (
             self.data.src_lang if source_language is None else checked_language(source_language, "source_language")
         )
-        options = _read_options(self.data, retranslate=retranslate, overwrite=overwrite, proposals=proposals)
+        options = ReadOptions(
+            self.data.tgt_lang,
+            source_language=self.data.src_lang,
+            retranslate=retranslate,
+            overwrite=overwrite,
+            proposals=proposals,
+            notes=notes,
+            hidden_sheets=hidden_sheets,
+            sheet_names=sheet_names,
+        )
         read = _read_all(documents, format=format, names=names, options=options)
         return translate_read(
             read,
@@ -197,13 +213,6 @@ def sentence_translator(
     return translated
 
 
-def _flag(value: object, name: str) -> bool:
-    """`value`, refused in one line unless it is a bool."""
-    if not isinstance(value, bool):
-        raise ArgumentTypeError(f"{name}: expected a bool, got {type(value).__name__}")
-    return value
-
-
 def _read_all(
     documents: Iterable[object], *, format: str | None, names: Sequence[str] | None, options: ReadOptions
 ) -> list[tuple[str, Format, Document]]:
@@ -217,14 +226,3 @@ def _read_all(
         read_document(d, format=format, name=None if names is None else names[k], options=options)
         for k, d in enumerate(given)
     ]
-
-
-def _read_options(data: DataSection, *, retranslate: object, overwrite: object, proposals: object) -> ReadOptions:
-    """How the call's documents are read, its options checked, for the model's languages."""
-    return ReadOptions(
-        data.tgt_lang,
-        retranslate=_flag(retranslate, "retranslate"),
-        source_language=data.src_lang,
-        overwrite=checked_states(overwrite),
-        proposals=_flag(proposals, "proposals"),
-    )

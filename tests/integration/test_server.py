@@ -637,6 +637,8 @@ def test_a_document_sent_as_bytes_comes_back_translated_with_its_structure(clien
         ({"name": "leer.md"}, b"```\ncode\n```\n", 422, "leer.md: it holds nothing to translate"),
         ({"name": "x.html", "placement": "nowhere"}, b"<p>Ein Hund.</p>", 422, "placement"),
         ({}, b"<p>Ein Hund.</p>", 422, "name"),
+        ({"name": "x.html", "notes": "maybe"}, b"<p>Ein Hund.</p>", 422, "notes"),
+        ({"name": "x.xlsx", "sheet_name": "true"}, b"PK", 422, "sheet_name: /v1/documents takes no such parameter"),
     ]
     for params, body, status, message in refusals:
         answer = client.post("/v1/documents", params=params, content=body)

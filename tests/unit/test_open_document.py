@@ -20,7 +20,8 @@ NAMESPACES = (
     'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
     'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
     'xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" '
-    'xmlns:xlink="http://www.w3.org/1999/xlink"'
+    'xmlns:xlink="http://www.w3.org/1999/xlink" '
+    'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0"'
 )
 
 TEXT_BODY = """<office:text>
@@ -43,7 +44,7 @@ SLIDES_BODY = """<office:presentation><draw:page draw:name="Folie 1">
 </draw:page></office:presentation>"""
 
 
-def open_document(body: str, media_type: str) -> bytes:
+def open_document(body: str, media_type: str, *, styles: str = "") -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
         package.writestr("mimetype", media_type, compress_type=zipfile.ZIP_STORED)
@@ -56,7 +57,7 @@ def open_document(body: str, media_type: str) -> bytes:
             '<?xml version="1.0"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" '
             f'manifest:version="1.3">{entries}</manifest:manifest>',
         )
-        content = f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {NAMESPACES} office:version="1.3"><office:body>{body}</office:body></office:document-content>'
+        content = f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {NAMESPACES} office:version="1.3"><office:automatic-styles>{styles}</office:automatic-styles><office:body>{body}</office:body></office:document-content>'
         package.writestr("content.xml", content)
         package.writestr("styles.xml", f'<?xml version="1.0"?><office:document-styles {NAMESPACES}/>')
     return buffer.getvalue()
@@ -105,3 +106,42 @@ def test_a_spreadsheet_keeps_its_numbers_and_formulas_and_a_presentation_its_not
         encoding="unicode",
     )
     assert "EIN TITEL FÜR DIE FOLIE" in slides and "EINE NOTIZ FÜR DEN REDNER." in slides
+
+
+HIDDEN = (
+    '<style:style style:name="ta2" style:family="table"><style:table-properties table:display="false"/></style:style>'
+)
+HIDDEN_SHEET_BODY = """<office:spreadsheet>
+<table:table table:name="Preise"><table:table-row><table:table-cell office:value-type="string"><text:p>Ein roter Hund</text:p>
+<office:annotation><text:p>Bitte prüfen.</text:p></office:annotation></table:table-cell></table:table-row></table:table>
+<table:table table:name="Versteckt" table:style-name="ta2"><table:table-row><table:table-cell office:value-type="string">
+<text:p>Eine versteckte Zeile.</text:p></table:table-cell></table:table-row></table:table>
+</office:spreadsheet>"""
+
+
+def test_notes_comments_and_hidden_sheets_are_translated_as_the_call_asks_in_every_office_format():
+    import docx
+
+    from tests.unit.test_slides import presentation
+
+    sheet = open_document(HIDDEN_SHEET_BODY, "application/vnd.oasis.opendocument.spreadsheet", styles=HIDDEN)
+    slides = open_document(SLIDES_BODY, "application/vnd.oasis.opendocument.presentation")
+    word = docx.Document()
+    word.add_paragraph("Ein Satz im Text.")
+    word.add_comment(word.paragraphs[0].runs, text="Ein Kommentar dazu.", author="Anna")
+    buffer = io.BytesIO()
+    word.save(buffer)
+    files = {"p.ods": sheet, "f.odp": slides, "deck.pptx": presentation(), "brief.docx": buffer.getvalue()}
+    notes = ("Bitte prüfen.", "Eine Notiz für den Redner.", "Ein Kommentar dazu.")
+
+    def texts(name, **asked):
+        return [
+            unit.markup for unit in read_document(files[name], name=name, options=ReadOptions("en", **asked))[2].units
+        ]
+
+    assert texts("p.ods") == ["Ein roter Hund", "Bitte prüfen."]
+    assert texts("p.ods", hidden_sheets=True, notes=False) == ["Ein roter Hund", "Eine versteckte Zeile."]
+    for name in files:
+        assert any(note in text for text in texts(name) for note in notes), name
+        assert not any(note in text for text in texts(name, notes=False) for note in notes), name
+    assert texts("deck.pptx", notes=False) == [t for t in texts("deck.pptx") if "Redner" not in t]

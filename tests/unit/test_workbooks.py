@@ -44,7 +44,11 @@ def uppercased(sentences):
 def test_a_workbook_has_each_text_translated_once_and_keeps_its_numbers_formulas_codes_and_looks():
     data = workbook()
     read = read_document(data, name="book.xlsx", options=ReadOptions("en"))
-    assert len(read[2].units) == 3  # "Ein roter Hund" once, the rich text, the hidden sheet's
+    assert len(read[2].units) == 2  # "Ein roter Hund" once, the rich text; not the hidden sheet's
+    [shown] = translate_read([read], uppercased, language="de")
+    assert load_workbook(io.BytesIO(shown.data))["Versteckt"]["A1"].value == "Eine versteckte Zeile."
+    read = read_document(data, name="book.xlsx", options=ReadOptions("en", hidden_sheets=True))
+    assert len(read[2].units) == 3
     [result] = translate_read([read], uppercased, language="de")
     book = load_workbook(io.BytesIO(result.data), rich_text=True)
     sheet = book["Preise"]
@@ -91,3 +95,106 @@ def test_real_workbooks_keep_every_cell_and_get_their_texts_translated(path):
         [read_document(data, name=path.name, options=ReadOptions("en"))], copied, language="de", unchanged_ok=True
     )
     assert same.data == data
+
+
+NOTE = (
+    '<text><r><rPr><b/><sz val="9"/></rPr><t>Anna Weber:</t></r>'
+    '<r><rPr><sz val="9"/></rPr><t xml:space="preserve">\nBitte den Preis prüfen.</t></r></text>'
+)
+
+
+def named_workbook() -> bytes:
+    """Sheets referred to by name from formulas, a defined name, a validation list and a
+    link within the workbook, with a note in Excel's own shape (its author in bold)."""
+    from openpyxl.comments import Comment
+    from openpyxl.workbook.defined_name import DefinedName
+    from openpyxl.worksheet.datavalidation import DataValidation
+
+    book = Workbook()
+    prices = book.active
+    prices.title = "Preise"
+    data = book.create_sheet("Daten/Übersicht"[:4] + " Übersicht")  # "Date Übersicht"
+    data["A1"], data["A2"] = "Ein roter Hund", "Eine Katze"
+    prices["A1"] = "='Date Übersicht'!A1&\" (Date Übersicht!A1)\""
+    prices["A2"] = "=SUM(Preise!B1:B2)+COUNTA('Date Übersicht'!A1:A2)"
+    prices["B1"], prices["B2"] = 1, 2
+    prices["A3"] = "Zur Übersicht"
+    prices["A3"].hyperlink = "#'Date Übersicht'!A1"
+    prices["A3"].hyperlink.location, prices["A3"].hyperlink.target = "'Date Übersicht'!A1", None
+    prices["A4"] = "Der Preis ist hoch."
+    prices["A4"].comment = Comment("placeholder", "Anna Weber")
+    validation = DataValidation(type="list", formula1="'Date Übersicht'!$A$1:$A$2")
+    prices.add_data_validation(validation)
+    validation.add("C1")
+    book.defined_names["Tiere"] = DefinedName("Tiere", attr_text="'Date Übersicht'!$A$1:$A$2")
+    buffer = io.BytesIO()
+    book.save(buffer)
+    source = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
+    written = io.BytesIO()
+    with zipfile.ZipFile(written, "w") as out:
+        for member in source.infolist():
+            part = source.read(member.filename)
+            if member.filename.startswith("xl/comments"):
+                start, end = part.index(b"<text>"), part.index(b"</text>") + len(b"</text>")
+                part = part[:start] + NOTE.encode() + part[end:]
+            out.writestr(member, part)
+    return written.getvalue()
+
+
+def test_notes_are_translated_with_their_author_kept_and_sheet_names_on_asking_with_every_reference():
+    data = named_workbook()
+    plain = read_document(data, name="book.xlsx", options=ReadOptions("en"))
+    assert sum("note on A4" in unit.where for unit in plain[2].units) == 1
+    assert not any("name of sheet" in unit.where for unit in plain[2].units)
+    quiet = read_document(data, name="book.xlsx", options=ReadOptions("en", notes=False))
+    assert not any("note" in unit.where for unit in quiet[2].units)
+    read = read_document(data, name="book.xlsx", options=ReadOptions("en", sheet_names=True))
+    [result] = translate_read([read], uppercased, language="de")
+    book = load_workbook(io.BytesIO(result.data))
+    assert book.sheetnames == ["PREISE", "DATE ÜBERSICHT"]
+    prices = book["PREISE"]
+    assert prices["A1"].value == "='DATE ÜBERSICHT'!A1&\" (Date Übersicht!A1)\""  # a string stays text
+    assert prices["A2"].value == "=SUM('PREISE'!B1:B2)+COUNTA('DATE ÜBERSICHT'!A1:A2)"
+    assert prices["A3"].hyperlink.location == "'DATE ÜBERSICHT'!A1"
+    assert prices.data_validations.dataValidation[0].formula1 == "'DATE ÜBERSICHT'!$A$1:$A$2"
+    assert book.defined_names["Tiere"].attr_text == "'DATE ÜBERSICHT'!$A$1:$A$2"
+    note = prices["A4"].comment.text
+    assert note.startswith("Anna Weber:") and "BITTE DEN PREIS PRÜFEN." in note, note
+
+
+def test_excel_s_own_workbooks_follow_a_renamed_sheet_and_keep_their_notes_authors():
+    data = (REAL / "openpyxl-empty.xlsx").read_bytes()
+    read = read_document(data, name="empty.xlsx", options=ReadOptions("en", sheet_names=True))
+    [result] = translate_read([read], uppercased, language="de")
+    book = load_workbook(io.BytesIO(result.data))
+    assert book.sheetnames == ["SHEET1 - TEXT", "SHEET2 - NUMBERS", "SHEET3 - FORMULAS", "SHEET4 - DATES"]
+    assert book["SHEET3 - FORMULAS"]["D2"].value == "='SHEET2 - NUMBERS'!D5"
+    app = zipfile.ZipFile(io.BytesIO(result.data)).read("docProps/app.xml").decode()
+    assert "<vt:lpstr>SHEET2 - NUMBERS</vt:lpstr>" in app and "Sheet2 - Numbers" not in app
+    data = (REAL / "openpyxl-comments.xlsx").read_bytes()
+    [result] = translate_read(
+        [read_document(data, name="comments.xlsx", options=ReadOptions("en"))], uppercased, language="de"
+    )
+    notes = [cell.comment.text for sheet in load_workbook(io.BytesIO(result.data)) for row in sheet.iter_rows()
+             for cell in row if cell.comment is not None]  # fmt: skip
+    assert sum(note.startswith(("Cuke:", "Not Cuke:")) for note in notes) == 6, notes  # the seventh has no author
+    assert any("FIRST COMMENT" in note for note in notes), notes
+
+
+def test_a_translated_sheet_name_is_made_one_excel_takes():
+    from rnnsearch.documents.sheet_names import excel_names, renamed_reference
+
+    names = ["Preise", "Daten", "Kosten", "Notizen", "Alt"]
+    translated = {0: "Prices: net/gross", 1: "Costs", 2: "Costs", 3: "'" + "x" * 40 + "'", 4: "?*"}
+    assert excel_names(names, translated) == {
+        "Preise": "Prices net gross",
+        "Daten": "Costs",
+        "Kosten": "Costs (2)",
+        "Notizen": "x" * 31,
+    }
+    assert excel_names(["Verlauf"], {0: "History"}) == {"Verlauf": "History (2)"}
+    by_name = {"preise": "Prices", "it's": "Its"}
+    assert renamed_reference("Preise:Kosten!A1", by_name) == "'Prices:Kosten'!A1"
+    assert renamed_reference("'It''s'!A1", {"it's": "O'Neil"}) == "'O''Neil'!A1"
+    assert renamed_reference("[1]Preise!A1", by_name) == "[1]Preise!A1"
+    assert renamed_reference("Kosten!A1", by_name) == "Kosten!A1"

@@ -4,7 +4,8 @@ formatting, hyperlinks, fields, content controls, bookmarks and comments as elem
 over their words: rnnsearch.documents.word.paragraph), so that a translated
 sentence keeps its bold word on the right word and loses nothing it held.
 
-Stories: the body, tables, headers, footers, footnotes, endnotes and comments, and the
+Stories: the body, tables, headers, footers, footnotes, endnotes and comments (unless a
+call asks for no notes), and the
 paragraphs of text boxes inside any of them (both branches of `mc:AlternateContent`,
 each a paragraph of its own). Every paragraph that is not translated, every other part
 of the package (styles, numbering, images, settings, relationships) and the order of the
@@ -38,7 +39,8 @@ from rnnsearch.documents.word.writing import write_paragraph
 
 PARAGRAPH = f"{{{W}}}p"
 
-STORIES = ("word/document.xml", "word/footnotes.xml", "word/endnotes.xml", "word/comments.xml")
+COMMENTS = "word/comments.xml"
+STORIES = ("word/document.xml", "word/footnotes.xml", "word/endnotes.xml", COMMENTS)
 STORY_PREFIXES = ("word/header", "word/footer")
 
 WORD = Kind(
@@ -61,6 +63,8 @@ class WordDocument:
         package, stories = opened(checked_size(data, origin), origin, WORD)
         parts, paragraphs, units = {}, [], []
         for name, root in stories.items():
+            if name == COMMENTS and not options.notes:
+                continue
             parts[name] = root
             for number, paragraph in enumerate(root.iter(PARAGRAPH), start=1):
                 read = WordParagraph.of(paragraph)
