@@ -17,7 +17,7 @@ from tests.unit.test_books import book
 from tests.unit.test_documents import uppercased, word_document
 from tests.unit.test_open_document import SHEET_BODY, SLIDES_BODY, open_document, text_document
 from tests.unit.test_slides import presentation
-from tests.unit.test_workbooks import workbook
+from tests.unit.test_workbooks import named_workbook, workbook
 
 pytestmark = pytest.mark.slow
 
@@ -53,6 +53,26 @@ def test_libreoffice_converts_every_office_output_to_pdf(name, tmp_path):
     )
     pdf = tmp_path / "pdf" / (path.stem + ".pdf")
     assert done.returncode == 0 and pdf.exists() and pdf.stat().st_size > 1000, done.stdout + done.stderr
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is not installed (make check-formats)")
+def test_libreoffice_computes_formulas_through_sheets_renamed_by_translation(tmp_path):
+    read = read_document(named_workbook(), name="named.xlsx", options=ReadOptions("en", sheet_names=True))
+    [result] = translate_read([read], uppercased, language="de")
+    path = tmp_path / "named.xlsx"
+    path.write_bytes(result.data)
+    profile = f"-env:UserInstallation=file://{tmp_path / 'profile'}"
+    every_sheet = "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false,-1"
+    done = subprocess.run(
+        ["soffice", profile, "--headless", "--convert-to", every_sheet, "--outdir", str(tmp_path), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    prices = tmp_path / "named-PREISE.csv"
+    assert done.returncode == 0 and prices.exists(), done.stdout + done.stderr
+    rows = prices.read_text(encoding="utf-8").splitlines()
+    assert rows[:2] == ["EIN ROTER HUND (Date Übersicht!A1),1", "5,2"]  # the text and the sum through the renamed sheet
 
 
 EPUBCHECK = Path("/usr/share/java/epubcheck.jar")
