@@ -88,6 +88,9 @@ class Element:
     punctuated: whether its own text starts, and ends, with punctuation (a character
       that is not a letter, a digit or a space): a translation's words of punctuation
       alone at its edges are its own only then (wording.py)
+    glued: for an element written as a word of its own (`shown`), whether the text
+      touches it before, and after, with no space between ("{name}," "(<code>y</code>)"):
+      written, it takes punctuation beside it without a space (writing.py)
     """
 
     start_tag: str
@@ -99,6 +102,7 @@ class Element:
     shown: bool = False
     stand_in: tuple[str, ...] = ()
     punctuated: tuple[bool, bool] = field(repr=False, default=(False, False))
+    glued: tuple[bool, bool] = field(repr=False, default=(False, False))
 
     @property
     def has_words(self) -> bool:
@@ -190,6 +194,7 @@ class _Builder:
         self.open: list[tuple[int, int, int]] = []  # (element, words and text pieces before its start tag)
         self.last = ""  # the last character of the text so far that is not a space
         self.kept: _Kept | None = None  # the element being kept whole, if inside one
+        self.gluing: int | None = None  # a shown element whose next text says whether it touches it
 
     def add(self, kind: str, raw: str, details: tuple) -> None:
         self.segments.append(raw)
@@ -240,10 +245,23 @@ class _Builder:
 
     def _stood_in(self, whole: str, words: tuple[str, ...]) -> None:
         """An element kept whole whose text's `words` stand in for it, words of their own."""
+        touching = self._touching()
         self._append(" ")
         first = self.words
         self._append(" ".join(words) + " ")
         self.elements.append(Element(whole, None, first, self.words, self._parent(), shown=True, stand_in=words))
+        self._glue(touching)
+
+    def _touching(self) -> bool:
+        """Whether the text so far ends with a character that is not a space."""
+        last = next((piece for piece in reversed(self.text) if piece), "")
+        return bool(last) and not last[-1].isspace()
+
+    def _glue(self, touching: bool) -> None:
+        """The shown element just added touches the text before it (`touching`); whether
+        it touches the text after it, the next text says (`_data`)."""
+        self.elements[-1].glued = (touching, False)
+        self.gluing = len(self.elements) - 1
 
     def _append(self, text: str) -> None:
         """Add text to translate, counting the words it begins."""
@@ -260,7 +278,12 @@ class _Builder:
 
     def _data(self, raw: str) -> None:
         self._check_data(raw)
-        self._append(self.dialect.text(raw))
+        text = self.dialect.text(raw)
+        if self.gluing is not None and text:
+            element = self.elements[self.gluing]
+            element.glued = (element.glued[0], not text[0].isspace())
+            self.gluing = None
+        self._append(text)
 
     def _check_data(self, raw: str) -> None:
         if self.dialect.well_formed and ("<" in raw or "&" in raw):
@@ -305,7 +328,11 @@ class _Builder:
     def _standalone(self, raw: str, *, breaks: bool, shown: bool = False) -> None:
         """A tag with no content, after the word it follows; a word break if `breaks`;
         `shown`: an element kept whole whose content shows (Element.shown)."""
+        touching = self._touching()
+        self.gluing = None
         self.elements.append(Element(raw, None, self.words, self.words, self._parent(), shown=shown))
+        if shown:
+            self._glue(touching)
         if breaks:
             self._append(" ")
 

@@ -21,6 +21,12 @@ EDGE_PUNCTUATION = ".,:;!?…)]}»›”’\"'([{«‹“‘¡¿"
 """What a tag may be moved past at a word's edge: sentence and clause punctuation,
 brackets and quotation marks."""
 
+QUOTES = "\"'“”‘’„‚«»‹›"
+CLOSING, OPENING = ".,:;!?…)]}%-" + QUOTES, "([{¡¿" + QUOTES
+"""The punctuation written against an element kept whole, with no space, where the source
+had it touch the element: after it ("{name},", "<code>x</code>-fold"), and before it
+("(<code>y</code>"); a quotation mark on either side, as languages quote differently."""
+
 
 def written(words: Sequence[str], elements: list[Element], spans: list[tuple[int, int]]) -> str:
     """The target `words` (escaped as markup) with `elements` placed at `spans`, as one
@@ -52,6 +58,7 @@ class _Output:
 
     def text(self) -> str:
         tokens: list[tuple[str, str]] = []  # (kind: word, open, close, standalone; text)
+        glued: dict[int, tuple[bool, bool]] = {}  # a shown element's token: Element.glued
         stack = [_Open(None, self._in_order(None), 0, len(self.words))]
         while stack:
             current = stack[-1]
@@ -68,6 +75,8 @@ class _Output:
             self._words(tokens, current.position, child_start)
             current.position = max(current.position, child_stop)
             element = self.elements[child]
+            if element.shown:
+                glued[len(tokens)] = element.glued
             if element.stand_in:
                 tokens.append(("word", element.start_tag))
                 self._stood_in(tokens, element, child_start, child_stop)
@@ -78,7 +87,7 @@ class _Output:
                 children = self._in_order(child)
                 opened = _Open(element.end_tag, children, child_start, child_stop, element, len(tokens) - 1)
                 stack.append(opened)
-        return _joined(tokens)
+        return _joined(tokens, glued)
 
     def _in_order(self, parent: int | None) -> Iterator[int]:
         """The children of `parent` in the order they are written: by span, then source order."""
@@ -128,14 +137,28 @@ def _cut(word: str, *, from_end: bool) -> int | None:
     return cut if 0 < cut < len(word) else None
 
 
-def _joined(tokens: list[tuple[str, str]]) -> str:
+def _joined(tokens: list[tuple[str, str]], glued: dict[int, tuple[bool, bool]]) -> str:
     """The tokens as text: between two words a space, before the first opening tag or
     punctuation moved before one between them (or, if none, just before the second
     word); none after the last word, nor before punctuation moved after a closing tag.
-    An element kept whole whose content shows is a word here (Element.shown)."""
+    An element kept whole whose content shows is a word here (Element.shown), written
+    against the punctuation beside it where the source had them touch (`glued`)."""
     words = [k for k, (kind, _) in enumerate(tokens) if kind == "word"]
     spaces = set()
     for before, after in zip(words, words[1:]):
+        if _touching(tokens[before][1], tokens[after][1], glued.get(before), glued.get(after)):
+            continue
         between = range(before + 1, after)
         spaces.add(next((k for k in between if tokens[k][0] in ("open", "before")), after))
     return "".join((" " if k in spaces else "") + text for k, (_, text) in enumerate(tokens))
+
+
+def _touching(
+    before: str, after: str, glued_before: tuple[bool, bool] | None, glued_after: tuple[bool, bool] | None
+) -> bool:
+    """Whether two words are written with no space between: a kept element (`glued_…`,
+    the element's Element.glued) that the source had touch the text after it, followed
+    by CLOSING punctuation, or touch the text before it, preceded by OPENING punctuation."""
+    after_element = glued_before is not None and glued_before[1] and after[:1] in CLOSING and after[:1] != ""
+    before_element = glued_after is not None and glued_after[0] and before[-1:] in OPENING and before[-1:] != ""
+    return after_element or before_element

@@ -253,6 +253,17 @@ def test_an_element_kept_whole_keeps_a_space_on_either_side(markup):
     assert transfer(parse(f"{kept} spielt", markup), ["plays"], [(0, 0)]) == f"{kept} plays"
 
 
+def test_an_element_kept_whole_takes_the_punctuation_the_source_had_touch_it_without_a_space():
+    code, name = '<c translate="no">grep</c>', '<k translate="no">%(name)s</k>'
+    marked = parse(f"Nutze ({code}), „{name}“ und {code}-Befehle, nicht {code} .", "xml")
+    assert marked.words == ["Nutze", "(", "grep", "),", "„", "“", "und", "grep", "-Befehle,", "nicht", "grep", "."]
+    target = ["Use", "(", "grep", "),", "“", "”", "and", "grep", "-commands,", "not", "grep", "."]
+    links = [(k, k) for k in range(len(target))]  # the name, no word of its own, stands between the quotes
+    assert transfer(marked, target, links) == f"Use ({code}), “{name}” and {code}-commands, not {code} ."
+    assert transfer(parse(f"Danke {name}!", "xml"), ["Thanks", "!"], [(0, 0), (1, 1)]) == f"Thanks {name}!"
+    assert transfer(parse(f"Danke {name} !", "xml"), ["Merci", "!"], [(0, 0), (1, 1)]) == f"Merci {name} !"
+
+
 @pytest.mark.parametrize("element", ["textarea", "xmp"])
 def test_textarea_and_xmp_hold_text_in_html_kept_whole(element):
     kept = f"<{element}>a <b>b</i> & c</{element}>"
