@@ -14,10 +14,12 @@ file (one `<trans-unit>` a line, its codes as the set writes them: `<g>`, `<x/>`
 - codes kept: each of its source's codes in it exactly once (name and id), nothing else;
 - well nested and parsed: the file is well-formed XML, and for 1.2 translate-toolkit's
   XLIFF class reads every target (a GPL library: the bench's reader, never the package's);
+- valid: the file validates against the OASIS schemas (tests/data/xliff-schemas: 1.2
+  strict, 2.0 core for 2.1), as its source does;
 
 then, alternating in the same sitting, the file translated and the same lines' text (their
-codes removed) translated by `translate`, `--rounds` times: sentences per second of each
-and their ratio.
+codes removed) translated by `translate`, `--rounds` times (0: no timing): sentences per
+second of each and their ratio.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -35,6 +38,10 @@ from lxml import etree
 import rnnsearch
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.xliff_schemas import schema  # noqa: E402  (the repository's root comes first on sys.path)
+
 SETS = ROOT.parent / "shared" / "data" / "xliff-tags"
 NS_12 = "urn:oasis:names:tc:xliff:document:1.2"
 NS_2 = "urn:oasis:names:tc:xliff:document:2.0"
@@ -98,6 +105,13 @@ def checked(data: bytes, namespace: str, unit: str) -> dict[str, int]:
     return {"units": len(units), "codes_kept": kept}
 
 
+def validated(data: bytes, name: str) -> dict[str, object]:
+    """Whether a file validates against the OASIS schema `name`, and its first errors."""
+    checking = schema(name)
+    valid = checking.validate(etree.fromstring(data))
+    return {"valid": valid, "schema_errors": [str(error) for error in checking.error_log][:3]}
+
+
 def read_by_translate_toolkit(data: bytes) -> dict[str, object]:
     """How many targets translate-toolkit reads, and the source of each it reads as empty."""
     from translate.storage import xliff  # GPL: read here, never imported by the package
@@ -127,10 +141,17 @@ def main() -> None:
     for version, data in files.items():
         [document] = translator.translate_documents([data], names=[f"{args.set}.xlf"])
         namespace, unit = (NS_12, "trans-unit") if version == "1.2" else (NS_2, "segment")
+        schema_name = "xliff-core-1.2-strict.xsd" if version == "1.2" else "xliff-core-2.0.xsd"
         report[version] = checked(document.data, namespace, unit)
+        report[version] |= {"source_valid": validated(data, schema_name)["valid"]} | validated(
+            document.data, schema_name
+        )
         if version == "1.2":
             report[version] |= read_by_translate_toolkit(document.data)
         print(version, report[version], flush=True)
+    if args.rounds < 1:
+        print(json.dumps(report, indent=1))
+        return
     texts = [plain(line) for line in segments]
     timings: dict[str, list[float]] = {"xliff": [], "translate": []}
     for _ in range(args.rounds):

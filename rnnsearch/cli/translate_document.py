@@ -66,6 +66,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "targets as they are",
     )
     command.add_argument(
+        "--state-qualifier",
+        choices=("leveraged-mt", "mt-suggestion"),
+        default="leveraged-mt",
+        help="what an XLIFF target written says it is: machine translation (1.2 state-qualifier leveraged-mt, 2.x "
+        "subState rnnsearch:mt; the default) or a machine's suggestion (mt-suggestion, rnnsearch:mt-suggestion)",
+    )
+    command.add_argument(
         "--notes",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -129,6 +136,7 @@ def run(args: argparse.Namespace) -> None:
             retranslate=args.retranslate,
             overwrite=args.overwrite,
             proposals=args.proposals,
+            state_qualifier=args.state_qualifier,
             notes=args.notes,
             hidden_sheets=args.hidden_sheets,
             sheet_names=args.sheet_names,

@@ -92,6 +92,12 @@ def checked_states(states: object, name: str = "overwrite") -> frozenset[str]:
     return frozenset(states)
 
 
+STATE_QUALIFIERS = ("leveraged-mt", "mt-suggestion")
+"""What an XLIFF target written says it is (1.2's `state-qualifier`, a 2.x `subState`
+"rnnsearch:…"): a translation by machine (`leveraged-mt`, the default), or a machine's
+suggestion, which some CAT tools show apart (`mt-suggestion`)."""
+
+
 @dataclass(frozen=True)
 class ReadOptions:
     """What a call asks of a format as it reads a document: the language the translation
@@ -101,7 +107,8 @@ class ReadOptions:
     language must be in; for a file whose translations carry states (XLIFF), the states
     whose translations are written over (`approved` too: what a person approved), and
     whether a translation is offered beside its target as a proposal rather than written
-    into it; whether notes and comments are translated (a presentation's speaker notes, a
+    into it, and how a written one says it is machine translation (`state_qualifier`,
+    STATE_QUALIFIERS); whether notes and comments are translated (a presentation's speaker notes, a
     workbook's notes on cells, a Word or OpenDocument file's comments), whether a
     workbook's hidden sheets are, and whether its sheet names are (the formulas, names,
     links and charts that refer to a sheet following it). A format reads what applies to
@@ -115,6 +122,7 @@ class ReadOptions:
     notes: bool = True
     hidden_sheets: bool = False
     sheet_names: bool = False
+    state_qualifier: str = "leveraged-mt"
 
     def __post_init__(self) -> None:
         """Each option checked as it is given, in one line naming it; `overwrite` read as
@@ -123,6 +131,10 @@ class ReadOptions:
             if not isinstance(getattr(self, name), bool):
                 raise ArgumentTypeError(f"{name}: expected a bool, got {type(getattr(self, name)).__name__}")
         object.__setattr__(self, "overwrite", checked_states(self.overwrite))
+        if self.state_qualifier not in STATE_QUALIFIERS:
+            raise DocumentError(
+                f"state_qualifier: {self.state_qualifier!r} is not one of {', '.join(STATE_QUALIFIERS)}"
+            )
 
 
 class Format(Protocol):

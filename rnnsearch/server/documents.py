@@ -2,7 +2,8 @@
 
     POST /v1/documents?name=page.html[&format=html][&beam_size=5][&placement=links]
                       [&alignment_from=aligner][&unchanged_ok=true][&retranslate=true]
-                      [&overwrite=translated,final][&proposals=true]   (XLIFF)
+                      [&overwrite=translated,final][&proposals=true]
+                      [&state_qualifier=mt-suggestion]   (XLIFF)
                       [&notes=false][&hidden_sheets=true][&sheet_names=true]   (Office)
                       [&glossary={"Hund": "hound"}]   (the request's own terms, JSON)
          body: the document's bytes, as they are (no JSON, no form)
@@ -89,7 +90,7 @@ class DocumentQuery(BaseModel):
     name, whose extension says its format unless `format` does; the search, placement and
     alignment as /v1/translate's; whether a document that comes back unchanged is
     answered (`unchanged_ok`); how the document is read (ReadOptions: `retranslate`,
-    `overwrite`, `proposals`, `notes`, `hidden_sheets`, `sheet_names`); and `glossary`,
+    `overwrite`, `proposals`, `state_qualifier`, `notes`, `hidden_sheets`, `sheet_names`); and `glossary`,
     the request's own terms as a JSON object (as /v1/translate's), laid over the server's."""
 
     model_config = ConfigDict(frozen=True)
@@ -103,6 +104,7 @@ class DocumentQuery(BaseModel):
     retranslate: bool = False
     overwrite: str = ""
     proposals: bool = False
+    state_qualifier: str = "leveraged-mt"
     notes: bool = True
     hidden_sheets: bool = False
     sheet_names: bool = False
@@ -116,6 +118,7 @@ class DocumentQuery(BaseModel):
             retranslate=self.retranslate,
             overwrite=self.overwrite,
             proposals=self.proposals,
+            state_qualifier=self.state_qualifier,
             notes=self.notes,
             hidden_sheets=self.hidden_sheets,
             sheet_names=self.sheet_names,

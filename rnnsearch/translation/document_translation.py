@@ -57,7 +57,9 @@ class DocumentTranslation(TextTranslation):
     translated again rather than kept; `overwrite` names the states of an XLIFF file's
     translations that are written over (`translated`, `final`, `approved`…:
     TRANSLATION_STATES); `proposals` offers an XLIFF file's translations beside their
-    targets (`<alt-trans>`, `<mtc:match>`) and leaves the targets as they are. `notes`:
+    targets (`<alt-trans>`, `<mtc:match>`) and leaves the targets as they are;
+    `state_qualifier` is what a target written says it is (`leveraged-mt`, or
+    `mt-suggestion`: STATE_QUALIFIERS). `notes`:
     whether notes and comments are translated (speaker notes, a workbook's notes on
     cells, a Word or OpenDocument file's comments); `hidden_sheets`: whether the sheets a
     workbook hides are; `sheet_names`: whether a workbook's sheet names are, every
@@ -85,6 +87,7 @@ class DocumentTranslation(TextTranslation):
         retranslate: bool = False,
         overwrite: Iterable[str] | str = (),
         proposals: bool = False,
+        state_qualifier: str = "leveraged-mt",
         notes: bool = True,
         hidden_sheets: bool = False,
         sheet_names: bool = False,
@@ -119,6 +122,7 @@ class DocumentTranslation(TextTranslation):
             retranslate=retranslate,
             overwrite=overwrite,
             proposals=proposals,
+            state_qualifier=state_qualifier,
             notes=notes,
             hidden_sheets=hidden_sheets,
             sheet_names=sheet_names,

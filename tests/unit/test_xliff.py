@@ -17,6 +17,7 @@ from lxml import etree
 
 from rnnsearch.documents.document import DocumentError, ReadOptions
 from rnnsearch.documents.translating import SentenceTranslation, copied, read_document, translate_read
+from tests.xliff_schemas import schema
 
 EURLEX = [
     '<bx id="1"/><x id="2"/>The details of the evaluation process and results together with the supporting '
@@ -72,8 +73,8 @@ def reversed_upper(sentences: list[str]) -> list[SentenceTranslation]:
     return out
 
 
-def translated(name: str, data: bytes, translate=reversed_upper, *, retranslate: bool = False) -> bytes:
-    options = ReadOptions("fr", retranslate=retranslate, source_language="en")
+def translated(name: str, data: bytes, translate=reversed_upper, *, retranslate: bool = False, **asked) -> bytes:
+    options = ReadOptions("fr", retranslate=retranslate, source_language="en", **asked)
     read = read_document(data, name=name, options=options)
     return translate_read([read], translate, language="en", unchanged_ok=True)[0].data
 
@@ -264,3 +265,42 @@ def test_codes_that_may_not_be_reordered_keep_their_order_where_the_words_around
     )
     assert [ph.get("id") for ph in target.iter(f"{{{NS_2}}}ph")] == ["7", "8"]  # the words reversed, the codes not
     assert "".join(target.itertext()).split()[0] == "FOUR."
+
+
+STRICT_12 = f"""<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file original="eurlex" source-language="en" datatype="plaintext">
+    <body>
+{"".join(f'      <trans-unit id="e{k}"><source>{line}</source></trans-unit>{chr(10)}' for k, line in enumerate(EURLEX))}      <trans-unit id="s"><source>Two dogs. A cat.</source><seg-source><mrk mtype="seg" mid="0">Two dogs.</mrk> <mrk mtype="seg" mid="1">A <g id="5">black cat</g>.</mrk></seg-source></trans-unit>
+    </body>
+  </file>
+</xliff>
+""".encode()
+
+
+@pytest.mark.parametrize(
+    "name, data, schemas",
+    [
+        ("strict.xlf", STRICT_12, ("xliff-core-1.2-strict.xsd", "xliff-core-1.2-transitional.xsd")),
+        ("report.xlf", XLIFF_12, ("xliff-core-1.2-transitional.xsd",)),  # an Okapi attribute: not strict
+        ("app.xliff", XLIFF_2, ("xliff-core-2.0.xsd",)),
+    ],
+)
+def test_a_translated_file_is_valid_by_the_oasis_schemas_its_source_is_valid_by(name, data, schemas):
+    asked = [{}, {"state_qualifier": "mt-suggestion"}, {"proposals": True}, {"retranslate": True}]
+    for each in schemas:
+        assert schema(each).validate(etree.fromstring(data)), (each, schema(each).error_log)
+        for options in asked:
+            out = translated(name, data, **options)
+            assert schema(each).validate(etree.fromstring(out)), (each, options, schema(each).error_log)
+
+
+def test_a_target_written_says_the_machine_s_suggestion_where_the_call_asks():
+    out = units_of(translated("report.xlf", XLIFF_12, state_qualifier="mt-suggestion"), NS_12, "trans-unit")
+    assert out["1"].find(f"{{{NS_12}}}target").get("state-qualifier") == "mt-suggestion"
+    segments = etree.fromstring(translated("app.xliff", XLIFF_2, state_qualifier="mt-suggestion")).iter(
+        f"{{{NS_2}}}segment"
+    )
+    assert {s.get("subState") for s in segments if s.get("state") == "translated"} == {"rnnsearch:mt-suggestion"}
+    with pytest.raises(DocumentError, match="state_qualifier: 'approved' is not one of leveraged-mt, mt-suggestion"):
+        ReadOptions("fr", state_qualifier="approved")

@@ -11,7 +11,8 @@ translated, reviewed or approved, unless the call asks for that to be translated
 (`ReadOptions.retranslate`; never what is marked `translate="no"`). A target written says
 it is machine translation: 1.2 `state="needs-review-translation"`
 `state-qualifier="leveraged-mt"`; 2.x the segment's `state="translated"` with
-`subState="rnnsearch:mt"`. A call may instead offer each translation as a proposal and
+`subState="rnnsearch:mt"` (or, as a call may ask, `mt-suggestion` and
+`rnnsearch:mt-suggestion`: ReadOptions.state_qualifier). A call may instead offer each translation as a proposal and
 leave the target alone (`ReadOptions.proposals`): 1.2 an `<alt-trans origin="rnnsearch">`
 at the unit's end (with the segment's `mid`), 2.x an `<mtc:match type="mt"
 origin="rnnsearch">` in the unit's matches. A call may also name the states whose targets

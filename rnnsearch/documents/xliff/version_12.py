@@ -20,7 +20,8 @@ KINDS_12 = Kinds(
     kept=lambda code: local(code) == "mrk" and code.get("mtype") == "protected",
 )
 OPEN_STATES_12 = frozenset({"new", "needs-translation"})
-WRITTEN_12 = {"state": "needs-review-translation", "state-qualifier": "leveraged-mt"}
+WRITTEN_12 = "needs-review-translation"
+"""The state of a target written (its `state-qualifier` as the call asks: ReadOptions)."""
 
 
 def gathered_12(
@@ -56,7 +57,8 @@ def _trans_unit(gatherer: Gatherer, unit: etree._Element, file: etree._Element, 
     if gatherer.options.proposals:
         _proposals(gatherer, unit, source, segments, where)
         return
-    slot = gatherer.target_slot(source if segmented is None else segmented, target, WRITTEN_12)
+    said = {"state": WRITTEN_12, "state-qualifier": gatherer.options.state_qualifier}
+    slot = gatherer.target_slot(source if segmented is None else segmented, target, said)
     if segmented is None or not segments:
         slot.between = [b"", b""]
         gatherer.unit(source, where, slot)

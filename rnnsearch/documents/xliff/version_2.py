@@ -22,7 +22,9 @@ KINDS_2 = Kinds(
 )
 
 OPEN_STATES_2 = frozenset({"initial"})
-WRITTEN_2 = {"state": "translated", "subState": "rnnsearch:mt"}
+WRITTEN_2 = "translated"
+"""The state of a segment whose target is written (its `subState` "rnnsearch:mt", or
+"rnnsearch:mt-suggestion" where the call asks for that qualifier: ReadOptions)."""
 
 
 def gathered_2(
@@ -64,7 +66,7 @@ def _unit_2(gatherer: Gatherer, unit: etree._Element, file: etree._Element, wher
             continue
         slot = gatherer.target_slot(source, target, {})
         slot.between = [b"", b""]
-        slot.also.append(gatherer.start_tag(segment, WRITTEN_2))
+        slot.also.append(gatherer.start_tag(segment, {"state": WRITTEN_2, "subState": _sub_state(gatherer)}))
         gatherer.unit(source, named, slot)
         gatherer.gathered.slots.append(slot)
     for match in matches:
@@ -110,3 +112,9 @@ class _Match:
 
     def qualified(self, name: str) -> str:
         return f"{self.prefix}:{name}" if self.prefix else name
+
+
+def _sub_state(gatherer: Gatherer) -> str:
+    """What a written segment's `subState` says: rnnsearch's machine translation, or its suggestion."""
+    qualifier = gatherer.options.state_qualifier
+    return "rnnsearch:mt" if qualifier == "leveraged-mt" else f"rnnsearch:{qualifier}"
