@@ -88,9 +88,10 @@ class Element:
     punctuated: whether its own text starts, and ends, with punctuation (a character
       that is not a letter, a digit or a space): a translation's words of punctuation
       alone at its edges are its own only then (wording.py)
-    glued: for an element written as a word of its own (`shown`), whether the text
-      touches it before, and after, with no space between ("{name}," "(<code>y</code>)"):
-      written, it takes punctuation beside it without a space (writing.py)
+    glued: for an element that breaks words (a line break, a code, an element kept whole
+      and shown), whether the text touches it before, and after, with no space between
+      ("{name}," "(<code>y</code>)", "one<br/>two"): written, a shown one takes punctuation
+      beside it without a space, and a break takes the spaces the source gave it (writing.py)
     """
 
     start_tag: str
@@ -331,7 +332,7 @@ class _Builder:
         touching = self._touching()
         self.gluing = None
         self.elements.append(Element(raw, None, self.words, self.words, self._parent(), shown=shown))
-        if shown:
+        if breaks:
             self._glue(touching)
         if breaks:
             self._append(" ")

@@ -75,7 +75,7 @@ class _Output:
             self._words(tokens, current.position, child_start)
             current.position = max(current.position, child_stop)
             element = self.elements[child]
-            if element.shown:
+            if element.end_tag is None:
                 glued[len(tokens)] = element.glued
             if element.stand_in:
                 tokens.append(("word", element.start_tag))
@@ -142,14 +142,20 @@ def _joined(tokens: list[tuple[str, str]], glued: dict[int, tuple[bool, bool]]) 
     punctuation moved before one between them (or, if none, just before the second
     word); none after the last word, nor before punctuation moved after a closing tag.
     An element kept whole whose content shows is a word here (Element.shown), written
-    against the punctuation beside it where the source had them touch (`glued`)."""
+    against the punctuation beside it where the source had them touch, and a break (a
+    line break, a code) between two words takes the spaces the source gave it: none, or
+    one before it only (`glued`: Element.glued by token)."""
     words = [k for k, (kind, _) in enumerate(tokens) if kind == "word"]
     spaces = set()
     for before, after in zip(words, words[1:]):
         if _touching(tokens[before][1], tokens[after][1], glued.get(before), glued.get(after)):
             continue
         between = range(before + 1, after)
-        spaces.add(next((k for k in between if tokens[k][0] in ("open", "before")), after))
+        breaking = next((k for k in between if tokens[k][0] == "standalone" and k in glued), None)
+        opening = next((k for k in between if tokens[k][0] in ("open", "before")), after)
+        if breaking is not None and glued[breaking] == (True, True):
+            continue  # a break the source wrote with no space beside it ("one<br/>two")
+        spaces.add(min(opening, breaking) if breaking is not None and glued[breaking] == (False, True) else opening)
     return "".join((" " if k in spaces else "") + text for k, (_, text) in enumerate(tokens))
 
 

@@ -103,7 +103,7 @@ def test_a_book_has_its_pages_contents_and_title_translated_and_its_package_kept
     assert written.infolist()[0].filename == "mimetype" and written.infolist()[0].compress_type == zipfile.ZIP_STORED
     assert [m.filename for m in written.infolist()] == [m.filename for m in source.infolist()]
     chapter = written.read("OEBPS/text/kapitel 1.xhtml").decode()
-    assert "EIN HUND LÄUFT <em>SCHNELL</em> DURCH DEN SCHNEE.<br/> ER IST ROT." in chapter
+    assert "EIN HUND LÄUFT <em>SCHNELL</em> DURCH DEN SCHNEE.<br/>ER IST ROT." in chapter
     assert 'lang="en" xml:lang="en"' in chapter and "Bleibt so." in chapter and 'alt="EIN BILD"' in chapter
     etree.fromstring(written.read("OEBPS/text/kapitel 1.xhtml"))  # still well-formed XHTML
     assert ">KAPITEL EINS</a>" in written.read("OEBPS/nav.xhtml").decode()

@@ -129,8 +129,8 @@ def test_real_presentations_keep_every_paragraph_and_look_and_get_their_text_tra
     before, after = _paragraphs(data), _paragraphs(result.data)
     assert [(where, looks) for where, looks, _ in after] == [(where, looks) for where, looks, _ in before]
     for (_, _, old), (_, _, new) in zip(before, after, strict=True):
-        # spaces may differ where formatting changes inside a word ("a<b>b</b>c"), which is placed word by word
-        assert "".join(new.split()) == "".join(old.upper().split()) or not any(c.isalpha() for c in old), (old, new)
+        # words spaced as the source spaced them, across line breaks too ("a<br/>b"), white space runs as one
+        assert " ".join(new.split()) == " ".join(old.upper().split()) or not any(c.isalpha() for c in old), (old, new)
     assert result.units == len(read[2].units) and result.kept == 0
     [same] = translate_read(
         [read_document(data, name=path.name, options=ReadOptions("en"))], copied, language="de", unchanged_ok=True
