@@ -195,7 +195,8 @@ class _Builder:
         self.open: list[tuple[int, int, int]] = []  # (element, words and text pieces before its start tag)
         self.last = ""  # the last character of the text so far that is not a space
         self.kept: _Kept | None = None  # the element being kept whole, if inside one
-        self.gluing: int | None = None  # a shown element whose next text says whether it touches it
+        self.gluing: int | None = None  # an element breaking words, whose next text says whether it touches it
+        self.spaced = True  # whether the line so far ends with white space (or nothing) as written
 
     def add(self, kind: str, raw: str, details: tuple) -> None:
         self.segments.append(raw)
@@ -254,13 +255,18 @@ class _Builder:
         self._glue(touching)
 
     def _touching(self) -> bool:
-        """Whether the text so far ends with a character that is not a space."""
-        last = next((piece for piece in reversed(self.text) if piece), "")
-        return bool(last) and not last[-1].isspace()
+        """Whether the line as written so far ends with no white space: the element about
+        to be added touches what stands before it. An element breaking words that is
+        waiting to know what follows it touches the element about to be added."""
+        if self.gluing is not None:
+            before = self.elements[self.gluing]
+            before.glued = (before.glued[0], True)
+            self.gluing = None
+        return not self.spaced
 
     def _glue(self, touching: bool) -> None:
-        """The shown element just added touches the text before it (`touching`); whether
-        it touches the text after it, the next text says (`_data`)."""
+        """The element breaking words just added touches what stands before it
+        (`touching`); whether it touches the text after it, the next text says (`_data`)."""
         self.elements[-1].glued = (touching, False)
         self.gluing = len(self.elements) - 1
 
@@ -279,11 +285,17 @@ class _Builder:
 
     def _data(self, raw: str) -> None:
         self._check_data(raw)
-        text = self.dialect.text(raw)
+        self._written_text(self.dialect.text(raw))
+
+    def _written_text(self, text: str) -> None:
+        """Text of the line (data, or a reference decoded): whether it touches the element
+        breaking words before it is known now, and whether it ends spaced."""
         if self.gluing is not None and text:
             element = self.elements[self.gluing]
             element.glued = (element.glued[0], not text[0].isspace())
             self.gluing = None
+        if text:
+            self.spaced = text[-1].isspace()
         self._append(text)
 
     def _check_data(self, raw: str) -> None:
@@ -294,7 +306,7 @@ class _Builder:
 
     def _reference(self, raw: str, name: str) -> None:
         self._check_reference(raw, name)
-        self._append(html.unescape(raw))
+        self._written_text(html.unescape(raw))
 
     def _check_reference(self, raw: str, name: str) -> None:
         if not self.dialect.well_formed:
@@ -329,8 +341,7 @@ class _Builder:
     def _standalone(self, raw: str, *, breaks: bool, shown: bool = False) -> None:
         """A tag with no content, after the word it follows; a word break if `breaks`;
         `shown`: an element kept whole whose content shows (Element.shown)."""
-        touching = self._touching()
-        self.gluing = None
+        touching = self._touching() if breaks else not self.spaced
         self.elements.append(Element(raw, None, self.words, self.words, self._parent(), shown=shown))
         if breaks:
             self._glue(touching)
