@@ -13,8 +13,9 @@ from typing import Protocol
 
 from rnnsearch.errors import ArgumentTypeError, UserError
 from rnnsearch.markup.dialects import DIALECTS, escape
+from rnnsearch.markup.elements import MarkedUp
 from rnnsearch.markup.events import events
-from rnnsearch.markup.parsing import MarkedUp, parse
+from rnnsearch.markup.parsing import parse
 
 MAX_DOCUMENT_BYTES = 256 * 2**20
 """The largest document read, in bytes (a zip's parts together, uncompressed, too): a

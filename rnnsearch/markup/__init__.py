@@ -58,7 +58,8 @@ from dataclasses import dataclass
 from rnnsearch.arguments import checked_choice, checked_count
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup.dialects import DIALECTS, Dialect, escape
-from rnnsearch.markup.parsing import MARKUPS, Element, MarkedUp, MarkupError, parse
+from rnnsearch.markup.elements import Element, MarkedUp
+from rnnsearch.markup.parsing import MARKUPS, MarkupError, parse
 from rnnsearch.markup.placements import PLACEMENTS, Placement
 from rnnsearch.markup.placing import (
     JoinedWeights,

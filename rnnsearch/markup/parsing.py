@@ -40,10 +40,10 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from rnnsearch.errors import UserError
 from rnnsearch.markup.dialects import DIALECTS, Dialect
+from rnnsearch.markup.elements import Element, MarkedUp
 from rnnsearch.markup.events import events
 
 MARKUPS = tuple(DIALECTS)
@@ -67,80 +67,6 @@ Markdown image or autolink), whose words never stand in for their element."""
 
 class MarkupError(UserError, ValueError):
     """A line whose markup is not well-formed: the message says what is wrong, and where."""
-
-
-@dataclass
-class Element:
-    """An element of a marked-up line, or a standalone tag (`end_tag` None).
-
-    start_tag, end_tag: as written in the line (for an element kept whole, untranslated,
-      `start_tag` is all of it, from its start tag to its end tag, and `end_tag` None)
-    first, stop: the source words it covers, first to stop − 1; for an element without
-      words and a standalone tag, first == stop, the boundary (number of words before it)
-    parent: the index of the enclosing element in `MarkedUp.elements`, or None
-    shown: an element kept whole whose content shows between the words around it, so
-      that it is written as a word of its own, with a space on either side
-    stand_in: the words of such an element's text, where it has few and short ones
-      (STAND_IN_WORDS), which stand in the text where it stands: the model reads the
-      sentence whole, a name or a command where it stood, and translates around them.
-      The element covers them; written back, it stands where the alignment places them,
-      in place of the target words there that are theirs (the same but for case)
-    punctuated: whether its own text starts, and ends, with punctuation (a character
-      that is not a letter, a digit or a space): a translation's words of punctuation
-      alone at its edges are its own only then (wording.py)
-    glued: for an element that breaks words (a line break, a code, an element kept whole
-      and shown), whether the text touches it before, and after, with no space between
-      ("{name}," "(<code>y</code>)", "one<br/>two"): written, a shown one takes punctuation
-      beside it without a space, and a break takes the spaces the source gave it (writing.py)
-    """
-
-    start_tag: str
-    end_tag: str | None
-    first: int
-    stop: int
-    parent: int | None
-    name: str = field(repr=False, default="")
-    shown: bool = False
-    stand_in: tuple[str, ...] = ()
-    punctuated: tuple[bool, bool] = field(repr=False, default=(False, False))
-    glued: tuple[bool, bool] = field(repr=False, default=(False, False))
-
-    @property
-    def has_words(self) -> bool:
-        return self.stop > self.first
-
-
-@dataclass(frozen=True)
-class MarkedUp:
-    """A parsed line: `segments` joined give the line back byte for byte; `text` is what
-    is translated, `words` its whitespace-separated words, and `elements` the markup
-    over them, in the order their start tags come."""
-
-    segments: list[str]
-    text: str
-    elements: list[Element]
-    dialect: Dialect = DIALECTS["xml"]
-
-    @property
-    def line(self) -> str:
-        return "".join(self.segments)
-
-    @cached_property
-    def words(self) -> list[str]:
-        """The text's words, split once: a paragraph of many sentences is cut by them."""
-        return self.text.split()
-
-    @cached_property
-    def kept_words(self) -> frozenset[int]:
-        """The words that stand in for elements kept whole (Element.stand_in), by index:
-        read by the model, never matched by a term."""
-        return frozenset(k for element in self.elements if element.stand_in for k in range(element.first, element.stop))
-
-    @cached_property
-    def has_own_words(self) -> bool:
-        """Whether the text has a word of its own, not only the words that stand in for
-        elements kept whole (a paragraph of one `<code>` has nothing to translate)."""
-        return sum(element.stop - element.first for element in self.elements if element.stand_in) < len(self.words)
 
 
 def parse(line: str, markup: str) -> MarkedUp:
@@ -357,11 +283,22 @@ class _Builder:
             raise MarkupError(f"{_tag(raw)} closes {_tag(element.start_tag)}, which needs its own end tag first")
         self.open.pop()
         element.end_tag = raw
-        if self.words > words_at_start or (self.in_word and element.first < self.words):
+        if self._trailing_punctuation(element, words_at_start, text_at_start):
+            element.first = element.stop = self.words  # "Hund<e>.</e>": a boundary after the word it ends
+        elif self.words > words_at_start or (self.in_word and element.first < self.words):
             element.stop = self.words  # it holds a word, or a part of one
             element.punctuated = (_punctuation(self._first_character(text_at_start)), _punctuation(self.last))
         else:
             element.first = element.stop = self.words  # no word inside: a boundary
+
+    def _trailing_punctuation(self, element: Element, words_at_start: int, text_at_start: int) -> bool:
+        """Whether an element just closed holds only the punctuation that ends the word it
+        began inside ("Hund<e>.</e>", a Word run of its own for the full stop): it stands
+        at the boundary after that word rather than over it, so that the word's own
+        element, not the punctuation's, is placed on the word's translation."""
+        own = "".join(self.text[text_at_start:])
+        started_inside = element.first < words_at_start and self.words == words_at_start
+        return started_inside and bool(own) and not any(c.isalnum() or c.isspace() for c in own)
 
     def finish(self) -> MarkedUp:
         if self.kept is not None:

@@ -19,7 +19,7 @@ from itertools import accumulate
 import numpy as np
 
 from rnnsearch.alignments.symmetrisation import Link
-from rnnsearch.markup.parsing import Element, MarkedUp
+from rnnsearch.markup.elements import Element, MarkedUp
 from rnnsearch.markup.wording import copied_places, nearest, unpunctuated
 from rnnsearch.markup.writing import written
 

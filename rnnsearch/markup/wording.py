@@ -23,7 +23,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from rnnsearch.markup.parsing import Element
+from rnnsearch.markup.elements import Element
 
 MIN_COPIED_CHARACTERS = 2
 """The letters and digits an element's words need to be found as copied."""

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from rnnsearch.markup.dialects import escape
-from rnnsearch.markup.parsing import Element
+from rnnsearch.markup.elements import Element
 
 EDGE_PUNCTUATION = ".,:;!?…)]}»›”’\"'([{«‹“‘¡¿"
 """What a tag may be moved past at a word's edge: sentence and clause punctuation,

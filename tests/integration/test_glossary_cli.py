@@ -88,6 +88,9 @@ def test_a_bold_term_gives_a_bold_target_term_in_marked_up_lines_html_and_word(t
     paragraph = word.add_paragraph()
     paragraph.add_run("Hund").bold = True
     paragraph.add_run(" und die Frau.")
+    punctuated = word.add_paragraph("Das ist der ")
+    punctuated.add_run("Hund").bold = True
+    punctuated.add_run(".")  # the punctuation in a run of its own
     word.save(tmp_path / "brief.docx")
     out = tmp_path / "out"
     status, _, err = run_cli(
@@ -95,9 +98,10 @@ def test_a_bold_term_gives_a_bold_target_term_in_marked_up_lines_html_and_word(t
     )
     assert status == 0, err
     assert re.search(r"<b>puppy\W*</b>", (out / "seite.html").read_text(encoding="utf-8").split("</p>")[0])
-    assert "1 of the 1 glossary terms found written" in err
-    runs = docx.Document(out / "brief.docx").paragraphs[0].runs
-    assert [words_of(run.text) for run in runs if run.bold] == [["puppy"]], [(r.text, r.bold) for r in runs]
+    assert "2 of the 2 glossary terms found written" in err
+    for paragraph in docx.Document(out / "brief.docx").paragraphs:
+        runs = paragraph.runs
+        assert [words_of(run.text) for run in runs if run.bold] == [["puppy"]], [(r.text, r.bold) for r in runs]
 
 
 def test_a_term_inside_text_kept_untranslated_is_neither_forced_nor_counted(translator, model_dir, tmp_path, capsys):

@@ -2,11 +2,14 @@
 the package and its stories): everything the paragraph holds, besides its properties,
 stands in the line, so that writing its translation back loses and reorders nothing.
 
-- Text runs: consecutive runs of the same formatting are one element `e<k>` (Word often
-  splits a word over two runs of the same look: "Bei" + "spiel"); a translated piece of
-  text gets the formatting of the element around it, and a word outside every one gets
-  the paragraph's main formatting (that of the most words), never merely the first
-  run's (a bold lead-in, a right-to-left run, does not spread over the paragraph).
+- Text runs: the paragraph's main formatting (that of the most characters) is its text's
+  own, bare in the line; consecutive runs of any other formatting are one element
+  `e<k>` (Word often splits a word over two runs of the same look: "Bei" + "spiel"). A
+  translated piece of text gets the formatting of the element around it, and a word
+  outside every one the main formatting, never merely the first run's (a bold lead-in, a
+  right-to-left run, does not spread over the paragraph). Text in the main formatting
+  holds no element, so that it never crosses a bold word's element where the alignment
+  links a word of it across that word.
 - Containers of runs: hyperlinks, tracked insertions and moves (`w:ins`, `w:moveTo`),
   smart tags, custom XML, content controls (`w:sdt`) and simple fields (`w:fldSimple`)
   are elements over the runs they hold, each written back as itself around the words
@@ -38,7 +41,8 @@ from lxml import etree
 
 from rnnsearch.documents.packages import Element
 from rnnsearch.markup.dialects import escape
-from rnnsearch.markup.parsing import MarkedUp, parse
+from rnnsearch.markup.elements import MarkedUp
+from rnnsearch.markup.parsing import parse
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
@@ -160,13 +164,20 @@ class WordParagraph:
         read.parsed = parse(read.markup, "xml")
         if not read.parsed.has_own_words:
             return None
-        read.main = _main_format(read.parsed, read.marks)
         return read
 
     def _line(self, events: list[_Event]) -> str:
         pieces: list[str] = []
         group: tuple[int, bytes] | None = None  # the open format element and its properties
+        main = _main_key(events)
         for event in events:
+            if event.kind == "piece" and event.run is not None and _properties_key(event.run) == main:
+                pieces.append(self._closed(group))
+                group = None
+                if self.main is None:  # the main formatting's mark, which no element in the line names
+                    self.main = self._mark(Mark("format", event.run.find(RUN_PROPERTIES)))
+                pieces.append(escape(event.text))
+                continue
             if event.kind == "piece":
                 assert event.run is not None
                 key = _properties_key(event.run)
@@ -334,11 +345,12 @@ def _properties_key(run: Element) -> bytes:
     return b"" if properties is None else etree.tostring(properties)
 
 
-def _main_format(parsed: MarkedUp, marks: list[Mark]) -> int | None:
-    """The format element over the most words: the formatting a word outside every one takes."""
-    counts: dict[int, int] = {}
-    for element in parsed.elements:
-        index = int(element.name[1:]) if element.name.startswith("e") else -1
-        if index >= 0 and marks[index].kind == "format":
-            counts[index] = counts.get(index, 0) + element.stop - element.first
-    return max(counts, key=lambda index: (counts[index], -index)) if counts else None
+def _main_key(events: list[_Event]) -> bytes | None:
+    """The formatting (its properties as written) of the most characters of the
+    paragraph's text: the main formatting, which a word outside every element takes."""
+    counts: dict[bytes, int] = {}
+    for event in events:
+        if event.kind == "piece" and event.run is not None:
+            key = _properties_key(event.run)
+            counts[key] = counts.get(key, 0) + len(event.text)
+    return max(counts, key=lambda key: counts[key]) if counts else None
