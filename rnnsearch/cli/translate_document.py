@@ -1,6 +1,7 @@
-"""`rnnsearch translate-document`: documents in (web pages, Word files, Markdown,
-subtitles, PO catalogues, plain text), the same documents translated out, each under its
-own file name in the output folder."""
+"""`rnnsearch translate-document`: documents in (web pages, Office and OpenDocument files,
+EPUB books, Markdown, subtitles and captions, PO catalogues, resource files, XLIFF, plain
+text), the same documents translated out, each under its own file name in the output
+folder."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     """Add `translate-document` to the `rnnsearch` command."""
     command = commands.add_parser(
         "translate-document",
-        help="translate documents (HTML, DOCX, Markdown, SRT, WebVTT, PO, XLIFF, text) into OUT_DIR, keeping structure",
+        help="translate documents (HTML, Office, OpenDocument, EPUB, Markdown, subtitles, PO, JSON, YAML, XLIFF, text) "
+        "into OUT_DIR, keeping structure",
     )
     add_search(command, model_dirs=False)
     command.add_argument("model_dir", nargs=1, metavar="MODEL_DIR", help="the model directory")
@@ -46,53 +48,59 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="write a document whose translation is its source, or that holds nothing to translate (default: refuse)",
     )
-    command.add_argument(
+    _add_format_options(command.add_argument_group("what a format reads"))
+    add_placement(command, "how inline formatting is placed")
+    add_terms(command, unit="sentence")
+    add_reading(command)
+    add_alignment_from(command)
+    command.set_defaults(run=run)
+
+
+def _add_format_options(group: argparse._ArgumentGroup) -> None:
+    """The options that say what a format reads and how it writes: catalogues' and XLIFF
+    files' translations, notes and comments, a workbook's hidden sheets and sheet names."""
+    group.add_argument(
         "--retranslate",
         action="store_true",
         help="translate again what a document holds translated already (a PO catalogue's translated entries); "
         "default: keep it",
     )
-    command.add_argument(
+    group.add_argument(
         "--overwrite",
         metavar="STATES",
         default="",
         help="an XLIFF file's translations in these states (comma-separated: translated, final, reviewed, "
         "signed-off, approved, …) are written over; default: only empty ones and those still to translate",
     )
-    command.add_argument(
+    group.add_argument(
         "--proposals",
         action="store_true",
         help="offer an XLIFF file's translations beside their targets (<alt-trans>, <mtc:match>) and leave the "
         "targets as they are",
     )
-    command.add_argument(
+    group.add_argument(
         "--state-qualifier",
         choices=("leveraged-mt", "mt-suggestion"),
         default="leveraged-mt",
         help="what an XLIFF target written says it is: machine translation (1.2 state-qualifier leveraged-mt, 2.x "
         "subState rnnsearch:mt; the default) or a machine's suggestion (mt-suggestion, rnnsearch:mt-suggestion)",
     )
-    command.add_argument(
+    group.add_argument(
         "--notes",
         action=argparse.BooleanOptionalAction,
         default=True,
         help="translate notes and comments: a presentation's speaker notes, a workbook's notes on cells, a Word or "
         "OpenDocument file's comments (default: on)",
     )
-    command.add_argument(
+    group.add_argument(
         "--hidden-sheets", action="store_true", help="translate the sheets a workbook hides too (default: visible ones)"
     )
-    command.add_argument(
+    group.add_argument(
         "--sheet-names",
         action="store_true",
         help="translate an Excel workbook's sheet names, each made one Excel takes, with every formula, name, link and "
         "chart that refers to a sheet following it (default: keep them)",
     )
-    add_placement(command, "how inline formatting is placed")
-    add_terms(command, unit="sentence")
-    add_reading(command)
-    add_alignment_from(command)
-    command.set_defaults(run=run)
 
 
 class _FormatNames:

@@ -95,14 +95,11 @@ class DocumentTranslation(TextTranslation):
         glossary: object = None,
         avoid: object = None,
     ) -> list[TranslatedDocument]:
-        """Translate documents, each a path or bytes (then with its name in `names`, whose
-        extension says its format, or a `format` for all): HTML, DOCX, PPTX, XLSX, ODT,
-        ODP, ODS, EPUB, Markdown, SRT, WebVTT, PO, JSON, YAML, XLIFF or plain text
-        (rnnsearch.documents.formats()). All their sentences are translated in one
-        batched search; each result holds the translated document's bytes and what was
-        done (`summary`). A document that comes back unchanged, or holds nothing to
-        translate, is a DocumentError unless `unchanged_ok`. The other options are
-        described in the docstring of this module's DocumentTranslation."""
+        """Translate documents, each a path or bytes (then named in `names`, or all of one
+        `format`) of any format rnnsearch.documents.formats() reads, all their sentences
+        in one batched search; each result holds the document's bytes and what was done
+        (`summary`). A document that comes back unchanged, or holds nothing to translate,
+        is a DocumentError unless `unchanged_ok`; DocumentTranslation says the rest."""
         request, placed = document_request(
             self,
             NOT_TEXT,
@@ -128,18 +125,29 @@ class DocumentTranslation(TextTranslation):
             sheet_names=sheet_names,
         )
         read = _read_all(documents, format=format, names=names, options=options)
+        return self._translated(read, request, placed, language=language, unchanged_ok=unchanged_ok, progress=progress)
+
+    def _translated(
+        self,
+        read: list[tuple[str, Format, Document]],
+        request: Request,
+        placed: Placement,
+        *,
+        language: str,
+        unchanged_ok: bool,
+        progress: Callable[[int, int], None] | None,
+    ) -> list[TranslatedDocument]:
+        """Documents read, their sentences (in `language`) translated as `request` asks,
+        `SENTENCES_PER_SEARCH` at a time, and their markup placed as `placed` says."""
+        translate = sentence_translator(
+            lambda batch: self.translate_with(request, batch),
+            reading=request.reading,
+            placement=placed,
+            batch=SENTENCES_PER_SEARCH,
+            progress=progress,
+        )
         return translate_read(
-            read,
-            sentence_translator(
-                lambda batch: self.translate_with(request, batch),
-                reading=request.reading,
-                placement=placed,
-                batch=SENTENCES_PER_SEARCH,
-                progress=progress,
-            ),
-            language=language,
-            unchanged_ok=unchanged_ok,
-            fits=partial(fitting, self),
+            read, translate, language=language, unchanged_ok=unchanged_ok, fits=partial(fitting, self)
         )
 
 

@@ -248,3 +248,22 @@ def test_translate_document_writes_an_xliff_file_s_targets_or_proposals_as_asked
         capsys, "translate-document", model_dir, tmp_path / "a.xlf", "--overwrite", "done", "-o", tmp_path / "x"
     )
     assert status == 1 and err.count("\n") == 1 and "overwrite: 'done' is not a state" in err
+    suggested = ["--state-qualifier", "mt-suggestion", "-o", tmp_path / "s"]
+    status, _, err = run_cli(capsys, "translate-document", model_dir, tmp_path / "a.xlf", *suggested)
+    assert status == 0 and 'state-qualifier="mt-suggestion"' in (tmp_path / "s" / "a.xlf").read_text(encoding="utf-8")
+
+
+def test_translate_document_translates_notes_hidden_sheets_and_sheet_names_as_asked(model_dir, tmp_path, capsys):
+    from openpyxl import load_workbook
+
+    from tests.unit.test_workbooks import named_workbook
+
+    (tmp_path / "b.xlsx").write_bytes(named_workbook())
+    asked = ["--no-notes", "--sheet-names", "--hidden-sheets", "-o", tmp_path / "out"]
+    status, _, err = run_cli(capsys, "translate-document", model_dir, tmp_path / "b.xlsx", *asked)
+    assert status == 0, err
+    book = load_workbook(tmp_path / "out" / "b.xlsx")
+    assert book.sheetnames != ["Preise", "Date Übersicht"] and len(book.sheetnames) == 2
+    renamed = book.sheetnames[1].replace("'", "''")
+    assert book[book.sheetnames[0]]["A2"].value.endswith(f"COUNTA('{renamed}'!A1:A2)")  # the formula follows
+    assert "Bitte den Preis prüfen." in book[book.sheetnames[0]]["A4"].comment.text  # no notes: kept
