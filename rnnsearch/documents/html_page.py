@@ -139,16 +139,7 @@ class _PageReader:
             self._step(event)
         self._run()
         checked_units(self.units, self.origin)
-        return _Page(
-            self.text,
-            self.units,
-            self.runs,
-            self.tags,
-            encoding=encoding,
-            bom=bom,
-            protected=self.protected,
-            language=self.target_language,
-        )
+        return _Page(self, encoding=encoding, bom=bom)
 
     def _step(self, event: Event) -> None:
         """Read one event: passed over inside an element kept whole, unless it starts one
@@ -329,21 +320,10 @@ class _Page(Document):
     tag with a translated attribute (or `<html>`, for its lang, once anything is
     translated) written again."""
 
-    def __init__(
-        self,
-        text: str,
-        units: list[Unit],
-        runs: list[tuple[int, int, Callable[[str], str]]],
-        tags: dict[int, tuple[Event, dict[str, int]]],
-        *,
-        encoding: str,
-        bom: bytes,
-        protected: int,
-        language: str,
-    ):
-        self.text, self.units, self.runs, self.tags = text, units, runs, tags
-        self.run_units = [k for k, unit in enumerate(units) if not unit.attribute]
-        self.encoding, self.bom, self.protected, self.language = encoding, bom, protected, language
+    def __init__(self, read: _PageReader, *, encoding: str, bom: bytes):
+        self.text, self.units, self.runs, self.tags = read.text, read.units, read.runs, read.tags
+        self.run_units = [k for k, unit in enumerate(self.units) if not unit.attribute]
+        self.encoding, self.bom, self.protected, self.language = encoding, bom, read.protected, read.target_language
 
     def write(self, translations: Sequence[str | None]) -> bytes:
         tags = self._tags(translations)

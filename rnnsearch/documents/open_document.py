@@ -77,8 +77,8 @@ class _OpenDocumentFormat:
     dialect = "xml"
 
     def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
-        package, parts = opened(checked_size(data, origin), origin, OPEN_DOCUMENT)
-        root = parts["content.xml"]
+        package = opened(checked_size(data, origin), origin, OPEN_DOCUMENT)
+        root = package.parts["content.xml"]
         paragraphs, units, hidden = [], [], _hidden_tables(root)
         for number, element in enumerate(root.iter(*PARAGRAPHS), start=1):
             read = TreeParagraph.of(element, _holding) if _translated_here(element, options, hidden) else None
@@ -86,7 +86,7 @@ class _OpenDocumentFormat:
                 paragraphs.append(read)
                 units.append(Unit(read.markup, f"content.xml, paragraph {number}"))
         writers: list[Writer] = [(("content.xml",), paragraph.write) for paragraph in paragraphs]
-        return PackageDocument(data, package, parts, writers, checked_units(units, origin))
+        return PackageDocument(package, writers, checked_units(units, origin))
 
 
 class OpenDocumentText(_OpenDocumentFormat):

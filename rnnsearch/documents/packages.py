@@ -41,12 +41,22 @@ class Kind:
     is_story: Callable[[str], bool]
 
 
-def opened(data: bytes, origin: str, kind: Kind) -> tuple[zipfile.ZipFile, dict[str, Element]]:
-    """The package in `data` and its stories parsed, by part name, in the package's
-    order; a DocumentError naming `origin` (and the part) where it is not of its kind,
-    is larger than MAX_DOCUMENT_BYTES unpacked, or a part cannot be read."""
-    package, stories = unpacked(data, origin, kind)
-    return package, {name: parsed_part(story, name, origin, kind) for name, story in stories.items()}
+@dataclass(frozen=True)
+class Package:
+    """A package opened and checked (`opened`): its bytes as read, its zip, and its
+    stories parsed, by part name, in the package's order."""
+
+    data: bytes
+    archive: zipfile.ZipFile
+    parts: dict[str, Element]
+
+
+def opened(data: bytes, origin: str, kind: Kind) -> Package:
+    """The package in `data`, its stories parsed; a DocumentError naming `origin` (and
+    the part) where it is not of its kind, is larger than MAX_DOCUMENT_BYTES unpacked, or
+    a part cannot be read."""
+    archive, stories = unpacked(data, origin, kind)
+    return Package(data, archive, {name: parsed_part(story, name, origin, kind) for name, story in stories.items()})
 
 
 def unpacked(data: bytes, origin: str, kind: Kind) -> tuple[zipfile.ZipFile, dict[str, bytes]]:
@@ -160,7 +170,7 @@ into their trees."""
 
 
 class PackageDocument(Document):
-    """A package read by a format: its units, each with its `Writer`; written back with
+    """A package read by a format (`opened`): its units, each with its `Writer`; written back with
     the changed parts from their trees and every other part as it was, or byte for byte
     where no unit changes. `finish`, called once the translations are written into the
     trees, does what spans units (a renamed sheet's references) and gives the parts it
@@ -169,9 +179,7 @@ class PackageDocument(Document):
 
     def __init__(
         self,
-        data: bytes,
-        package: zipfile.ZipFile,
-        parts: dict[str, Element],
+        package: Package,
         writers: list[Writer],
         units: list[Unit],
         *,
@@ -179,7 +187,7 @@ class PackageDocument(Document):
         finish: Callable[[], set[str]] | None = None,
         noticed: Callable[[], tuple[str, ...]] | None = None,
     ):
-        self.data, self.package, self.parts, self.writers, self.units = data, package, parts, writers, units
+        self.package, self.writers, self.units = package, writers, units
         self.protected, self.finish, self.noticed = protected, finish, noticed
 
     def write(self, translations: Sequence[str | None]) -> bytes:
@@ -191,4 +199,5 @@ class PackageDocument(Document):
         if self.finish is not None:
             changed |= self.finish()
         self.notes = self.noticed() if self.noticed is not None and changed else ()
-        return repacked(self.package, self.parts, changed) if changed else self.data
+        package = self.package
+        return repacked(package.archive, package.parts, changed) if changed else package.data

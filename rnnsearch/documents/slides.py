@@ -49,10 +49,10 @@ class PowerPointSlides:
     media_type = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 
     def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
-        package, parts = opened(checked_size(data, origin), origin, POWERPOINT)
+        package = opened(checked_size(data, origin), origin, POWERPOINT)
         paragraphs, units = [], []
         shapes = _Shapes()
-        for name, root in parts.items():
+        for name, root in package.parts.items():
             if name.startswith(NOTES) and not options.notes:
                 continue
             for number, element in enumerate(root.iter(PARAGRAPH), start=1):
@@ -64,7 +64,7 @@ class PowerPointSlides:
         writers: list[Writer] = [((name,), read.write) for name, read in paragraphs]
         protected = sum(sum(code.tag == FIELD for code in read.codes) for _, read in paragraphs)
         return PackageDocument(
-            data, package, parts, writers, checked_units(units, origin), protected=protected, noticed=shapes.grown
+            package, writers, checked_units(units, origin), protected=protected, noticed=shapes.grown
         )
 
 

@@ -56,6 +56,7 @@ class VttCodes:
     raw: list[str] = field(default_factory=list)
     ends: dict[int, int] = field(default_factory=dict)  # a start's code → its end's code
     cues: list[tuple[int, int]] = field(default_factory=list)  # each cue's codes, first to stop - 1
+    lines: list[str] = field(default_factory=list)  # each cue's line, as `line` made it
 
     def line(self, text: str) -> str:
         """A cue's text (its lines joined by "\\n") as a line of markup, its codes numbered
@@ -79,7 +80,8 @@ class VttCodes:
         for _, start in reversed(open_ones):  # left open: ends the cue writes no tag for
             pieces.append(self._end(start, ""))
         self.cues.append((first, len(self.raw)))
-        return "".join(pieces)
+        self.lines.append("".join(pieces))
+        return self.lines[-1]
 
     def _tag(self, text: str, start: int, end: int, pieces: list[str], open_ones: list[tuple[str, int]]) -> int:
         """The tag text[start:end] read into `pieces`; the position after what it took."""
@@ -182,7 +184,7 @@ class VttCaptions:
         lines = [codes.line(c.raw_text.strip()) for c in captions]
         groups = _groups([c.raw_text for c in captions], lines)
         units = [Unit(CUE.join(lines[k] for k in group), f"cue {group[0] + 1}") for group in groups]
-        return _CaptionFile(text, spans, groups, codes, lines, checked_units(units, origin), newline=newline, bom=bom)
+        return _CaptionFile(text, spans, groups, codes, checked_units(units, origin), newline=newline, bom=bom)
 
 
 def _check_timings(text: str, read: int, origin: str) -> None:
@@ -225,14 +227,13 @@ class _CaptionFile(CueFile):
         spans: list[tuple[int, int]],
         groups: list[list[int]],
         codes: VttCodes,
-        lines: list[str],
         units: list[Unit],
         *,
         newline: str,
         bom: bool,
     ):
         super().__init__(text, spans, groups, newline=newline, bom=bom)
-        self.codes, self.lines, self.units = codes, lines, units
+        self.codes, self.units = codes, units
 
     def _shares(self, group: list[int], translation: str) -> list[str]:
         """Each cue's text: its share of the translation as the alignment cut it, or, where
@@ -242,5 +243,5 @@ class _CaptionFile(CueFile):
         if len(shares) == len(group) and all(parse(share, "html").has_own_words for share in shares):
             return self.codes.written(shares)
         words = " ".join(parse(share, "html").text for share in shares).split()
-        shared = by_counts(words, [len(parse(self.lines[k], "html").words) for k in group])
+        shared = by_counts(words, [len(parse(self.codes.lines[k], "html").words) for k in group])
         return [self.codes.around(k, share) for k, share in zip(group, shared, strict=True)]

@@ -172,7 +172,8 @@ class ExcelWorkbook:
     media_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
     def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
-        package, parts = opened(checked_size(data, origin), origin, EXCEL)
+        package = opened(checked_size(data, origin), origin, EXCEL)
+        parts = package.parts
         every = _sheets(parts)
         sheets = [sheet for sheet in every if options.hidden_sheets or not sheet.hidden]
         texts = _Texts(origin)
@@ -188,14 +189,8 @@ class ExcelWorkbook:
         names = _SheetNames(parts, every, sheets) if options.sheet_names else None
         if names is not None:
             names.read(texts.units, writers)
-        return PackageDocument(
-            data,
-            package,
-            parts,
-            writers,
-            checked_units(texts.units, origin),
-            finish=None if names is None else names.finish,
-        )
+        finish = None if names is None else names.finish
+        return PackageDocument(package, writers, checked_units(texts.units, origin), finish=finish)
 
 
 def _read_shared(texts: _Texts, parts: dict[str, Element], sheets: list[_Sheet], *, every: bool) -> None:

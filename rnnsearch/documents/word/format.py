@@ -60,12 +60,11 @@ class WordDocument:
     media_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
     def read(self, data: bytes, *, origin: str, options: ReadOptions) -> Document:
-        package, stories = opened(checked_size(data, origin), origin, WORD)
-        parts, paragraphs, units = {}, [], []
-        for name, root in stories.items():
+        package = opened(checked_size(data, origin), origin, WORD)
+        paragraphs, units = [], []
+        for name, root in package.parts.items():
             if name == COMMENTS and not options.notes:
                 continue
-            parts[name] = root
             for number, paragraph in enumerate(root.iter(PARAGRAPH), start=1):
                 read = WordParagraph.of(paragraph)
                 if read is not None:
@@ -73,4 +72,4 @@ class WordDocument:
                     units.append(Unit(read.markup, f"{name}, paragraph {number}", parsed=read.parsed))
         writers: list[Writer] = [((name,), partial(write_paragraph, read)) for name, read in paragraphs]
         protected = sum(len(read.others) for _, read in paragraphs)
-        return PackageDocument(data, package, parts, writers, checked_units(units, origin), protected=protected)
+        return PackageDocument(package, writers, checked_units(units, origin), protected=protected)
