@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from rnnsearch.cli.loading import models
+from rnnsearch.cli.loading import load, models
 from rnnsearch.cli.options import (
     add_coverage_penalty,
     add_device,
     add_model_dirs,
     add_search_precision,
     positive,
-    search_overrides,
 )
 
 
@@ -80,14 +79,5 @@ def run(args: argparse.Namespace) -> None:
         max_document_bytes=args.max_document_bytes,
         max_glossary_terms=args.max_glossary_terms,
     )
-    serve(
-        models(args.model_dir),
-        args.host,
-        args.port,
-        args.device,
-        limits,
-        args.precision,
-        runtime=args.runtime,
-        search=search_overrides(args),
-        glossary=args.glossary,
-    )
+    model_dirs = models(args.model_dir)
+    serve(load(args), model_dirs, limits, host=args.host, port=args.port, glossary=args.glossary)

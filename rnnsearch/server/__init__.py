@@ -1,7 +1,7 @@
 """`rnnsearch serve`: a JSON translation API and a web page that shows the alignment.
 
-create_app(translator, model_dir, limits) builds the FastAPI app; serve() loads a
-model and runs the app with uvicorn.
+create_app(translator, model_dir, limits) builds the FastAPI app; serve() runs it for a
+loaded model with uvicorn.
 """
 
 from rnnsearch.server.app import create_app

@@ -1,13 +1,17 @@
-"""Running the server: load the model, listen on the address, hand both to uvicorn."""
+"""Running the server: listen on the address, hand it and the loaded model to uvicorn."""
 
 from __future__ import annotations
 
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rnnsearch.errors import UserError
 from rnnsearch.server.limits import Limits
+
+if TYPE_CHECKING:
+    from rnnsearch.translation.translator import Translator
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -28,28 +32,21 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve(
+    translator: Translator,
     model_dir: str | Path | Sequence[str | Path],
+    limits: Limits,
+    *,
     host: str,
     port: int,
-    device: str,
-    limits: Limits,
-    precision: str | None = None,
-    *,
-    runtime: str | None = None,
-    search: Mapping[str, object] | None = None,
     glossary: str | Path | None = None,
 ) -> None:
-    """Serve the model in `model_dir`, or the ensemble of a list of them, on host:port until
-    interrupted (Ctrl+C or SIGTERM); `precision` overrides the search precision of the model's
-    config, `runtime` chooses ONNX Runtime or PyTorch for an exported package and `search`
-    overrides keys of the search section (see `load`). The terms of the `glossary` file
-    are written in every translation (a request's own laid over them)."""
+    """Serve `translator`, loaded from `model_dir` (or the ensemble of a list of them), on
+    host:port until interrupted (Ctrl+C or SIGTERM). The terms of the `glossary` file are
+    written in every translation (a request's own laid over them)."""
     import uvicorn
 
     from rnnsearch.server.app import create_app
-    from rnnsearch.translation.translator import load
 
-    translator = load(model_dir, device=device, precision=precision, runtime=runtime, search=search)
     terms = None if glossary is None else translator.glossary_of(glossary)
     app = create_app(translator, model_dir, limits, glossary=terms)
     sock = listen(host, port)
