@@ -8,7 +8,8 @@ would complete an avoided phrase standing on whole words, whatever pieces spell 
 in any case. A phrase is complete where its last character is written, so a longer word
 it begins ("dogs") is written only where the model spells it with a piece running past
 the phrase's end ("▁dogs", not "▁dog s"). The tables (`AvoidTable`) are made once per
-list and vocabulary; each search then keeps, for every row, the end of what it has
+list and vocabulary, in time and memory linear in the list (a phrase's prefixes are keys
+only where a piece holds the rest of it); each search then keeps, for every row, the end of what it has
 written (as long as the longest phrase), interned, so that the pieces each distinct end
 forbids are found once.
 """
@@ -54,14 +55,16 @@ class AvoidTable:
         pieces, ordered, starts = _vocabulary(tuple(texts))
         always = _holding(keys, pieces)
         continuing: dict[str, set[int]] = {}
+        longest = max((len(text) for text in starts), default=0)
         for phrase in keys:
-            for k in range(len(phrase)):
+            for k in range(max(len(phrase) - longest, 0), len(phrase)):  # no piece holds a longer rest
+                found = _starting(phrase[k:], ordered, starts)
                 if k == 0 and not word_character(phrase[0]):
-                    always |= set(_starting(phrase, ordered, starts))
-                    continue
-                continuing.setdefault(phrase[:k], set()).update(_starting(phrase[k:], ordered, starts))
+                    always.update(found)
+                elif found:
+                    continuing.setdefault(phrase[:k], set()).update(found)
         window = max((len(phrase) for phrase in keys), default=0) + 1
-        return cls(tuple(sorted(always)), {k: tuple(sorted(v)) for k, v in continuing.items() if v}, window, pieces)
+        return cls(tuple(sorted(always)), {k: tuple(sorted(v)) for k, v in continuing.items()}, window, pieces)
 
 
 @functools.lru_cache(maxsize=4)

@@ -81,3 +81,26 @@ def test_the_table_finds_each_piece_that_would_complete_a_phrase():
     state = avoided.advance(avoided.start(torch.tensor([0])), torch.tensor([4]))  # " New"
     masked = avoided.mask(torch.zeros(1, 10), state, None)
     assert torch.isinf(masked[0]).nonzero().squeeze(1).tolist() == [1, 7]
+
+
+def test_the_table_is_the_one_every_prefix_of_every_phrase_gives_and_grows_linearly_with_phrases():
+    """Only the prefixes whose rest a piece can hold are tried; the table is the one trying
+    every prefix gives, and long phrases add keys in proportion to their number."""
+    import random
+
+    from rnnsearch.search.avoided import _starting, _vocabulary
+    from rnnsearch.text.glossary import folded, word_character
+
+    rng = random.Random(5)
+    letters = "abc ."
+    texts = tuple(" " * (k % 2) + "".join(rng.choice(letters) for _ in range(rng.randint(1, 4))) for k in range(60))
+    phrases = ["".join(rng.choice(letters) for _ in range(rng.randint(1, 30))) for _ in range(200)]
+    table = AvoidTable.of(phrases, texts)
+    _, ordered, starts = _vocabulary(texts)
+    expected: dict[str, set[int]] = {}
+    for phrase in sorted({folded(" ".join(p.split())) for p in phrases} - {""}):
+        for k in range(1 if not word_character(phrase[0]) else 0, len(phrase)):
+            expected.setdefault(phrase[:k], set()).update(_starting(phrase[k:], ordered, starts))
+    assert table.continuing == {key: tuple(sorted(found)) for key, found in expected.items() if found}
+    many = AvoidTable.of([f"{k:04d} " + "x" * 190 for k in range(400)], texts)
+    assert len(many.continuing) <= 400 * max(len(text) for text in texts)
