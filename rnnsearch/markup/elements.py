@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from rnnsearch.markup.dialects import DIALECTS, Dialect
+from rnnsearch.text.glossary import KeptWords
 
 
 @dataclass
@@ -76,6 +77,12 @@ class MarkedUp:
         """The words that stand in for elements kept whole (Element.stand_in), by index:
         read by the model, never matched by a term."""
         return frozenset(k for element in self.elements if element.stand_in for k in range(element.first, element.stop))
+
+    @property
+    def source_text(self) -> str:
+        """The text as the model reads it: a KeptWords where words stand in for kept
+        elements, so that no glossary term is found on them."""
+        return KeptWords(self.text, self.kept_words) if self.kept_words else self.text
 
     @cached_property
     def has_own_words(self) -> bool:

@@ -81,7 +81,7 @@ async def text_items(
     marked = await asyncio.to_thread(_marked_up, translator, request.texts, markup)
     texts = request.texts
     if marked is not None:
-        texts = [text if parsed is None else parsed.text for text, parsed in zip(texts, marked, strict=True)]
+        texts = [text if parsed is None else parsed.source_text for text, parsed in zip(texts, marked, strict=True)]
     check_source_lengths(translator, texts)
     return list(zip(texts, prefixes_of(texts, request.prefixes))), marked
 

@@ -16,7 +16,7 @@ from rnnsearch.decoding.results import Translation
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.markup import MarkedUp, Placement, chosen_placement, transfer
 from rnnsearch.search.rules import Cancelled
-from rnnsearch.text.glossary import Glossary, KeptWords, Match
+from rnnsearch.text.glossary import Glossary, Match
 from rnnsearch.text.glossary_files import read_glossary
 from rnnsearch.translation.request import Request, build_request
 from rnnsearch.translation.written_terms import note_terms
@@ -223,9 +223,7 @@ class TextTranslation(Decoding):
         markup = request.markup
         marked = None if markup is None else markup.lines(texts, first_line=first_line)
         if marked is not None:
-            texts = [
-                text if parsed is None else _source_text(parsed) for text, parsed in zip(texts, marked, strict=True)
-            ]
+            texts = [text if parsed is None else parsed.source_text for text, parsed in zip(texts, marked, strict=True)]
         matches = request.matches_of(texts)
         translations = self.decode(
             texts,
@@ -274,12 +272,6 @@ def put_markup_back(
         hypothesis.words = words
         weights = placement.weights(words.weights)
         hypothesis.marked_up = transfer(parsed, hypothesis.text.split(), words.pairs, weights=weights)
-
-
-def _source_text(parsed: MarkedUp) -> str:
-    """A marked-up line's text as the model reads it, its words that stand for kept
-    elements marked so that no term is found on them."""
-    return KeptWords(parsed.text, parsed.kept_words) if parsed.kept_words else parsed.text
 
 
 def _searching(request: Request) -> Request:

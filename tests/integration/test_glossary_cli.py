@@ -124,6 +124,14 @@ def test_a_term_inside_text_kept_untranslated_is_neither_forced_nor_counted(tran
     for name in ("kept.html", "kept.md"):
         assert "puppy" not in (out / name).read_text(encoding="utf-8"), name
     assert "glossary terms found" not in err or "0 of the 0" in err, err
+    from fastapi.testclient import TestClient
+
+    from rnnsearch.server import Limits, create_app
+
+    with TestClient(create_app(translator, model_dir, Limits())) as client:
+        body = {"texts": [kept], "markup": "html", "glossary": {"Hund": "puppy"}}
+        answer = client.post("/v1/translate", json=body).json()["translations"][0]
+        assert "puppy" not in answer["text"] and answer["terms"]["terms"] == [], answer
 
 
 def test_the_command_links_each_term_to_its_source_words_and_counts_them(model_dir, tmp_path, capsys):
