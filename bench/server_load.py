@@ -6,7 +6,12 @@ latencies (median and largest, seconds) against the same requests with no docume
 being translated, and how long the documents took.
 
     python bench/server_load.py [--model runs/bench-alignment/en-fr] [--documents 6]
-                                [--paragraphs 100] [--threads 2] [--cat N]
+                                [--paragraphs 100] [--threads 2] [--cat N] [--glossaries N]
+
+With `--glossaries N`, instead: N clients at once, each sending one-sentence requests one
+after another, each request with a glossary of its own (two of its sentence's words, kept
+as written), and then the same requests with no glossary: the medians and the model calls
+of both (requests that differ in their glossaries alone may share a model call).
 
 With `--cat N`, instead: N one-segment requests, each sent as OmegaT's Apertium connector
 sends it (`GET /translate?langpair=…&q=…`, the segment's first word in a short tag
@@ -48,6 +53,9 @@ def main() -> None:
     parser.add_argument("--paragraphs", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--cat", type=int, metavar="N", help="time N one-segment requests of the CAT tools' shape")
+    parser.add_argument(
+        "--glossaries", type=int, metavar="N", help="N clients at once, each request with its own terms"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     translator = rnnsearch.load(args.model, device="cpu")
@@ -62,8 +70,11 @@ def main() -> None:
     while not server.started:
         time.sleep(0.05)
     url = f"http://127.0.0.1:{port}"
-    if args.cat:
+    if args.glossaries:
+        print(json.dumps(_glossary_latency(url, app, sentences[:200], args.glossaries)))
+    elif args.cat:
         print(json.dumps(_cat_latency(url, sentences[: args.cat], translator.data.src_lang, translator.data.tgt_lang)))
+    if args.cat or args.glossaries:
         server.should_exit = True
         serving.join()
         return
@@ -104,9 +115,40 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _translated(url: str, text: str) -> float:
+def _glossary_latency(url: str, app: object, sentences: list[str], clients: int) -> dict[str, object]:
+    """The median seconds and the model calls of `clients` clients at once, each sending
+    its share of `sentences` one request at a time, with a glossary of its own each, then
+    with none."""
+    report: dict[str, object] = {}
+    for name, own in (("own glossaries", True), ("no glossary", False)):
+        batcher = app.state.batcher  # type: ignore[attr-defined]
+        calls, seconds = batcher.calls, []
+
+        threads = [
+            threading.Thread(target=_client, args=(url, sentences[k::clients], own, seconds)) for k in range(clients)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        report[name] = {
+            "requests": len(seconds),
+            "median": round(statistics.median(seconds), 3),
+            "calls": batcher.calls - calls,
+        }
+    return report
+
+
+def _client(url: str, share: list[str], own: bool, seconds: list[float]) -> None:
+    """One client's requests, one after another, each with a glossary of two of its words where `own`."""
+    for sentence in share:
+        words = [word for word in sentence.split() if word.isalpha()][:2]
+        seconds.append(_translated(url, sentence, {word: word for word in words} if own else None))
+
+
+def _translated(url: str, text: str, glossary: dict[str, str] | None = None) -> float:
     """Seconds a one-line /v1/translate request took to be answered."""
-    body = json.dumps({"texts": [text]}).encode()
+    body = json.dumps({"texts": [text]} | ({} if glossary is None else {"glossary": glossary})).encode()
     request = urllib.request.Request(f"{url}/v1/translate", body, {"Content-Type": "application/json"})
     started = time.perf_counter()
     with urllib.request.urlopen(request, timeout=3600) as answer:

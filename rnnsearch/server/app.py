@@ -116,10 +116,17 @@ def _decoder(translator: Translator) -> TranslateFn:
 
 
 def _translating(translator: Translator) -> TranslateFn:
-    def translate(items: list[tuple[str, str]], request: CallRequest, cancelled: Cancelled) -> list[Translation]:
-        texts, prefixes = [text for text, _ in items], [prefix for _, prefix in items]
+    def translate(
+        items: list[tuple[str, str, CallRequest]], shared: CallRequest, cancelled: Cancelled
+    ) -> list[Translation]:
+        """The items' texts decoded in one search: as their one request asks where they
+        share a glossary, else each text's terms found by its own request's."""
+        texts, prefixes, owners = [text for text, _, _ in items], [p for _, p, _ in items], [o for _, _, o in items]
         given = prefixes if any(prefixes) else None
-        return translator.translate_with(request.cancelled_by(cancelled), texts, prefixes=given)
+        if all(owner.glossary is owners[0].glossary for owner in owners):
+            return translator.translate_with(owners[0].cancelled_by(cancelled), texts, prefixes=given)
+        request = shared.cancelled_by(cancelled)
+        return translator.translate_with(request, texts, prefixes=given, owners=owners)
 
     return translate
 

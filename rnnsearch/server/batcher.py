@@ -21,10 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from rnnsearch.search.rules import SearchCancelled
+from rnnsearch.translation.request import Request
 from rnnsearch.translation.translator import Translation
 
-Item = tuple[str, str] | np.ndarray
-"""What one request item is: a text and its target prefix ("" for none), or a recording's samples."""
+Item = tuple[str, str, Request] | np.ndarray
+"""What one request item is: a text, its target prefix ("" for none) and its request (whose
+glossary is the text's own), or a recording's samples."""
 
 TranslateFn = Callable[..., list[Translation]]
 """(items, *settings, cancelled) → one Translation per item, in order, the settings being

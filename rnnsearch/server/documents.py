@@ -262,8 +262,8 @@ class _Job:
         def decoded(texts: list[str]) -> list[Translation]:
             if self.withdrawn.is_set():
                 raise _Withdrawn(f"{name}: withdrawn")
-            items: list[Item] = [(t, "") for t in texts]
-            work = self.batcher.translate(items, self.call, bulk=True)
+            items: list[Item] = [(t, "", self.call) for t in texts]
+            work = self.batcher.translate(items, self.call.shared(), bulk=True)
             translations = asyncio.run_coroutine_threadsafe(work, self.loop).result()
             self.progress.at = time.monotonic()
             return translations

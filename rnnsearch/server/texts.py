@@ -112,8 +112,11 @@ async def translated(
 ) -> list[Translation]:
     """The items translated by the batcher, with their markup, if any, put back off the
     event loop as the request asks: placing the tags of a long line holds up no other
-    request, and counts towards the request's timeout."""
-    results = await batcher.translate(items, call)
+    request, and counts towards the request's timeout. Each text goes with its request,
+    whose glossary finds its terms, so that requests with glossaries of their own join the
+    batches of the requests they share all else with (Request.shared)."""
+    owned = [(*item, call) if isinstance(item, tuple) else item for item in items]
+    results = await batcher.translate(owned, call.shared())
     if marked is not None and markup is not None:
         await asyncio.to_thread(_put_back, marked, results, call.reading, markup.placement)
     return results

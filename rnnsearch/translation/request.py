@@ -64,9 +64,27 @@ class Request:
     avoided: AvoidTable | None = field(default=None, compare=False)
     kinds: torch.Tensor | None = field(default=None, compare=False)
 
-    def matches_of(self, texts: Sequence[str]) -> list[list[Match]] | None:
-        """The glossary's terms found in each text; None without a glossary."""
+    def matches_of(self, texts: Sequence[str], owners: Sequence[Request] | None = None) -> list[list[Match]] | None:
+        """The glossary's terms found in each text, or, given `owners`, each text's own
+        request's; None where no glossary applies."""
+        if owners is not None and any(owner.glossary is not None for owner in owners):
+            return [[] if o.glossary is None else o.glossary.matches(t) for o, t in zip(owners, texts, strict=True)]
         return None if self.glossary is None else [self.glossary.matches(text) for text in texts]
+
+    def shared(self) -> Request:
+        """What requests must have in common to be decoded in one search: all but their
+        glossaries, which apply to their own texts (`matches_of` with `owners`), so that a
+        server's requests that bring their own terms still decode together."""
+        return dataclasses.replace(self, glossary=None, term_pieces={}, kinds=None)
+
+    def spelling_for(self, owners: Sequence[Request]) -> Request:
+        """The request with the spellings of every owner's terms, for texts whose own
+        requests are `owners` (requests this one is `shared` by)."""
+        pieces: dict[str, tuple[int, ...]] = {}
+        for owner in {id(owner): owner for owner in owners}.values():
+            pieces.update(owner.term_pieces)
+        kinds = next((owner.kinds for owner in owners if owner.kinds is not None), None)
+        return dataclasses.replace(self, term_pieces=pieces, kinds=kinds)
 
     def wanted(
         self,

@@ -3,7 +3,7 @@ optionally with the start of each translation forced (a prefix)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import overload
 
@@ -127,14 +127,23 @@ class TextTranslation(Decoding):
         return read_glossary(glossary, source_language=self.data.src_lang, target_language=self.data.tgt_lang)
 
     def translate_with(
-        self, request: Request, texts: Iterable[str], *, prefixes: Iterable[str] | None = None
+        self,
+        request: Request,
+        texts: Iterable[str],
+        *,
+        prefixes: Iterable[str] | None = None,
+        owners: Sequence[Request] | None = None,
     ) -> list[Translation]:
         """`translate`, its settings given as one checked Request (`build_request` makes it
-        from `translate`'s keywords), as the server and the commands call it."""
+        from `translate`'s keywords), as the server and the commands call it; `owners`:
+        each text's own request, whose glossary its terms are found by, where requests
+        that differ in their glossaries alone are decoded together (Request.shared)."""
         self.input_kind.require_text(NOT_TEXT)
         texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
         checked_prefixes = _prefixes(prefixes, len(texts), "prefixes")
-        return self._translate(texts, _searching(request), first_line=1, prefixes=checked_prefixes)
+        if owners is not None and len(owners) != len(texts):
+            raise ArgumentValueError(f"owners: {len(owners)} requests for {len(texts)} texts")
+        return self._translate(texts, _searching(request), first_line=1, prefixes=checked_prefixes, owners=owners)
 
     def translate_chunks(
         self,
@@ -214,6 +223,7 @@ class TextTranslation(Decoding):
         *,
         first_line: int,
         prefixes: list[str] | None,
+        owners: Sequence[Request] | None = None,
     ) -> list[Translation]:
         """Translate checked texts; `first_line` is the number of texts[0] in error messages.
         Marked-up texts are translated without their markup, which then goes back into
@@ -224,7 +234,9 @@ class TextTranslation(Decoding):
         marked = None if markup is None else markup.lines(texts, first_line=first_line)
         if marked is not None:
             texts = [text if parsed is None else parsed.source_text for text, parsed in zip(texts, marked, strict=True)]
-        matches = request.matches_of(texts)
+        matches = request.matches_of(texts, owners)
+        if owners is not None:
+            request = request.spelling_for(owners)
         translations = self.decode(
             texts,
             texts,

@@ -297,6 +297,27 @@ def test_concurrent_requests_are_merged_and_answered_as_if_alone(translator, mod
             assert_same_translation(answer, translation)
 
 
+def test_requests_with_glossaries_of_their_own_are_merged_and_each_gets_its_own_terms(translator, model_dir):
+    requests = [
+        (["Ein Hund läuft.", "Eine Frau singt."], {"Hund": "puppy"}),
+        (["Der Hund und die Frau."], {"Frau": "lady"}),
+        (["Zwei Männer spielen."], None),
+        (["Ein Hund schläft."], {"Hund": "hound", "schläft": "sleeps"}),
+    ]
+    expected = [translator.translate(texts, beam_size=2, glossary=terms) for texts, terms in requests]
+    limits = Limits(max_batch=5, max_wait=30.0)  # all five sentences fill one batch
+    with TestClient(create_app(translator, model_dir, limits)) as client:
+        with ThreadPoolExecutor(len(requests)) as pool:
+            asked = [{"beam_size": 2} | ({} if terms is None else {"glossary": terms}) for _, terms in requests]
+            answers = list(pool.map(lambda r: translate(client, r[0][0], **r[1]), zip(requests, asked)))
+        batcher = client.app.state.batcher
+        assert (batcher.requests, batcher.calls) == (len(requests), 1)
+    for request_answers, request_expected in zip(answers, expected, strict=True):
+        for answer, translation in zip(request_answers, request_expected, strict=True):
+            assert_same_translation(answer, translation)
+    assert "hound" in answers[3][0]["text"] and "puppy" not in answers[3][0]["text"]
+
+
 def run_batcher(scenario):
     """Run `scenario(batcher)` on an event loop with a started batcher that fails on the text 'bad'."""
     seen: list[list[str]] = []
