@@ -29,7 +29,11 @@ Transfer (`transfer`), given word links (source word i, target word j):
    words aligned to the nearest aligned source word before them, else before those of
    the nearest aligned source word after them; at the start or the end of the
    translation if they are at the start or the end of the source, and, with no links at
-   all, at the same relative position. The tag is never lost.
+   all, at the same relative position. A standalone tag that the source writes right
+   before punctuation that ends a clause ("legislation<x/>.", a footnote's call) goes
+   before that punctuation's translation instead, the end of the clause in the target
+   ("la législation … de l’air<x/>."), where the punctuation is aligned. The tag is
+   never lost.
 4. The output must nest as the input did. An element's span is cut to its parent's. Of
    two elements with the same parent, the one that comes later in the source yields to
    the earlier where their spans overlap or one holds the other: it keeps the part of
@@ -61,15 +65,8 @@ from rnnsearch.markup.dialects import DIALECTS, Dialect, escape
 from rnnsearch.markup.elements import Element, MarkedUp
 from rnnsearch.markup.parsing import MARKUPS, MarkupError, parse
 from rnnsearch.markup.placements import PLACEMENTS, Placement
-from rnnsearch.markup.placing import (
-    JoinedWeights,
-    Link,
-    PairWeights,
-    WordWeights,
-    place,
-    transfer,
-    transferred,
-)
+from rnnsearch.markup.placing import Link, place, transfer, transferred
+from rnnsearch.markup.weights import JoinedWeights, PairWeights, WordWeights
 
 __all__ = [
     "DIALECTS",

@@ -34,6 +34,9 @@ class Element:
       and shown), whether the text touches it before, and after, with no space between
       ("{name}," "(<code>y</code>)", "one<br/>two"): written, a shown one takes punctuation
       beside it without a space, and a break takes the spaces the source gave it (writing.py)
+    before_punctuation: for a tag of its own, whether the text right after it is
+      punctuation ("legislation<x/>."): it goes before that punctuation's translation,
+      the end of the clause, wherever the translation put the word before it (placing.py)
     """
 
     start_tag: str
@@ -46,6 +49,7 @@ class Element:
     stand_in: tuple[str, ...] = ()
     punctuated: tuple[bool, bool] = field(repr=False, default=(False, False))
     glued: tuple[bool, bool] = field(repr=False, default=(False, False))
+    before_punctuation: bool = field(repr=False, default=False)
 
     @property
     def has_words(self) -> bool:

@@ -60,6 +60,10 @@ STAND_IN_CHARACTERS = 40
 """The most words, and the longest word, of a kept element's text that stands in for it
 in the text the model reads (Element.stand_in): a name, a command, a file name."""
 
+CLAUSE_ENDS = frozenset(".,;:!?…)]}»›”’")
+"""What ends a clause or a phrase: a tag of its own written right before one (a footnote's
+call) stands at the end of that clause in the translation (Element.before_punctuation)."""
+
 NOT_STANDING_IN = frozenset("%{}$<>[]")
 """Characters of placeholders (`%(name)s`, `{count}`) and of markup kept as written (a
 Markdown image or autolink), whose words never stand in for their element."""
@@ -219,6 +223,7 @@ class _Builder:
         if self.gluing is not None and text:
             element = self.elements[self.gluing]
             element.glued = (element.glued[0], not text[0].isspace())
+            element.before_punctuation = element.end_tag is None and not element.shown and text[0] in CLAUSE_ENDS
             self.gluing = None
         if text:
             self.spaced = text[-1].isspace()

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rnnsearch.alignments.counted_jumps import PLACING, Temper
-from rnnsearch.markup.placing import WordWeights
+from rnnsearch.markup.weights import WordWeights
 
 
 @dataclass(frozen=True)

@@ -12,88 +12,14 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from functools import cached_property
-from itertools import accumulate
 
 import numpy as np
 
 from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.markup.elements import Element, MarkedUp
+from rnnsearch.markup.weights import SURE, PairWeights
 from rnnsearch.markup.wording import copied_places, nearest, unpunctuated
 from rnnsearch.markup.writing import written
-
-SURE = 1 - 1e-6
-"""The greatest probability a weight is read as, so that no link is read as certain and
-every span keeps a finite log-probability."""
-
-
-@dataclass(frozen=True)
-class WordWeights:
-    """The soft word alignment of a pair, what `weights` placement reads.
-
-    forward:  (target words × source words), each target word's weight on each source
-              word (a row may fall short of 1: weight on NULL or on "</s>")
-    backward: (source words × target words), a reverse model's weight of each source word
-              on each target word, or None
-    """
-
-    forward: np.ndarray
-    backward: np.ndarray | None = None
-
-    def link_probabilities(self, first: int, stop: int) -> np.ndarray:
-        """(target words,) the probability that each target word is linked to one of the
-        source words first to stop − 1: each link's probability is its forward weight,
-        or where there is a reverse model, the lesser of the two directions' weights (a
-        link both must hold); a word is linked unless none of its links is (the links
-        taken as independent). A target word whose weight lies on NULL is linked to no
-        source word, and holds little for any element."""
-        links = self.forward[:, first:stop].astype(np.float64)
-        if self.backward is not None:
-            links = np.minimum(links, self.backward[first:stop].T)
-        unlinked = np.log1p(-np.clip(links, 0.0, SURE)).sum(axis=1)
-        return -np.expm1(unlinked)
-
-    def window(self, first: int, stop: int) -> tuple[int, np.ndarray]:
-        """The target words that source words first to stop − 1 may be linked to, as
-        (the first's index, their `link_probabilities`): here every target word."""
-        return 0, self.link_probabilities(first, stop)
-
-
-@dataclass(frozen=True)
-class JoinedWeights:
-    """The word weights of consecutive pairs (a paragraph's sentences) read as one pair's:
-    each pair's words follow the previous pair's, and no weight joins one pair's source
-    words to another's target words. The pairs are kept apart, so that an element's words
-    are weighed against the target words of their own pairs only: the memory and the time
-    grow with the pairs' own sizes, not with the square of the whole."""
-
-    parts: tuple[WordWeights, ...]
-
-    @cached_property
-    def source_starts(self) -> list[int]:
-        """Each pair's first source word, and after the last, their count."""
-        return list(accumulate((part.forward.shape[1] for part in self.parts), initial=0))
-
-    @cached_property
-    def target_starts(self) -> list[int]:
-        """Each pair's first target word, and after the last, their count."""
-        return list(accumulate((part.forward.shape[0] for part in self.parts), initial=0))
-
-    def window(self, first: int, stop: int) -> tuple[int, np.ndarray]:
-        """The target words of the pairs holding source words first to stop − 1, as (the
-        first's index, their `link_probabilities` for those source words)."""
-        starts = self.source_starts
-        low, high = bisect.bisect_right(starts, first) - 1, bisect.bisect_left(starts, stop)
-        linked = [
-            part.link_probabilities(max(first - start, 0), min(stop - start, part.forward.shape[1]))
-            for part, start in zip(self.parts[low:high], starts[low:high], strict=True)
-        ]
-        return self.target_starts[low], np.concatenate(linked)
-
-
-PairWeights = WordWeights | JoinedWeights
-"""What `weights` placement reads: one pair's word weights, or consecutive pairs'."""
 
 
 def transfer(
@@ -138,7 +64,7 @@ def place(
     for source, target in links:
         by_source.setdefault(source, []).append(target)
     copies = {} if target_words is None else copied_places(marked.elements, marked.words, target_words)
-    placing = _Placing(len(marked.words), targets, by_source, weights, target_words=target_words, copies=copies)
+    placing = _Placing(marked.words, targets, by_source, weights, target_words=target_words, copies=copies)
     return placing.spans(marked.elements)
 
 
@@ -175,7 +101,7 @@ class _Placing:
 
     def __init__(
         self,
-        sources: int,
+        source_words: Sequence[str],
         targets: int,
         links: dict[int, list[int]],
         weights: PairWeights | None = None,
@@ -185,7 +111,7 @@ class _Placing:
     ):
         """`copies`: where the `target_words` copy each element's words (wording.py)."""
         self.weights, self.target_words, self.copies = weights, target_words, copies or {}
-        self.sources, self.targets = sources, targets
+        self.source_words, self.sources, self.targets = source_words, len(source_words), targets
         self.links = {source: (min(aligned), max(aligned)) for source, aligned in links.items()}
         self.aligned_sources = sorted(self.links)
         self.first_targets = _RangeExtremes([self.links[s][0] for s in self.aligned_sources], min)
@@ -258,7 +184,25 @@ class _Placing:
         if first < last:
             return self.first_targets.over(first, last), self.last_targets.over(first, last) + 1
         boundary = self._boundary(element.first)
+        if element.before_punctuation:
+            boundary = self._clause_end(element.first, boundary)
         return boundary, boundary
+
+    def _clause_end(self, source: int, boundary: int) -> int:
+        """Where a tag of its own that the source writes right before punctuation (source
+        word `source`) goes: before that punctuation's translation, a target word of
+        punctuation alone, or after a target word that ends with it (writing.py puts the
+        tag before its punctuation); `boundary` where the punctuation is not translated so."""
+        if self.target_words is None or source >= self.sources or source not in self.links:
+            return boundary
+        mark = self.source_words[source]
+        if any(character.isalnum() for character in mark):
+            return boundary
+        target = self.links[source][0]
+        word = self.target_words[target]
+        if not any(character.isalnum() for character in word):
+            return target
+        return target + 1 if word[-1:] == mark[:1] else boundary
 
     def _boundary(self, source: int) -> int:
         """The target boundary of source boundary `source` (before source word `source`):

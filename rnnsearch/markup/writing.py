@@ -75,6 +75,7 @@ class _Output:
             self._words(tokens, current.position, child_start)
             current.position = max(current.position, child_stop)
             element = self.elements[child]
+            moved = _trailing_punctuation(tokens) if element.before_punctuation else ""
             if element.end_tag is None:
                 glued[len(tokens)] = element.glued
             if element.stand_in:
@@ -82,6 +83,8 @@ class _Output:
                 self._stood_in(tokens, element, child_start, child_stop)
             elif element.end_tag is None:
                 tokens.append(("word" if element.shown else "standalone", element.start_tag))
+                if moved:
+                    tokens.append(("word", moved))
             else:
                 tokens.append(("open", element.start_tag))
                 children = self._in_order(child)
@@ -126,6 +129,20 @@ def _off_punctuation(tokens: list[tuple[str, str]], element: Element, opened_at:
             tokens[opened_at], tokens[opened_at + 1] = tokens[opened_at + 1], tokens[opened_at]
         elif kind == "word" and (cut := _cut(text, from_end=False)) is not None:
             tokens[opened_at : opened_at + 2] = [("before", text[:cut]), tokens[opened_at], ("word", text[cut:])]
+
+
+def _trailing_punctuation(tokens: list[tuple[str, str]]) -> str:
+    """The EDGE_PUNCTUATION that ends the last word written, taken off it, for a tag that
+    the source writes before punctuation to be written before it ("air<x/>." where the
+    translation's "air." holds the full stop); "" where the last token is no such word."""
+    if not tokens or tokens[-1][0] != "word":
+        return ""
+    word = tokens[-1][1]
+    cut = _cut(word, from_end=True)
+    if cut is None:
+        return ""
+    tokens[-1] = ("word", word[:cut])
+    return word[cut:]
 
 
 def _cut(word: str, *, from_end: bool) -> int | None:

@@ -264,6 +264,20 @@ def test_an_element_kept_whole_takes_the_punctuation_the_source_had_touch_it_wit
     assert transfer(parse(f"Danke {name} !", "xml"), ["Merci", "!"], [(0, 0), (1, 1)]) == f"Merci {name} !"
 
 
+def test_a_footnote_call_before_punctuation_goes_to_the_end_of_the_clause_in_the_translation():
+    marked = parse('The current air quality legislation<x id="2"/>, and more.', "xml")
+    apart = "la législation actuelle en matière de qualité de l’air , et plus.".split()
+    links = [(0, 0), (1, 2), (2, 8), (3, 6), (4, 1), (5, 9), (6, 10), (7, 11)]
+    expected = 'la législation actuelle en matière de qualité de l’air<x id="2"/>, et plus.'
+    assert transfer(marked, apart, links) == expected
+    held = "la législation actuelle en matière de qualité de l’air, et plus.".split()  # the comma on its word
+    assert transfer(marked, held, [(0, 0), (1, 2), (2, 8), (3, 6), (4, 1), (5, 8), (6, 9), (7, 10)]) == expected
+    spaced = parse('The legislation<x id="2"/> and more.', "xml")  # no punctuation touches it: after its word
+    assert transfer(spaced, "la législation et plus.".split(), [(0, 0), (1, 1), (2, 2), (3, 3)]) == (
+        'la législation<x id="2"/> et plus.'
+    )
+
+
 @pytest.mark.parametrize("element", ["textarea", "xmp"])
 def test_textarea_and_xmp_hold_text_in_html_kept_whole(element):
     kept = f"<{element}>a <b>b</i> & c</{element}>"
@@ -497,7 +511,8 @@ def _likeliest_by_every_span(linked: np.ndarray) -> tuple[int, int] | None:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=9))
 def test_the_likeliest_hull_found_in_one_pass_is_the_likeliest_of_every_span(probabilities):
-    from rnnsearch.markup.placing import SURE, likeliest_hull
+    from rnnsearch.markup.placing import likeliest_hull
+    from rnnsearch.markup.weights import SURE
 
     linked = np.clip(np.array(probabilities), 1 - SURE, SURE)
     found, expected = likeliest_hull(linked), _likeliest_by_every_span(linked)
