@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import io
 import json
 import selectors
 import shutil
@@ -647,6 +648,13 @@ def test_a_document_sent_as_bytes_comes_back_translated_with_its_structure(clien
     assert _blocks(page) == _blocks(HTML) and "<pre>  kein   Text\n  hier </pre>" in page
     subtitles = client.post("/v1/documents", params={"name": "film.srt"}, content=SUBTITLES.encode())
     assert subtitles.status_code == 200 and subtitles.headers["content-type"] == "application/x-subrip"
+    from openpyxl import load_workbook
+
+    from tests.unit.test_workbooks import named_workbook
+
+    asked = {"name": "b.xlsx", "sheet_names": "true", "notes": "false"}
+    book = load_workbook(io.BytesIO(client.post("/v1/documents", params=asked, content=named_workbook()).content))
+    assert book.sheetnames != ["Preise", "Date Übersicht"] and "Bitte" in book[book.sheetnames[0]]["A4"].comment.text
 
     secret = tmp_path / "secret.po"
     secret.write_text('msgid "Ein Geheimnis"\nmsgstr ""\n', encoding="utf-8")
