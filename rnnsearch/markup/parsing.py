@@ -60,6 +60,9 @@ STAND_IN_CHARACTERS = 40
 """The most words, and the longest word, of a kept element's text that stands in for it
 in the text the model reads (Element.stand_in): a name, a command, a file name."""
 
+SENTENCE_MARKS = frozenset(".,;:!?…")
+"""The punctuation that ends a sentence or a clause, brackets and quotation marks aside."""
+
 CLAUSE_ENDS = frozenset(".,;:!?…)]}»›”’")
 """What ends a clause or a phrase: a tag of its own written right before one (a footnote's
 call) stands at the end of that clause in the translation (Element.before_punctuation)."""
@@ -127,6 +130,7 @@ class _Builder:
         self.kept: _Kept | None = None  # the element being kept whole, if inside one
         self.gluing: int | None = None  # an element breaking words, whose next text says whether it touches it
         self.spaced = True  # whether the line so far ends with white space (or nothing) as written
+        self.ending: list[int] = []  # elements of punctuation closed inside a word that may end it
 
     def add(self, kind: str, raw: str, details: tuple) -> None:
         self.segments.append(raw)
@@ -177,6 +181,7 @@ class _Builder:
 
     def _stood_in(self, whole: str, words: tuple[str, ...]) -> None:
         """An element kept whole whose text's `words` stand in for it, words of their own."""
+        self._word_ended(True)
         touching = self._touching()
         self._append(" ")
         first = self.words
@@ -226,6 +231,7 @@ class _Builder:
             element.before_punctuation = element.end_tag is None and not element.shown and text[0] in CLAUSE_ENDS
             self.gluing = None
         if text:
+            self._word_ended(text[0].isspace())
             self.spaced = text[-1].isspace()
         self._append(text)
 
@@ -272,6 +278,8 @@ class _Builder:
     def _standalone(self, raw: str, *, breaks: bool, shown: bool = False) -> None:
         """A tag with no content, after the word it follows; a word break if `breaks`;
         `shown`: an element kept whole whose content shows (Element.shown)."""
+        if breaks:
+            self._word_ended(True)
         touching = self._touching() if breaks else not self.spaced
         self.elements.append(Element(raw, None, self.words, self.words, self._parent(), shown=shown))
         if breaks:
@@ -289,7 +297,8 @@ class _Builder:
         self.open.pop()
         element.end_tag = raw
         if self._trailing_punctuation(element, words_at_start, text_at_start):
-            element.first = element.stop = self.words  # "Hund<e>.</e>": a boundary after the word it ends
+            element.stop = self.words  # over its word, until what follows says whether it ends the word
+            self.ending.append(index)
         elif self.words > words_at_start or (self.in_word and element.first < self.words):
             element.stop = self.words  # it holds a word, or a part of one
             element.punctuated = (_punctuation(self._first_character(text_at_start)), _punctuation(self.last))
@@ -297,15 +306,27 @@ class _Builder:
             element.first = element.stop = self.words  # no word inside: a boundary
 
     def _trailing_punctuation(self, element: Element, words_at_start: int, text_at_start: int) -> bool:
-        """Whether an element just closed holds only the punctuation that ends the word it
-        began inside ("Hund<e>.</e>", a Word run of its own for the full stop): it stands
-        at the boundary after that word rather than over it, so that the word's own
-        element, not the punctuation's, is placed on the word's translation."""
+        """Whether an element just closed holds only a sentence's or a clause's punctuation
+        (SENTENCE_MARKS), begun inside a word: where the word ends there ("Hund<e>.</e>", a
+        Word run of its own for the full stop; what follows says so, `_word_ended`), it
+        stands at the boundary after that word rather than over it, so that the word's own
+        element, not the punctuation's, is placed on the word's translation; where the
+        word goes on, it covers it. Brackets are left out: a ruby's `<rp>)</rp>` stays with
+        the annotation it closes."""
         own = "".join(self.text[text_at_start:])
         started_inside = element.first < words_at_start and self.words == words_at_start
-        return started_inside and bool(own) and not any(c.isalnum() or c.isspace() for c in own)
+        return started_inside and bool(own) and all(character in SENTENCE_MARKS for character in own)
+
+    def _word_ended(self, ended: bool) -> None:
+        """What follows the elements of punctuation closed inside a word (`ending`): where
+        the word ends (a space, a break, the line's end), each stands after it instead."""
+        for index in self.ending if ended else ():
+            element = self.elements[index]
+            element.first = element.stop
+        self.ending = []
 
     def finish(self) -> MarkedUp:
+        self._word_ended(True)
         if self.kept is not None:
             raise MarkupError(f"{_tag(self.segments[self.kept.first_segment])} is never closed")
         if self.open:

@@ -55,7 +55,7 @@ def test_real_opendocument_files_keep_every_element_and_get_every_paragraph_tran
     paragraphs = [
         (a, b) for a, b in zip(before.iter(f"{{{TEXT}}}p", f"{{{TEXT}}}h"), after.iter(f"{{{TEXT}}}p", f"{{{TEXT}}}h"))
     ]
-    assert paragraphs
+    assert paragraphs or path.stem == "odfpy-empty"  # odfpy's empty spreadsheet holds none
     for old, new in paragraphs:
         assert_translated("".join(old.itertext()), "".join(new.itertext()))
     assert [m.filename for m in zipfile.ZipFile(io.BytesIO(out)).infolist()] == [
