@@ -63,7 +63,7 @@ in the text the model reads (Element.stand_in): a name, a command, a file name."
 SENTENCE_MARKS = frozenset(".,;:!?…")
 """The punctuation that ends a sentence or a clause, brackets and quotation marks aside."""
 
-CLAUSE_ENDS = frozenset(".,;:!?…)]}»›”’")
+CLAUSE_ENDS = SENTENCE_MARKS | frozenset(")]}»›”’")
 """What ends a clause or a phrase: a tag of its own written right before one (a footnote's
 call) stands at the end of that clause in the translation (Element.before_punctuation)."""
 
@@ -190,14 +190,21 @@ class _Builder:
         self._glue(touching)
 
     def _touching(self) -> bool:
-        """Whether the line as written so far ends with no white space: the element about
-        to be added touches what stands before it. An element breaking words that is
-        waiting to know what follows it touches the element about to be added."""
-        if self.gluing is not None:
-            before = self.elements[self.gluing]
-            before.glued = (before.glued[0], True)
-            self.gluing = None
+        """Whether an element breaking words, about to be added, touches what stands
+        before it (the line so far ends with no white space); one waiting to know what
+        follows it (`gluing`) learns that this element touches it."""
+        self._followed_by("")
         return not self.spaced
+
+    def _followed_by(self, text: str) -> None:
+        """The element breaking words that waits to know what follows it, if any, told:
+        `text` (its first character), or another such element where `text` is ""."""
+        if self.gluing is None:
+            return
+        element = self.elements[self.gluing]
+        element.glued = (element.glued[0], not text[:1].isspace())
+        element.before_punctuation = element.end_tag is None and not element.shown and text[:1] in CLAUSE_ENDS
+        self.gluing = None
 
     def _glue(self, touching: bool) -> None:
         """The element breaking words just added touches what stands before it
@@ -225,12 +232,8 @@ class _Builder:
     def _written_text(self, text: str) -> None:
         """Text of the line (data, or a reference decoded): whether it touches the element
         breaking words before it is known now, and whether it ends spaced."""
-        if self.gluing is not None and text:
-            element = self.elements[self.gluing]
-            element.glued = (element.glued[0], not text[0].isspace())
-            element.before_punctuation = element.end_tag is None and not element.shown and text[0] in CLAUSE_ENDS
-            self.gluing = None
         if text:
+            self._followed_by(text)
             self._word_ended(text[0].isspace())
             self.spaced = text[-1].isspace()
         self._append(text)
