@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import cast
 
 from rnnsearch.alignments.readings import DEFAULT_READING, AlignmentSource
 from rnnsearch.alignments.symmetrisation import COMBINATIONS
@@ -55,12 +54,21 @@ class AlignSettings:
 
 def _checked_pairs(chunk: object, index: int) -> tuple[list[str], list[str]]:
     """A chunk of (sources, targets), each a list of str, as many targets as sources."""
-    given_sources, given_targets = cast(tuple[object, object], chunk)
+    if not isinstance(chunk, tuple | list) or len(chunk) != 2:
+        raise ArgumentTypeError(f"chunks[{index}]: expected a pair (sources, targets), got {_shape(chunk)}")
+    given_sources, given_targets = chunk
     sources = checked_strings(given_sources, f"chunks[{index}] sources", example='a list such as ["Ein Hund."]')
     targets = checked_strings(given_targets, f"chunks[{index}] targets", example='a list such as ["A dog."]')
     if len(sources) != len(targets):
         raise ArgumentValueError(f"chunks[{index}]: {len(targets)} targets for {len(sources)} sources")
     return sources, targets
+
+
+def _shape(chunk: object) -> str:
+    """What a chunk that is not a pair is, for its error."""
+    if isinstance(chunk, tuple | list):
+        return f"{len(chunk)} items"
+    return type(chunk).__name__
 
 
 class GivenPairs(Decoding):
