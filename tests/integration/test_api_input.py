@@ -120,6 +120,8 @@ def test_chunks_are_translated_one_at_a_time_with_lines_numbered_across_chunks(t
     refused(TypeError, ("chunks[1]", "single str"), list, translator.translate_chunks([["Ein Hund."], "Katze"]))
     refused(ValueError, ("beam_size",), translator.translate_chunks, [["Ein Hund."]], beam_size=0)
     refused(TypeError, ("chunks", "single str"), translator.translate_chunks, "Ein Hund.")
+    pairs = [(["Ein Hund."], ["A dog."]), (["Ein Hund."], ["A dog."], ["Ein Hund."])]
+    refused(TypeError, ("chunks[1]", "a pair (sources, targets)", "3 items"), list, translator.align_chunks(pairs))
 
 
 @pytest.mark.parametrize("model", ["model_dir", "speech_model"])
