@@ -104,17 +104,15 @@ def run_on(text: str, target: str) -> bool:
 def searched(translator, sources: list[str], terms: list[list[Term]] | None, beam_size: int) -> list:
     """The translations of `sources`, each sentence with its own terms (None: free)."""
     from rnnsearch.decoding.wanted import Wanted
-    from rnnsearch.search.terms import piece_kinds
-    from rnnsearch.translation.request import build_request
 
-    request = build_request(translator, beam_size=beam_size, shown=False)
+    request = translator.request({"beam_size": beam_size}, shown=False)
     wanted = None
     if terms is not None:
-        spelled = [[translator.tgt_subwords.encode([target])[0] for _, _, target in sentence] for sentence in terms]
+        targets = [[target for _, _, target in sentence] for sentence in terms]
         before = [" ".join(text.split()[: s + 1]) for text, sentence in zip(sources, terms) for s, _, _ in sentence]
         counts = iter(translator.input_kind.pieces(before) if before else [])
         ends = [[next(counts) for _ in sentence] for sentence in terms]  # the source piece after each term
-        wanted = Wanted(terms=spelled, kinds=piece_kinds(translator.tgt_subwords.texts), term_ends=ends)
+        wanted = Wanted.asked(translator.tgt_subwords, terms=targets, term_ends=ends)
     return translator.decode(sources, sources, request.searched, wanted=wanted, read_from=request.source)
 
 
@@ -157,9 +155,8 @@ def timed(runs: dict, rounds: int) -> tuple[dict[str, float], dict[str, list]]:
 def module_agreement(translator, translations: list, terms: list[list[Term]]) -> float | None:
     """Of the terms written, the share whose target word the module's own links link
     to the source term's word; None for a model without a module."""
-    from rnnsearch.translation.request import build_request
 
-    if not translator.model.has_alignment or not build_request(translator, shown=True).source.from_module:
+    if not translator.model.has_alignment or not translator.request({}, shown=True).source.from_module:
         return None
     aligned = translator.align([t.source for t in translations], [t.text for t in translations])
     linked = total = 0

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from rnnsearch.cli.loading import load
-from rnnsearch.cli.options import add_alignment_from, add_search
+from rnnsearch.cli.options import add_alignment_from, add_search, asked_of
 from rnnsearch.errors import UserError
 
 
@@ -23,7 +23,6 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     """Translate the sentence, draw its α to --output and print the translation."""
     from rnnsearch.evaluation.plots import FORMATS, alignment_heatmap
-    from rnnsearch.translation.request import build_request
 
     if Path(args.output).suffix.lower().lstrip(".") not in FORMATS:
         suffixes = [f".{name}" for name in FORMATS]
@@ -31,7 +30,7 @@ def run(args: argparse.Namespace) -> None:
     translator = load(args)
     translator.require_alignment()
     lines = [args.sentence]
-    request = build_request(translator, alignment_from=args.alignment_from, beam_size=args.beam_size)
+    request = translator.request(asked_of(args))
     translation = translator.kind.translate_lines(translator, lines, request)[0]
     if not translation.source_tokens or translation.alignment is None:
         raise UserError("the sentence is empty: nothing to align")

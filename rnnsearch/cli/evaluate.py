@@ -7,7 +7,7 @@ import argparse
 import json
 
 from rnnsearch.cli.loading import load
-from rnnsearch.cli.options import add_search, add_terms
+from rnnsearch.cli.options import add_search, add_terms, asked_of
 from rnnsearch.errors import UserError
 
 
@@ -50,14 +50,13 @@ def run(args: argparse.Namespace) -> None:
     asked = EvaluationRequest(
         args.src,
         args.ref,
-        args.beam_size,
         part=args.part,
         lowercase_tokenized=args.lowercase_tokenized,
         by_length=args.by_length,
-        glossary=args.glossary,
-        avoid=args.avoid,
+        glossary=args.glossary is not None,
     )
-    evaluation = translator.kind.evaluate(translator, asked)
+    request = translator.request(asked_of(args))
+    evaluation = translator.kind.evaluate(translator, asked, request)
     if args.json:
         print(json.dumps(evaluation.report()))
         return

@@ -269,3 +269,12 @@ def add_terms(command: argparse.ArgumentParser, *, unit: str) -> None:
         help="words and phrases no translation may write, one a line (UTF-8): none is written as a word, in any "
         "case, unless a term asks for it",
     )
+
+
+def asked_of(args: argparse.Namespace) -> dict[str, object]:
+    """What a command's flags ask of its call, by the Python API's names: each key of
+    rnnsearch.translation.request.Asked the command has a flag for. The one place the
+    commands turn their flags into a call's settings, which the request checks."""
+    from rnnsearch.translation.request import Asked
+
+    return {key: getattr(args, key) for key in sorted(Asked.__optional_keys__) if hasattr(args, key)}

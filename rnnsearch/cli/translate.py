@@ -18,6 +18,7 @@ from rnnsearch.cli.options import (
     add_reading,
     add_search,
     add_terms,
+    asked_of,
     beam_width,
     check_markup_flags,
 )
@@ -108,24 +109,8 @@ def _request(translator: Translator, args: argparse.Namespace) -> Request:
     or the best the model has where alignments are written or placing markup; a plain
     translation keeps search's own α, which costs nothing more), the reading checked
     against it, the markup and the search."""
-    from rnnsearch.translation.request import build_request
-
     shown = bool(args.alignments or args.hard_alignments or args.markup)
-    return build_request(
-        translator,
-        alignment_from=args.alignment_from,
-        reading=args.reading,
-        markup=args.markup,
-        lenient_markup=args.lenient_markup,
-        max_markup_chars=args.max_markup_chars,
-        placement=args.placement,
-        beam_size=args.beam_size,
-        n_best=args.n_best,
-        shown=shown,
-        links_read=True,
-        glossary=translator.glossary_of(args.glossary),
-        avoid=args.avoid,
-    )
+    return translator.request(asked_of(args), shown=shown, links_read=True)
 
 
 def _output(translation: Translation, args: argparse.Namespace) -> str:

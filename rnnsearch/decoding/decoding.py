@@ -31,6 +31,7 @@ from rnnsearch.errors import ArgumentValueError, UserError
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
+from rnnsearch.search import tables
 from rnnsearch.search.choice import choose_search
 from rnnsearch.search.contract import SearchModule
 from rnnsearch.search.rules import (
@@ -154,6 +155,10 @@ class Decoding:
         checked_n_best(n_best, beam_size)
         return beam_size, n_best
 
+    def spells(self, target: str) -> bool:
+        """Whether the model's target pieces spell `target` (no unknown piece stands in)."""
+        return bool(tables.spelled(self.tgt_subwords, [target])[0])
+
     def options(self, beam_size: object, n_best: object, cancelled: Cancelled | None = None) -> SearchOptions:
         """The search options of a call: its beam size and n-best count, checked, and the
         config's others; a coverage penalty needs a model with an alignment model."""
@@ -194,7 +199,7 @@ class Decoding:
         with evaluating(self.model):
             for start in range(0, len(todo), SENTENCES_PER_SEARCH):
                 chunk = todo[start : start + SENTENCES_PER_SEARCH]
-                asked = None if wanted is None else wanted.of(chunk)
+                asked = None if wanted is None else wanted.share(chunk)
                 hypotheses = self._search([sources[i] for i in chunk], options, asked)
                 for i, nbest in zip(chunk, hypotheses):
                     results[i] = self._translation(originals[i], self.input_kind.labels(sources[i]), nbest)

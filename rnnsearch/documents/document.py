@@ -9,7 +9,7 @@ import html
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 from rnnsearch.errors import ArgumentTypeError, UserError
 from rnnsearch.markup.dialects import DIALECTS, escape
@@ -136,6 +136,19 @@ class ReadOptions:
             raise DocumentError(
                 f"state_qualifier: {self.state_qualifier!r} is not one of {', '.join(STATE_QUALIFIERS)}"
             )
+
+
+class ReadKeywords(TypedDict, total=False):
+    """ReadOptions's options as the API's keywords (`translate_documents`): all but the
+    languages, which the model gives."""
+
+    retranslate: bool
+    overwrite: Iterable[str] | str
+    proposals: bool
+    notes: bool
+    hidden_sheets: bool
+    sheet_names: bool
+    state_qualifier: str
 
 
 class Format(Protocol):

@@ -42,19 +42,17 @@ class MetricScore:
 @dataclass(frozen=True)
 class EvaluationRequest:
     """What `rnnsearch evaluate` asks of a kind of data: the test set's `src` and `ref`
-    files (or, for a kind with a test part of its own, neither and that `part`), the beam,
-    and the text-only choices of BLEU against lowercased tokenised references and BLEU by
-    source length, and the user's words (a glossary file's terms written, an avoid list's
-    words never), whose success the text kind reports."""
+    files (or, for a kind with a test part of its own, neither and that `part`), the
+    text-only choices of BLEU against lowercased tokenised references and BLEU by source
+    length, and whether a glossary is given, whose terms' success the text kind reports
+    (the search, the terms and the words to avoid are the call's request's)."""
 
     src: str | None
     ref: str | None
-    beam_size: int | None
     part: str = "test"
     lowercase_tokenized: bool = False
     by_length: bool = False
-    glossary: str | None = None
-    avoid: str | None = None
+    glossary: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ between kinds, so that no code elsewhere asks which kind it has:
     translate_chunks(translator, …) `translate`'s input, a chunk of lines at a time, by
                                     the call's request (rnnsearch.translation.request)
     refused_options                 the `translate` options the kind cannot take, with why
-    evaluate(translator, asked)     `rnnsearch evaluate`: the test set's scores, an Evaluation
+    evaluate(translator, asked,     `rnnsearch evaluate`: the test set's scores, an Evaluation, the
+             request)               call's request translating it (its beam, glossary and avoid list)
 
 Each takes the translator as what a kind asks of it (`jobs.KindTranslator`), the
 request as what it reads of one (its search), so the kind says which of the
@@ -78,7 +79,9 @@ class DataKind(Protocol):
         prefix_chunks: Iterator[list[str]] | None = None,
     ) -> Iterator[list[Translation]]: ...
 
-    def evaluate(self, translator: KindTranslator[RequestT], asked: EvaluationRequest) -> Evaluation: ...
+    def evaluate(
+        self, translator: KindTranslator[RequestT], asked: EvaluationRequest, request: RequestT
+    ) -> Evaluation: ...
 
 
 KINDS: dict[str, type[DataKind]] = {"text": TextData, "spoken_digits": SpokenDigits}

@@ -39,10 +39,6 @@ class KindTranslator(Protocol[RequestT_contra]):
         """The model's data section, of this kind."""
         ...
 
-    def translate(
-        self, texts: Iterable[str], beam_size: int | None = None, *, glossary: object = None, avoid: object = None
-    ) -> list[Translation]: ...
-
     def translate_with(self, request: RequestT_contra, texts: Iterable[str]) -> list[Translation]: ...
 
     def translate_chunks_with(

@@ -117,7 +117,7 @@ class SpokenDigits:
             yield translator.transcribe_files(paths, beam_size=search.beam_size, n_best=search.n_best)
 
     @staticmethod
-    def evaluate(translator: KindTranslator[RequestT], asked: EvaluationRequest) -> Evaluation:
+    def evaluate(translator: KindTranslator[RequestT], asked: EvaluationRequest, request: RequestT) -> Evaluation:
         """`rnnsearch evaluate`: digit error rate and string accuracy on a part of the config's
         spoken digits (`asked.part`), or on WAV files listed in `asked.src` with digit strings
         in `asked.ref`."""
@@ -133,13 +133,13 @@ class SpokenDigits:
                 raise UserError("evaluate: give both --src (WAV paths) and --ref (digit strings), or neither")
             paths, references = test_set(asked.src, asked.ref)
             _require_files(paths, asked.src)
-            translations = translator.transcribe_files(paths, beam_size=asked.beam_size)
+            translations = translator.transcribe_files(paths, beam_size=request.searched.beam_size)
             heading = asked.src
         else:
             data = _own(translator.data)
             inputs, references = part_inputs(data, asked.part)
             names = [f"{asked.part} {k}" for k in range(1, len(inputs) + 1)]
-            translations = translator.translate_vectors(inputs, names, beam_size=asked.beam_size)
+            translations = translator.translate_vectors(inputs, names, beam_size=request.searched.beam_size)
             heading = f"{data.split} split, {asked.part} part ({len(inputs)} utterances)"
         hypotheses = [t.text for t in translations]
         return Evaluation([digit_error_rate(hypotheses, references), string_accuracy(hypotheses, references)], heading)

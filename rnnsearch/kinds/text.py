@@ -113,7 +113,7 @@ class TextData:
         return translator.translate_chunks_with(request, chunks, prefix_chunks=prefix_chunks)
 
     @staticmethod
-    def evaluate(translator: KindTranslator[RequestT], asked: EvaluationRequest) -> Evaluation:
+    def evaluate(translator: KindTranslator[RequestT], asked: EvaluationRequest, request: RequestT) -> Evaluation:
         """`rnnsearch evaluate`: `asked.src` translated and scored against `asked.ref` with
         sacreBLEU and chrF (or lowercased tokenised BLEU), repeated words, BLEU by length, and
         with a glossary the share of its terms found in the sources that are written (the
@@ -124,9 +124,7 @@ class TextData:
         if not (asked.src and asked.ref):
             raise UserError("evaluate: a text model needs --src and --ref")
         sources, references = test_set(asked.src, asked.ref)
-        translations = translator.translate(
-            sources, beam_size=asked.beam_size, glossary=asked.glossary, avoid=asked.avoid
-        )
+        translations = translator.translate_with(request, sources)
         hypotheses = [t.text for t in translations]
         if asked.lowercase_tokenized:
             cased = next((n for n, line in enumerate(references, start=1) if line != line.lower()), None)
@@ -150,7 +148,7 @@ class TextData:
             f"repeated words = {repeated.per_100_words:.2f} per 100 ({repeated.repeated:,} of {repeated.words:,}: "
             "a 1- or 2-gram again, more often than the reference has it)"
         ]
-        if asked.glossary is not None:
+        if asked.glossary:
             terms = TermReport.total(t.terms for t in translations)
             found, written = terms.found, terms.written
             details["terms"] = {"found": found, "written": written}

@@ -93,19 +93,19 @@ class Prefixes:
 
     on_device = False
 
-    def __init__(self, prefixes: torch.Tensor):
-        """`prefixes` (N, P): each sentence's pieces, padded with NOT_FORCED (`of`)."""
-        self.prefixes = prefixes
+    def __init__(self, table: torch.Tensor):
+        """`table` (N, P): each sentence's prefix pieces, padded with NOT_FORCED (`of`)."""
+        self.prefixes = table
 
     @classmethod
-    def of(cls, prefixes: Sequence[Sequence[int]]) -> Prefixes | None:
-        """The constraint of these prefixes, one per sentence (empty: none); None when no
+    def of(cls, pieces: Sequence[Sequence[int]]) -> Prefixes | None:
+        """The constraint of each sentence's prefix `pieces` (empty: none); None when no
         sentence has one."""
-        longest = max((len(prefix) for prefix in prefixes), default=0)
+        longest = max((len(prefix) for prefix in pieces), default=0)
         if longest == 0:
             return None
-        tensor = torch.full((len(prefixes), longest), NOT_FORCED, dtype=torch.long)
-        for row, prefix in enumerate(prefixes):
+        tensor = torch.full((len(pieces), longest), NOT_FORCED, dtype=torch.long)
+        for row, prefix in enumerate(pieces):
             tensor[row, : len(prefix)] = torch.tensor(prefix, dtype=torch.long)
         return cls(tensor)
 

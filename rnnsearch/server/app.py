@@ -40,7 +40,6 @@ from rnnsearch.server.refusals import ERROR_RESPONSES, BodyLimit, add_error_hand
 from rnnsearch.server.texts import text_items, texts_translator, translated, while_connected
 from rnnsearch.text.glossary import Glossary
 from rnnsearch.translation.request import Request as CallRequest
-from rnnsearch.translation.request import build_request
 from rnnsearch.translation.translator import Translation, Translator
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -55,11 +54,12 @@ def create_app(
     model_dir: str | Path | Sequence[str | Path],
     limits: Limits | None = None,
     *,
-    glossary: Glossary | None = None,
+    base: CallRequest | None = None,
 ) -> FastAPI:
     """The server for `translator`, the model loaded from `model_dir` (or the ensemble
-    loaded from a list of them, described by the first), which writes the terms of
-    `glossary` (`serve --glossary`) in every translation, a request's own laid over them.
+    loaded from a list of them, described by the first). `base` is what the server asks
+    of every call (`translator.request`): the terms of its glossary (`serve --glossary`)
+    are written in every translation, a request's own laid over them.
 
     Its batcher (app.state.batcher) starts and stops with the app's lifespan, so run
     the app under a server such as uvicorn, or in tests inside `with TestClient(app)`.
@@ -99,13 +99,12 @@ def create_app(
         wrong_input=api.wrong_input,
         audio_seconds=max_audio_seconds(translator, limits),
     )
-    if glossary is not None:
-        build_request(translator, glossary=glossary)  # spelled once, and a target the model cannot spell refused
-    _add_api(app, translator, batcher, describe_model(translator, model_dir, limits), limits, glossary)
-    documents.add_documents(app, translator, batcher, limits, glossary)
+    served = None if base is None else base.glossary
+    _add_api(app, translator, batcher, describe_model(translator, model_dir, limits), limits, served)
+    documents.add_documents(app, translator, batcher, limits, served)
     if api.texts:
         pair = cat_tools.Pair(translator.data.src_lang, translator.data.tgt_lang)
-        cat_tools.add_cat_tools(app, pair, texts_translator(translator, batcher, limits, glossary))
+        cat_tools.add_cat_tools(app, pair, texts_translator(translator, batcher, limits, served))
     _add_page(app)
     return app
 
@@ -124,9 +123,9 @@ def _translating(translator: Translator) -> TranslateFn:
         texts, prefixes, owners = [text for text, _, _ in items], [p for _, p, _ in items], [o for _, _, o in items]
         given = prefixes if any(prefixes) else None
         if all(owner.glossary is owners[0].glossary for owner in owners):
-            return translator.translate_with(owners[0].cancelled_by(cancelled), texts, prefixes=given)
-        request = shared.cancelled_by(cancelled)
-        return translator.translate_with(request, texts, prefixes=given, owners=owners)
+            return translator.translate_with(owners[0].cancelled_by(cancelled).prefixed(given), texts)
+        request = shared.cancelled_by(cancelled).prefixed(given)
+        return translator.translate_with(request, texts, owners=owners)
 
     return translate
 
@@ -193,25 +192,24 @@ INPUTS = {
 says which it reads): the request's fields are the API's own, one per input a model reads."""
 
 
-def _call_request(translator: Translator, options: schemas.TranslateOptions, glossary: Glossary | None) -> CallRequest:
+def _call_request(translator: Translator, options: schemas.TranslateOptions, served: Glossary | None) -> CallRequest:
     """A request's settings, checked once (rnnsearch.translation.request): its search, and
     what its alignments come from: its `alignment_from`, or the model's alignment module
     where it has one and the alignments are shown (as matrices, or to put markup back);
-    search's own α otherwise, which costs nothing more. Its terms are its own `glossary`
-    laid over the server's `glossary`; its `avoid` list, words no translation writes. The
-    server reads markup itself (`text_items`), so that requests with and without it are
-    decoded together."""
+    search's own α otherwise, which costs nothing more. Its terms are its own glossary
+    laid over the server's (`served`); its avoid list, words no translation writes. The
+    server reads markup itself (`text_items`), and a text's prefix goes with the text,
+    so that requests with and without them are decoded together."""
     shown = bool(options.alignments or getattr(options, "markup", None))
     own = getattr(options, "glossary", None)
-    return build_request(
-        translator,
-        alignment_from=options.alignment_from,
-        beam_size=options.beam_size,
-        n_best=options.n_best,
-        shown=shown,
-        glossary=glossary if own is None else Glossary.of(own).over(glossary),
-        avoid=getattr(options, "avoid", None),
-    )
+    asked = {
+        "alignment_from": options.alignment_from,
+        "beam_size": options.beam_size,
+        "n_best": options.n_best,
+        "glossary": served if own is None else Glossary.of(own).over(served),
+        "avoid": getattr(options, "avoid", None),
+    }
+    return translator.request(asked, shown=shown)
 
 
 def _audio_chars(translator: Translator, limits: Limits) -> int | None:
@@ -226,7 +224,7 @@ def _add_api(
     batcher: Batcher,
     info: schemas.ModelInfo,
     limits: Limits,
-    glossary: Glossary | None,
+    served: Glossary | None,
 ) -> None:
     TranslateRequest = schemas.translate_request_model(
         limits, _audio_chars(translator, limits), sample_rate=translator.data.sample_rate
@@ -245,7 +243,7 @@ def _add_api(
         else:
             refuse_twins(body)
         options = cast(schemas.TranslateOptions, request)
-        call = _call_request(translator, options, glossary)
+        call = _call_request(translator, options, served)
         markup = _markup_options(request)
         items, marked = await INPUTS[translator.data.reads].items(translator, request, max_seconds, markup)
         try:

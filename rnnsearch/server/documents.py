@@ -126,16 +126,15 @@ class DocumentQuery(BaseModel):
 
 
 def add_documents(
-    app: FastAPI, translator: Translator, batcher: Batcher, limits: Limits, glossary: Glossary | None = None
+    app: FastAPI, translator: Translator, batcher: Batcher, limits: Limits, served: Glossary | None = None
 ) -> None:
     """Add the documents endpoint to `app`, whose batcher decodes its sentences, writing
-    the terms of the server's `glossary` in each document's translation. Each
+    the terms of the server's glossary (`served`) in each document's translation. Each
     document is read, waited for and written in a thread of the endpoint's own
     (`DOCUMENT_THREADS`), never of the event loop's default pool, which every text
     request uses to read its markup: documents waiting for their batches filled that
     pool, and a one-line request waited for a document to end."""
     documents_pool = ThreadPoolExecutor(max_workers=DOCUMENT_THREADS, thread_name_prefix="rnnsearch-document")
-    served = glossary
 
     @app.post(
         PATH,
@@ -148,14 +147,13 @@ def add_documents(
         """Translate the document sent as the body, as `query` asks (DocumentQuery)."""
         _refuse_unknown(connection, parameters)
         own = _query_glossary(query.glossary, limits.max_glossary_terms)
-        call, placed = document_request(
-            translator,
-            "send its recordings to /v1/translate",
-            alignment_from=query.alignment_from,
-            beam_size=query.beam_size,
-            placement=query.placement,
-            glossary=served if own is None else own.over(served),
-        )
+        asked = {
+            "alignment_from": query.alignment_from,
+            "beam_size": query.beam_size,
+            "placement": query.placement,
+            "glossary": served if own is None else own.over(served),
+        }
+        call, placed = document_request(translator, "send its recordings to /v1/translate", asked)
         data = await connection.body()
         loop = asyncio.get_running_loop()
         options = query.read_options(translator)

@@ -11,6 +11,7 @@ from rnnsearch.errors import UserError
 from rnnsearch.server.limits import Limits
 
 if TYPE_CHECKING:
+    from rnnsearch.translation.request import Request
     from rnnsearch.translation.translator import Translator
 
 
@@ -38,17 +39,16 @@ def serve(
     *,
     host: str,
     port: int,
-    glossary: str | Path | None = None,
+    base: Request | None = None,
 ) -> None:
     """Serve `translator`, loaded from `model_dir` (or the ensemble of a list of them), on
-    host:port until interrupted (Ctrl+C or SIGTERM). The terms of the `glossary` file are
-    written in every translation (a request's own laid over them)."""
+    host:port until interrupted (Ctrl+C or SIGTERM), asking `base` of every call
+    (create_app: the terms of its glossary written in every translation)."""
     import uvicorn
 
     from rnnsearch.server.app import create_app
 
-    terms = None if glossary is None else translator.glossary_of(glossary)
-    app = create_app(translator, model_dir, limits, glossary=terms)
+    app = create_app(translator, model_dir, limits, base=base)
     sock = listen(host, port)
     bound = sock.getsockname()[1]
     display_host = f"[{host}]" if ":" in host else host

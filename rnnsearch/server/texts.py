@@ -18,7 +18,6 @@ from rnnsearch.server.batcher import Batcher
 from rnnsearch.server.limits import Limits
 from rnnsearch.text.glossary import Glossary
 from rnnsearch.translation.request import Request as CallRequest
-from rnnsearch.translation.request import build_request
 from rnnsearch.translation.text_translation import put_markup_back
 from rnnsearch.translation.translator import Translation, Translator
 
@@ -45,11 +44,11 @@ class _Texts:
     prefixes: list[str] | None = None
 
 
-def texts_translator(translator: Translator, batcher: Batcher, limits: Limits, glossary: Glossary | None) -> Translate:
+def texts_translator(translator: Translator, batcher: Batcher, limits: Limits, served: Glossary | None) -> Translate:
     """Texts translated as /v1/translate translates them (the batcher, the server's bounds,
-    timeout and glossary), for the shapes of cat_tools.py: each answer the translation's
-    line with its markup placed, or its text."""
-    calls = {shown: build_request(translator, shown=shown, glossary=glossary) for shown in (False, True)}
+    timeout and glossary, `served`), for the shapes of cat_tools.py: each answer the
+    translation's line with its markup placed, or its text."""
+    calls = {shown: translator.request({"glossary": served}, shown=shown) for shown in (False, True)}
 
     async def translate(texts: list[str], markup: str | None, connection: Request) -> list[str]:
         if len(texts) > limits.max_texts:
@@ -83,7 +82,7 @@ async def text_items(
     if marked is not None:
         texts = [text if parsed is None else parsed.source_text for text, parsed in zip(texts, marked, strict=True)]
     check_source_lengths(translator, texts)
-    return list(zip(texts, prefixes_of(texts, request.prefixes))), marked
+    return list(zip(texts, prefixes_of(texts, request))), marked
 
 
 def check_source_lengths(translator: Translator, texts: list[str]) -> None:
@@ -155,8 +154,10 @@ async def _disconnected(connection: Request) -> None:
         pass
 
 
-def prefixes_of(texts: list[str], prefixes: list[str] | None) -> list[str]:
-    """One prefix per text ("" for none), or a one-line error when they are not as many."""
+def prefixes_of(texts: list[str], asked: TextsAsked) -> list[str]:
+    """The prefixes a request asks, one per text ("" for none), or a one-line error when
+    they are not as many."""
+    prefixes = asked.prefixes
     if prefixes is None:
         return [""] * len(texts)
     if len(prefixes) != len(texts):

@@ -22,16 +22,16 @@ rnnsearch.documents.translating; this module gives them the model's sentence tra
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
+from typing import Unpack
 
-from rnnsearch.alignments.readings import DEFAULT_READING
 from rnnsearch.alignments.words import align_translations
 from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH, Decoding
 from rnnsearch.decoding.results import Translation
-from rnnsearch.documents.document import Document, Format, ReadOptions
+from rnnsearch.documents.document import Document, Format, ReadKeywords, ReadOptions
 from rnnsearch.documents.translating import (
     SentenceTranslation,
     SentenceTranslator,
@@ -42,8 +42,13 @@ from rnnsearch.documents.translating import (
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup import Placement, checked_placement, chosen_placement
 from rnnsearch.text.sentences import checked_language
-from rnnsearch.translation.request import Request, build_request
+from rnnsearch.translation.request import DocumentKeywords, Request, taken
 from rnnsearch.translation.text_translation import NOT_TEXT, TextTranslation
+
+
+class DocumentOptions(DocumentKeywords, ReadKeywords, total=False):
+    """What `translate_documents` may ask besides the documents and how they are named:
+    its search's settings and how each format reads."""
 
 
 class DocumentTranslation(TextTranslation):
@@ -78,53 +83,27 @@ class DocumentTranslation(TextTranslation):
         *,
         format: str | None = None,
         names: Sequence[str] | None = None,
-        beam_size: int | None = None,
-        placement: str | Placement | None = None,
-        reading: str = DEFAULT_READING,
-        alignment_from: str | None = None,
         unchanged_ok: bool = False,
         source_language: str | None = None,
-        retranslate: bool = False,
-        overwrite: Iterable[str] | str = (),
-        proposals: bool = False,
-        state_qualifier: str = "leveraged-mt",
-        notes: bool = True,
-        hidden_sheets: bool = False,
-        sheet_names: bool = False,
         progress: Callable[[int, int], None] | None = None,
-        glossary: object = None,
-        avoid: object = None,
+        **options: Unpack[DocumentOptions],
     ) -> list[TranslatedDocument]:
         """Translate documents, each a path or bytes (then named in `names`, or all of one
         `format`) of any format rnnsearch.documents.formats() reads, all their sentences
         in one batched search; each result holds the document's bytes and what was done
         (`summary`). A document that comes back unchanged, or holds nothing to translate,
         is a DocumentError unless `unchanged_ok`; DocumentTranslation says the rest."""
-        request, placed = document_request(
-            self,
-            NOT_TEXT,
-            alignment_from=alignment_from,
-            reading=reading,
-            beam_size=beam_size,
-            placement=placement,
-            glossary=self.glossary_of(glossary),
-            avoid=avoid,
-        )
+        own = ("format", "names", "unchanged_ok", "source_language", "progress")
+        taken(options, DocumentOptions, "translate_documents", besides=own)
+        reads = ReadKeywords.__optional_keys__
+        asked = {key: value for key, value in options.items() if key not in reads}
+        request, placed = document_request(self, NOT_TEXT, asked)
         language = (
             self.data.src_lang if source_language is None else checked_language(source_language, "source_language")
         )
-        options = ReadOptions(
-            self.data.tgt_lang,
-            source_language=self.data.src_lang,
-            retranslate=retranslate,
-            overwrite=overwrite,
-            proposals=proposals,
-            state_qualifier=state_qualifier,
-            notes=notes,
-            hidden_sheets=hidden_sheets,
-            sheet_names=sheet_names,
-        )
-        read = _read_all(documents, format=format, names=names, options=options)
+        read_options = {key: value for key, value in options.items() if key in reads}
+        read_with = ReadOptions(self.data.tgt_lang, source_language=self.data.src_lang, **read_options)  # type: ignore[arg-type]
+        read = _read_all(documents, format=format, names=names, options=read_with)
         return self._translated(read, request, placed, language=language, unchanged_ok=unchanged_ok, progress=progress)
 
     def _translated(
@@ -152,34 +131,19 @@ class DocumentTranslation(TextTranslation):
 
 
 def document_request(
-    decoding: Decoding,
-    not_text: str,
-    *,
-    alignment_from: object,
-    reading: object = DEFAULT_READING,
-    beam_size: object,
-    placement: object,
-    glossary: object = None,
-    avoid: object = None,
+    translator: TextTranslation, not_text: str, asked: Mapping[str, object]
 ) -> tuple[Request, Placement]:
     """A document call's settings, checked once, for the API and the server alike: the
     request its sentences are searched with (their word links read, so the model must
     align) and the placement of their markup (None: the measured best for the
-    alignment read, `chosen_placement`), with the user's `glossary` and the words to
-    `avoid`, if any. A model that
-    does not read text is refused first, `not_text` saying what it takes."""
-    decoding.input_kind.require_text(not_text)
-    request = build_request(
-        decoding,
-        alignment_from=alignment_from,
-        reading=reading,
-        beam_size=beam_size,
-        links_read=True,
-        glossary=glossary,
-        avoid=avoid,
-    )
-    decoding.require_alignment()
-    return request, chosen_placement(checked_placement(placement), from_module=request.source.from_module)
+    alignment read, `chosen_placement`). A model that does not read text is refused
+    first, `not_text` saying what it takes."""
+    translator.input_kind.require_text(not_text)
+    searched = {key: value for key, value in asked.items() if key != "placement"}
+    request = translator.request(searched, links_read=True)
+    translator.require_alignment()
+    placement = checked_placement(asked.get("placement"))
+    return request, chosen_placement(placement, from_module=request.source.from_module)
 
 
 def fitting(decoding: Decoding, sentences: list[str]) -> list[bool]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import Unpack
 
 from rnnsearch.alignments.readings import DEFAULT_READING, AlignmentSource
 from rnnsearch.alignments.symmetrisation import COMBINATIONS
@@ -18,11 +19,11 @@ from rnnsearch.decoding.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.decoding.inputs import END
 from rnnsearch.decoding.results import PairScore, Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
-from rnnsearch.markup import MarkedUp, Placement, chosen_placement, transfer
+from rnnsearch.markup import MarkedUp, chosen_placement, transfer
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
-from rnnsearch.translation.request import Request, build_request
+from rnnsearch.translation.request import AlignKeywords, Request, build_request, taken
 
 NOT_TEXT = "scoring and alignment take text sources"
 """What a speech model is given instead of text."""
@@ -92,7 +93,7 @@ class GivenPairs(Decoding):
         are the same either way.
         """
         self.input_kind.require_text(NOT_TEXT)
-        source = build_request(self, alignment_from=alignment_from, searches=False).source
+        source = build_request(self, {"alignment_from": alignment_from}, searches=False).source
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
         if len(targets) != len(sources):
@@ -111,7 +112,7 @@ class GivenPairs(Decoding):
         soon as it is done. Errors number the lines across chunks and name `origin`, the
         source file, when given; `alignment_from` as in `score`."""
         self.input_kind.require_text(NOT_TEXT)
-        source = build_request(self, alignment_from=alignment_from, searches=False).source
+        source = build_request(self, {"alignment_from": alignment_from}, searches=False).source
         return self._scored_chunks(checked_iterable(chunks, "chunks"), origin, source)
 
     def align(
@@ -121,12 +122,7 @@ class GivenPairs(Decoding):
         *,
         reverse: GivenPairs | None = None,
         symmetrize: str | None = None,
-        reading: str = DEFAULT_READING,
-        markup: str | None = None,
-        lenient_markup: bool = False,
-        max_markup_chars: int | None = None,
-        alignment_from: str | None = None,
-        placement: str | Placement | None = None,
+        **options: Unpack[AlignKeywords],
     ) -> list[WordAlignment]:
         """The word alignment of each given translation, in order: `targets[k]` to
         `sources[k]`, read off the teacher-forced α as `reading` says
@@ -151,16 +147,8 @@ class GivenPairs(Decoding):
         attention α, or the alignment module's β (docs/model.md), which sees each target
         word it aligns; None takes the module where the model has one. Each result's
         `alignment_from` says which it is."""
-        settings = self._align_settings(
-            reverse,
-            symmetrize,
-            reading=reading,
-            markup=markup,
-            lenient_markup=lenient_markup,
-            max_markup_chars=max_markup_chars,
-            alignment_from=alignment_from,
-            placement=placement,
-        )
+        taken(options, AlignKeywords, "align", besides=("reverse", "symmetrize"))
+        settings = self._align_settings(reverse, symmetrize, options)
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
         if len(targets) != len(sources):
@@ -174,70 +162,37 @@ class GivenPairs(Decoding):
         *,
         reverse: GivenPairs | None = None,
         symmetrize: str | None = None,
-        reading: str = DEFAULT_READING,
-        markup: str | None = None,
-        lenient_markup: bool = False,
-        max_markup_chars: int | None = None,
-        alignment_from: str | None = None,
-        placement: str | Placement | None = None,
+        **options: Unpack[AlignKeywords],
     ) -> Iterator[list[AlignedPair]]:
         """`align` for pairs that arrive a chunk at a time, (sources, targets) of the same
         length each, such as the lines of two large files: yield each chunk's pairs as soon
         as they are done, each an AlignedPair of the scored pair (`pair`, as a Translation,
         with its α) and its word alignment (`words`). Errors number the lines across chunks
         and name `origin`, the source file, when given; `alignment_from` as in `align`."""
-        settings = self._align_settings(
-            reverse,
-            symmetrize,
-            reading=reading,
-            markup=markup,
-            lenient_markup=lenient_markup,
-            max_markup_chars=max_markup_chars,
-            alignment_from=alignment_from,
-            placement=placement,
-        )
+        taken(options, AlignKeywords, "align_chunks", besides=("origin", "reverse", "symmetrize"))
+        settings = self._align_settings(reverse, symmetrize, options)
         chunks = checked_iterable(chunks, "chunks")
         return (
             self._aligned(sources, targets, settings, origin, first_line=first_line)
             for _, first_line, (sources, targets) in numbered_chunks(chunks, _checked_pairs, lambda pairs: pairs[0])
         )
 
-    def _align_settings(
-        self,
-        reverse: object,
-        symmetrize: object,
-        *,
-        reading: object,
-        markup: object,
-        lenient_markup: object,
-        max_markup_chars: object,
-        alignment_from: object,
-        placement: object,
-    ) -> AlignSettings:
+    def _align_settings(self, reverse: object, symmetrize: object, options: AlignKeywords) -> AlignSettings:
         """`align`'s arguments checked once, as one record: a request for this model and,
         with a reverse model (checked to be a Translator of the other direction), one for
         it, each model a text model with an alignment (and an alignment module, where asked
         to align with it), each source read as the reading asks."""
         if reverse is not None and not isinstance(reverse, GivenPairs):
             raise ArgumentTypeError(f"reverse: expected a Translator (rnnsearch.load), got {type(reverse).__name__}")
-        request = build_request(
-            self,
-            alignment_from=alignment_from,
-            reading=reading,
-            markup=markup,
-            lenient_markup=lenient_markup,
-            max_markup_chars=max_markup_chars,
-            placement=placement,
-            searches=False,
-            links_read=True,
-        )
+        request = build_request(self, options, searches=False, links_read=True)
         combination = None if symmetrize is None else checked_choice(symmetrize, "symmetrize", COMBINATIONS)
         reverse_request = None
         if reverse is not None:
             check_reverse(self.data, reverse.data)
-            reverse_request = build_request(
-                reverse, alignment_from=alignment_from, reading=reading, searches=False, links_read=True
+            read = AlignKeywords(
+                alignment_from=options.get("alignment_from"), reading=options.get("reading", DEFAULT_READING)
             )
+            reverse_request = build_request(reverse, read, searches=False, links_read=True)
         for given in (self, reverse) if reverse is not None else (self,):
             given.input_kind.require_text(NOT_TEXT)
             given.require_alignment()

@@ -3,9 +3,9 @@ optionally with the start of each translation forced (a prefix)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import overload
+from typing import Unpack
 
 from rnnsearch.alignments.readings import DEFAULT_READING
 from rnnsearch.alignments.words import align_translations
@@ -13,12 +13,13 @@ from rnnsearch.arguments import checked_iterable, checked_strings, numbered_chun
 from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import Decoding
 from rnnsearch.decoding.results import Translation
+from rnnsearch.decoding.wanted import Wanted
 from rnnsearch.errors import ArgumentValueError
 from rnnsearch.markup import MarkedUp, Placement, chosen_placement, transfer
 from rnnsearch.search.rules import Cancelled
-from rnnsearch.text.glossary import Glossary, Match
+from rnnsearch.text.glossary import Match
 from rnnsearch.text.glossary_files import read_glossary
-from rnnsearch.translation.request import Request, build_request
+from rnnsearch.translation.request import Asked, ChunkKeywords, Request, TextKeywords, build_request, taken
 from rnnsearch.translation.written_terms import note_terms
 
 NOT_TEXT = "give it WAV files"
@@ -68,16 +69,7 @@ class TextTranslation(Decoding):
         beam_size: int | None = None,
         n_best: int = 1,
         cancelled: Cancelled | None = None,
-        *,
-        prefixes: Iterable[str] | None = None,
-        markup: str | None = None,
-        lenient_markup: bool = False,
-        max_markup_chars: int | None = None,
-        reading: str = DEFAULT_READING,
-        alignment_from: str | None = None,
-        placement: str | Placement | None = None,
-        glossary: object = None,
-        avoid: object = None,
+        **options: Unpack[TextKeywords],
     ) -> list[Translation]:
         """Translate every text, in order; an empty or blank text gives an empty translation.
 
@@ -96,54 +88,35 @@ class TextTranslation(Decoding):
         rnnsearch.translation.text_translation.TextTranslation, which `translate_chunks`
         shares.
         """
-        request = build_request(
-            self,
-            alignment_from=alignment_from,
-            reading=reading,
-            markup=markup,
-            lenient_markup=lenient_markup,
-            max_markup_chars=max_markup_chars,
-            placement=placement,
-            beam_size=beam_size,
-            n_best=n_best,
-            cancelled=cancelled,
-            glossary=self.glossary_of(glossary),
-            avoid=avoid,
-        )
-        return self.translate_with(request, texts, prefixes=prefixes)
+        taken(options, TextKeywords, "translate", besides=("beam_size", "n_best", "cancelled"))
+        asked: Asked = {**options, "beam_size": beam_size, "n_best": n_best, "cancelled": cancelled}
+        return self.translate_with(self.request(asked), texts)
 
-    @overload
-    def glossary_of(self, glossary: str | Path) -> Glossary: ...
-
-    @overload
-    def glossary_of(self, glossary: object) -> object: ...
-
-    def glossary_of(self, glossary: object) -> object:
-        """A glossary file's path read into its Glossary, for the model's languages (its
-        header may name its columns by them); anything else as it is, for
-        `build_request` to check."""
-        if not isinstance(glossary, (str, Path)):
-            return glossary
-        return read_glossary(glossary, source_language=self.data.src_lang, target_language=self.data.tgt_lang)
+    def request(
+        self, asked: Mapping[str, object], *, searches: bool = True, shown: bool = True, links_read: bool = False
+    ) -> Request:
+        """What `asked` asks of this model, checked once (`build_request`), a glossary
+        file's path read for the model's languages (its header may name its columns by
+        them): what the API's methods, the commands and the server make of their input."""
+        glossary = asked.get("glossary")
+        if isinstance(glossary, (str, Path)):
+            read = read_glossary(glossary, source_language=self.data.src_lang, target_language=self.data.tgt_lang)
+            asked = {**asked, "glossary": read}
+        return build_request(self, asked, searches=searches, shown=shown, links_read=links_read)
 
     def translate_with(
-        self,
-        request: Request,
-        texts: Iterable[str],
-        *,
-        prefixes: Iterable[str] | None = None,
-        owners: Sequence[Request] | None = None,
+        self, request: Request, texts: Iterable[str], *, owners: Sequence[Request] | None = None
     ) -> list[Translation]:
-        """`translate`, its settings given as one checked Request (`build_request` makes it
-        from `translate`'s keywords), as the server and the commands call it; `owners`:
-        each text's own request, whose glossary its terms are found by, where requests
-        that differ in their glossaries alone are decoded together (Request.shared)."""
+        """`translate`, its settings given as one checked Request (`request` makes it from
+        `translate`'s keywords), as the server and the commands call it; `owners`: each
+        text's own request, whose glossary its terms are found by, where requests that
+        differ in their glossaries alone are decoded together (Request.shared)."""
         self.input_kind.require_text(NOT_TEXT)
         texts = checked_strings(texts, "texts", example='a list such as ["Ein Hund."]')
-        checked_prefixes = _prefixes(prefixes, len(texts), "prefixes")
+        _check_prefixes(request, len(texts), "prefixes")
         if owners is not None and len(owners) != len(texts):
             raise ArgumentValueError(f"owners: {len(owners)} requests for {len(texts)} texts")
-        return self._translate(texts, _searching(request), first_line=1, prefixes=checked_prefixes, owners=owners)
+        return self._translate(texts, _searching(request), first_line=1, owners=owners)
 
     def translate_chunks(
         self,
@@ -152,14 +125,7 @@ class TextTranslation(Decoding):
         n_best: int = 1,
         *,
         prefix_chunks: Iterable[Iterable[str]] | None = None,
-        markup: str | None = None,
-        lenient_markup: bool = False,
-        max_markup_chars: int | None = None,
-        reading: str = DEFAULT_READING,
-        alignment_from: str | None = None,
-        placement: str | Placement | None = None,
-        glossary: object = None,
-        avoid: object = None,
+        **options: Unpack[ChunkKeywords],
     ) -> Iterator[list[Translation]]:
         """Translate texts that arrive a chunk at a time, such as lines from a pipe: yield each
         chunk's translations, in order, as soon as the chunk is done, before the next chunk
@@ -168,19 +134,8 @@ class TextTranslation(Decoding):
         gives the chunks' prefixes (as `translate`'s `prefixes`), chunk for chunk, and
         `markup`, `lenient_markup`, `max_markup_chars`, `reading`, `alignment_from`,
         `placement`, `glossary` and `avoid` are as in `translate`."""
-        request = build_request(
-            self,
-            alignment_from=alignment_from,
-            reading=reading,
-            markup=markup,
-            lenient_markup=lenient_markup,
-            max_markup_chars=max_markup_chars,
-            placement=placement,
-            beam_size=beam_size,
-            n_best=n_best,
-            glossary=self.glossary_of(glossary),
-            avoid=avoid,
-        )
+        taken(options, ChunkKeywords, "translate_chunks", besides=("beam_size", "n_best", "prefix_chunks"))
+        request = self.request({**options, "beam_size": beam_size, "n_best": n_best})
         return self.translate_chunks_with(request, chunks, prefix_chunks=prefix_chunks)
 
     def translate_chunks_with(
@@ -190,7 +145,7 @@ class TextTranslation(Decoding):
         *,
         prefix_chunks: Iterable[Iterable[str]] | None = None,
     ) -> Iterator[list[Translation]]:
-        """`translate_chunks`, its settings given as one checked Request (`build_request`)."""
+        """`translate_chunks`, its settings given as one checked Request (`request`)."""
         self.input_kind.require_text(NOT_TEXT)
         chunks = checked_iterable(chunks, "chunks")
         if prefix_chunks is not None:
@@ -203,46 +158,39 @@ class TextTranslation(Decoding):
         request: Request,
         prefix_chunks: Iterable[Iterable[str]] | None,
     ) -> Iterator[list[Translation]]:
-        """Each chunk checked and translated, numbered from the first chunk's first line."""
+        """Each chunk checked and translated, numbered from the first chunk's first line,
+        with its own prefixes where they are given."""
         prefix_chunks = iter(prefix_chunks) if prefix_chunks is not None else None
         for index, first_line, texts in numbered_chunks(chunks, _checked_texts, lambda texts: texts):
-            prefixes = None
             if prefix_chunks is not None:
                 name = f"prefix_chunks[{index}]"
-                prefixes = _prefixes(next(prefix_chunks, None), len(texts), name)
-                if prefixes is None:
+                given = next(prefix_chunks, None)
+                if given is None:
                     raise ArgumentValueError(f"{name}: missing; prefix_chunks ended before chunks")
-            yield self._translate(texts, request, first_line=first_line, prefixes=prefixes)
+                request = request.prefixed(checked_strings(given, name, example='a list such as ["A dog", ""]'))
+                _check_prefixes(request, len(texts), name)
+            yield self._translate(texts, request, first_line=first_line)
         if prefix_chunks is not None and next(prefix_chunks, None) is not None:
             raise ArgumentValueError("prefix_chunks: more chunks than chunks of texts")
 
     def _translate(
-        self,
-        texts: list[str],
-        request: Request,
-        *,
-        first_line: int,
-        prefixes: list[str] | None,
-        owners: Sequence[Request] | None = None,
+        self, texts: list[str], request: Request, *, first_line: int, owners: Sequence[Request] | None = None
     ) -> list[Translation]:
         """Translate checked texts; `first_line` is the number of texts[0] in error messages.
         Marked-up texts are translated without their markup, which then goes back into
         every hypothesis by its word alignment (from the request's source, read as its
         reading says)."""
-        prefix_ids = None if prefixes is None else self.tgt_subwords.encode(prefixes)
         markup = request.markup
         marked = None if markup is None else markup.lines(texts, first_line=first_line)
         if marked is not None:
             texts = [text if parsed is None else parsed.source_text for text, parsed in zip(texts, marked, strict=True)]
         matches = request.matches_of(texts, owners)
-        if owners is not None:
-            request = request.spelling_for(owners)
         translations = self.decode(
             texts,
             texts,
             request.searched,
             first_line=first_line,
-            wanted=request.wanted(prefix_ids, matches, self._term_ends(texts, matches)),
+            wanted=self._wanted(request, texts, matches),
             read_from=request.source,
         )
         for translation, found in zip(translations, matches or [], strict=False):
@@ -252,11 +200,21 @@ class TextTranslation(Decoding):
                 put_markup_back(parsed, translation, reading=request.reading, placement=markup.placement)
         return translations
 
-    def _term_ends(self, texts: list[str], matches: list[list[Match]] | None) -> list[list[int]] | None:
+    def _wanted(self, request: Request, texts: list[str], matches: list[list[Match]] | None) -> Wanted | None:
+        """What the request asks of the texts' translations beyond the model's choice: their
+        prefixes, the targets of the terms `matches` found in each (each target once, begun
+        where the attention passes the end of its first match), and the words to avoid."""
+        terms = ends = None
+        if matches is not None:
+            found_ends = zip(matches, self._term_ends(texts, matches), strict=True)
+            firsts = [_first_ends(found, ended) for found, ended in found_ends]
+            terms = [list(first) for first in firsts]
+            ends = [list(first.values()) for first in firsts]
+        return Wanted.asked(self.tgt_subwords, request, terms=terms, term_ends=ends)
+
+    def _term_ends(self, texts: list[str], matches: list[list[Match]]) -> list[list[int]]:
         """The source piece after each match's words: the pieces of the text up to its end
         (where the attention passes it, search begins the term: search/terms.py)."""
-        if matches is None:
-            return None
         before = [text[: match.end] for text, found in zip(texts, matches, strict=True) for match in found]
         counts = iter(self.input_kind.pieces(before) if before else [])
         return [[next(counts) for _ in found] for found in matches]
@@ -296,11 +254,16 @@ def _checked_texts(chunk: object, index: int) -> list[str]:
     return checked_strings(chunk, f"chunks[{index}]", example='a list such as ["Ein Hund."]')
 
 
-def _prefixes(prefixes: object, count: int, name: str) -> list[str] | None:
-    """Checked prefixes for `count` texts, or None when none is given."""
-    if prefixes is None:
-        return None
-    prefixes = checked_strings(prefixes, name, example='a list such as ["A dog", ""]')
-    if len(prefixes) != count:
-        raise ArgumentValueError(f"{name}: {len(prefixes)} prefixes for {count} texts")
-    return prefixes
+def _check_prefixes(request: Request, count: int, name: str) -> None:
+    """Refuse a request's prefixes (`name`) that are not one a text, for `count` texts."""
+    given = request.prefixes
+    if given is not None and len(given) != count:
+        raise ArgumentValueError(f"{name}: {len(given)} prefixes for {count} texts")
+
+
+def _first_ends(found: Sequence[Match], ends: Sequence[int]) -> dict[str, int]:
+    """Each target of a text's matches, in the order first found, and the end of its first match."""
+    first: dict[str, int] = {}
+    for match, end in zip(found, ends, strict=True):
+        first.setdefault(match.term.target, end)
+    return first

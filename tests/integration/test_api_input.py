@@ -143,27 +143,32 @@ def test_loading_a_model_imports_nothing_of_training(model, request):
 
 
 def test_one_request_built_and_checked_once_translates_as_the_keywords_do(translator):
-    """The server and the commands build a call's settings once (build_request) and hand
-    the value down: the same translations as `translate`'s keywords, bit for bit, and a
-    request made for given pairs, which searches nothing, cannot translate."""
-    from rnnsearch.translation.request import build_request
-
+    """The server and the commands build a call's settings once (`request`) and hand the
+    value down: the same translations as `translate`'s keywords, bit for bit; a request
+    made for given pairs, which searches nothing, cannot translate; a keyword a method
+    does not take is refused, naming it, not ignored."""
     texts, prefixes = ["Ein Hund läuft.", "Zwei <b>Männer</b> stehen."], ["A", ""]
     asked = {"beam_size": 3, "n_best": 2, "markup": "html", "reading": "output"}
-    request = build_request(translator, **asked)
+    request = translator.request({**asked, "prefixes": prefixes})
     assert request.source.name == "attention" and request.search.beam_size == 3 and request.markup.markup == "html"
+    assert request == translator.request({**asked, "prefixes": tuple(prefixes)}) and hash(request)
     by_keywords = translator.translate(texts, prefixes=prefixes, **asked)
-    by_request = translator.translate_with(request, texts, prefixes=prefixes)
+    by_request = translator.translate_with(request, texts)
     for one, other in zip(by_keywords, by_request, strict=True):
         assert (one.text, one.score, one.marked_up) == (other.text, other.score, other.marked_up)
         assert np.array_equal(one.alignment, other.alignment)
-    chunked = [t.text for chunk in translator.translate_chunks_with(request, [texts[:1], texts[1:]]) for t in chunk]
-    assert chunked == [t.text for t in by_request]
+    chunks = translator.translate_chunks_with(
+        request.prefixed(None), [texts[:1], texts[1:]], prefix_chunks=[["A"], [""]]
+    )
+    assert [t.text for chunk in chunks for t in chunk] == [t.text for t in by_request]
     refused(
         ValueError,
         ("request", "searches nothing"),
         translator.translate_with,
-        build_request(translator, searches=False),
+        translator.request({}, searches=False),
         texts,
     )
-    refused(ValueError, ("n_best", "beam size"), build_request, translator, beam_size=1, n_best=2)
+    refused(ValueError, ("n_best", "beam size"), translator.request, {"beam_size": 1, "n_best": 2})
+    refused(TypeError, ("translate", "'beam'", "beam_size"), translator.translate, texts, beam=2)
+    refused(TypeError, ("align", "'glossary'"), translator.align, texts, texts, glossary={"Hund": "dog"})
+    refused(TypeError, ("translate_documents", "'prefixes'"), translator.translate_documents, [b"x"], prefixes=["A"])

@@ -26,7 +26,6 @@ from io import StringIO
 from pathlib import Path
 
 import numpy as np
-import pytest
 import torch
 from fastapi.testclient import TestClient
 
@@ -106,17 +105,31 @@ def api_answers(translator) -> Iterator[tuple[str, Callable[[], object]]]:
     yield "all", lambda: translator.translate(SOURCES, beam_size=2, prefixes=PREFIXES, glossary=GLOSSARY, avoid=AVOID)
     for placement in ("links", "weights", "averaged", "tempered"):
         yield f"markup {placement}", lambda p=placement: translator.translate(MARKED, markup="html", placement=p)
-    yield "markup input", lambda: translator.translate(MARKED, markup="xml", reading="input", alignment_from="attention")
-    yield "chunks", lambda: list(
-        translator.translate_chunks([SOURCES[:2], SOURCES[2:]], beam_size=2, prefix_chunks=[PREFIXES[:2], PREFIXES[2:]])
+    yield (
+        "markup input",
+        lambda: translator.translate(MARKED, markup="xml", reading="input", alignment_from="attention"),
+    )
+    yield (
+        "chunks",
+        lambda: list(
+            translator.translate_chunks(
+                [SOURCES[:2], SOURCES[2:]], beam_size=2, prefix_chunks=[PREFIXES[:2], PREFIXES[2:]]
+            )
+        ),
     )
     yield "align", lambda: translator.align(SOURCES, TARGETS)
     yield "align markup", lambda: translator.align(MARKED, TARGETS[:4], markup="html", placement="weights")
     yield "align attention", lambda: translator.align(SOURCES, TARGETS, alignment_from="attention", reading="both")
-    yield "align chunks", lambda: list(translator.align_chunks([(SOURCES[:3], TARGETS[:3]), (SOURCES[3:], TARGETS[3:])]))
+    yield (
+        "align chunks",
+        lambda: list(translator.align_chunks([(SOURCES[:3], TARGETS[:3]), (SOURCES[3:], TARGETS[3:])])),
+    )
     for name, text in DOCUMENTS.items():
-        yield f"document {name}", lambda n=name, t=text: translator.translate_documents(
-            [t.encode()], names=[n], glossary=GLOSSARY, unchanged_ok=True
+        yield (
+            f"document {name}",
+            lambda n=name, t=text: translator.translate_documents(
+                [t.encode()], names=[n], glossary=GLOSSARY, unchanged_ok=True
+            ),
         )
 
 
@@ -125,25 +138,40 @@ def server_answers(client: TestClient) -> Iterator[tuple[str, Callable[[], objec
 
     def post(path: str, **sent) -> object:
         answer = client.post(path, **sent)
-        return {"status": answer.status_code, "body": answer.json() if "json" in answer.headers["content-type"] else answer.text}
+        return {
+            "status": answer.status_code,
+            "body": answer.json() if "json" in answer.headers["content-type"] else answer.text,
+        }
 
     def get(path: str, **sent) -> object:
         answer = client.get(path, **sent)
         return {"status": answer.status_code, "body": answer.json()}
 
     yield "server", lambda: post("/v1/translate", json={"texts": SOURCES, "beam_size": 2, "n_best": 2})
-    yield "server terms", lambda: post(
-        "/v1/translate", json={"texts": SOURCES, "prefixes": PREFIXES, "glossary": GLOSSARY, "avoid": AVOID}
+    yield (
+        "server terms",
+        lambda: post(
+            "/v1/translate", json={"texts": SOURCES, "prefixes": PREFIXES, "glossary": GLOSSARY, "avoid": AVOID}
+        ),
     )
-    yield "server markup", lambda: post("/v1/translate", json={"texts": MARKED, "markup": "html", "placement": "weights"})
+    yield (
+        "server markup",
+        lambda: post("/v1/translate", json={"texts": MARKED, "markup": "html", "placement": "weights"}),
+    )
     yield "apertium", lambda: get("/translate", params={"q": MARKED[0], "langpair": "de|en", "format": "html"})
     yield "libretranslate", lambda: post("/translate", json={"q": SOURCES[:3], "source": "de", "target": "en"})
-    yield "opus-cat", lambda: get(
-        "/MTRestService/TranslateJson", params={"input": SOURCES[1], "srcLangCode": "de", "trgLangCode": "en"}
+    yield (
+        "opus-cat",
+        lambda: get(
+            "/MTRestService/TranslateJson", params={"input": SOURCES[1], "srcLangCode": "de", "trgLangCode": "en"}
+        ),
     )
     for name, text in DOCUMENTS.items():
-        yield f"server document {name}", lambda n=name, t=text: post(
-            "/v1/documents", params={"name": n, "glossary": json.dumps(GLOSSARY), "unchanged_ok": True}, content=t
+        yield (
+            f"server document {name}",
+            lambda n=name, t=text: post(
+                "/v1/documents", params={"name": n, "glossary": json.dumps(GLOSSARY), "unchanged_ok": True}, content=t
+            ),
         )
 
 
@@ -172,21 +200,60 @@ def command_answers(folder: Path) -> Iterator[tuple[str, Callable[[], object]]]:
         return {"status": status, "stdout": printed.getvalue(), **{name: _read(folder / name) for name in written}}
 
     common = ("translate", MODEL, "-i", source, "--glossary", glossary, "--avoid", avoid, "--prefix", prefixes)
-    yield "translate command", lambda: run(
-        *common, "-o", folder / "out.en", "--alignments", folder / "out.jsonl", written=("out.en", "out.jsonl")
+    yield (
+        "translate command",
+        lambda: run(
+            *common, "-o", folder / "out.en", "--alignments", folder / "out.jsonl", written=("out.en", "out.jsonl")
+        ),
     )
     yield "translate command n-best", lambda: run("translate", MODEL, "-i", source, "--n-best", "2", written=())
-    yield "translate command markup", lambda: run(
-        "translate", MODEL, "-i", marked, "--markup", "html", "--placement", "weights", "-o", folder / "marked.en",
-        "--hard-alignments", folder / "marked.txt", written=("marked.en", "marked.txt"),
+    yield (
+        "translate command markup",
+        lambda: run(
+            "translate",
+            MODEL,
+            "-i",
+            marked,
+            "--markup",
+            "html",
+            "--placement",
+            "weights",
+            "-o",
+            folder / "marked.en",
+            "--hard-alignments",
+            folder / "marked.txt",
+            written=("marked.en", "marked.txt"),
+        ),
     )
-    yield "align command", lambda: run(
-        "align", MODEL, "--src", source, "--tgt", target, "--alignments", folder / "align.jsonl",
-        "--hard-alignments", folder / "align.txt", written=("align.jsonl", "align.txt"),
+    yield (
+        "align command",
+        lambda: run(
+            "align",
+            MODEL,
+            "--src",
+            source,
+            "--tgt",
+            target,
+            "--alignments",
+            folder / "align.jsonl",
+            "--hard-alignments",
+            folder / "align.txt",
+            written=("align.jsonl", "align.txt"),
+        ),
     )
-    yield "translate-document command", lambda: run(
-        "translate-document", MODEL, *sorted(documents.iterdir()), "-o", folder / "translated", "--glossary", glossary,
-        "--unchanged-ok", written=tuple(f"translated/{name}" for name in sorted(DOCUMENTS)),
+    yield (
+        "translate-document command",
+        lambda: run(
+            "translate-document",
+            MODEL,
+            *sorted(documents.iterdir()),
+            "-o",
+            folder / "translated",
+            "--glossary",
+            glossary,
+            "--unchanged-ok",
+            written=tuple(f"translated/{name}" for name in sorted(DOCUMENTS)),
+        ),
     )
 
 

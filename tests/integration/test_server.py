@@ -194,7 +194,7 @@ def test_a_request_slower_than_the_timeout_gets_504(translator, model_dir):
 def test_an_unexpected_failure_gets_a_json_500_without_traceback(translator, model_dir):
     broken = copy.copy(translator)
 
-    def fail(request, texts, prefixes=None):
+    def fail(request, texts, owners=None):
         raise RuntimeError("secret internals")
 
     broken.translate_with = fail

@@ -27,7 +27,6 @@ import rnnsearch
 from rnnsearch.markup import MarkupError, parse
 from rnnsearch.server import Limits, create_app
 from rnnsearch.text.glossary import GlossaryError
-from rnnsearch.translation.request import build_request
 from rnnsearch.translation.translator import Translator
 
 LIMITS = Limits(max_texts=2, max_chars=16, timeout=30.0)
@@ -159,7 +158,7 @@ def refusals(request: dict, translator: Translator) -> tuple[str, ...]:
         found.append("placement: it says how markup is placed")
     if request.get("glossary") is not None:
         try:
-            build_request(translator, glossary=request["glossary"])
+            translator.request({"glossary": request["glossary"]})
         except GlossaryError as error:
             found.append(str(error))
     prefixes = request.get("prefixes")

@@ -95,9 +95,9 @@ class Reversal:
         return translator.translate_chunks_with(request, chunks, prefix_chunks=prefix_chunks)
 
     @staticmethod
-    def evaluate(translator, asked: EvaluationRequest) -> Evaluation:
+    def evaluate(translator, asked: EvaluationRequest, request) -> Evaluation:
         sources, references = Path(asked.src).read_text().splitlines(), Path(asked.ref).read_text().splitlines()
-        hypotheses = [t.text for t in translator.translate(sources, beam_size=asked.beam_size)]
+        hypotheses = [t.text for t in translator.translate_with(request, sources)]
         return Evaluation([MetricScore("exact", _exact(hypotheses, references), "exact string match", "%")])
 
 
