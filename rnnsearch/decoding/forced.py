@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from rnnsearch import kernels
+from rnnsearch.model.aligner import Normalising
 from rnnsearch.model.linear import CHUNK_ELEMENTS
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.reserved import PAD
@@ -79,7 +80,9 @@ def module_alignments(
     for batch, indices in _batches(model, pairs, max_sentences, bf16):
         readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
         assert weights is not None, "a model with a module attends"
-        rows = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out, known=known).alignment()
+        rows = model.aligner_rows(
+            batch.src, state, readout, weights, batch.tgt_out, Normalising(known=known)
+        ).alignment()
         for row, index in enumerate(indices):
             length, source_length = int((batch.tgt_out[row] != PAD).sum()), int(batch.src_lengths[row])
             results[index] = rows[row, :length, :source_length].float().cpu().numpy()
@@ -134,7 +137,9 @@ def _batch_log_probs(
     readout, weights, state = model.teacher_forced(batch.src, batch.src_lengths, batch.tgt_in)
     if known is not None:
         assert weights is not None, "a model with a module attends"
-        weights = model.aligner_rows(batch.src, state, readout, weights, batch.tgt_out, known=known).alignment()
+        weights = model.aligner_rows(
+            batch.src, state, readout, weights, batch.tgt_out, Normalising(known=known)
+        ).alignment()
     real = batch.tgt_out != PAD
     rows, targets = readout[real], batch.tgt_out[real]
     chosen = torch.empty(len(targets), dtype=torch.float32, device=rows.device)

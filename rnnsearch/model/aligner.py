@@ -73,6 +73,28 @@ class AlignerSource:
 
 
 @dataclass(frozen=True)
+class Normalising:
+    """Which target pieces the lexicon's normaliser sums over.
+
+    vocabulary: the pieces it normalises over (training: the batch's target pieces, which
+                must include every piece aligned); None: all of them
+    padding:    True at the entries of `vocabulary` that only pad it to a fixed size
+                (CUDA graphs), which count for nothing
+    known:      over all pieces, the normalisers of the source pieces computed so far
+                (`Aligner.normaliser_table`), which a call reads and adds to: where many
+                batches are aligned with the same weights, each piece's is computed once
+    """
+
+    vocabulary: torch.Tensor | None = None
+    padding: torch.Tensor | None = None
+    known: torch.Tensor | None = None
+
+
+OVER_ALL = Normalising()
+"""The lexicon normalised over every target piece, computed afresh."""
+
+
+@dataclass(frozen=True)
 class AlignerRows:
     """The module's rows for a batch's target pieces: log π_ij and τ_ij, each (B, T, S),
     −inf at padded source positions; with `null`, one more column, ∅'s, last (B, T, S + 1)."""
@@ -176,21 +198,12 @@ class Aligner(nn.Module):
         targets: torch.Tensor,
         attention: torch.Tensor,
         source: AlignerSource,
-        *,
-        vocabulary: torch.Tensor | None = None,
-        vocabulary_padding: torch.Tensor | None = None,
-        known: torch.Tensor | None = None,
+        normalising: Normalising = OVER_ALL,
     ) -> AlignerRows:
         """The rows of target pieces `targets` (B, T) whose readouts t_i are `readout` (B, T, l)
         and whose attention rows α_i are `attention` (B, T, S).
 
-        `vocabulary`: the pieces the lexicon normalises over (training: the batch's
-        target pieces, which must include every piece of `targets`); None: all of them.
-        `vocabulary_padding`: True at the entries of `vocabulary` that only pad it to a
-        fixed size (CUDA graphs), which count for nothing.
-        `known`: over all of them, the normalisers of the source pieces computed so far
-        (`normaliser_table`), which this call reads and adds to: where many batches are
-        aligned with the same weights, each piece's is computed once.
+        `normalising` says which target pieces the lexicon normalises over (Normalising).
         """
         blocked = source.padding.unsqueeze(1)  # (B, 1, S)
         queries = self.query_layer(readout.detach().float())  # q_i: (B, T, d)
@@ -202,7 +215,7 @@ class Aligner(nn.Module):
         log_prior = energies.masked_fill(blocked, -math.inf).log_softmax(dim=-1)
         word_scores = torch.bmm(self.words(targets), source.lexical.transpose(1, 2))  # F_{y_i} · g_j
         word_scores = word_scores + self.word_bias[targets].unsqueeze(-1)
-        normaliser = self._log_normaliser(source, vocabulary, vocabulary_padding, known)
+        normaliser = self._log_normaliser(source, normalising)
         log_lexical = (word_scores - normaliser.unsqueeze(1)).masked_fill(blocked, -math.inf)
         return AlignerRows(log_prior, log_lexical, self.null)
 
@@ -229,17 +242,12 @@ class Aligner(nn.Module):
         weights = [layer.weight, layer.bias, self.source_words.weight, self.words.weight, self.word_bias]
         return weights + [self.null_word] if self.null else weights
 
-    def _log_normaliser(
-        self,
-        source: AlignerSource,
-        vocabulary: torch.Tensor | None,
-        vocabulary_padding: torch.Tensor | None,
-        known: torch.Tensor | None,
-    ) -> torch.Tensor:
-        """log Σ_v exp(F_v · g_j + b_v) over `vocabulary` (all pieces if None; its padding
-        left out), (B, S). Over
-        all pieces it is computed once for each distinct source piece, g_j being the
-        piece's own, and, with a table of those `known`, once for each piece it lacks."""
+    def _log_normaliser(self, source: AlignerSource, normalising: Normalising) -> torch.Tensor:
+        """log Σ_v exp(F_v · g_j + b_v) over the normalising vocabulary (all pieces if None;
+        its padding left out), (B, S). Over all pieces it is computed once for each
+        distinct source piece, g_j being the piece's own, and, with a table of those
+        known, once for each piece it lacks."""
+        vocabulary, vocabulary_padding, known = normalising.vocabulary, normalising.padding, normalising.known
         if vocabulary is not None:
             scores = source.lexical @ self.words(vocabulary).t() + self.word_bias[vocabulary]
             if vocabulary_padding is not None:

@@ -7,7 +7,7 @@ from typing import Protocol, cast
 import torch
 from torch import nn
 
-from rnnsearch.model.aligner import Aligner, AlignerRows
+from rnnsearch.model.aligner import OVER_ALL, Aligner, AlignerRows, Normalising
 from rnnsearch.model.attention import Attention, FixedContext
 from rnnsearch.model.decoder import Decoder, DecoderState
 from rnnsearch.model.encoder import Encoder
@@ -70,21 +70,16 @@ class RNNSearch(nn.Module):
         readout: torch.Tensor,
         weights: torch.Tensor,
         targets: torch.Tensor,
-        *,
-        vocabulary: torch.Tensor | None = None,
-        vocabulary_padding: torch.Tensor | None = None,
-        known: torch.Tensor | None = None,
+        normalising: Normalising = OVER_ALL,
     ) -> AlignerRows:
         """The alignment module's rows for target pieces `targets` (B, T), from a teacher-forced
-        pass (`teacher_forced`'s readout, α and state, or a kept pass's: training/frozen_passes.py);
-        see Aligner.forward for `vocabulary`, `vocabulary_padding` and `known`."""
+        pass (`teacher_forced`'s readout, α and state, or a kept pass's: training/frozen_passes.py),
+        the lexicon normalised as `normalising` says."""
         if self.aligner is None:
             raise ValueError("this model has no alignment module")
         embedded = self.encoder.embedding(src)  # E_x x_j, without dropout: the module reads the words themselves
         source = self.aligner.source_side(src, state.annotations, embedded, state.padding)
-        return self.aligner(
-            readout, targets, weights, source, vocabulary=vocabulary, vocabulary_padding=vocabulary_padding, known=known
-        )
+        return self.aligner(readout, targets, weights, source, normalising)
 
     def logits(self, readout: torch.Tensor) -> torch.Tensor:
         """(…, l) → unnormalised scores over the target vocabulary (…, V)."""

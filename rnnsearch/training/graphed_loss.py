@@ -33,11 +33,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from rnnsearch.kernels.capture import garbage_collector_paused
+from rnnsearch.model.aligner import Normalising
 from rnnsearch.model.seq2seq import RNNSearch
 from rnnsearch.reserved import PAD
 from rnnsearch.text.batches import Batch, GuidedBatch
 from rnnsearch.training.frozen_passes import Forced, KeptSource
-from rnnsearch.training.loss import Objective, module_loss, translation_loss
+from rnnsearch.training.loss import ModuleInputs, Objective, module_loss, translation_loss
 
 ROW_MULTIPLE = 16
 POSITION_MULTIPLE = 8
@@ -71,7 +72,9 @@ class DecoderLoss(nn.Module):
         loss = translation_loss(self.model, self.objective, readout, weights, tgt_out, guided)
         if module is None:
             return loss
-        return loss + _module_terms(self.model, self.objective, (readout, weights, state), tgt_out, *module, links)
+        src, vocabulary, vocabulary_padding = module
+        inputs = ModuleInputs(src, tgt_out, Normalising(vocabulary, vocabulary_padding), links)
+        return loss + module_loss(self.model, self.objective, (readout, weights, state), inputs)[0]
 
 
 class ModuleLoss(nn.Module):
@@ -95,40 +98,8 @@ class ModuleLoss(nn.Module):
         *links: torch.Tensor,
     ) -> torch.Tensor:
         forced = (readout, weights, KeptSource(annotations, padding))
-        return _module_terms(
-            self.model,
-            self.objective,
-            forced,
-            tgt_out,
-            src,
-            vocabulary,
-            vocabulary_padding,
-            links[0] if links else None,
-        )
-
-
-def _module_terms(
-    model: RNNSearch,
-    objective: Objective,
-    forced: tuple,
-    targets: torch.Tensor,
-    src: torch.Tensor,
-    vocabulary: torch.Tensor,
-    vocabulary_padding: torch.Tensor,
-    links: torch.Tensor | None,
-) -> torch.Tensor:
-    """`module_loss` of padded inputs, as both losses replay it."""
-    loss, _ = module_loss(
-        model,
-        objective,
-        forced,
-        src=src,
-        targets=targets,
-        vocabulary=vocabulary,
-        vocabulary_padding=vocabulary_padding,
-        links=links,
-    )
-    return loss
+        inputs = ModuleInputs(src, tgt_out, Normalising(vocabulary, vocabulary_padding), links[0] if links else None)
+        return module_loss(self.model, self.objective, forced, inputs)[0]
 
 
 def _split_extra(

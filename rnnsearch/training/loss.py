@@ -14,7 +14,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from rnnsearch.config import Config
-from rnnsearch.model.aligner import AlignerRows
+from rnnsearch.model.aligner import AlignerRows, Normalising
 from rnnsearch.model.linear import CHUNK_ELEMENTS
 from rnnsearch.model.objectives import PieceLinks, agreement_loss, needs_links, terms_of
 from rnnsearch.model.seq2seq import RNNSearch, SourceSide
@@ -154,38 +154,34 @@ def _module_terms(
     links = None
     if isinstance(batch, GuidedBatch):
         links = batch.guide.matrix((*batch.tgt_out.shape, batch.src.size(1)))
-    return module_loss(
-        model,
-        objective,
-        forced,
-        src=batch.src,
-        targets=batch.tgt_out,
-        vocabulary=batch.tgt_out[real].unique(),
-        links=links,
-    )
+    inputs = ModuleInputs(batch.src, batch.tgt_out, Normalising(batch.tgt_out[real].unique()), links)
+    return module_loss(model, objective, forced, inputs)
+
+
+@dataclass(frozen=True)
+class ModuleInputs:
+    """What the module's terms read of a batch besides the teacher-forced pass: its
+    sources `src` (B, S) and target pieces `targets` (B, T), the lexicon normalised over
+    the batch's vocabulary (`normalising`: its pieces, and the padding that makes it a
+    fixed size), and the dense `links` (B, T, S) its links term reads (None: the batch
+    carries none)."""
+
+    src: torch.Tensor
+    targets: torch.Tensor
+    normalising: Normalising
+    links: torch.Tensor | None = None
 
 
 def module_loss(
-    model: RNNSearch,
-    objective: Objective,
-    forced: tuple,
-    *,
-    src: torch.Tensor,
-    targets: torch.Tensor,
-    vocabulary: torch.Tensor,
-    vocabulary_padding: torch.Tensor | None = None,
-    links: torch.Tensor | None = None,
+    model: RNNSearch, objective: Objective, forced: tuple, inputs: ModuleInputs
 ) -> tuple[torch.Tensor, AlignerRows]:
-    """The module's terms of `objective` summed over the real pieces of `targets` (B, T),
-    and the module's rows, from the teacher-forced pass `forced` (readout, α, source side)
-    of sources `src` (B, S): the lexicon normalised over `vocabulary` (less its
-    `vocabulary_padding`), the links term reading the dense `links` (B, T, S) (None: the
-    batch carries none). The one function that eager steps run and the CUDA graphs replay
+    """The module's terms of `objective` summed over the real pieces of the targets, and
+    the module's rows, from the teacher-forced pass `forced` (readout, α, source side)
+    of the `inputs`. The one function that eager steps run and the CUDA graphs replay
     (training.graphed_loss), which pass it every tensor padded to a fixed shape."""
     readout, weights, state = forced
-    rows = model.aligner_rows(
-        src, state, readout, weights, targets, vocabulary=vocabulary, vocabulary_padding=vocabulary_padding
-    )
+    targets, links = inputs.targets, inputs.links
+    rows = model.aligner_rows(inputs.src, state, readout, weights, targets, inputs.normalising)
     piece_links = None if links is None else PieceLinks(links, targets)
     real = targets != PAD
     loss = readout.new_zeros((), dtype=torch.float32)

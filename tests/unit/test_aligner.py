@@ -10,6 +10,7 @@ import torch
 from rnnsearch.alignments.words import hard_alignment
 from rnnsearch.config import config_from_dict
 from rnnsearch.errors import UserError
+from rnnsearch.model.aligner import Normalising
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.objectives import OBJECTIVES, TERMS, Prediction, agreement_loss
 from rnnsearch.model.seq2seq import build_aligner
@@ -77,8 +78,8 @@ def test_the_batch_vocabulary_normalises_as_the_whole_one_does_when_it_is_the_wh
     with torch.no_grad():
         readout, weights, state = model.teacher_forced(src, lengths, tgt_in)
         rows = functools.partial(model.aligner_rows, src, state, readout, weights, targets)
-        whole, listed = rows().log_likelihood(), rows(vocabulary=torch.arange(VOCAB)).log_likelihood()
-        batch = rows(vocabulary=targets.unique()).log_likelihood()
+        whole, listed = rows().log_likelihood(), rows(Normalising(torch.arange(VOCAB))).log_likelihood()
+        batch = rows(Normalising(targets.unique())).log_likelihood()
     torch.testing.assert_close(whole, listed)
     assert (batch >= whole - 1e-6).all()  # fewer pieces to share the mass with
 
@@ -96,7 +97,7 @@ def test_normalisers_known_from_earlier_batches_give_the_rows_computed_afresh(nu
         with torch.no_grad():
             readout, weights, state = model.teacher_forced(src, lengths, tgt_in)
             rows = functools.partial(model.aligner_rows, src, state, readout, weights, targets)
-            torch.testing.assert_close(rows(known=known).log_lexical, rows().log_lexical)
+            torch.testing.assert_close(rows(Normalising(known=known)).log_lexical, rows().log_lexical)
         seen = set(src.flatten().tolist()) | ({-1} if null else set())
         assert {index if index < VOCAB else -1 for index in known.isfinite().nonzero().flatten().tolist()} >= seen
 
@@ -115,7 +116,7 @@ def test_the_table_of_normalisers_is_kept_until_a_weight_it_reads_changes():
         known = model.aligner.normaliser_table(model.encoder.embedding.weight)
         readout, weights, state = model.teacher_forced(src, lengths, tgt_in)
         rows = functools.partial(model.aligner_rows, src, state, readout, weights, targets)
-        return rows(known=known).log_lexical, rows().log_lexical
+        return rows(Normalising(known=known)).log_lexical, rows().log_lexical
 
     with torch.no_grad():
         first = model.aligner.normaliser_table(model.encoder.embedding.weight)
