@@ -8,8 +8,10 @@
 Counted over rnnsearch/'s Python modules by their syntax trees: calls of `typing.cast`,
 names `Any` (annotations written as strings included), functions over 60 lines and
 functions of 8 or more parameters (a method's `self` aside), modules
-over 400 lines, top-level modules (`__init__` and `__main__` aside); and the files under
-rnnsearch/ (any kind) whose text names `alignment_from`.
+over 400 lines, top-level modules (`__init__` and `__main__` aside), modules with a function
+that takes a parameter named `prefixes`, `glossary` or `avoid` (a call's per-sentence
+inputs, which travel inside its request); and the files under rnnsearch/ (any kind) whose
+text names `alignment_from`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ COUNTS = (
     "cast(",
     "Any",
     "naming alignment_from",
+    "naming prefixes, glossary or avoid as a parameter",
 )
 """What is counted, in the order the table lists it."""
 
@@ -89,6 +92,7 @@ def shape(at: str) -> dict[str, int]:
             counts["top-level modules"] += 1
         counts["modules over 400 lines"] += len(text.splitlines()) > 400
         tree = ast.parse(text)
+        counts["naming prefixes, glossary or avoid as a parameter"] += _names_inputs(tree)
         for node in ast.walk(tree):
             counts["cast("] += _is_cast(node)
             counts["Any"] += _names_any(node)
@@ -96,6 +100,19 @@ def shape(at: str) -> dict[str, int]:
                 counts["functions over 60 lines"] += (node.end_lineno or node.lineno) - node.lineno + 1 > 60
                 counts["functions of 8+ parameters"] += _parameters(node) >= 8
     return counts
+
+
+PER_SENTENCE = ("prefixes", "glossary", "avoid")
+
+
+def _names_inputs(tree: ast.AST) -> bool:
+    """Whether a function of the module takes a parameter named as a per-sentence input."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            arguments = node.args
+            if any(a.arg in PER_SENTENCE for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)):
+                return True
+    return False
 
 
 def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
