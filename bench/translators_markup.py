@@ -34,6 +34,8 @@ are, says so where they are not, and nothing of them enters the package.
      character of the tag-free text where the reference puts it (a tag next to a space
      counted on the word's side), and the mean distance in characters;
    - the word-level F1 of the elements' spans;
+   - of the tags the reference puts inside a word (a letter or a digit on either side:
+     a superscript, a footnote's call), how many stand at that character;
    - the bound the links allow: elements whose reference span starts and ends on a word
      linked to the element's words (a rule that only chooses among the links places no
      more).
@@ -221,19 +223,24 @@ class _Tags(HTMLParser):
         self.text += data
 
 
-def tag_positions(line: str) -> list[tuple[str, int]]:
+def tag_positions(line: str, *, inside_words: bool = False) -> list[tuple[str, int]]:
     """Zenkel et al.'s tags of a line: each tag and its character in the tag-free text,
-    white space collapsed, a tag beside a space counted on its word's side."""
+    white space collapsed, a tag beside a space counted on its word's side; with
+    `inside_words`, only the tags that stand inside a word (a letter or a digit on either
+    side: "ISA<g>2</g>", "2014<g>7</g>")."""
     reader = _Tags()
     reader.feed(line)
     reader.close()
     raw, positions = reader.text, []
+    collapsed = " ".join(raw.split())
     for tag, at, opens in reader.tags:
         before = " ".join(raw[:at].split()) + (" " if raw[:at][-1:].isspace() and raw[:at].strip() else "")
         where = len(before)
         if not opens and before.endswith(" "):
             where -= 1
-        positions.append((tag, where))
+        inside = 0 < where < len(collapsed) and collapsed[where - 1].isalnum() and collapsed[where].isalnum()
+        if inside or not inside_words:
+            positions.append((tag, where))
     return positions
 
 
@@ -245,7 +252,7 @@ def spans_by_tag(marked: MarkedUp, spans: list[tuple[int, int]]) -> Counter:
 def measured(cases: list[dict], placed: list[list[tuple[int, int]]], written: list[str]) -> dict:
     """The measures (module docstring) of `placed` (each case's element spans) and
     `written` (each case's marked-up French line) against the translators'."""
-    exact = total = overlap = predicted = expected = tags = tags_right = distance = 0
+    exact = total = overlap = predicted = expected = tags = tags_right = distance = inside = inside_right = 0
     by_name: Counter = Counter()
     right_by_name: Counter = Counter()
     by_length: Counter = Counter()
@@ -266,6 +273,8 @@ def measured(cases: list[dict], placed: list[list[tuple[int, int]]], written: li
             words, wanted = set(range(a, b)), set(range(c, d))
             overlap, predicted, expected = overlap + len(words & wanted), predicted + len(words), expected + len(wanted)
         hypothesis, reference = Counter(tag_positions(line)), Counter(case["tags"])
+        inside += len(case["inside"])
+        inside_right += sum((hypothesis & Counter(case["inside"])).values())
         tags += sum(reference.values())
         tags_right += sum((hypothesis & reference).values())
         for tag, at in reference.elements():
@@ -277,6 +286,7 @@ def measured(cases: list[dict], placed: list[list[tuple[int, int]]], written: li
         "character_distance": round(distance / max(tags, 1), 2),
         "span_f1": round(100 * (2 * precision * recall / (precision + recall) if precision + recall else 0.0), 1),
         "elements": total,
+        "inside_words": f"{inside_right}/{inside}",
         "by_name": {name: f"{right_by_name[name]}/{count}" for name, count in by_name.most_common()},
         "by_length": {
             length: f"{right_by_length[length]}/{by_length[length]}" for length in LENGTHS if length in by_length
@@ -333,6 +343,7 @@ def cases_of(pairs: list[tuple[str, str, str]], first: int, name: str) -> list[d
                 "fr": theirs.text.split(),
                 "reference": spans_by_tag(theirs, spans),
                 "tags": tag_positions(" ".join(french.split())),
+                "inside": tag_positions(" ".join(french.split()), inside_words=True),
             }
         )
     return cases
@@ -575,6 +586,7 @@ def main() -> None:
             )
             print("    by name: " + ", ".join(f"{k} {v}" for k, v in figures["by_name"].items()))
             print("    by length: " + ", ".join(f"{k} {v}" for k, v in figures["by_length"].items()))
+            print(f"    tags inside words at their character: {figures['inside_words']}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, ensure_ascii=False), encoding="utf-8")
 

@@ -37,6 +37,12 @@ class Element:
     before_punctuation: for a tag of its own, whether the text right after it is
       punctuation ("legislation<x/>."): it goes before that punctuation's translation,
       the end of the clause, wherever the translation put the word before it (placing.py)
+    inside: for an element that begins inside a word (after a letter or a digit), its own
+      characters of that word ("2" in "ISA<g>2</g>"), and for one that ends inside a word,
+      its own characters of that one ("Fuß" in "<b>Fuß</b>ball"); "" at a word's edge.
+      Written, its tag goes inside the translation's word where that word ends (begins)
+      with those characters, as a name, a number or a footnote's call is copied through
+      (writing.py); elsewhere the element takes the whole word
     """
 
     start_tag: str
@@ -50,6 +56,7 @@ class Element:
     punctuated: tuple[bool, bool] = field(repr=False, default=(False, False))
     glued: tuple[bool, bool] = field(repr=False, default=(False, False))
     before_punctuation: bool = field(repr=False, default=False)
+    inside: tuple[str, str] = field(repr=False, default=("", ""))
 
     @property
     def has_words(self) -> bool:

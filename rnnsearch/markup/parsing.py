@@ -6,8 +6,9 @@ character references decoded and the tags left out, except that an element with 
 content of its own (`<br/>`, `<img …/>`, and HTML's void elements such as `<br>`) stands
 for a word break. Words are that text's whitespace-separated words. Each element covers
 the words whose characters lie within it, so a tag inside a word ("fahr<b>e</b>n")
-covers the whole word; an element with no words inside it, and a comment, stands at a
-boundary between words.
+covers the whole word, and knows which of the word's characters are its own where it
+begins or ends inside one ("ISA<g>2</g>", "<b>Fuß</b>ball": Element.inside); an element
+with no words inside it, and a comment, stands at a boundary between words.
 
 Some content is not translated but kept whole, as one standalone piece of markup at the
 boundary where it stands: the raw text elements `<script>` and `<style>`, whose content is
@@ -131,6 +132,8 @@ class _Builder:
         self.gluing: int | None = None  # an element breaking words, whose next text says whether it touches it
         self.spaced = True  # whether the line so far ends with white space (or nothing) as written
         self.ending: list[int] = []  # elements of punctuation closed inside a word that may end it
+        self.characters = 0  # the text's length so far
+        self.spans: dict[int, tuple[int, int]] = {}  # an element's first and last character, past its last
 
     def add(self, kind: str, raw: str, details: tuple) -> None:
         self.segments.append(raw)
@@ -219,6 +222,7 @@ class _Builder:
             self.words += inside and not self.in_word
             self.in_word = inside
         self.text.append(text)
+        self.characters += len(text)
         self.last = text.rstrip()[-1:] or self.last
 
     def _first_character(self, piece: int) -> str:
@@ -277,6 +281,7 @@ class _Builder:
         first = self.words - self.in_word  # a tag inside a word covers the whole word
         self.elements.append(Element(raw, None, first, first, self._parent(), self._name(raw)))
         self.open.append((len(self.elements) - 1, self.words, len(self.text)))
+        self.spans[len(self.elements) - 1] = (self.characters, self.characters)
 
     def _standalone(self, raw: str, *, breaks: bool, shown: bool = False) -> None:
         """A tag with no content, after the word it follows; a word break if `breaks`;
@@ -305,6 +310,7 @@ class _Builder:
         elif self.words > words_at_start or (self.in_word and element.first < self.words):
             element.stop = self.words  # it holds a word, or a part of one
             element.punctuated = (_punctuation(self._first_character(text_at_start)), _punctuation(self.last))
+            self.spans[index] = (self.spans[index][0], self.characters)
         else:
             element.first = element.stop = self.words  # no word inside: a boundary
 
@@ -334,7 +340,24 @@ class _Builder:
             raise MarkupError(f"{_tag(self.segments[self.kept.first_segment])} is never closed")
         if self.open:
             raise MarkupError(f"{_tag(self.elements[self.open[-1][0]].start_tag)} is never closed")
-        return MarkedUp(self.segments, "".join(self.text), self.elements, self.dialect)
+        text = "".join(self.text)
+        for index, (start, end) in self.spans.items():
+            if self.elements[index].has_words:
+                self.elements[index].inside = _inside(text, start, end)
+        return MarkedUp(self.segments, text, self.elements, self.dialect)
+
+
+def _inside(text: str, start: int, end: int) -> tuple[str, str]:
+    """Element.inside of an element over characters start to end − 1 of `text`: its own
+    characters of the word it begins inside (a letter or a digit before it), and of the
+    word it ends inside (one after it); "" at a word's edge. An element within one word
+    has neither: where it would go in the translation's word is not known."""
+    own = text[start:end].split()
+    opens = 0 < start < len(text) and text[start - 1].isalnum() and not text[start].isspace()
+    closes = 0 < end < len(text) and text[end].isalnum() and not text[end - 1].isspace()
+    if not own or (opens and closes and len(own) == 1):
+        return "", ""
+    return own[0] if opens else "", own[-1] if closes else ""
 
 
 def _punctuation(character: str) -> bool:

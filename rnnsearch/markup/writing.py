@@ -5,8 +5,10 @@ at each point rather than by recursion, so any depth is written.
 An element whose own text does not end with punctuation closes before the punctuation
 its last word ends with ("<b>supprimés</b>." for "<b>deleted</b>."), and one whose text
 does not start with punctuation opens after the punctuation its first word starts
-with ("(<b>remarque</b>)"): a tag splits a word only there, and only at EDGE_PUNCTUATION
-(a word holding a character reference, "&amp;", is never split)."""
+with ("(<b>remarque</b>)"): a tag splits a word there, at EDGE_PUNCTUATION (a word
+holding a character reference, "&amp;", is never split), and where the source has the
+element begin or end inside a word whose own characters the translation's word ends or
+begins with ("ISA<g>2</g>", "<b>Fuß</b>ball" copied through: Element.inside)."""
 
 from __future__ import annotations
 
@@ -70,6 +72,7 @@ class _Output:
                     tokens.append(("close", current.closing))
                     if current.element is not None:
                         _off_punctuation(tokens, current.element, current.opened_at)
+                        _inside_words(tokens, current.element, current.opened_at)
                 continue
             child_start, child_stop = self.spans[child]
             self._words(tokens, current.position, child_start)
@@ -129,6 +132,27 @@ def _off_punctuation(tokens: list[tuple[str, str]], element: Element, opened_at:
             tokens[opened_at], tokens[opened_at + 1] = tokens[opened_at + 1], tokens[opened_at]
         elif kind == "word" and (cut := _cut(text, from_end=False)) is not None:
             tokens[opened_at : opened_at + 2] = [("before", text[:cut]), tokens[opened_at], ("word", text[cut:])]
+
+
+def _inside_words(tokens: list[tuple[str, str]], element: Element, opened_at: int) -> None:
+    """The element just closed (its start tag at tokens[opened_at], or after the
+    punctuation split off there; its end tag last, or before the punctuation split off
+    after it) moved inside its first and last words where the source has it begin and
+    end inside words and those words end (begin) with its own characters of them
+    (Element.inside): "ISA<g>2</g>" stays so where "ISA2" is copied through."""
+    head, tail = element.inside
+    closing = len(tokens) - 1 if tokens[-1][0] == "close" else len(tokens) - 2
+    if tail and closing >= 1 and tokens[closing - 1][0] == "word":
+        word = tokens[closing - 1][1]
+        if len(word) > len(tail) and word[: len(tail)].lower() == tail.lower():
+            after = [("after", word[len(tail) :])]
+            tokens[closing - 1 : closing + 1] = [("word", word[: len(tail)]), tokens[closing], *after]
+    opening = opened_at + (tokens[opened_at][0] == "before")
+    if head and opening + 1 < len(tokens) and tokens[opening + 1][0] == "word":
+        word = tokens[opening + 1][1]
+        if len(word) > len(head) and word[-len(head) :].lower() == head.lower():
+            before = ("before", word[: -len(head)])
+            tokens[opening : opening + 2] = [before, tokens[opening], ("word", word[-len(head) :])]
 
 
 def _trailing_punctuation(tokens: list[tuple[str, str]]) -> str:

@@ -99,12 +99,27 @@ IDENTITY = [(k, k) for k in range(10)]
         ("<b>Hund</b> <i>läuft</i>", "runs dog", [(0, 1), (1, 0)], "<i>runs</i> <b>dog</b>"),
         # adjacent elements stay adjacent
         ("<b>a</b> <i>b</i> c", "A B C", IDENTITY, "<b>A</b> <i>B</i> C"),
-        # two elements in one word: the later one yields, and takes the next word free (rule 5)
-        ("<b>a</b><i>b</i> c", "AB C", IDENTITY, "<b>AB</b> <i>C</i>"),
+        # two elements in one word: the later one yields, and takes the next word free (rule 5);
+        # the earlier keeps to its own characters, which the translation's word begins with
+        ("<b>a</b><i>b</i> c", "AB C", IDENTITY, "<b>A</b>B <i>C</i>"),
         # a span spreads over the words between its first and last aligned word
         ("<b>rot und</b> blau", "red x and blue", [(0, 0), (1, 2), (2, 3)], "<b>red x and</b> blue"),
         # a tag inside a word, and subwords of one word: the whole word
         ("fahr<b>e</b>n wir", "we drive", [(0, 1), (1, 0)], "we <b>drive</b>"),
+        # begun or ended inside a word: inside the translation's word where it is copied through
+        # (a superscript, a footnote's call, a name), else the whole word
+        ('ISA<g id="1">2</g> actions.', "les actions ISA2.", [(0, 2), (1, 1)], 'les actions ISA<g id="1">2</g>.'),
+        ("Der <b>Fuß</b>ball rollt.", "Der Fußball rollt.", IDENTITY, "Der <b>Fuß</b>ball rollt."),
+        ("Der <b>Fuß</b>ball rollt.", "The football rolls.", IDENTITY, "The <b>football</b> rolls."),
+        (
+            'the study<g id="2">7</g>, on',
+            "l'étude de 20147, sur",
+            [(0, 0), (1, 2), (2, 3)],
+            'l\'étude de 2014<g id="2">7</g>, sur',
+        ),
+        ("(ISA<b>2</b>)", "(ISA2)", [(0, 0)], "(ISA<b>2</b>)"),
+        ("x<b>y z</b>w", "xy zw", IDENTITY, "x<b>y z</b>w"),
+        ("x<b>y z</b>w", "Y zw", IDENTITY, "<b>Y z</b>w"),
         # around the whole sentence: around the whole translation, unaligned ends included
         ("<p>Ein Hund</p>", "Well , a dog", [(0, 2), (1, 3)], "<p>Well , a dog</p>"),
         # words aligned to nothing: the word after the boundary after the previous aligned word
