@@ -33,7 +33,9 @@ class Element:
     glued: for an element that breaks words (a line break, a code, an element kept whole
       and shown), whether the text touches it before, and after, with no space between
       ("{name}," "(<code>y</code>)", "one<br/>two"): written, a shown one takes punctuation
-      beside it without a space, and a break takes the spaces the source gave it (writing.py)
+      beside it without a space, and a break takes the spaces the source gave it (writing.py);
+      for an item of a list of elements (parsing.py), whether it touches the item before
+      it, and the one after it: written, items are written against each other
     before_punctuation: for a tag of its own, whether the text right after it is
       punctuation ("legislation<x/>."): it goes before that punctuation's translation,
       the end of the clause, wherever the translation put the word before it (placing.py)

@@ -8,7 +8,11 @@ for a word break. Words are that text's whitespace-separated words. Each element
 the words whose characters lie within it, so a tag inside a word ("fahr<b>e</b>n")
 covers the whole word, and knows which of the word's characters are its own where it
 begins or ends inside one ("ISA<g>2</g>", "<b>Fuß</b>ball": Element.inside); an element
-with no words inside it, and a comment, stands at a boundary between words.
+with no words inside it, and a comment, stands at a boundary between words. Two elements
+of one name and no attributes written one right after the other are items of a list (a
+menu path's steps, "<uicontrol>Setup</uicontrol><uicontrol>Users</uicontrol>", a list's
+items), not the parts of a word: the boundary between them breaks words, and is written
+back with no space, as the source wrote it.
 
 Some content is not translated but kept whole, as one standalone piece of markup at the
 boundary where it stands: the raw text elements `<script>` and `<style>`, whose content is
@@ -133,10 +137,12 @@ class _Builder:
         self.spaced = True  # whether the line so far ends with white space (or nothing) as written
         self.ending: list[int] = []  # elements of punctuation closed inside a word that may end it
         self.characters = 0  # the text's length so far
+        self.closed: int | None = None  # the element the last event closed
         self.spans: dict[int, tuple[int, int]] = {}  # an element's first and last character, past its last
 
     def add(self, kind: str, raw: str, details: tuple) -> None:
         self.segments.append(raw)
+        closed, self.closed = self.closed, None
         if self.kept is not None:
             self._inside_kept(self.kept, kind, raw, details)
         elif kind == "data":
@@ -146,7 +152,7 @@ class _Builder:
         elif kind == "start" and details[1] is not None and not self._void(details[0]):
             self.kept = _Kept(len(self.segments) - 1, details[1], [self._name(raw)])
         elif kind == "start":
-            self._start(raw, standalone=self._void(details[0]))
+            self._start(raw, standalone=self._void(details[0]), after=closed)
         elif kind == "standalone":
             self._start(raw, standalone=True)
         elif kind == "end":
@@ -274,12 +280,20 @@ class _Builder:
     def _parent(self) -> int | None:
         return self.open[-1][0] if self.open else None
 
-    def _start(self, raw: str, *, standalone: bool) -> None:
+    def _start(self, raw: str, *, standalone: bool, after: int | None = None) -> None:
+        """A start tag; `after`: the element closed right before it, if any."""
         if standalone:
             self._standalone(raw, breaks=True)
             return
+        before = None if after is None else self.elements[after]
+        listed = before is not None and before.start_tag == raw == f"<{self._name(raw)}>" and self.in_word
+        if listed and before is not None:  # the next of a list of items ("<li>A</li><li>B</li>")
+            before.glued = (before.glued[0], True)
+            self._word_ended(True)
+            self._append(" ")
         first = self.words - self.in_word  # a tag inside a word covers the whole word
         self.elements.append(Element(raw, None, first, first, self._parent(), self._name(raw)))
+        self.elements[-1].glued = (listed, False)
         self.open.append((len(self.elements) - 1, self.words, len(self.text)))
         self.spans[len(self.elements) - 1] = (self.characters, self.characters)
 
@@ -304,6 +318,7 @@ class _Builder:
             raise MarkupError(f"{_tag(raw)} closes {_tag(element.start_tag)}, which needs its own end tag first")
         self.open.pop()
         element.end_tag = raw
+        self.closed = index
         if self._trailing_punctuation(element, words_at_start, text_at_start):
             element.stop = self.words  # over its word, until what follows says whether it ends the word
             self.ending.append(index)

@@ -89,7 +89,7 @@ class _Output:
                 if moved:
                     tokens.append(("word", moved))
             else:
-                tokens.append(("open", element.start_tag))
+                tokens.append(("item" if any(element.glued) else "open", element.start_tag))
                 children = self._in_order(child)
                 opened = _Open(element.end_tag, children, child_start, child_stop, element, len(tokens) - 1)
                 stack.append(opened)
@@ -178,6 +178,12 @@ def _cut(word: str, *, from_end: bool) -> int | None:
     return cut if 0 < cut < len(word) else None
 
 
+def _next_item(before: tuple[str, str], token: tuple[str, str]) -> bool:
+    """Whether `token` opens an item of a list of elements (parsing.py) right where an
+    element of its name closes (`before`), whatever order the placing gave the items."""
+    return token[0] == "item" and before == ("close", "</" + token[1][1:])
+
+
 def _joined(tokens: list[tuple[str, str]], glued: dict[int, tuple[bool, bool]]) -> str:
     """The tokens as text: between two words a space, before the first opening tag or
     punctuation moved before one between them (or, if none, just before the second
@@ -185,15 +191,18 @@ def _joined(tokens: list[tuple[str, str]], glued: dict[int, tuple[bool, bool]]) 
     An element kept whole whose content shows is a word here (Element.shown), written
     against the punctuation beside it where the source had them touch, and a break (a
     line break, a code) between two words takes the spaces the source gave it: none, or
-    one before it only (`glued`: Element.glued by token)."""
+    one before it only (`glued`: Element.glued by token); an item of a list of elements
+    ("item": parsing.py) is written against the item it follows."""
     words = [k for k, (kind, _) in enumerate(tokens) if kind == "word"]
     spaces = set()
     for before, after in zip(words, words[1:]):
         if _touching(tokens[before][1], tokens[after][1], glued.get(before), glued.get(after)):
             continue
         between = range(before + 1, after)
+        if any(_next_item(tokens[k - 1], tokens[k]) for k in between):
+            continue  # an item of a list right after another ("A</li><li>B")
         breaking = next((k for k in between if tokens[k][0] == "standalone" and k in glued), None)
-        opening = next((k for k in between if tokens[k][0] in ("open", "before")), after)
+        opening = next((k for k in between if tokens[k][0] in ("open", "item", "before")), after)
         if breaking is not None and glued[breaking] == (True, True):
             continue  # a break the source wrote with no space beside it ("one<br/>two")
         spaces.add(min(opening, breaking) if breaking is not None and glued[breaking] == (False, True) else opening)

@@ -58,6 +58,10 @@ def test_elements_cover_whole_words_and_know_their_parents():
     assert spans == [("<p>", 0, 2, None), ("<b>", 0, 1, 0), ("<i>", 1, 2, 0)]
     boundaries = [(e.start_tag, e.first, e.stop) for e in parse("<br/>a <x></x>b c<br/>", "xml").elements]
     assert boundaries == [("<br/>", 0, 0), ("<x>", 1, 1), ("<br/>", 3, 3)]
+    # items of a list written one against the other are words of their own; a word's
+    # parts in elements of their own stay one word
+    assert parse("<ul><li>one</li><li>two</li></ul>", "html").words == ["one", "two"]
+    assert parse('<r n="1">Fuß</r><r n="2">ball</r>', "xml").words == ["Fußball"]
 
 
 @pytest.mark.parametrize(
@@ -120,6 +124,21 @@ IDENTITY = [(k, k) for k in range(10)]
         ("(ISA<b>2</b>)", "(ISA2)", [(0, 0)], "(ISA<b>2</b>)"),
         ("x<b>y z</b>w", "xy zw", IDENTITY, "x<b>y z</b>w"),
         ("x<b>y z</b>w", "Y zw", IDENTITY, "<b>Y z</b>w"),
+        # items of a list written one against the other are words of their own, written
+        # against each other again, in whatever order the translation puts them
+        (
+            "<m><u>Setup</u><u>Users</u></m>.",
+            "Config Utilisateurs.",
+            IDENTITY,
+            "<m><u>Config</u><u>Utilisateurs</u></m>.",
+        ),
+        (
+            "<ph>Analytics</ph><ph>lenses</ph>.",
+            "perspectives Analytics.",
+            [(0, 1), (1, 0)],
+            "<ph>perspectives</ph><ph>Analytics</ph>.",
+        ),
+        ("<ph>X</ph> <ph>Y</ph>", "X Y", IDENTITY, "<ph>X</ph> <ph>Y</ph>"),
         # around the whole sentence: around the whole translation, unaligned ends included
         ("<p>Ein Hund</p>", "Well , a dog", [(0, 2), (1, 3)], "<p>Well , a dog</p>"),
         # words aligned to nothing: the word after the boundary after the previous aligned word
