@@ -65,6 +65,19 @@ class Element:
         return self.stop > self.first
 
 
+def inside_of(text: str, start: int, end: int) -> tuple[str, str]:
+    """Element.inside of an element over characters start to end − 1 of `text`: its own
+    characters of the word it begins inside (a letter or a digit before it), and of the
+    word it ends inside (one after it); "" at a word's edge. An element within one word
+    has neither: where it would go in the translation's word is not known."""
+    own = text[start:end].split()
+    opens = 0 < start < len(text) and text[start - 1].isalnum() and not text[start].isspace()
+    closes = 0 < end < len(text) and text[end].isalnum() and not text[end - 1].isspace()
+    if not own or (opens and closes and len(own) == 1):
+        return "", ""
+    return own[0] if opens else "", own[-1] if closes else ""
+
+
 @dataclass(frozen=True)
 class MarkedUp:
     """A parsed line: `segments` joined give the line back byte for byte; `text` is what

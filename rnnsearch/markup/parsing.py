@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 
 from rnnsearch.errors import UserError
 from rnnsearch.markup.dialects import DIALECTS, Dialect
-from rnnsearch.markup.elements import Element, MarkedUp
+from rnnsearch.markup.elements import Element, MarkedUp, inside_of
 from rnnsearch.markup.events import events
 
 MARKUPS = tuple(DIALECTS)
@@ -358,21 +358,8 @@ class _Builder:
         text = "".join(self.text)
         for index, (start, end) in self.spans.items():
             if self.elements[index].has_words:
-                self.elements[index].inside = _inside(text, start, end)
+                self.elements[index].inside = inside_of(text, start, end)
         return MarkedUp(self.segments, text, self.elements, self.dialect)
-
-
-def _inside(text: str, start: int, end: int) -> tuple[str, str]:
-    """Element.inside of an element over characters start to end − 1 of `text`: its own
-    characters of the word it begins inside (a letter or a digit before it), and of the
-    word it ends inside (one after it); "" at a word's edge. An element within one word
-    has neither: where it would go in the translation's word is not known."""
-    own = text[start:end].split()
-    opens = 0 < start < len(text) and text[start - 1].isalnum() and not text[start].isspace()
-    closes = 0 < end < len(text) and text[end].isalnum() and not text[end - 1].isspace()
-    if not own or (opens and closes and len(own) == 1):
-        return "", ""
-    return own[0] if opens else "", own[-1] if closes else ""
 
 
 def _punctuation(character: str) -> bool:
