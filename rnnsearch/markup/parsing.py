@@ -286,7 +286,7 @@ class _Builder:
             self._standalone(raw, breaks=True)
             return
         before = None if after is None else self.elements[after]
-        listed = before is not None and before.start_tag == raw == f"<{self._name(raw)}>" and self.in_word
+        listed = before is not None and before.start_tag == raw and self.in_word and not any(map(str.isspace, raw))
         if listed and before is not None:  # the next of a list of items ("<li>A</li><li>B</li>")
             before.glued = (before.glued[0], True)
             self._word_ended(True)

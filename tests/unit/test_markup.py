@@ -61,6 +61,7 @@ def test_elements_cover_whole_words_and_know_their_parents():
     # items of a list written one against the other are words of their own; a word's
     # parts in elements of their own stay one word
     assert parse("<ul><li>one</li><li>two</li></ul>", "html").words == ["one", "two"]
+    assert parse("<UL><LI>one</LI><LI>two</LI></UL>", "html").words == ["one", "two"]
     assert parse('<r n="1">Fuß</r><r n="2">ball</r>', "xml").words == ["Fußball"]
 
 
