@@ -45,7 +45,9 @@ def avoid_table(vocabulary: Subwords, phrases: tuple[str, ...]) -> AvoidTable:
     return AvoidTable.of(phrases, vocabulary.texts)
 
 
+@functools.lru_cache(maxsize=4)
 def kinds(vocabulary: Subwords) -> torch.Tensor:
     """(V,) each piece's kind (search.terms.piece_kinds), so that a term is not run on
-    into a longer word."""
+    into a longer word; looked up by the vocabulary itself, not by hashing its pieces'
+    texts again for every call."""
     return piece_kinds(vocabulary.texts)
