@@ -42,6 +42,7 @@ from rnnsearch.search.rules import (
     max_output_lengths,
     search_options,
 )
+from rnnsearch.search.terms import Place
 from rnnsearch.text.batches import Source
 from rnnsearch.text.subwords import Subwords
 
@@ -201,8 +202,9 @@ class Decoding:
                 chunk = todo[start : start + SENTENCES_PER_SEARCH]
                 asked = None if wanted is None else wanted.share(chunk)
                 hypotheses = self._search([sources[i] for i in chunk], options, asked)
-                for i, nbest in zip(chunk, hypotheses):
-                    results[i] = self._translation(originals[i], self.input_kind.labels(sources[i]), nbest)
+                written = self._written(hypotheses, asked)
+                for i, nbest, terms in zip(chunk, hypotheses, written, strict=True):
+                    results[i] = self._translation(originals[i], self.input_kind.labels(sources[i]), nbest, terms)
                 if read_from.from_module:
                     chunk_sources, chunk_results = [sources[i] for i in chunk], [results[i] for i in chunk]
                     self._align_with_modules(chunk_sources, hypotheses, chunk_results, read_from=read_from)
@@ -256,8 +258,18 @@ class Decoding:
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.search.precision == "bf16"):
             return search(self.model, src, src_lengths, max_lengths=limits, options=options, constraints=constraints)
 
-    def _translation(self, source: str, source_tokens: list[str], nbest: list[Hypothesis]) -> Translation:
-        """A source's n-best list as its best Translation, the others its alternatives."""
+    def _written(self, hypotheses: list[list[Hypothesis]], asked: Wanted | None) -> list[list[list[Place | None]]]:
+        """Where each hypothesis of each sentence wrote each of its terms, in its pieces
+        (`Wanted.written`); nothing where no term was asked."""
+        if asked is None or asked.terms is None:
+            return [[[] for _ in nbest] for nbest in hypotheses]
+        return asked.written([[h.tokens for h in nbest] for nbest in hypotheses])
+
+    def _translation(
+        self, source: str, source_tokens: list[str], nbest: list[Hypothesis], written: list[list[Place | None]]
+    ) -> Translation:
+        """A source's n-best list as its best Translation, the others its alternatives;
+        `written`: where each hypothesis wrote each term asked of it, in its pieces."""
         source_counts = self.input_kind.word_counts(source)
         translations = [
             Translation(
@@ -268,12 +280,20 @@ class Decoding:
                 target_tokens=self.tgt_subwords.pieces(h.tokens) + [END],
                 alignment=None if h.alignment is None else h.alignment[:, : len(source_tokens)].numpy(),
                 source_word_counts=source_counts,
+                written_at=self._characters(h.tokens, places),
             )
-            for h in nbest
+            for h, places in zip(nbest, written, strict=True)
         ]
         best = translations[0]
         best.alternatives = translations[1:]
         return best
+
+    def _characters(self, tokens: list[int], places: list[Place | None]) -> tuple[tuple[int, int] | None, ...]:
+        """Terms' places in pieces of `tokens` as the characters they write in its text."""
+        if not places:
+            return ()
+        spans = self.tgt_subwords.spans(tokens)
+        return tuple(None if place is None else (spans[place[0]][0], spans[place[1] - 1][1]) for place in places)
 
 
 def _empty(source: str) -> Translation:

@@ -19,8 +19,9 @@ from rnnsearch.alignments.words import WordAlignment
 @dataclass(frozen=True)
 class WrittenTerm:
     """One of the glossary's terms found in a source: its source and its target as the
-    glossary gives them, how many times it was found there, and where its target stands
-    in the translation (each place's characters, start to end − 1; none: not written)."""
+    glossary gives them, how many times it was found there, and where the search wrote
+    its target in the translation (the place's characters, start to end − 1, as the
+    search's state of the term counted them; none: not written)."""
 
     source: str
     target: str
@@ -91,6 +92,9 @@ class Translation:
     the source words it was found on, which word alignments link to those alone;
     terms: the glossary's terms found in `source` and where `text` writes each (only a
     prefix that leaves no room keeps one out): a TermReport.
+    written_at: where the search wrote each term it was asked to write in this sentence
+    (each target once, in the order the source first holds them): the characters of
+    `text` it wrote, start to end − 1, as its constraint counted them; None: not written.
     """
 
     source: str
@@ -108,6 +112,7 @@ class Translation:
     words: WordAlignment | None = field(default=None, repr=False)
     term_links: list[TermLink] = field(default_factory=list, repr=False)
     terms: TermReport = field(default_factory=TermReport, repr=False)
+    written_at: tuple[tuple[int, int] | None, ...] = field(default=(), repr=False)
 
     @property
     def alignment_from(self) -> str:

@@ -15,7 +15,7 @@ import torch
 from rnnsearch.search import tables
 from rnnsearch.search.avoided import Avoided, AvoidTable
 from rnnsearch.search.constraints import Constraint, Prefixes
-from rnnsearch.search.terms import Terms
+from rnnsearch.search.terms import Place, Terms
 from rnnsearch.text.subwords import Subwords
 
 
@@ -83,6 +83,18 @@ class Wanted:
             self.kinds,
             None if self.term_ends is None else [self.term_ends[i] for i in sentences],
         )
+
+    def written(self, outputs: Sequence[Sequence[Sequence[int]]]) -> list[list[list[Place | None]]]:
+        """Where each output wrote each of its sentence's terms (`Terms.written`): for each
+        sentence asked of, each of its outputs (pieces, as `outputs` lists them), the place
+        of each term in `terms`' order, None where it is not written; [] where a sentence
+        has no term."""
+        searched = None if self.terms is None else Terms.of(self.terms, kinds=self.kinds)
+        if searched is None:
+            return [[[] for _ in sentence] for sentence in outputs]
+        rows = [(n, pieces) for n, sentence in enumerate(outputs) for pieces in sentence]
+        places = iter(searched.written(torch.tensor([n for n, _ in rows]), [pieces for _, pieces in rows]))
+        return [[next(places) for _ in sentence] for sentence in outputs]
 
     def constraints(self) -> list[Constraint]:
         """The constraints of one search over the sentences asked of: the prefixes where

@@ -45,6 +45,10 @@ DONE = -1
 """A term slot's piece table padding: a slot with no term, met from the start."""
 
 
+Place = tuple[int, int]
+"""Where an output wrote a term: its first piece and the piece after its last."""
+
+
 class Terms:
     """Target pieces each output must contain somewhere, whole and in order (a user's
     terms, `rnnsearch.text.glossary`): a row may not end while a term of its sentence is
@@ -199,6 +203,30 @@ class Terms:
         if kind is not None:
             ended |= state[:, 1].bool() & (kind.squeeze(1) == ATTACHED)
         return torch.cat([sentences.unsqueeze(1), ended.long().unsqueeze(1), now], 1)
+
+    def written(self, sentences: torch.Tensor, outputs: Sequence[Sequence[int]]) -> list[list[Place | None]]:
+        """Where each output (the pieces `outputs[r]`, a row of sentence `sentences[r]`)
+        wrote each term of its sentence, as the search's state of that row counted it: the
+        pieces (start, end) of the place the term was last met and stayed met, None where
+        the output does not write it. The outputs' pieces go through `advance` again, a
+        step at a time as the search took them, so a term is where the search wrote it,
+        whatever else the text holds (the same words written otherwise, or run on)."""
+        longest = max((len(pieces) for pieces in outputs), default=0)
+        table = torch.full((len(outputs), longest), EOS, dtype=torch.long)  # </s>: no term's piece, a word start
+        for r, pieces in enumerate(outputs):
+            table[r, : len(pieces)] = torch.tensor(list(pieces), dtype=torch.long)
+        state, lengths = self.start(sentences), self.lengths[sentences]
+        ends = torch.full_like(lengths, DONE)
+        for step in range(longest):
+            before = state[:, 2:]
+            state = self.advance(state, table[:, step])
+            now = state[:, 2:]
+            ends = torch.where((now == lengths) & (before < lengths), step + 1, ends)
+            ends = torch.where(now < lengths, DONE, ends)
+        return [
+            [None if end == DONE else (end - length, end) for end, length in zip(row_ends, row_lengths) if length > 0]
+            for row_ends, row_lengths in zip(ends.tolist(), lengths.tolist(), strict=True)
+        ]
 
 
 @functools.lru_cache(maxsize=4)

@@ -68,6 +68,26 @@ class Subwords:
     def decode(self, ids: Sequence[int]) -> str:
         return self._processor.decode([i for i in ids if i > EOS])
 
+    def spans(self, ids: Sequence[int]) -> list[tuple[int, int]]:
+        """Where each of `ids` stands in `decode(ids)`: its (start, end) characters, the
+        space a word start writes left out; a piece that writes nothing there (a special
+        piece, a byte piece before the last of its character's, a lone word start)
+        stands where the text before it ends, start == end. SentencePiece says where each piece's bytes
+        fall as it decodes them, so the places hold wherever it normalises the text."""
+        kept = [k for k, i in enumerate(ids) if i > EOS]
+        decoded = self._processor.decode_ids_as_proto([ids[k] for k in kept])
+        text = decoded.text
+        char_of = _char_offsets(text)
+        places = {k: (char_of[piece.begin], char_of[piece.end]) for k, piece in zip(kept, decoded.pieces, strict=True)}
+        spans, at = [], 0
+        for k in range(len(ids)):
+            start, end = places.get(k, (at, at))
+            while start < end and text[start].isspace():
+                start += 1
+            spans.append((start, end))
+            at = end
+        return spans
+
     def pieces(self, ids: Sequence[int]) -> list[str]:
         return [self._processor.id_to_piece(int(i)) for i in ids]
 
@@ -96,6 +116,15 @@ class Subwords:
         if not words:
             return []
         return [sum(1 for part in normal.split(WORD_START) if part) for normal in self._processor.normalize(words)]
+
+
+def _char_offsets(text: str) -> list[int]:
+    """For each byte offset of `text` in UTF-8 (and its end), the character it falls in."""
+    offsets = []
+    for k, character in enumerate(text):
+        offsets.extend([k] * len(character.encode("utf-8")))
+    offsets.append(len(text))
+    return offsets
 
 
 def text_source(subwords: Subwords | None, owner: object) -> Subwords:

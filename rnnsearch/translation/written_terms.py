@@ -1,6 +1,7 @@
 """Which of the glossary's terms a translation wrote, and for which source words: the
 word links a term forces (rnnsearch.alignments.term_links), and the TermReport a
-document's summary and the command's report sum."""
+document's summary and the command's report sum. Where a term stands is where the search
+wrote it (`Translation.written_at`), not a place found again in the text."""
 
 from __future__ import annotations
 
@@ -9,26 +10,25 @@ from collections.abc import Sequence
 
 from rnnsearch.alignments.term_links import TermLink
 from rnnsearch.decoding.results import TermReport, Translation, WrittenTerm
-from rnnsearch.text.glossary import Match, places
+from rnnsearch.text.glossary import Match
 
 
 def note_terms(translation: Translation, matches: Sequence[Match]) -> None:
-    """Every hypothesis of `translation` given the terms `matches` found in its source:
-    each place a term's target stands in its text, linked to the source words it was
-    found on (in order; a term found more often than written links its last place to
-    the rest), and whether each term is written."""
+    """Every hypothesis of `translation` given the terms `matches` found in its source
+    (each target asked of the search once, in the order first found): whether it writes
+    each and where, and the words written linked to the source words of the match they
+    were written for, the first (where the search begins a term: search/terms.py)."""
     source_words = _word_spans(translation.source)
     for hypothesis in [translation, *translation.alternatives]:
         target_words = _word_spans(hypothesis.text)
         links: list[TermLink] = []
         written: list[WrittenTerm] = []
-        for target, found in _by_target(matches).items():
-            placed = places(hypothesis.text, target)
-            written.append(WrittenTerm(found[0].term.source, target, len(found), tuple(placed)))
-            for k, match in enumerate(found):
-                if placed:
-                    start, end = placed[min(k, len(placed) - 1)]
-                    links.append((_covered(source_words, match.start, match.end), _covered(target_words, start, end)))
+        for (target, found), place in zip(_by_target(matches).items(), hypothesis.written_at, strict=True):
+            where = () if place is None else (place,)
+            written.append(WrittenTerm(found[0].term.source, target, len(found), where))
+            if place is not None:
+                first = found[0]
+                links.append((_covered(source_words, first.start, first.end), _covered(target_words, *place)))
         hypothesis.term_links, hypothesis.terms = links, TermReport(tuple(written))
 
 

@@ -191,3 +191,28 @@ def test_a_row_whose_attention_has_passed_a_term_s_source_words_begins_it_there(
     assert unplaced is not None
     assert EOS not in allowed(unplaced.within(torch.tensor([20])), 3, 3)
     assert len(allowed(unplaced.within(torch.tensor([20])), 3, 3)) == VOCAB - 1
+
+
+def test_where_a_term_was_written_is_where_the_search_s_state_met_it():
+    """Herr → "man" (5) and Chef → "manager" (5, 6): in "manager man ." the first 5 is run
+    on, so "man" is met at its second writing, where a search of the text for its pieces
+    would find the first; a term an output never writes has no place, and a sentence
+    without terms none at all."""
+    from rnnsearch.search.terms import CONTINUES
+
+    kinds = torch.zeros(VOCAB, dtype=torch.long)
+    kinds[6] = CONTINUES
+    constraint = Terms.of([[[5], [5, 6]], [[8, 9]]], kinds=kinds)
+    outputs = [[5, 6, 5, 7], [7, 5, 6, 7], [8, 9, 4], [4, 8, 7]]
+    places = constraint.written(torch.tensor([0, 0, 1, 1]), outputs)
+    assert places == [[(2, 3), (0, 2)], [None, (1, 3)], [(0, 2)], [None]]
+
+
+def test_searched_outputs_say_where_each_term_stands_in_their_pieces():
+    for terms, hypotheses in zip(TERMS, searched(TERMS, beam_size=3), strict=True):
+        constraint = Terms.of([terms])
+        if constraint is None:
+            continue
+        places = constraint.written(torch.zeros(len(hypotheses), dtype=torch.long), [h.tokens for h in hypotheses])
+        for hypothesis, placed in zip(hypotheses, places, strict=True):
+            assert [hypothesis.tokens[start:end] for start, end in placed] == terms
