@@ -29,7 +29,11 @@ are, says so where they are not, and nothing of them enters the package.
    the EUR-Lex test sets (reported), each with the same figures by element name and by the
    length of the reference span (no words, 1 word, 2–3, 4+, the whole segment):
    - elements placed exactly: on the same French words as the reference (an element
-     without words: at the same word boundary);
+     without words: at the same word boundary); and the same with each element matched
+     by its name alone, not its attributes (`exact_spans`): the glossary sets number their
+     `<g id>` left to right on each side (every French line with two terms or more does),
+     so where French reorders two terms the reference's ids follow the order, not the
+     meaning, and a placement by meaning is right on these spans alone;
    - Zenkel et al.'s tag accuracy: each opening, closing or standalone tag at exactly the
      character of the tag-free text where the reference puts it (a tag next to a space
      counted on the word's side), and the mean distance in characters;
@@ -252,7 +256,8 @@ def spans_by_tag(marked: MarkedUp, spans: list[tuple[int, int]]) -> Counter:
 def measured(cases: list[dict], placed: list[list[tuple[int, int]]], written: list[str]) -> dict:
     """The measures (module docstring) of `placed` (each case's element spans) and
     `written` (each case's marked-up French line) against the translators'."""
-    exact = total = overlap = predicted = expected = tags = tags_right = distance = inside = inside_right = 0
+    exact = spans_right = total = overlap = predicted = expected = tags = tags_right = distance = 0
+    inside = inside_right = 0
     by_name: Counter = Counter()
     right_by_name: Counter = Counter()
     by_length: Counter = Counter()
@@ -268,6 +273,7 @@ def measured(cases: list[dict], placed: list[list[tuple[int, int]]], written: li
             right_by_length[length] += right
         total += sum(theirs.values())
         exact += sum((ours & theirs).values())
+        spans_right += sum((named_spans(ours) & named_spans(theirs)).values())
         mine, good = sorted(ours.elements()), sorted(theirs.elements())
         for (_, (a, b)), (_, (c, d)) in zip(mine, good, strict=True):
             words, wanted = set(range(a, b)), set(range(c, d))
@@ -282,6 +288,7 @@ def measured(cases: list[dict], placed: list[list[tuple[int, int]]], written: li
     precision, recall = overlap / max(predicted, 1), overlap / max(expected, 1)
     return {
         "exact": round(100 * exact / max(total, 1), 1),
+        "exact_spans": round(100 * spans_right / max(total, 1), 1),
         "tag_accuracy": round(100 * tags_right / max(tags, 1), 1),
         "character_distance": round(distance / max(tags, 1), 2),
         "span_f1": round(100 * (2 * precision * recall / (precision + recall) if precision + recall else 0.0), 1),
@@ -292,6 +299,14 @@ def measured(cases: list[dict], placed: list[list[tuple[int, int]]], written: li
             length: f"{right_by_length[length]}/{by_length[length]}" for length in LENGTHS if length in by_length
         },
     }
+
+
+def named_spans(spans: Counter) -> Counter:
+    """(start tag, span) counts as (element name, span) counts: attributes left out."""
+    named: Counter = Counter()
+    for (start_tag, span), count in spans.items():
+        named[(start_tag.strip("<>/").split()[0], span)] += count
+    return named
 
 
 LENGTHS = ("no words", "1 word", "2-3 words", "4+ words", "whole segment")
@@ -580,7 +595,8 @@ def main() -> None:
             if not isinstance(figures, dict):
                 continue
             print(
-                f"  {part:18s} exact {figures['exact']:5.1f}%  tag accuracy {figures['tag_accuracy']:5.1f}%  "
+                f"  {part:18s} exact {figures['exact']:5.1f}% (spans {figures['exact_spans']:5.1f}%)  "
+                f"tag accuracy {figures['tag_accuracy']:5.1f}%  "
                 f"distance {figures['character_distance']:5.2f}  span F1 {figures['span_f1']:5.1f}  "
                 f"({figures['elements']} elements)"
             )

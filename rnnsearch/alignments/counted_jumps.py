@@ -105,6 +105,12 @@ PLACING = Temper(power=0.5, floor=0.04)
 and the EUR-Lex dev set, BENCHMARKS.md): the power 0.5 lets reordered phrases keep their
 words, the floor 0.04 keeps half of a link the rows are 99% sure of 40 words away."""
 
+PLACING_ONE_WORD = Temper(power=0.25, floor=0.04)
+"""How it reads the table for an element of one source word (a term, a label): looser
+still, since one word's translation has no neighbours of its own to keep together, and
+goes where the rows put it, an adjective's after its noun (chosen on the same dev sets:
+BENCHMARKS.md, "One word, read looser")."""
+
 
 def modules_table(counted: Sequence[Sequence[float] | None]) -> JumpTable | None:
     """The table rows are read with that are the mean of modules whose tables' weights

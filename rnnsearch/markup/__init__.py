@@ -64,7 +64,7 @@ from rnnsearch.errors import ArgumentTypeError, ArgumentValueError
 from rnnsearch.markup.dialects import DIALECTS, Dialect, escape
 from rnnsearch.markup.elements import Element, MarkedUp
 from rnnsearch.markup.parsing import MARKUPS, MarkupError, parse
-from rnnsearch.markup.placements import PLACEMENTS, Placement
+from rnnsearch.markup.placements import PLACEMENTS, Placement, Reading
 from rnnsearch.markup.placing import Link, place, transfer, transferred
 from rnnsearch.markup.weights import JoinedWeights, PairWeights, WordWeights
 
@@ -89,6 +89,7 @@ __all__ = [
     "JoinedWeights",
     "PairWeights",
     "Placement",
+    "Reading",
     "checked_placement",
     "chosen_placement",
 ]

@@ -24,10 +24,14 @@ class WordWeights:
               word (a row may fall short of 1: weight on NULL or on "</s>")
     backward: (source words × target words), a reverse model's weight of each source word
               on each target word, or None
+    one_word: the weights an element of one source word is placed by, where they are
+              read otherwise (placements.py: a module's jump table read looser); None:
+              these
     """
 
     forward: np.ndarray
     backward: np.ndarray | None = None
+    one_word: WordWeights | None = None
 
     def link_probabilities(self, first: int, stop: int) -> np.ndarray:
         """(target words,) the probability that each target word is linked to one of the
@@ -35,7 +39,10 @@ class WordWeights:
         or where there is a reverse model, the lesser of the two directions' weights (a
         link both must hold); a word is linked unless none of its links is (the links
         taken as independent). A target word whose weight lies on NULL is linked to no
-        source word, and holds little for any element."""
+        source word, and holds little for any element. One source word's are read from
+        `one_word`, where given."""
+        if self.one_word is not None and stop - first == 1:
+            return self.one_word.link_probabilities(first, stop)
         links = self.forward[:, first:stop].astype(np.float64)
         if self.backward is not None:
             links = np.minimum(links, self.backward[first:stop].T)

@@ -27,7 +27,6 @@ from functools import partial
 from pathlib import Path
 from typing import Unpack
 
-from rnnsearch.alignments.words import align_translations
 from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import SENTENCES_PER_SEARCH, Decoding
 from rnnsearch.decoding.results import Translation
@@ -175,15 +174,14 @@ def sentence_translator(
             translations += translate(part)
             if progress is not None:
                 progress(len(sentences), len(part))
-        aligned = align_translations(translations, reading=reading, temper=placement.temper)
         return [
             SentenceTranslation(
                 translation.text.split(),
-                list(words.pairs),
-                placement.weights(words.weights),
+                list(read.words.pairs),
+                placement.weights(read),
                 translation.terms,
             )
-            for translation, words in zip(translations, aligned, strict=True)
+            for translation, read in zip(translations, placement.read(translations, reading=reading), strict=True)
         ]
 
     return translated

@@ -19,7 +19,7 @@ from rnnsearch.decoding.forced import ForcedPair, mean_forced, teacher_forced
 from rnnsearch.decoding.inputs import END
 from rnnsearch.decoding.results import PairScore, Translation
 from rnnsearch.errors import ArgumentTypeError, ArgumentValueError, UserError
-from rnnsearch.markup import MarkedUp, chosen_placement, transfer
+from rnnsearch.markup import MarkedUp, Placement, Reading, chosen_placement, transfer
 from rnnsearch.model.ensemble import Ensemble
 from rnnsearch.model.modes import evaluating
 from rnnsearch.model.seq2seq import RNNSearch
@@ -51,6 +51,14 @@ class AlignSettings:
     reverse: GivenPairs | None = None
     reverse_request: Request | None = None
     symmetrize: str | None = None
+
+
+def _read(translations: list[Translation], reading: str, placement: Placement | None) -> list[Reading]:
+    """Each scored pair's word alignment, read as `reading` says and, with markup to place,
+    as its `placement` reads a module's rows."""
+    if placement is None:
+        return [Reading(words) for words in align_translations(translations, reading=reading)]
+    return placement.read(translations, reading=reading)
 
 
 def _checked_pairs(chunk: object, index: int) -> tuple[list[str], list[str]]:
@@ -219,23 +227,21 @@ class GivenPairs(Decoding):
         placement = None
         if request.markup is not None:
             placement = chosen_placement(request.markup.placement, from_module=request.source.from_module)
-        temper = None if placement is None else placement.temper
-        forward_words = align_translations(forward, reading=request.reading, temper=temper)
-        backward_words = None
+        forward_read = _read(forward, request.reading, placement)
+        backward_read = None
         if reverse is not None and settings.reverse_request is not None:
             reverse_source = settings.reverse_request.source
             scored = reverse._score(targets, sources, None, first_line=first_line, source=reverse_source)
-            backward = [p.as_translation() for p in scored]
-            backward_words = align_translations(backward, reading=request.reading, temper=temper)
+            backward_read = _read([p.as_translation() for p in scored], request.reading, placement)
         method = settings.symmetrize or request.source.combination
         aligned = []
         for k, (pair, parsed) in enumerate(zip(forward, marked, strict=True)):
-            words = forward_words[k]
-            if backward_words is not None:
-                words = combine(words, backward_words[k], method=method)
+            words = forward_read[k].words
+            back = None if backward_read is None else backward_read[k]
+            if back is not None:
+                words = combine(words, back.words, method=method)
             if parsed is not None and placement is not None:
-                back = None if backward_words is None else backward_words[k].weights
-                weights = placement.weights(words.weights, back)
+                weights = placement.weights(replace(forward_read[k], words=words), back)
                 words = replace(words, marked_up=transfer(parsed, words.target_words, words.pairs, weights=weights))
             aligned.append(AlignedPair(pair, words))
         return aligned

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Unpack
 
 from rnnsearch.alignments.readings import DEFAULT_READING
-from rnnsearch.alignments.words import align_translations
 from rnnsearch.arguments import checked_iterable, checked_strings, numbered_chunks
 from rnnsearch.config.data import DataSection
 from rnnsearch.decoding.decoding import Decoding
@@ -237,11 +236,10 @@ def put_markup_back(
         return
     hypotheses = [translation, *translation.alternatives]
     placement = chosen_placement(placement, from_module=translation.read_from.from_module)
-    aligned = align_translations(hypotheses, reading=reading, temper=placement.temper)
-    for hypothesis, words in zip(hypotheses, aligned, strict=True):
-        hypothesis.words = words
-        weights = placement.weights(words.weights)
-        hypothesis.marked_up = transfer(parsed, hypothesis.text.split(), words.pairs, weights=weights)
+    for hypothesis, read in zip(hypotheses, placement.read(hypotheses, reading=reading), strict=True):
+        hypothesis.words = read.words
+        weights = placement.weights(read)
+        hypothesis.marked_up = transfer(parsed, hypothesis.text.split(), read.words.pairs, weights=weights)
 
 
 def _searching(request: Request) -> Request:

@@ -474,7 +474,7 @@ def test_markup_is_placed_tempered_on_the_module_and_by_the_attention_s_links_un
     `placement` picks any reading by name, each hypothesis keeps the links it was placed
     by, and every reading keeps every tag."""
     from rnnsearch.alignments.words import align_translation
-    from rnnsearch.markup import PLACEMENTS, parse, transfer
+    from rnnsearch.markup import PLACEMENTS, Reading, parse, transfer
 
     translator = rnnsearch.load(with_module, device="cpu")
     lines = ["Ein <b>kleines Mädchen</b> klettert in ein <i>Spielhaus</i>.", "Zwei <a href='x'>Männer</a> stehen."]
@@ -486,7 +486,8 @@ def test_markup_is_placed_tempered_on_the_module_and_by_the_attention_s_links_un
                 words, parsed = result.words, parse(line, "html")
                 read = align_translation(result, temper=placement.temper)
                 assert words.pairs == read.pairs and np.array_equal(words.weights, read.weights)
-                weights = placement.weights(words.weights)
+                one_word = None if placement.one_word is None else align_translation(result, temper=placement.one_word)
+                weights = placement.weights(Reading(words, None if one_word is None else one_word.weights))
                 assert result.marked_up == transfer(parsed, result.text.split(), words.pairs, weights=weights)
                 assert parse(result.marked_up, "html").words == result.text.split()
             if name == default:

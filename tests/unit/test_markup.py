@@ -514,18 +514,28 @@ def test_the_default_placement_is_the_measured_best_for_what_is_read():
 
 def test_each_placement_reads_the_weights_it_names():
     """`links` reads none; `weights` one direction's, or the lesser of two (a link both
-    must hold); `averaged` and `tempered` the mean of two (a word either holds)."""
-    from rnnsearch.markup import PLACEMENTS
+    must hold); `averaged` and `tempered` the mean of two (a word either holds); an element
+    of one source word is placed by the weights read for one word, where they are given."""
+    from rnnsearch.alignments.words import WordAlignment
+    from rnnsearch.markup import PLACEMENTS, Reading
 
     forward = np.array([[0.9, 0.0], [0.1, 0.6]])
     backward = np.array([[0.5, 0.0], [0.3, 0.8]])  # source words × target words
-    assert PLACEMENTS["links"].weights(forward, backward) is None
-    lesser = PLACEMENTS["weights"].weights(forward, backward)
+    ahead = Reading(WordAlignment(["a", "b"], ["x", "y"], forward, []))
+    back = Reading(WordAlignment(["x", "y"], ["a", "b"], backward, []))
+    assert PLACEMENTS["links"].weights(ahead, back) is None
+    lesser = PLACEMENTS["weights"].weights(ahead, back)
     assert np.allclose(lesser.link_probabilities(0, 1), [0.5, 0.0])
     for name in ("averaged", "tempered"):
-        mean = PLACEMENTS[name].weights(forward, backward)
+        mean = PLACEMENTS[name].weights(ahead, back)
         assert np.allclose(mean.link_probabilities(0, 1), [0.7, 0.05])
-        assert np.allclose(PLACEMENTS[name].weights(forward).forward, forward)
+        assert np.allclose(PLACEMENTS[name].weights(ahead).forward, forward)
+    one_word = Reading(ahead.words, np.array([[0.1, 0.0], [0.9, 0.6]]))
+    read = PLACEMENTS["tempered"].weights(one_word, back)
+    assert np.allclose(read.link_probabilities(0, 1), [0.3, 0.45])  # the mean of one word's readings
+    assert np.allclose(
+        read.link_probabilities(0, 2), PLACEMENTS["tempered"].weights(ahead, back).link_probabilities(0, 2)
+    )
 
 
 def _likeliest_by_every_span(linked: np.ndarray) -> tuple[int, int] | None:
