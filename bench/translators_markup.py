@@ -9,7 +9,8 @@ are, says so where they are not, and nothing of them enters the package.
 
     python bench/translators_markup.py [--work runs/translators] [--steps 1200] [--threads 1]
                                        [--aligner-steps 1200] [--links-only] [--tempers 0.5 ...]
-                                       [--floor 0.02] [--timing ROUNDS] [--json out.json]
+                                       [--floor 0.02] [--one-word 0.25] [--timing ROUNDS]
+                                       [--flickr] [--json out.json]
 
 1. Training text, as a user would make it: Multi30k's English–French training set and the
    untagged text of the 2,000 help segments and of the four EUR-Lex sets (`train.en`,
@@ -47,7 +48,8 @@ are, says so where they are not, and nothing of them enters the package.
    With `--tempers`, the modules' rows are also read with each module's jump table
    (`aligner/jumps.json`) raised to each power, any jump at least `--floor` (bench/counted_jumps.py's
    `tempered`), and placed by the en→fr module's weights, by both modules' `soft` links, and
-   by both modules' weights averaged. With `--timing`, `align --markup xml` is timed over
+   by both modules' weights averaged; with `--one-word`, an element of one source word by
+   the rows read at that power instead. With `--timing`, `align --markup xml` is timed over
    every segment by each placement, one direction and two, alternating.
 
 Elements of the same start tag are matched as a multiset (a segment with two `<ph>` is
@@ -66,6 +68,7 @@ from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -476,19 +479,20 @@ def spans_written(marked: MarkedUp, line: str) -> list[tuple[int, int]]:
 
 
 def by_tempered_table(
-    cases: list[dict], forward: Path, backward: Path, temper: float, floor: float
+    cases: list[dict], forward: Path, backward: Path, temper: float, floor: float, one_word: float | None = None
 ) -> dict[str, tuple[list, list[str]]]:
     """The modules' rows read with their jump tables at the power `temper`, any jump at
     least `floor`: tags placed by the en→fr weights, by both directions' `soft` links, and
     around those by both directions' weights averaged (each link's probability their mean,
-    where `align` reads the lesser: a link both must hold), by name."""
+    where `align` reads the lesser: a link both must hold), by name. With `one_word`, an
+    element of one source word is placed by the rows read at that power instead."""
     import rnnsearch
     from rnnsearch.alignments.words import combine, read_translations
 
     longest = {"max_source_length": 2000}
     sources = [case["en"].text for case in cases]
     targets = [" ".join(case["fr"]) for case in cases]
-    read = []
+    read, by_word = [], []
     for model_dir, given in ((forward, (sources, targets)), (backward, (targets, sources))):
         model = rnnsearch.load(model_dir, device="cpu", search=longest)
         table = model.module_jumps()
@@ -496,22 +500,32 @@ def by_tempered_table(
             raise SystemExit(f"{model_dir}: its module has no jump table to temper")
         pairs = [pair.as_translation() for pair in model.score(*given, alignment_from="aligner")]
         read.append(read_translations(pairs, reading="output", prior=tempered(table, temper, floor)))
-    rows = {}
+        if one_word is not None:
+            by_word.append(read_translations(pairs, reading="output", prior=tempered(table, one_word, floor)))
     ahead, back = read
+    word_ahead, word_back = by_word if by_word else (ahead, back)
+
+    def weights(k: int, both: bool) -> WordWeights:
+        def of(a: np.ndarray, b: np.ndarray) -> WordWeights:
+            return WordWeights((a + b.T) / 2) if both else WordWeights(a)
+
+        whole = of(ahead[k].weights, back[k].weights)
+        if one_word is None:
+            return whole
+        return WordWeights(whole.forward, one_word=of(word_ahead[k].weights, word_back[k].weights))
+
     soft = [combine(f, b, method="soft").pairs for f, b in zip(ahead, back, strict=True)]
     readings = {
-        "module en→fr, weights": ([a.pairs for a in ahead], [WordWeights(a.weights) for a in ahead]),
+        "module en→fr, weights": ([a.pairs for a in ahead], [weights(k, False) for k in range(len(ahead))]),
         "modules of both directions, soft": (soft, [None] * len(ahead)),
-        "modules of both directions, weights averaged": (
-            soft,
-            [WordWeights((a.weights + b.weights.T) / 2) for a, b in zip(ahead, back, strict=True)],
-        ),
+        "modules of both directions, weights averaged": (soft, [weights(k, True) for k in range(len(ahead))]),
     }
-    for name, (links, weights) in readings.items():
+    rows = {}
+    for name, (links, given_weights) in readings.items():
         placed, written = [], []
-        for case, pairs, given_weights in zip(cases, links, weights, strict=True):
-            placed.append(place(case["en"], len(case["fr"]), pairs, weights=given_weights, target_words=case["fr"]))
-            written.append(transfer(case["en"], case["fr"], pairs, weights=given_weights))
+        for case, pairs, pair_weights in zip(cases, links, given_weights, strict=True):
+            placed.append(place(case["en"], len(case["fr"]), pairs, weights=pair_weights, target_words=case["fr"]))
+            written.append(transfer(case["en"], case["fr"], pairs, weights=pair_weights))
         rows[name] = (placed, written)
     return rows
 
@@ -543,6 +557,9 @@ def main() -> None:
     parser.add_argument("--links-only", action="store_true")
     parser.add_argument("--tempers", nargs="*", type=float, default=[], help="powers of the modules' jump tables")
     parser.add_argument("--floor", type=float, default=0.02, help="with --tempers: the least weight of a jump")
+    parser.add_argument(
+        "--one-word", type=float, help="with --tempers: the power an element of one source word's rows are read at"
+    )
     parser.add_argument("--timing", type=int, default=0, metavar="ROUNDS", help="time `align --markup` by placement")
     parser.add_argument("--flickr", action="store_true", help="place synthetic markup on test_2016_flickr too")
     parser.add_argument("--json", type=Path)
@@ -587,8 +604,12 @@ def main() -> None:
             rows["timing"] = timed(cases, forward, backward, args.timing)
             print(f"ms per segment (least of {args.timing} rounds): {rows['timing']}", file=sys.stderr)
         for temper in args.tempers:
-            for name, result in by_tempered_table(cases, forward, backward, temper, args.floor).items():
-                rows[f"{name}, tables to the power {temper:g}, floor {args.floor:g}"] = measured_parts(cases, *result)
+            tempered_rows = by_tempered_table(cases, forward, backward, temper, args.floor, args.one_word)
+            one = "" if args.one_word is None else f", one word's {args.one_word:g}"
+            for name, result in tempered_rows.items():
+                rows[f"{name}, tables to the power {temper:g}{one}, floor {args.floor:g}"] = measured_parts(
+                    cases, *result
+                )
     for name, row in rows.items():
         print(f"\n{name}" + (f" (bound {row['bound']}%)" if "bound" in row else ""))
         for part, figures in row.items():

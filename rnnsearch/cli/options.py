@@ -230,7 +230,8 @@ PLACEMENT_HELP = (
     "'links', from the first to the last target word linked to an element's words; 'weights', around the span "
     "of target words the alignment's weights make likeliest for them (two directions: the lesser of their "
     "weights); 'averaged', the same with two directions' weights averaged; 'tempered', 'averaged' with the "
-    "alignment module's jump table read looser, so that reordered phrases keep their words. Default: the "
+    "alignment module's jump table read looser (looser still for an element of one word), so that reordered "
+    "phrases keep their words. Default: the "
     "measured best on tags translators placed (docs/guides/markup.md), 'tempered' where the alignment module is "
     "read, else 'links'"
 )

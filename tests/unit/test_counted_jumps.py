@@ -168,3 +168,29 @@ def test_markup_placement_reads_a_table_looser_so_a_row_sure_enough_of_a_jump_ba
     assert align_translation(leaning, temper=PLACING).pairs == [(0, 1), (1, 0)]
     assert jump_prior(leaning, PLACING) == looser
     assert jump_prior(replace(leaning, jumps=None), PLACING) is ALIGNMENT_SOURCES["aligner"].prior
+
+
+def test_tempered_placement_reads_one_word_s_rows_looser_still_and_reads_once_without_a_table():
+    """`tempered` reads a module's rows with its table at PLACING for its links and spans,
+    and at PLACING_ONE_WORD for the weights an element of one source word is placed by:
+    there a jump back that the rows lean to weighs more. Rows read without a counted table
+    (the attention's, a module with none) read the same either way, and are read once."""
+    from rnnsearch.alignments.counted_jumps import PLACING_ONE_WORD
+    from rnnsearch.markup import PLACEMENTS
+
+    rows = np.array([[0.0, 1.0, 0.0, 0.0], [0.6, 0.0, 0.4, 0.0], [0.0, 0.0, 0.0, 1.0]], dtype=np.float32)
+    leaning = replace(module_translation(FORWARD), alignment=rows)
+    tempered = PLACEMENTS["tempered"]
+    read = tempered.read([leaning], reading="output")[0]
+    phrase = align_translation(leaning, temper=PLACING)
+    assert read.words.pairs == phrase.pairs and np.array_equal(read.words.weights, phrase.weights)
+    assert read.one_word is not None
+    assert np.array_equal(read.one_word, align_translation(leaning, temper=PLACING_ONE_WORD).weights)
+    assert read.one_word[1, 0] > read.words.weights[1, 0]  # the jump back, held more firmly
+    weights = tempered.weights(read)
+    assert np.allclose(weights.link_probabilities(0, 1), read.one_word[:, 0], atol=1e-6)
+    assert np.allclose(
+        weights.link_probabilities(0, 2), tempered.weights(replace(read, one_word=None)).link_probabilities(0, 2)
+    )
+    assert tempered.read([replace(leaning, jumps=None)], reading="output")[0].one_word is None
+    assert PLACEMENTS["averaged"].read([leaning], reading="output")[0].one_word is None
