@@ -20,6 +20,7 @@ from rnnsearch.cli.options import (
     add_markup,
     add_pairs,
     add_reading,
+    asked_of,
     check_markup_flags,
 )
 from rnnsearch.cli.streams import NamedOutput, opened
@@ -88,18 +89,8 @@ def run(args: argparse.Namespace) -> None:
     if reverse is not None:
         check_reverse(translator.data, reverse.data, name=f"--reverse {args.reverse}")
     chunks = ((chunk.sources, chunk.targets) for chunk in stream_parallel(args.src, args.tgt))
-    aligned = translator.align_chunks(
-        chunks,
-        origin=args.src,
-        reverse=reverse,
-        symmetrize=args.symmetrize,
-        reading=args.reading,
-        alignment_from=args.alignment_from,
-        markup=args.markup,
-        lenient_markup=args.lenient_markup,
-        max_markup_chars=args.max_markup_chars,
-        placement=args.placement,
-    )
+    settings = translator.align_settings(asked_of(args), reverse=reverse, symmetrize=args.symmetrize)
+    aligned = translator.align_chunks_with(settings, chunks, origin=args.src)
     counts, unplaced, plain = AlignmentCounts(), 0, 0
     with contextlib.ExitStack() as files:
         jsonl = opened(files, args.alignments)

@@ -5,11 +5,11 @@ and the word alignments read off them, one direction or both combined."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Unpack
 
-from rnnsearch.alignments.readings import DEFAULT_READING, AlignmentSource
+from rnnsearch.alignments.readings import AlignmentSource
 from rnnsearch.alignments.symmetrisation import COMBINATIONS
 from rnnsearch.alignments.words import WordAlignment, align_translations, combine
 from rnnsearch.arguments import checked_choice, checked_iterable, checked_strings, numbered_chunks
@@ -51,6 +51,12 @@ class AlignSettings:
     reverse: GivenPairs | None = None
     reverse_request: Request | None = None
     symmetrize: str | None = None
+
+
+REVERSE_READS = ("alignment_from", "reading")
+"""What a reverse model's request takes of `align`'s: where its rows come from and how
+they are read (its own default source where none is asked), so that both directions'
+links are read alike."""
 
 
 def _read(translations: list[Translation], reading: str, placement: Placement | None) -> list[Reading]:
@@ -156,7 +162,7 @@ class GivenPairs(Decoding):
         word it aligns; None takes the module where the model has one. Each result's
         `alignment_from` says which it is."""
         taken(options, AlignKeywords, "align", besides=("reverse", "symmetrize"))
-        settings = self._align_settings(reverse, symmetrize, options)
+        settings = self.align_settings(options, reverse=reverse, symmetrize=symmetrize)
         sources = checked_strings(sources, "sources", example='a list such as ["Ein Hund."]')
         targets = checked_strings(targets, "targets", example='a list such as ["A dog."]')
         if len(targets) != len(sources):
@@ -178,28 +184,40 @@ class GivenPairs(Decoding):
         with its α) and its word alignment (`words`). Errors number the lines across chunks
         and name `origin`, the source file, when given; `alignment_from` as in `align`."""
         taken(options, AlignKeywords, "align_chunks", besides=("origin", "reverse", "symmetrize"))
-        settings = self._align_settings(reverse, symmetrize, options)
+        settings = self.align_settings(options, reverse=reverse, symmetrize=symmetrize)
+        return self.align_chunks_with(settings, chunks, origin)
+
+    def align_chunks_with(
+        self,
+        settings: AlignSettings,
+        chunks: Iterable[tuple[Sequence[str], Sequence[str]]],
+        origin: str | None = None,
+    ) -> Iterator[list[AlignedPair]]:
+        """`align_chunks`, its settings given as one checked record (`align_settings` makes
+        it), as the `align` command calls it."""
         chunks = checked_iterable(chunks, "chunks")
         return (
             self._aligned(sources, targets, settings, origin, first_line=first_line)
             for _, first_line, (sources, targets) in numbered_chunks(chunks, _checked_pairs, lambda pairs: pairs[0])
         )
 
-    def _align_settings(self, reverse: object, symmetrize: object, options: AlignKeywords) -> AlignSettings:
-        """`align`'s arguments checked once, as one record: a request for this model and,
+    def align_settings(
+        self, asked: Mapping[str, object], *, reverse: object = None, symmetrize: object = None
+    ) -> AlignSettings:
+        """`align`'s arguments checked once, as one record: `asked`, its keywords
+        (`AlignKeywords`, as a command's flags give them), a request for this model and,
         with a reverse model (checked to be a Translator of the other direction), one for
         it, each model a text model with an alignment (and an alignment module, where asked
         to align with it), each source read as the reading asks."""
+        taken(asked, AlignKeywords, "align")
         if reverse is not None and not isinstance(reverse, GivenPairs):
             raise ArgumentTypeError(f"reverse: expected a Translator (rnnsearch.load), got {type(reverse).__name__}")
-        request = build_request(self, options, searches=False, links_read=True)
+        request = build_request(self, asked, searches=False, links_read=True)
         combination = None if symmetrize is None else checked_choice(symmetrize, "symmetrize", COMBINATIONS)
         reverse_request = None
         if reverse is not None:
             check_reverse(self.data, reverse.data)
-            read = AlignKeywords(
-                alignment_from=options.get("alignment_from"), reading=options.get("reading", DEFAULT_READING)
-            )
+            read = {key: asked[key] for key in REVERSE_READS if key in asked}
             reverse_request = build_request(reverse, read, searches=False, links_read=True)
         for given in (self, reverse) if reverse is not None else (self,):
             given.input_kind.require_text(NOT_TEXT)

@@ -172,3 +172,10 @@ def test_one_request_built_and_checked_once_translates_as_the_keywords_do(transl
     refused(TypeError, ("translate", "'beam'", "beam_size"), translator.translate, texts, beam=2)
     refused(TypeError, ("align", "'glossary'"), translator.align, texts, texts, glossary={"Hund": "dog"})
     refused(TypeError, ("translate_documents", "'prefixes'"), translator.translate_documents, [b"x"], prefixes=["A"])
+    settings = translator.align_settings({"markup": "html", "reading": "output"})
+    aligned = translator.align_chunks_with(settings, [(texts, ["A dog runs.", "Two men stand."])])
+    assert [pair.words.marked_up for chunk in aligned for pair in chunk] == [
+        words.marked_up
+        for words in translator.align(texts, ["A dog runs.", "Two men stand."], markup="html", reading="output")
+    ]
+    refused(TypeError, ("align", "'beam_size'"), translator.align_settings, {"beam_size": 2})
