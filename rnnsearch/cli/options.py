@@ -272,10 +272,12 @@ def add_terms(command: argparse.ArgumentParser, *, unit: str) -> None:
     )
 
 
-def asked_of(args: argparse.Namespace) -> dict[str, object]:
+def asked_of(args: argparse.Namespace, keywords: type | None = None) -> dict[str, object]:
     """What a command's flags ask of its call, by the Python API's names: each key of
-    rnnsearch.translation.request.Asked the command has a flag for. The one place the
-    commands turn their flags into a call's settings, which the request checks."""
+    `keywords` (a TypedDict of the API's keywords; None: rnnsearch.translation.request.Asked,
+    what a request reads) the command has a flag for. The one place the commands turn
+    their flags into a call's settings, which the request checks."""
     from rnnsearch.translation.request import Asked
 
-    return {key: getattr(args, key) for key in sorted(Asked.__optional_keys__) if hasattr(args, key)}
+    names: frozenset[str] = getattr(Asked if keywords is None else keywords, "__optional_keys__", frozenset())
+    return {key: getattr(args, key) for key in sorted(names) if hasattr(args, key)}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rnnsearch.cli.loading import load
-from rnnsearch.cli.options import add_alignment_from, add_placement, add_reading, add_search, add_terms
+from rnnsearch.cli.options import add_alignment_from, add_placement, add_reading, add_search, add_terms, asked_of
 from rnnsearch.errors import UserError
 
 if TYPE_CHECKING:
@@ -126,31 +126,16 @@ def run(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
     from rnnsearch.files.atomic import atomic_write, remove_temporaries_of
+    from rnnsearch.translation.document_translation import DocumentOptions
 
     out_dir = Path(args.output)
     targets = _targets(args.inputs, out_dir)
     remove_temporaries_of(*targets)  # what a killed run left writing these files
     translator = load(args)
     with tqdm(unit=" sentences", desc="translating", dynamic_ncols=True, disable=None, leave=False) as bar:
-        translated = translator.translate_documents(
-            args.inputs,
-            format=args.format,
-            beam_size=args.beam_size,
-            placement=args.placement,
-            reading=args.reading,
-            alignment_from=args.alignment_from,
-            unchanged_ok=args.unchanged_ok,
-            source_language=args.source_language,
-            retranslate=args.retranslate,
-            overwrite=args.overwrite,
-            proposals=args.proposals,
-            state_qualifier=args.state_qualifier,
-            notes=args.notes,
-            hidden_sheets=args.hidden_sheets,
-            sheet_names=args.sheet_names,
-            progress=_progress(bar),
-            glossary=args.glossary,
-            avoid=args.avoid,
+        settings = translator.document_settings(asked_of(args, DocumentOptions), source_language=args.source_language)
+        translated = translator.translate_documents_with(
+            settings, args.inputs, format=args.format, unchanged_ok=args.unchanged_ok, progress=_progress(bar)
         )
     out_dir.mkdir(parents=True, exist_ok=True)
     for document, target in zip(translated, targets, strict=True):

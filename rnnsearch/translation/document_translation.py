@@ -23,6 +23,7 @@ rnnsearch.documents.translating; this module gives them the model's sentence tra
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Unpack
@@ -94,39 +95,76 @@ class DocumentTranslation(TextTranslation):
         is a DocumentError unless `unchanged_ok`; DocumentTranslation says the rest."""
         own = ("format", "names", "unchanged_ok", "source_language", "progress")
         taken(options, DocumentOptions, "translate_documents", besides=own)
+        settings = self.document_settings(options, source_language=source_language)
+        return self.translate_documents_with(
+            settings, documents, format=format, names=names, unchanged_ok=unchanged_ok, progress=progress
+        )
+
+    def document_settings(
+        self, options: Mapping[str, object], *, source_language: str | None = None
+    ) -> DocumentSettings:
+        """`translate_documents`' options (`DocumentOptions`, as a command's flags give
+        them) and source language checked once, as one record."""
+        taken(options, DocumentOptions, "translate_documents")
         reads = ReadKeywords.__optional_keys__
-        asked = {key: value for key, value in options.items() if key not in reads}
-        request, placed = document_request(self, NOT_TEXT, asked)
+        request, placed = document_request(self, NOT_TEXT, {k: v for k, v in options.items() if k not in reads})
         language = (
             self.data.src_lang if source_language is None else checked_language(source_language, "source_language")
         )
         read_options = {key: value for key, value in options.items() if key in reads}
         read_with = ReadOptions(self.data.tgt_lang, source_language=self.data.src_lang, **read_options)  # type: ignore[arg-type]
-        read = _read_all(documents, format=format, names=names, options=read_with)
-        return self._translated(read, request, placed, language=language, unchanged_ok=unchanged_ok, progress=progress)
+        return DocumentSettings(request, placed, read_with, language)
+
+    def translate_documents_with(
+        self,
+        settings: DocumentSettings,
+        documents: Iterable[object],
+        *,
+        format: str | None = None,
+        names: Sequence[str] | None = None,
+        unchanged_ok: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[TranslatedDocument]:
+        """`translate_documents`, its settings given as one checked record
+        (`document_settings` makes it), as the `translate-document` command calls it."""
+        read = _read_all(documents, format=format, names=names, options=settings.read_with)
+        return self._translated(read, settings, unchanged_ok=unchanged_ok, progress=progress)
 
     def _translated(
         self,
         read: list[tuple[str, Format, Document]],
-        request: Request,
-        placed: Placement,
+        settings: DocumentSettings,
         *,
-        language: str,
         unchanged_ok: bool,
         progress: Callable[[int, int], None] | None,
     ) -> list[TranslatedDocument]:
-        """Documents read, their sentences (in `language`) translated as `request` asks,
-        `SENTENCES_PER_SEARCH` at a time, and their markup placed as `placed` says."""
+        """Documents read, their sentences (in the settings' language) translated as their
+        request asks, `SENTENCES_PER_SEARCH` at a time, and their markup placed as their
+        placement says."""
+        request = settings.request
         translate = sentence_translator(
             lambda batch: self.translate_with(request, batch),
             reading=request.reading,
-            placement=placed,
+            placement=settings.placement,
             batch=SENTENCES_PER_SEARCH,
             progress=progress,
         )
         return translate_read(
-            read, translate, language=language, unchanged_ok=unchanged_ok, fits=partial(fitting, self)
+            read, translate, language=settings.language, unchanged_ok=unchanged_ok, fits=partial(fitting, self)
         )
+
+
+@dataclass(frozen=True)
+class DocumentSettings:
+    """How a document call translates (`DocumentTranslation.document_settings` makes it
+    once): the `request` its sentences are searched with, the `placement` of their
+    markup, how each format reads (`read_with`) and the `language` whose rules cut the
+    sentences."""
+
+    request: Request
+    placement: Placement
+    read_with: ReadOptions
+    language: str
 
 
 def document_request(

@@ -146,7 +146,8 @@ def test_one_request_built_and_checked_once_translates_as_the_keywords_do(transl
     """The server and the commands build a call's settings once (`request`) and hand the
     value down: the same translations as `translate`'s keywords, bit for bit; a request
     made for given pairs, which searches nothing, cannot translate; a keyword a method
-    does not take is refused, naming it, not ignored."""
+    does not take is refused, naming it, not ignored; `align` and documents, from their
+    settings made once, write what their keywords write."""
     texts, prefixes = ["Ein Hund läuft.", "Zwei <b>Männer</b> stehen."], ["A", ""]
     asked = {"beam_size": 3, "n_best": 2, "markup": "html", "reading": "output"}
     request = translator.request({**asked, "prefixes": prefixes})
@@ -179,3 +180,11 @@ def test_one_request_built_and_checked_once_translates_as_the_keywords_do(transl
         for words in translator.align(texts, ["A dog runs.", "Two men stand."], markup="html", reading="output")
     ]
     refused(TypeError, ("align", "'beam_size'"), translator.align_settings, {"beam_size": 2})
+    page = b"<p>Ein <b>Hund</b> l\xc3\xa4uft.</p>"
+    settings = translator.document_settings({"beam_size": 2, "glossary": {"Hund": "hound"}})
+    by_settings = translator.translate_documents_with(settings, [page], format="html")
+    assert [d.data for d in by_settings] == [
+        d.data for d in translator.translate_documents([page], format="html", beam_size=2, glossary={"Hund": "hound"})
+    ]
+    assert b"hound" in by_settings[0].data
+    refused(TypeError, ("translate_documents", "'prefixes'"), translator.document_settings, {"prefixes": ["A"]})
