@@ -80,6 +80,4 @@ def run(args: argparse.Namespace) -> None:
         max_glossary_terms=args.max_glossary_terms,
     )
     model_dirs = models(args.model_dir)
-    translator = load(args)
-    base = None if args.glossary is None else translator.request({"glossary": args.glossary}, searches=False)
-    serve(translator, model_dirs, limits, host=args.host, port=args.port, base=base)
+    serve(load(args), model_dirs, limits, host=args.host, port=args.port, glossary=args.glossary)

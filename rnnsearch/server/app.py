@@ -15,7 +15,7 @@ the size limits, 422 for a malformed or invalid one, 504 when it takes longer th
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,12 +54,13 @@ def create_app(
     model_dir: str | Path | Sequence[str | Path],
     limits: Limits | None = None,
     *,
-    base: CallRequest | None = None,
+    glossary: Glossary | Mapping[str, str] | str | Path | None = None,
 ) -> FastAPI:
     """The server for `translator`, the model loaded from `model_dir` (or the ensemble
-    loaded from a list of them, described by the first). `base` is what the server asks
-    of every call (`translator.request`): the terms of its glossary (`serve --glossary`)
-    are written in every translation, a request's own laid over them.
+    loaded from a list of them, described by the first), which writes the terms of
+    `glossary` (`serve --glossary`: a glossary file's path, a mapping or a Glossary,
+    checked once here, as a call's glossary is) in every translation, a request's own
+    laid over them.
 
     Its batcher (app.state.batcher) starts and stops with the app's lifespan, so run
     the app under a server such as uvicorn, or in tests inside `with TestClient(app)`.
@@ -99,7 +100,7 @@ def create_app(
         wrong_input=api.wrong_input,
         audio_seconds=max_audio_seconds(translator, limits),
     )
-    served = None if base is None else base.glossary
+    served = None if glossary is None else translator.request({"glossary": glossary}, searches=False).glossary
     _add_api(app, translator, batcher, describe_model(translator, model_dir, limits), limits, served)
     documents.add_documents(app, translator, batcher, limits, served)
     if api.texts:

@@ -11,7 +11,6 @@ from rnnsearch.errors import UserError
 from rnnsearch.server.limits import Limits
 
 if TYPE_CHECKING:
-    from rnnsearch.translation.request import Request
     from rnnsearch.translation.translator import Translator
 
 
@@ -39,16 +38,16 @@ def serve(
     *,
     host: str,
     port: int,
-    base: Request | None = None,
+    glossary: str | Path | None = None,
 ) -> None:
     """Serve `translator`, loaded from `model_dir` (or the ensemble of a list of them), on
-    host:port until interrupted (Ctrl+C or SIGTERM), asking `base` of every call
-    (create_app: the terms of its glossary written in every translation)."""
+    host:port until interrupted (Ctrl+C or SIGTERM), writing the terms of `glossary` in
+    every translation (create_app)."""
     import uvicorn
 
     from rnnsearch.server.app import create_app
 
-    app = create_app(translator, model_dir, limits, base=base)
+    app = create_app(translator, model_dir, limits, glossary=glossary)
     sock = listen(host, port)
     bound = sock.getsockname()[1]
     display_host = f"[{host}]" if ":" in host else host

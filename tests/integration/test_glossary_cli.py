@@ -155,8 +155,7 @@ def test_the_server_writes_its_glossary_and_a_request_s_own_over_it(translator, 
     from rnnsearch.server import Limits, create_app
     from rnnsearch.text.glossary import Glossary
 
-    base = translator.request({"glossary": Glossary.of({"Hund": "puppy"})}, searches=False)
-    app = create_app(translator, model_dir, Limits(max_glossary_terms=2), base=base)
+    app = create_app(translator, model_dir, Limits(max_glossary_terms=2), glossary=Glossary.of({"Hund": "puppy"}))
     with TestClient(app) as client:
 
         def words(texts, **body):
