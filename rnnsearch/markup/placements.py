@@ -43,13 +43,17 @@ class Placement:
         (`temper`), with the word weights of its rows read as `one_word` says where that
         reads them otherwise (None: where it does not, as for rows read without a table)."""
         aligned = align_translations(translations, reading=reading, temper=self.temper)
-        differs = self.one_word is not None and any(
-            jump_prior(translation, self.one_word) != jump_prior(translation, self.temper)
-            for translation in translations
-        )
-        if not self.by_weights or not differs:
+        one_word = self.one_word
+        if (
+            not self.by_weights
+            or one_word is None
+            or not any(
+                jump_prior(translation, one_word) != jump_prior(translation, self.temper)
+                for translation in translations
+            )
+        ):
             return [Reading(words) for words in aligned]
-        by_word = align_translations(translations, reading=reading, temper=self.one_word)
+        by_word = align_translations(translations, reading=reading, temper=one_word)
         return [Reading(words, word.weights) for words, word in zip(aligned, by_word, strict=True)]
 
     def weights(self, forward: Reading, backward: Reading | None = None) -> WordWeights | None:

@@ -141,11 +141,6 @@ class Request:
         return dataclasses.replace(self, prefixes=None if prefixes is None else tuple(prefixes))
 
     @property
-    def alignment_from(self) -> str:
-        """The source's name, as results record it."""
-        return self.source.name
-
-    @property
     def searched(self) -> SearchOptions:
         """How the search runs, for a request that searches (an ArgumentValueError for one
         built for given pairs, which searches nothing)."""
