@@ -24,6 +24,11 @@ Transfer (`transfer`), given word links (source word i, target word j):
    punctuation: a name, a code, a path), the element goes around the copy nearest to
    where its links put it; else a target word of punctuation alone at an edge of its
    span stays out unless the element's own text ends (or starts) with punctuation.
+   Items of a list (two elements or more of one name and no attributes, each written
+   right after the one before: a list's items, a menu path's steps) are placed together
+   (items.py): the target words their links reach, or all of their parent's where they
+   fill it, are cut into one run per item, in the source's order, each word going to the
+   item its words are likeliest linked to, so that no item takes its neighbour's words.
 3. An element none of whose words is aligned, an element with no words and a
    standalone tag are placed at a boundary between target words: after the target
    words aligned to the nearest aligned source word before them, else before those of

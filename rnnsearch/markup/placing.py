@@ -17,6 +17,7 @@ import numpy as np
 
 from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.markup.elements import Element, MarkedUp
+from rnnsearch.markup.items import item_runs, tiled
 from rnnsearch.markup.weights import SURE, PairWeights
 from rnnsearch.markup.wording import copied_places, nearest, unpunctuated
 from rnnsearch.markup.writing import written
@@ -112,6 +113,7 @@ class _Placing:
         """`copies`: where the `target_words` copy each element's words (wording.py)."""
         self.weights, self.target_words, self.copies = weights, target_words, copies or {}
         self.source_words, self.sources, self.targets = source_words, len(source_words), targets
+        self.linked = links
         self.links = {source: (min(aligned), max(aligned)) for source, aligned in links.items()}
         self.aligned_sources = sorted(self.links)
         self.first_targets = _RangeExtremes([self.links[s][0] for s in self.aligned_sources], min)
@@ -124,13 +126,19 @@ class _Placing:
         spans: list[tuple[int, int]] = []
         placed: dict[int | None, list[tuple[int, int, int]]] = {}  # parent → its children's spans with words
         children: dict[int | None, list[int]] = {}  # parent → its children placed so far
+        runs, items = item_runs(elements), {}
         for index, element in enumerate(elements):
-            start, stop = self._span(element)
+            bounds = (0, self.targets) if element.parent is None else spans[element.parent]
+            if index in runs:
+                items.update(self._items(elements, runs[index], bounds, placed.get(element.parent, [])))
+            if index in items:
+                start, stop = items[index]
+            else:
+                start, stop = self._span(element)
             if index in self.copies and not (element.first == 0 and element.stop == self.sources):
                 start, stop = nearest(self.copies[index], (start, stop))  # its copied words (rule 2)
-            elif self.target_words is not None and start < stop:
+            elif self.target_words is not None and start < stop and index not in items:
                 start, stop = unpunctuated((start, stop), element, self.target_words)
-            bounds = (0, self.targets) if element.parent is None else spans[element.parent]
             start, stop = min(max(start, bounds[0]), bounds[1]), max(min(stop, bounds[1]), bounds[0])
             siblings = placed.setdefault(element.parent, [])
             start, stop = _off_siblings(siblings, (start, stop), zero_width=not element.has_words)
@@ -143,6 +151,49 @@ class _Placing:
             if start < stop:
                 bisect.insort(siblings, (start, stop, index))
         return spans
+
+    def _items(
+        self, elements: list[Element], run: list[int], bounds: tuple[int, int], siblings: list[tuple[int, int, int]]
+    ) -> dict[int, tuple[int, int]]:
+        """The spans of a run of items of a list (items.py): the target words the run's
+        items reach, within their parent's `bounds` and off their earlier siblings, cut
+        into one run of words per item, in order, by how likely each word is each
+        item's; none where those words are fewer than the items, which are then placed
+        one at a time."""
+        parent = elements[run[0]].parent
+        whole = parent is not None and (elements[parent].first, elements[parent].stop) == (
+            elements[run[0]].first,
+            elements[run[-1]].stop,
+        )
+        if whole:
+            region = bounds  # the items fill their parent
+        else:
+            reached = [span for span in map(self._span, (elements[k] for k in run)) if span[0] < span[1]]
+            if not reached:
+                return {}
+            low, high = min(span[0] for span in reached), max(span[1] for span in reached)
+            region = (max(low, bounds[0]), min(high, bounds[1]))
+        region = _off_siblings(siblings, region, zero_width=False)
+        if region[1] - region[0] < len(run):
+            return {}
+        scores = [self._likelihoods(elements[k], region) for k in run]
+        return {k: (region[0] + a, region[0] + b) for k, (a, b) in zip(run, tiled(scores), strict=True)}
+
+    def _likelihoods(self, element: Element, region: tuple[int, int]) -> np.ndarray:
+        """How likely each target word of `region` is linked to `element`'s words: their
+        link probability by the weights, else how many of them it is linked to."""
+        scores = np.zeros(region[1] - region[0])
+        if self.weights is not None:
+            offset, linked = self.weights.window(element.first, element.stop)
+            low, high = max(region[0], offset), min(region[1], offset + len(linked))
+            if low < high:
+                scores[low - region[0] : high - region[0]] = linked[low - offset : high - offset]
+            return scores
+        for source in range(element.first, element.stop):
+            for target in self.linked.get(source, ()):
+                if region[0] <= target < region[1]:
+                    scores[target - region[0]] += 1.0
+        return scores
 
     def _one_word(
         self, element: Element, boundary: int, bounds: tuple[int, int], siblings: list[tuple[int, int, int]]

@@ -656,3 +656,45 @@ def test_the_nearest_copied_place_is_the_one_every_place_compared_would_give():
         start = draw.randint(0, 65)
         span = (start, start + draw.randint(0, 6))
         assert nearest(places, span) == compared(places, span), (places, span)
+
+
+def _best_cuts_by_every_cut(scores: np.ndarray) -> float:
+    """The greatest sum `tiled` can reach, by trying every cut of the words into runs."""
+    from itertools import combinations
+
+    items, words = scores.shape
+    best = -np.inf
+    for cuts in combinations(range(1, words), items - 1):
+        bounds = (0, *cuts, words)
+        best = max(best, sum(scores[i, bounds[i] : bounds[i + 1]].sum() for i in range(items)))
+    return best
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 4), st.randoms(use_true_random=False))
+def test_items_cut_in_one_pass_are_cut_as_well_as_by_every_cut(items, more, random):
+    from rnnsearch.markup.items import tiled
+
+    scores = np.array([[random.random() for _ in range(items + more)] for _ in range(items)])
+    spans = tiled(list(scores))
+    assert [start for start, _ in spans[1:]] == [stop for _, stop in spans[:-1]]  # consecutive, in order
+    assert spans[0][0] == 0 and spans[-1][1] == items + more and all(a < b for a, b in spans)
+    reached = sum(scores[i, a:b].sum() for i, (a, b) in enumerate(spans))
+    assert reached == pytest.approx(_best_cuts_by_every_cut(scores))
+
+
+def test_items_of_a_list_share_their_words_in_order_where_a_stray_link_would_take_a_neighbour_s():
+    from rnnsearch.markup import WordWeights
+    from rnnsearch.markup.items import item_runs
+
+    assert item_runs(parse("<ul><li>a</li><li>b</li><li>c</li></ul>", "xml").elements) == {1: [1, 2, 3]}
+    assert item_runs(parse("<b>a</b> <b>b</b> <i>c</i><i x='1'>d</i>", "xml").elements) == {}
+    marked = parse("<ul><li>red apples</li><li>green pears</li></ul>", "xml")
+    target = "pommes rouges poires vertes".split()
+    # "red" is also linked, astray, to "poires", which both words of the second item hold
+    links = [(0, 1), (1, 0), (0, 2), (2, 3), (2, 2), (3, 2)]
+    assert transfer(marked, target, links) == "<ul><li>pommes rouges</li><li>poires vertes</li></ul>"
+    # by the weights (a row per target word), "poires" is likelier "red"'s than not, and likelier still the pears'
+    weights = np.array([[0.1, 0.9, 0.0, 0.0], [0.9, 0.1, 0.0, 0.0], [0.6, 0.0, 0.3, 0.9], [0.0, 0.0, 0.9, 0.1]])
+    placed = transfer(marked, target, [], weights=WordWeights(weights))
+    assert placed == "<ul><li>pommes rouges</li><li>poires vertes</li></ul>"
