@@ -16,10 +16,9 @@ from rnnsearch.cli.alignments import report_plain, report_unplaced, write_alignm
 from rnnsearch.cli.loading import load_for_pairs
 from rnnsearch.cli.options import (
     add_alignment_files,
-    add_alignment_from,
+    add_alignment_source,
     add_markup,
     add_pairs,
-    add_reading,
     asked_of,
     check_markup_flags,
 )
@@ -62,8 +61,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "symmetrisation.SOFT_THRESHOLD; default: soft for alignment modules, grow-diag-final-and for the attention "
         "(the measured best of each)",
     )
-    add_reading(align)
-    add_alignment_from(align)
+    add_alignment_source(align)
     add_markup(align, reads="--src", writes="each --tgt line with its --src line's markup, placed by the word links")
     align.add_argument("--json", action="store_true", help="print the scores against GOLD as JSON")
     align.set_defaults(run=run)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from rnnsearch.cli.loading import load
-from rnnsearch.cli.options import add_alignment_from, add_search, asked_of
+from rnnsearch.cli.options import add_alignment_source, add_search, asked_of
 from rnnsearch.errors import UserError
 
 
@@ -16,7 +16,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_search(attention)
     attention.add_argument("sentence", help="source sentence, or a WAV file for a speech model")
     attention.add_argument("-o", "--output", required=True, help="heatmap file: .png, .svg or .pdf")
-    add_alignment_from(attention)
+    add_alignment_source(attention, reading=False)
     attention.set_defaults(run=run)
 
 

@@ -179,26 +179,24 @@ def add_alignment_files(command: argparse.ArgumentParser, *, per: str) -> None:
     )
 
 
-def add_reading(command: argparse.ArgumentParser) -> None:
-    """--reading, for the commands that write word alignments."""
-    command.add_argument(
-        "--reading",
-        choices=tuple(READINGS),
-        default=DEFAULT_READING,
-        help="which row of α stands for a target word in the word alignments: 'output', the step that "
-        f"outputs it, 'input', the next step, which takes it as input, or 'both', their mean (default "
-        f"{DEFAULT_READING}; BENCHMARKS.md compares them)",
-    )
-
-
-def add_alignment_from(command: argparse.ArgumentParser) -> None:
-    """--alignment-from, for the commands that show alignments."""
+def add_alignment_source(command: argparse.ArgumentParser, *, reading: bool = True) -> None:
+    """--alignment-from, what a command's alignments are read from, and, with `reading`
+    (the commands that write word alignments), --reading, how their rows are read."""
     command.add_argument(
         "--alignment-from",
         choices=tuple(ALIGNMENT_SOURCES),
         help="what alignments are read from: 'aligner', the model's alignment module (`rnnsearch train-aligner`), "
         "which sees each target word it aligns, or 'attention', α (default: the module where the model has one)",
     )
+    if reading:
+        command.add_argument(
+            "--reading",
+            choices=tuple(READINGS),
+            default=DEFAULT_READING,
+            help="which row of α stands for a target word in the word alignments: 'output', the step that "
+            f"outputs it, 'input', the next step, which takes it as input, or 'both', their mean (default "
+            f"{DEFAULT_READING}; BENCHMARKS.md compares them)",
+        )
 
 
 def add_markup(command: argparse.ArgumentParser, *, reads: str, writes: str) -> None:

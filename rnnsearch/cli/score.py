@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 from rnnsearch.alignments.readings import DEFAULT_READING
 from rnnsearch.cli.alignments import write_alignments
 from rnnsearch.cli.loading import load_for_pairs
-from rnnsearch.cli.options import add_alignment_from, add_output_file, add_pairs
+from rnnsearch.cli.options import add_alignment_source, add_output_file, add_pairs, asked_of
 from rnnsearch.cli.streams import opened
 
 if TYPE_CHECKING:
+    from rnnsearch.translation.request import Request
     from rnnsearch.translation.translator import PairScore, Translator
 
 
@@ -30,7 +31,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     score.add_argument(
         "--alignments", metavar="OUT.jsonl", help="also write each pair's tokens and alignment matrix as JSON lines"
     )
-    add_alignment_from(score)
+    add_alignment_source(score, reading=False)
     score.set_defaults(run=run)
 
 
@@ -43,12 +44,12 @@ def run(args: argparse.Namespace) -> None:
     translator = load_for_pairs(args)
     if args.alignments:
         translator.require_alignment()
-    args.alignment_from = translator.alignment_source(args.alignment_from, shown=bool(args.alignments))
+    request = translator.request(asked_of(args), searches=False, shown=bool(args.alignments))
     with contextlib.ExitStack() as files:
         out = opened(files, args.output) or sys.stdout
         jsonl = opened(files, args.alignments)
         number = 0
-        for scores in _scored_chunks(translator, args):
+        for scores in _scored_chunks(translator, request, args):
             for pair in scores:
                 out.write((_score_json(pair, number) if args.json else _score_line(pair)) + "\n")
                 if jsonl:
@@ -59,12 +60,12 @@ def run(args: argparse.Namespace) -> None:
                     written.flush()
 
 
-def _scored_chunks(translator: Translator, args: argparse.Namespace) -> Iterator[list[PairScore]]:
+def _scored_chunks(translator: Translator, request: Request, args: argparse.Namespace) -> Iterator[list[PairScore]]:
     """The scores of the pairs of --src and --tgt, a chunk of lines at a time, in order."""
     from rnnsearch.text.corpus import stream_parallel
 
     chunks = ((chunk.sources, chunk.targets) for chunk in stream_parallel(args.src, args.tgt))
-    yield from translator.score_chunks(chunks, origin=args.src, alignment_from=args.alignment_from)
+    yield from translator.score_chunks_with(request, chunks, origin=args.src)
 
 
 def _score_line(pair: PairScore) -> str:

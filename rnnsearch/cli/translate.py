@@ -12,10 +12,9 @@ from rnnsearch.cli.alignments import report_plain, report_unplaced, write_alignm
 from rnnsearch.cli.loading import load
 from rnnsearch.cli.options import (
     add_alignment_files,
-    add_alignment_from,
+    add_alignment_source,
     add_markup,
     add_output_file,
-    add_reading,
     add_search,
     add_terms,
     asked_of,
@@ -54,8 +53,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="target prefixes, one per input line (empty: none): each translation starts with its prefix",
     )
     add_terms(translate, unit="line")
-    add_reading(translate)
-    add_alignment_from(translate)
+    add_alignment_source(translate)
     add_markup(translate, reads="the input", writes="each translation with its line's markup, placed by its alignment")
     translate.set_defaults(run=run)
 

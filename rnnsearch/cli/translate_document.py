@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rnnsearch.cli.loading import load
-from rnnsearch.cli.options import add_alignment_from, add_placement, add_reading, add_search, add_terms, asked_of
+from rnnsearch.cli.options import add_alignment_source, add_placement, add_search, add_terms, asked_of
 from rnnsearch.errors import UserError
 
 if TYPE_CHECKING:
@@ -51,8 +51,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     _add_format_options(command.add_argument_group("what a format reads"))
     add_placement(command, "how inline formatting is placed")
     add_terms(command, unit="sentence")
-    add_reading(command)
-    add_alignment_from(command)
+    add_alignment_source(command)
     command.set_defaults(run=run)
 
 

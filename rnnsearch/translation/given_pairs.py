@@ -126,8 +126,16 @@ class GivenPairs(Decoding):
         soon as it is done. Errors number the lines across chunks and name `origin`, the
         source file, when given; `alignment_from` as in `score`."""
         self.input_kind.require_text(NOT_TEXT)
-        source = build_request(self, {"alignment_from": alignment_from}, searches=False).source
-        return self._scored_chunks(checked_iterable(chunks, "chunks"), origin, source)
+        request = build_request(self, {"alignment_from": alignment_from}, searches=False)
+        return self.score_chunks_with(request, chunks, origin)
+
+    def score_chunks_with(
+        self, request: Request, chunks: Iterable[tuple[Sequence[str], Sequence[str]]], origin: str | None = None
+    ) -> Iterator[list[PairScore]]:
+        """`score_chunks`, its settings given as one checked Request (`Translator.request`
+        makes it, as the `score` command does from its flags): what its alignments are read from."""
+        self.input_kind.require_text(NOT_TEXT)
+        return self._scored_chunks(checked_iterable(chunks, "chunks"), origin, request.source)
 
     def align(
         self,

@@ -180,6 +180,12 @@ def test_one_request_built_and_checked_once_translates_as_the_keywords_do(transl
         for words in translator.align(texts, ["A dog runs.", "Two men stand."], markup="html", reading="output")
     ]
     refused(TypeError, ("align", "'beam_size'"), translator.align_settings, {"beam_size": 2})
+    pairs = [(texts, ["A dog runs.", "Two men stand."])]
+    scored = translator.score_chunks_with(translator.request({"alignment_from": "attention"}, searches=False), pairs)
+    by_keyword = translator.score_chunks(pairs, alignment_from="attention")
+    assert [(p.log_prob, p.tokens) for chunk in scored for p in chunk] == [
+        (p.log_prob, p.tokens) for chunk in by_keyword for p in chunk
+    ]
     page = b"<p>Ein <b>Hund</b> l\xc3\xa4uft.</p>"
     settings = translator.document_settings({"beam_size": 2, "glossary": {"Hund": "hound"}})
     by_settings = translator.translate_documents_with(settings, [page], format="html")
