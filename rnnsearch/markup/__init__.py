@@ -19,7 +19,10 @@ Transfer (`transfer`), given word links (source word i, target word j):
    too, so that its content stays one span. Placed by word weights (a `Placement` by
    weights: PLACEMENTS), it covers the span its links most probably have, the weights
    read as their probabilities (placing.likeliest_hull); where most probably none of its
-   words is linked, it is placed as by the links. The target's words have the last word
+   words is linked, it is placed as by the links. With one direction's weights, an
+   element of one source word goes around its likeliest target word and the words beside
+   it nearly as likely instead (placements.ONE_DIRECTION_PEAK): a model's rows read alone
+   give the function word beside a term's translation more than even odds of being its. The target's words have the last word
    (wording.py): where they copy an element's words as written (but for case and edge
    punctuation: a name, a code, a path), the element goes around the copy nearest to
    where its links put it; else a target word of punctuation alone at an edge of its

@@ -15,6 +15,15 @@ from rnnsearch.alignments.counted_jumps import PLACING, PLACING_ONE_WORD, Temper
 from rnnsearch.alignments.words import Attended, WordAlignment, align_translations, jump_prior
 from rnnsearch.markup.weights import WordWeights
 
+ONE_DIRECTION_PEAK = 0.8
+"""With one direction's weights, an element of one source word (a term, a label) goes
+around its likeliest target word and the words beside it at least this share as likely
+(WordWeights.one_word_peak), not around the likeliest span of its links. A model's rows
+read alone give a function word next to a term's translation ("le gouvernement a", "rester
+stable") more than even odds of being its; the reverse direction's rows, averaged in with
+two directions, do not. Chosen on the EUR-Lex glossary and help dev sets (BENCHMARKS.md,
+"One word around its likeliest word, with one direction")."""
+
 
 @dataclass(frozen=True)
 class Placement:
@@ -62,6 +71,8 @@ class Placement:
         if not self.by_weights:
             return None
         whole = self._combined(forward.words.weights, None if backward is None else backward.words.weights)
+        if backward is None:
+            whole = replace(whole, one_word_peak=ONE_DIRECTION_PEAK)
         if forward.one_word is None and (backward is None or backward.one_word is None):
             return whole
         one_word = self._combined(forward.of_one_word, None if backward is None else backward.of_one_word)

@@ -97,6 +97,22 @@ def likeliest_hull(linked: np.ndarray) -> tuple[int, int] | None:
     return int(np.argmax(starts[:stop])), stop + 1
 
 
+def around_peak(linked: np.ndarray, hull: tuple[int, int], share: float) -> tuple[int, int]:
+    """Of the span `hull`, the run of words around its likeliest linked word (by `linked`)
+    that are each at least `share` as likely: the word itself where its neighbours are
+    less so ("le gouvernement a" holds "gouvernement"), all of a translation of several
+    words as sure as it ("tandis que")."""
+    start, stop = hull
+    peak = start + int(np.argmax(linked[start:stop]))
+    least = share * linked[peak]
+    first, last = peak, peak + 1
+    while first > start and linked[first - 1] >= least:
+        first -= 1
+    while last < stop and linked[last] >= least:
+        last += 1
+    return first, last
+
+
 class _Placing:
     """Where each element goes among the target words (rules 1 to 5)."""
 
@@ -228,6 +244,8 @@ class _Placing:
         if element.has_words and self.weights is not None and self.targets:
             offset, linked = self.weights.window(element.first, element.stop)
             hull = likeliest_hull(linked)
+            if hull is not None and element.stop - element.first == 1 and self.weights.one_word_peak is not None:
+                hull = around_peak(linked, hull, self.weights.one_word_peak)
             if hull is not None:
                 return hull[0] + offset, hull[1] + offset
         first = bisect.bisect_left(self.aligned_sources, element.first)

@@ -27,11 +27,16 @@ class WordWeights:
     one_word: the weights an element of one source word is placed by, where they are
               read otherwise (placements.py: a module's jump table read looser); None:
               these
+    one_word_peak: where given, an element of one source word goes around its likeliest
+              target word and the words next to it at least this share as likely, not
+              around the likeliest span of its links (placements.py: one direction's
+              weights); None: that span
     """
 
     forward: np.ndarray
     backward: np.ndarray | None = None
     one_word: WordWeights | None = None
+    one_word_peak: float | None = None
 
     def link_probabilities(self, first: int, stop: int) -> np.ndarray:
         """(target words,) the probability that each target word is linked to one of the
@@ -64,6 +69,11 @@ class JoinedWeights:
     grow with the pairs' own sizes, not with the square of the whole."""
 
     parts: tuple[WordWeights, ...]
+
+    @property
+    def one_word_peak(self) -> float | None:
+        """The parts' WordWeights.one_word_peak, which one placement gives them all."""
+        return self.parts[0].one_word_peak if self.parts else None
 
     @cached_property
     def source_starts(self) -> list[int]:

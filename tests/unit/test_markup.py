@@ -698,3 +698,24 @@ def test_items_of_a_list_share_their_words_in_order_where_a_stray_link_would_tak
     weights = np.array([[0.1, 0.9, 0.0, 0.0], [0.9, 0.1, 0.0, 0.0], [0.6, 0.0, 0.3, 0.9], [0.0, 0.0, 0.9, 0.1]])
     placed = transfer(marked, target, [], weights=WordWeights(weights))
     assert placed == "<ul><li>pommes rouges</li><li>poires vertes</li></ul>"
+
+
+def test_with_one_direction_a_term_goes_around_its_likeliest_word_not_the_function_word_beside_it():
+    from rnnsearch.alignments.words import WordAlignment
+    from rnnsearch.markup import PLACEMENTS, Reading, WordWeights
+
+    marked = parse("The <g>government</g> initiated it <g>while</g> others waited", "xml")
+    target = "Le gouvernement a lancé cela tandis que les autres attendaient".split()
+    forward = np.zeros((len(target), len(marked.words)))
+    for t, s, weight in [(0, 0, 0.9), (1, 1, 0.99), (2, 1, 0.6), (2, 2, 0.3), (3, 2, 0.9), (4, 3, 0.9)]:
+        forward[t, s] = weight  # "a", the auxiliary, more likely "government"'s than not
+    for t, s, weight in [(5, 4, 0.95), (6, 4, 0.9), (7, 5, 0.9), (8, 5, 0.9), (9, 6, 0.9)]:
+        forward[t, s] = weight  # "tandis que" translates "while" whole
+    around_span = transfer(marked, target, [], weights=WordWeights(forward))
+    assert "<g>gouvernement a</g>" in around_span
+    ahead = Reading(WordAlignment(marked.words, target, forward, []))
+    one_direction = PLACEMENTS["tempered"].weights(ahead)
+    placed = transfer(marked, target, [], weights=one_direction)
+    assert placed == "Le <g>gouvernement</g> a lancé cela <g>tandis que</g> les autres attendaient"
+    back = Reading(WordAlignment(target, marked.words, forward.T, []))
+    assert PLACEMENTS["tempered"].weights(ahead, back).one_word_peak is None  # two directions: the span
