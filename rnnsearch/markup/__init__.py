@@ -22,11 +22,12 @@ Transfer (`transfer`), given word links (source word i, target word j):
    words is linked, it is placed as by the links. With one direction's weights, an
    element of one source word goes around its likeliest target word and the words beside
    it nearly as likely instead (placements.ONE_DIRECTION_PEAK): a model's rows read alone
-   give the function word beside a term's translation more than even odds of being its. The target's words have the last word
-   (wording.py): where they copy an element's words as written (but for case and edge
-   punctuation: a name, a code, a path), the element goes around the copy nearest to
-   where its links put it; else a target word of punctuation alone at an edge of its
-   span stays out unless the element's own text ends (or starts) with punctuation.
+   give the function word beside a term's translation more than even odds of being its.
+   The target's words have the last word (wording.py): where they copy an element's
+   words as written (but for case and edge punctuation: a name, a code, a path), the
+   element goes around the copy nearest to where its links put it; else a target word of
+   punctuation alone at an edge of its span stays out unless the element's own text ends
+   (or starts) with punctuation.
    Items of a list (two elements or more of one name and no attributes, each written
    right after the one before: a list's items, a menu path's steps) are placed together
    (items.py): the target words their links reach, or all of their parent's where they
