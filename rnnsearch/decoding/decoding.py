@@ -261,8 +261,9 @@ class Decoding:
     def _written(self, hypotheses: list[list[Hypothesis]], asked: Wanted | None) -> list[list[list[Place | None]]]:
         """Where each hypothesis of each sentence wrote each of its terms, in its pieces
         (`Wanted.written`); nothing where no term was asked."""
-        outputs = [[h.tokens for h in nbest] for nbest in hypotheses]
-        return [[[] for _ in nbest] for nbest in outputs] if asked is None else asked.written(outputs)
+        if asked is None:
+            return [[[] for _ in nbest] for nbest in hypotheses]
+        return asked.written([[h.tokens for h in nbest] for nbest in hypotheses])
 
     def _translation(
         self, source: str, source_tokens: list[str], nbest: list[Hypothesis], written: list[list[Place | None]]

@@ -64,6 +64,12 @@ class Element:
     def has_words(self) -> bool:
         return self.stop > self.first
 
+    @property
+    def follows_item(self) -> bool:
+        """Whether it is an item of a list written right after the item before it, its
+        sibling of the same start tag (parsing.py; `glued`)."""
+        return self.end_tag is not None and self.glued[0]
+
 
 def inside_of(text: str, start: int, end: int) -> tuple[str, str]:
     """Element.inside of an element over characters start to end − 1 of `text`: its own

@@ -24,17 +24,12 @@ def item_runs(elements: list[Element]) -> dict[int, list[int]]:
     for index, element in enumerate(elements):
         before = last_child.get(element.parent)
         last_child[element.parent] = index
-        if before is None or not _next_item(elements[before], element):
+        if before is None or not element.follows_item:
             continue
         first = run_of.setdefault(before, before)
         run_of[index] = first
         runs.setdefault(first, [first]).append(index)
     return runs
-
-
-def _next_item(before: Element, element: Element) -> bool:
-    """Whether `element` is the item of a list right after its sibling `before`."""
-    return element.glued[0] and element.end_tag is not None and element.start_tag == before.start_tag
 
 
 def tiled(scores: list[np.ndarray]) -> list[tuple[int, int]]:

@@ -176,12 +176,9 @@ class _Placing:
         into one run of words per item, in order, by how likely each word is each
         item's; none where those words are fewer than the items, which are then placed
         one at a time."""
-        parent = elements[run[0]].parent
-        whole = parent is not None and (elements[parent].first, elements[parent].stop) == (
-            elements[run[0]].first,
-            elements[run[-1]].stop,
-        )
-        if whole:
+        first, last = elements[run[0]], elements[run[-1]]
+        parent = None if first.parent is None else elements[first.parent]
+        if parent is not None and (parent.first, parent.stop) == (first.first, last.stop):
             region = bounds  # the items fill their parent
         else:
             reached = [span for span in map(self._span, (elements[k] for k in run)) if span[0] < span[1]]
