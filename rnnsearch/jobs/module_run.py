@@ -76,7 +76,7 @@ def count_jumps(model_dir: Path, folder: Path) -> JumpTable | None:
     ]
     sources = [source for source, keep in zip(sources, readable, strict=True) if keep]
     targets = [target for target, keep in zip(targets, readable, strict=True) if keep]
-    scored = translator.score(sources, targets, alignment_from="aligner") if sources else []
+    scored = translator.score(sources, targets) if sources else []
     aligned = read_translations([pair.as_translation() for pair in scored], reading="output", prior=CONTIGUITY)
     counts = jump_counts(words.pairs for words in aligned)
     table = JumpTable.counted(counts)

@@ -227,7 +227,6 @@ def _round_lines(
             [chunk.targets[k] for k in todo],
             reverse=reverse,
             symmetrize=symmetrize,
-            alignment_from="aligner",
         )
         lines = [" ".join(links.split()) for links in taught]
         for k, words in zip(todo, aligned, strict=True):

@@ -55,7 +55,7 @@ class DocumentTranslation(TextTranslation):
     """The Translator's document translation (`translate_documents`). What its options ask:
 
     The markup of each unit goes back by the word alignment, as `translate`'s does with
-    `markup`: read as `reading` says, from `alignment_from`, placed as `placement` says.
+    `markup`: read from the alignment source asked, as `reading` says, placed as `placement` says.
     Sentences are found by the rules of `source_language`, a language tag (None: the
     model's source language; one that is not a tag is an error). With `retranslate`,
     what a document holds translated already (a catalogue's translated entries) is
