@@ -67,6 +67,7 @@ import time
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import yaml
@@ -81,7 +82,7 @@ BASE_CONFIG = ROOT / "configs" / "multi30k_en_fr.yaml"
 sys.path.insert(0, str(ROOT))
 from counted_jumps import tempered  # noqa: E402  (bench/counted_jumps.py: a table read at a power)
 
-from rnnsearch.markup import PLACEMENTS, MarkedUp, WordWeights, parse, place, transfer  # noqa: E402
+from rnnsearch.markup import PLACEMENTS, MarkedUp, WordWeights, parse, parsing, place, transfer  # noqa: E402
 
 Links = list[tuple[int, int]]
 
@@ -109,9 +110,20 @@ def eurlex() -> dict[str, list[tuple[str, str, str]]]:
     return sets
 
 
-def plain(line: str) -> str:
-    """A segment's text without its tags, its words separated by single spaces."""
-    return " ".join(parse(line, "xml").text.split())
+def plain(line: str, *, side: str = "en") -> str:
+    """A segment's text without its tags, its words separated by single spaces: the
+    English as a source line is read, the French as the translators wrote it (`read_french`)."""
+    return " ".join((parse(line, "xml") if side == "en" else read_french(line)).text.split())
+
+
+def read_french(line: str) -> MarkedUp:
+    """The translators' French (or a French line written with their tags) read as a
+    source line is, but for the words a tag breaks between punctuation and a word
+    (rnnsearch/markup/word_breaks.py): that rule reads a source, and the French here is
+    given, its words the ones the references count ("règle.Par" stays one word, as the
+    translators wrote it), the same whatever the source's rules."""
+    with mock.patch.object(parsing, "breaks_word", lambda before, after: False, create=True):
+        return parse(line, "xml")
 
 
 def write_corpus(work: Path, sets: dict[str, list[tuple[str, str, str]]]) -> dict[str, int]:
@@ -124,8 +136,10 @@ def write_corpus(work: Path, sets: dict[str, list[tuple[str, str, str]]]) -> dic
             lines = corpus.read().splitlines()
         for name, pairs in sets.items():
             first[name] = len(lines)
-            lines += [plain(pair[column]) for pair in pairs]
-        (work / f"train.{side}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+            lines += [plain(pair[column], side=side) for pair in pairs]
+        corpus, text = work / f"train.{side}", "\n".join(lines) + "\n"
+        if not corpus.exists() or corpus.read_text(encoding="utf-8") != text:
+            corpus.write_text(text, encoding="utf-8")
     return first
 
 
@@ -170,9 +184,11 @@ def train_models(work: Path, *, steps: int, threads: int) -> None:
 
 
 def eflomal_links(work: Path, *, steps: int, threads: int) -> list[Links]:
-    """`align-corpus`'s grow-diag-final-and links of every training pair (reused where made)."""
+    """`align-corpus`'s grow-diag-final-and links of every training pair (reused where made
+    after the training text was last written)."""
     links = work / "train.en-fr.align"
-    if not links.exists():
+    written = max((work / f"train.{side}").stat().st_mtime for side in ("en", "fr"))
+    if not links.exists() or links.stat().st_mtime < written:
         started = time.perf_counter()
         path = config(work, "en", "fr", steps=steps, threads=threads)
         run([sys.executable, "-m", "rnnsearch", "align-corpus", str(path)], work / "align-corpus.log")
@@ -344,11 +360,11 @@ def cases_of(pairs: list[tuple[str, str, str]], first: int, name: str) -> list[d
     """Each tagged segment of the set `name`: its parsed English, the translators' French
     words and the spans (and tag positions) of their elements; its line in the training text."""
     cases = []
-    for k, (key, english, french) in enumerate(pairs):
+    for k, (key, english, translated) in enumerate(pairs):
         marked = parse(english, "xml")
         if not marked.elements:
             continue
-        theirs = parse(french, "xml")
+        theirs = read_french(translated)
         if sorted(e.start_tag for e in theirs.elements) != sorted(e.start_tag for e in marked.elements):
             continue
         spans = [(e.first, e.stop) for e in theirs.elements]
@@ -360,8 +376,8 @@ def cases_of(pairs: list[tuple[str, str, str]], first: int, name: str) -> list[d
                 "en": marked,
                 "fr": theirs.text.split(),
                 "reference": spans_by_tag(theirs, spans),
-                "tags": tag_positions(" ".join(french.split())),
-                "inside": tag_positions(" ".join(french.split()), inside_words=True),
+                "tags": tag_positions(" ".join(translated.split())),
+                "inside": tag_positions(" ".join(translated.split()), inside_words=True),
             }
         )
     return cases
@@ -473,7 +489,7 @@ def spans_written(marked: MarkedUp, line: str) -> list[tuple[int, int]]:
     """The spans of `marked`'s elements in `line`, the marked-up target written for it:
     elements of one start tag matched in the order they are written."""
     placed: dict[str, list[tuple[int, int]]] = {}
-    for element in parse(line, "xml").elements:
+    for element in read_french(line).elements:
         placed.setdefault(element.start_tag, []).append((element.first, element.stop))
     return [placed[element.start_tag].pop(0) for element in marked.elements]
 

@@ -57,7 +57,7 @@ from rnnsearch.documents.page_encoding import page_encoding
 from rnnsearch.documents.start_tags import with_values
 from rnnsearch.markup.dialects import DIALECTS, KEPT_CLASSES, KEPT_ELEMENTS, TEXT_ELEMENTS, VOID_ELEMENTS
 from rnnsearch.markup.events import Event, events
-from rnnsearch.markup.parsing import MarkupError, kept_whole, parse
+from rnnsearch.markup.parsing import MarkupError, parse
 
 PHRASING = frozenset(
     {
@@ -173,7 +173,7 @@ class _PageReader:
             return
         if _in_run(event):
             self.run.append(event)
-            if event.kind == "start" and event.tag not in VOID_ELEMENTS and kept_whole(event.tag, event.attrs, HTML):
+            if event.kind == "start" and event.tag not in VOID_ELEMENTS and HTML.kept_whole(event.tag, event.attrs):
                 self.inline_kept = (event.tag, 1)
             else:
                 self._attributes(event)

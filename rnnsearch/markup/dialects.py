@@ -35,6 +35,9 @@ KEPT_CLASSES = frozenset({"notranslate"})
 """Classes that mark an element untranslated, as `translate="no"` does (the class the
 translation services of browsers honour)."""
 
+RAW_TEXT_ELEMENTS = frozenset({"script", "style"})
+"""HTML's raw text elements whose content is code, shown nowhere: passed through untouched."""
+
 
 def escape(text: str) -> str:
     """Text as markup: "&", "<" and ">" as character references."""
@@ -68,6 +71,21 @@ class Dialect:
     text: Callable[[str], str] = _as_written
     well_formed: bool = False
     escape: Callable[[str], str] = escape
+
+    def kept_whole(self, tag: str, attrs: tuple[tuple[str, str | None], ...]) -> str | None:
+        """Why an element is kept whole, untranslated: "raw" for a script or a stylesheet,
+        "untranslated" for one marked translate="no", one of the text elements (html's
+        textarea and xmp) and kept elements (html's code, kbd, samp, var, svg and math),
+        and one of a class kept (html's notranslate); None for any other."""
+        if tag in RAW_TEXT_ELEMENTS:
+            return "raw"
+        if tag in self.text_elements or tag in self.kept_elements:
+            return "untranslated"
+        if any(name == "translate" and (value or "").strip().lower() == "no" for name, value in attrs):
+            return "untranslated"
+        if any(name == "class" and self.kept_classes.intersection((value or "").split()) for name, value in attrs):
+            return "untranslated"
+        return None
 
 
 DIALECTS: dict[str, Dialect] = {

@@ -12,7 +12,9 @@ with no words inside it, and a comment, stands at a boundary between words. Two 
 of one name and no attributes written one right after the other are items of a list (a
 menu path's steps, "<uicontrol>Setup</uicontrol><uicontrol>Users</uicontrol>", a list's
 items), not the parts of a word: the boundary between them breaks words, and is written
-back with no space, as the source wrote it.
+back with no space, as the source wrote it. A start or end tag between punctuation that
+ends a sentence or a clause and a word, or between a word and a dash ("in:<li>Direct",
+"<b>Term</b>—meaning"), breaks the word there too (word_breaks.py).
 
 Some content is not translated but kept whole, as one standalone piece of markup at the
 boundary where it stands: the raw text elements `<script>` and `<style>`, whose content is
@@ -50,13 +52,10 @@ from rnnsearch.errors import UserError
 from rnnsearch.markup.dialects import DIALECTS, Dialect
 from rnnsearch.markup.elements import Element, MarkedUp, inside_of
 from rnnsearch.markup.events import events
+from rnnsearch.markup.word_breaks import breaks_word, text_after
 
 MARKUPS = tuple(DIALECTS)
 """The markups a line can be read as (dialects.py)."""
-
-RAW_TEXT_ELEMENTS = frozenset({"script", "style"})
-"""HTML's raw text elements whose content is code, shown nowhere: passed through untouched."""
-
 
 XML_ENTITIES = frozenset({"amp", "lt", "gt", "quot", "apos"})
 
@@ -87,26 +86,11 @@ def parse(line: str, markup: str) -> MarkedUp:
         raise ValueError(f"markup: {markup!r} is not one of {', '.join(DIALECTS)}")
     dialect = DIALECTS[markup]
     builder = _Builder(dialect)
-    for event in events(line, text_elements=dialect.text_elements):
-        kept = kept_whole(event.tag, event.attrs, dialect) if event.kind == "start" else None
-        builder.add(event.kind, line[event.start : event.end], (event.tag, kept))
+    found = events(line, text_elements=dialect.text_elements)
+    for event, after in zip(found, text_after(line, found, dialect), strict=True):
+        kept = dialect.kept_whole(event.tag, event.attrs) if event.kind == "start" else None
+        builder.add(event.kind, line[event.start : event.end], (event.tag, kept, after))
     return builder.finish()
-
-
-def kept_whole(tag: str, attrs: tuple[tuple[str, str | None], ...], dialect: Dialect) -> str | None:
-    """Why an element is kept whole, untranslated: "raw" for a script or a stylesheet,
-    "untranslated" for one marked translate="no", one of the dialect's text elements
-    (html's textarea and xmp) and kept elements (html's code, kbd, samp, var, svg and
-    math), and one of a class the dialect keeps (html's notranslate); None for any other."""
-    if tag in RAW_TEXT_ELEMENTS:
-        return "raw"
-    if tag in dialect.text_elements or tag in dialect.kept_elements:
-        return "untranslated"
-    if any(name == "translate" and (value or "").strip().lower() == "no" for name, value in attrs):
-        return "untranslated"
-    if any(name == "class" and dialect.kept_classes.intersection((value or "").split()) for name, value in attrs):
-        return "untranslated"
-    return None
 
 
 @dataclass
@@ -129,6 +113,7 @@ class _Builder:
         self.text: list[str] = []
         self.words = 0  # words begun so far, the one being written included
         self.in_word = False  # whether the text so far ends inside a word
+        self.broken = False  # whether a tag broke the word the text so far ended inside (word_breaks.py)
         self.elements: list[Element] = []
         self.open: list[tuple[int, int, int]] = []  # (element, words and text pieces before its start tag)
         self.last = ""  # the last character of the text so far that is not a space
@@ -152,11 +137,11 @@ class _Builder:
         elif kind == "start" and details[1] is not None and not self._void(details[0]):
             self.kept = _Kept(len(self.segments) - 1, details[1], [self._name(raw)])
         elif kind == "start":
-            self._start(raw, standalone=self._void(details[0]), after=closed)
+            self._start(raw, standalone=self._void(details[0]), closed=closed, after=details[2])
         elif kind == "standalone":
             self._start(raw, standalone=True)
         elif kind == "end":
-            self._close(raw)
+            self._close(raw, after=details[2])
         else:  # a comment, a declaration or a processing instruction: kept where it stands
             self._standalone(raw, breaks=False)
 
@@ -221,6 +206,13 @@ class _Builder:
         self.elements[-1].glued = (touching, False)
         self.gluing = len(self.elements) - 1
 
+    def _break_word(self) -> None:
+        """End the word the text so far ends inside, where a tag breaks it."""
+        if self.in_word:
+            self._word_ended(True)
+            self._append(" ")
+            self.broken = True
+
     def _append(self, text: str) -> None:
         """Add text to translate, counting the words it begins."""
         for character in text:
@@ -243,6 +235,7 @@ class _Builder:
         """Text of the line (data, or a reference decoded): whether it touches the element
         breaking words before it is known now, and whether it ends spaced."""
         if text:
+            self.broken = False
             self._followed_by(text)
             self._word_ended(text[0].isspace())
             self.spaced = text[-1].isspace()
@@ -280,17 +273,20 @@ class _Builder:
     def _parent(self) -> int | None:
         return self.open[-1][0] if self.open else None
 
-    def _start(self, raw: str, *, standalone: bool, after: int | None = None) -> None:
-        """A start tag; `after`: the element closed right before it, if any."""
+    def _start(self, raw: str, *, standalone: bool, closed: int | None = None, after: str = " ") -> None:
+        """A start tag; `closed`: the element closed right before it, if any; `after`: the
+        first character of the text after it (word_breaks.text_after)."""
         if standalone:
             self._standalone(raw, breaks=True)
             return
-        before = None if after is None else self.elements[after]
-        listed = before is not None and before.start_tag == raw and self.in_word and not any(map(str.isspace, raw))
+        before = None if closed is None else self.elements[closed]
+        touching = self.in_word or self.broken
+        listed = before is not None and before.start_tag == raw and touching and not any(map(str.isspace, raw))
         if listed and before is not None:  # the next of a list of items ("<li>A</li><li>B</li>")
             before.glued = (before.glued[0], True)
-            self._word_ended(True)
-            self._append(" ")
+            self._break_word()
+        elif breaks_word(self.last, after):
+            self._break_word()
         first = self.words - self.in_word  # a tag inside a word covers the whole word
         self.elements.append(Element(raw, None, first, first, self._parent(), self._name(raw)))
         self.elements[-1].glued = (listed, False)
@@ -309,7 +305,7 @@ class _Builder:
         if breaks:
             self._append(" ")
 
-    def _close(self, raw: str) -> None:
+    def _close(self, raw: str, *, after: str) -> None:
         if not self.open:
             raise MarkupError(f"{_tag(raw)} closes nothing: no element is open")
         index, words_at_start, text_at_start = self.open[-1]
@@ -328,6 +324,8 @@ class _Builder:
             self.spans[index] = (self.spans[index][0], self.characters)
         else:
             element.first = element.stop = self.words  # no word inside: a boundary
+        if breaks_word(self.last, after):
+            self._break_word()
 
     def _trailing_punctuation(self, element: Element, words_at_start: int, text_at_start: int) -> bool:
         """Whether an element just closed holds only a sentence's or a clause's punctuation

@@ -719,3 +719,39 @@ def test_with_one_direction_a_term_goes_around_its_likeliest_word_not_the_functi
     assert placed == "Le <g>gouvernement</g> a lancé cela <g>tandis que</g> les autres attendaient"
     back = Reading(WordAlignment(target, marked.words, forward.T, []))
     assert PLACEMENTS["tempered"].weights(ahead, back).one_word_peak is None  # two directions: the span
+
+
+@pytest.mark.parametrize(
+    ("line", "words", "spans"),
+    [
+        # a list begun after a colon, and a term set apart by a dash: words of their own
+        ("in:<ul><li>Direct messages</li></ul>", ["in:", "Direct", "messages"], [(1, 3), (1, 3)]),
+        ("<b>Name</b>—Its value", ["Name", "—Its", "value"], [(0, 1)]),
+        ("the rule.<ph>For example</ph> here", ["the", "rule.", "For", "example", "here"], [(2, 4)]),
+        # letters or digits on both sides, and punctuation of its own: one word, as before
+        ("<b>Fuß</b>ball", ["Fußball"], [(0, 1)]),
+        ("1.<b>5</b> times", ["1.5", "times"], [(0, 1)]),
+        ("Hund<e>.</e> Katze", ["Hund.", "Katze"], [(1, 1)]),
+        # a full stop in a run of its own before the next sentence stands after its word
+        ("Hund<e>.</e>Katze", ["Hund.", "Katze"], [(1, 1)]),
+    ],
+)
+def test_a_tag_between_punctuation_and_a_word_breaks_the_word(line, words, spans):
+    marked = parse(line, "xml")
+    assert marked.words == words
+    assert [(e.first, e.stop) for e in marked.elements] == spans
+    assert marked.line == line
+
+
+def test_a_broken_word_s_element_takes_only_its_own_words_translation_and_items_stay_a_list():
+    marked = parse("<codeph>error_description</codeph>—Description of the error", "xml")
+    target = "error_description : description de l'erreur".split()
+    # each source word linked as a model links it: the name to itself, the dash and what follows to ": description"
+    linked = {"error_description": [0], "—Description": [1, 2], "of": [3], "the": [3], "error": [4]}
+    linked["error_description—Description"] = [0, 1, 2]  # the words as one, where no tag broke them
+    links = [(s, t) for s, word in enumerate(marked.words) for t in linked[word]]
+    assert transfer(marked, target, links) == "<codeph>error_description</codeph> : description de l'erreur"
+    listed = parse("<ul><li>Open it.</li><li>Close it.</li></ul>", "xml")
+    assert [e.glued for e in listed.elements[1:]] == [(False, True), (True, False)]
+    placed = transfer(listed, "Ouvrez-le. Fermez-le.".split(), [(0, 0), (1, 0), (2, 1), (3, 1)])
+    assert placed == "<ul><li>Ouvrez-le.</li><li>Fermez-le.</li></ul>"
