@@ -52,7 +52,7 @@ from rnnsearch.errors import UserError
 from rnnsearch.markup.dialects import DIALECTS, Dialect
 from rnnsearch.markup.elements import Element, MarkedUp, inside_of
 from rnnsearch.markup.events import events
-from rnnsearch.markup.word_breaks import breaks_word, text_after
+from rnnsearch.markup.word_breaks import SENTENCE_MARKS, breaks_word, text_after
 
 MARKUPS = tuple(DIALECTS)
 """The markups a line can be read as (dialects.py)."""
@@ -63,9 +63,6 @@ STAND_IN_WORDS = 3
 STAND_IN_CHARACTERS = 40
 """The most words, and the longest word, of a kept element's text that stands in for it
 in the text the model reads (Element.stand_in): a name, a command, a file name."""
-
-SENTENCE_MARKS = frozenset(".,;:!?…")
-"""The punctuation that ends a sentence or a clause, brackets and quotation marks aside."""
 
 CLAUSE_ENDS = SENTENCE_MARKS | frozenset(")]}»›”’")
 """What ends a clause or a phrase: a tag of its own written right before one (a footnote's
@@ -284,8 +281,7 @@ class _Builder:
         listed = before is not None and before.start_tag == raw and touching and not any(map(str.isspace, raw))
         if listed and before is not None:  # the next of a list of items ("<li>A</li><li>B</li>")
             before.glued = (before.glued[0], True)
-            self._break_word()
-        elif breaks_word(self.last, after):
+        if listed or breaks_word(self.last, after):
             self._break_word()
         first = self.words - self.in_word  # a tag inside a word covers the whole word
         self.elements.append(Element(raw, None, first, first, self._parent(), self._name(raw)))

@@ -19,17 +19,20 @@ import html
 from rnnsearch.markup.dialects import Dialect
 from rnnsearch.markup.events import Event
 
-CLAUSE_MARKS = frozenset(".,;:!?…")
-"""The punctuation that ends a sentence or a clause, written before the next word."""
+SENTENCE_MARKS = frozenset(".,;:!?…")
+"""The punctuation that ends a sentence or a clause, brackets and quotation marks aside."""
 
 DASHES = frozenset("—–")
 """The dashes that set a term apart from what follows it, written against both."""
+
+BEFORE_A_WORD = SENTENCE_MARKS | DASHES
+"""What a tag after it breaks the word at, where a letter follows the tag."""
 
 
 def breaks_word(before: str, after: str) -> bool:
     """Whether a tag between the characters `before` and `after`, with no space between
     them, breaks the word they are part of (the module docstring says where)."""
-    return (before in CLAUSE_MARKS | DASHES and after.isalpha()) or (before.isalnum() and after in DASHES)
+    return (before in BEFORE_A_WORD and after.isalpha()) or (before.isalnum() and after in DASHES)
 
 
 def text_after(line: str, found: list[Event], dialect: Dialect) -> list[str]:
@@ -38,12 +41,18 @@ def text_after(line: str, found: list[Event], dialect: Dialect) -> list[str]:
     comment) or the line's end comes first, which breaks words of its own."""
     following, after = " ", []
     for event in reversed(found):
-        raw = line[event.start : event.end]
         after.append(following)
-        if event.kind == "data" and raw:
-            following = dialect.text(raw)[:1]
-        elif event.kind == "reference":
-            following = html.unescape(raw)[:1]
-        elif event.kind not in ("start", "end"):
+        if event.kind in ("data", "reference") and event.end > event.start:
+            following = _first_character(line, event, dialect)
+        elif event.kind not in ("start", "end", "data"):
             following = " "
     return after[::-1]
+
+
+def _first_character(line: str, event: Event, dialect: Dialect) -> str:
+    """The first character of a text event of `line` as it reads: decoded only where it
+    begins a reference, so that a long text is not decoded twice (the parser decodes it)."""
+    if line[event.start] != "&":
+        return line[event.start]
+    raw = line[event.start : event.end]
+    return (html.unescape(raw) if event.kind == "reference" else dialect.text(raw))[:1]
