@@ -18,7 +18,8 @@ Transfer (`transfer`), given word links (source word i, target word j):
    of its words: whole words, so a tag never splits a word, and the words between them
    too, so that its content stays one span. Placed by word weights (a `Placement` by
    weights: PLACEMENTS), it covers the span its links most probably have, the weights
-   read as their probabilities (placing.likeliest_hull); where most probably none of its
+   read as their probabilities and each unlinked word inside it weighing a little
+   against it (weights.likeliest_hull, UNLINKED_INSIDE); where most probably none of its
    words is linked, it is placed as by the links. With one direction's weights, an
    element of one source word goes around its likeliest target word and the words beside
    it nearly as likely instead (placements.ONE_DIRECTION_PEAK): a model's rows read alone

@@ -18,7 +18,7 @@ import numpy as np
 from rnnsearch.alignments.symmetrisation import Link
 from rnnsearch.markup.elements import Element, MarkedUp
 from rnnsearch.markup.items import item_runs, tiled
-from rnnsearch.markup.weights import SURE, PairWeights
+from rnnsearch.markup.weights import PairWeights, around_peak, likeliest_hull
 from rnnsearch.markup.wording import copied_places, nearest, unpunctuated
 from rnnsearch.markup.writing import written
 
@@ -67,50 +67,6 @@ def place(
     copies = {} if target_words is None else copied_places(marked.elements, marked.words, target_words)
     placing = _Placing(marked.words, targets, by_source, weights, target_words=target_words, copies=copies)
     return placing.spans(marked.elements)
-
-
-def likeliest_hull(linked: np.ndarray) -> tuple[int, int] | None:
-    """The (start, stop) of the span from the first to the last linked target word (what
-    `links` placement takes) that is likeliest when each target word is linked with its
-    probability in `linked`, independently of the others; None where most likely no word
-    is linked. A span is as likely as its edge words being linked and every word outside
-    it not, whatever the words inside it: a weak link far from the others does not
-    stretch it, and a word the weights hold is not lost for want of a hard link. Found in
-    one pass over the words, keeping the likeliest start so far."""
-    if not linked.size:
-        return None
-    linked = np.clip(linked.astype(np.float64), 1 - SURE, SURE)
-    edge, outside = np.log(linked), np.log1p(-linked)
-    before = np.concatenate(([0.0], np.cumsum(outside)))  # before[k]: no word before k linked
-    after = before[-1] - before[1:]  # after[k]: no word after k linked
-    starts = edge + before[:-1]  # a span's start edge and every word before it
-    best_start = np.maximum.accumulate(starts)
-    wider = np.full_like(starts, -np.inf)
-    wider[1:] = best_start[:-1] + edge[1:] + after[1:]  # from the best earlier start to k
-    alone = starts + after  # the single word k
-    scores = np.maximum(wider, alone)
-    stop = int(np.argmax(scores))
-    if scores[stop] <= before[-1]:  # no word linked is at least as likely
-        return None
-    if alone[stop] >= wider[stop]:
-        return stop, stop + 1
-    return int(np.argmax(starts[:stop])), stop + 1
-
-
-def around_peak(linked: np.ndarray, hull: tuple[int, int], share: float) -> tuple[int, int]:
-    """Of the span `hull`, the run of words around its likeliest linked word (by `linked`)
-    that are each at least `share` as likely: the word itself where its neighbours are
-    less so ("le gouvernement a" holds "gouvernement"), all of a translation of several
-    words as sure as it ("tandis que")."""
-    start, stop = hull
-    peak = start + int(np.argmax(linked[start:stop]))
-    least = share * linked[peak]
-    first, last = peak, peak + 1
-    while first > start and linked[first - 1] >= least:
-        first -= 1
-    while last < stop and linked[last] >= least:
-        last += 1
-    return first, last
 
 
 class _Placing:

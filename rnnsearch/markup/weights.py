@@ -1,6 +1,7 @@
 """The soft word alignment placement reads (`PairWeights`): one pair's word weights, or
 consecutive pairs' read as one, each target word's probability of being linked to an
-element's source words (placing.py places elements by it)."""
+element's source words, and the span those probabilities make likeliest
+(`likeliest_hull`, `around_peak`), which placing.py places elements by."""
 
 from __future__ import annotations
 
@@ -99,3 +100,60 @@ class JoinedWeights:
 
 PairWeights = WordWeights | JoinedWeights
 """What `weights` placement reads: one pair's word weights, or consecutive pairs'."""
+
+
+UNLINKED_INSIDE = 0.85
+"""How likely a target word inside an element's span is still the element's where the
+weights link it to none of its words (`likeliest_hull`): a function word or a reordered
+modifier between its linked words stays in ("Type d'enregistrement"), but every such word
+makes the span a little less likely, so that a weak link a sentence away does not stretch
+it over the unlinked words between. Chosen on the translators' tags (BENCHMARKS.md, "A
+span's unlinked words weigh against it")."""
+
+
+def likeliest_hull(linked: np.ndarray) -> tuple[int, int] | None:
+    """The (start, stop) of the span from the first to the last linked target word (what
+    `links` placement takes) that is likeliest when each target word is linked with its
+    probability in `linked`, independently of the others; None where most likely no word
+    is linked. A span is as likely as its edge words being linked, every word outside it
+    not, and each word inside it being linked or, where it is not, still the element's
+    (`UNLINKED_INSIDE`): a weak link far from the others does not stretch it, and a word
+    the weights hold is not lost for want of a hard link. Found in one pass over the
+    words, keeping the likeliest start so far."""
+    if not linked.size:
+        return None
+    linked = np.clip(linked.astype(np.float64), 1 - SURE, SURE)
+    edge, outside = np.log(linked), np.log1p(-linked)
+    inside = np.log(linked + (1 - linked) * UNLINKED_INSIDE)
+    before = np.concatenate(([0.0], np.cumsum(outside)))  # before[k]: no word before k linked
+    after = before[-1] - before[1:]  # after[k]: no word after k linked
+    within = np.concatenate(([0.0], np.cumsum(inside)))  # within[k]: words before k inside a span
+    starts = edge + before[:-1]  # a span's start edge and every word before it
+    opened = starts - within[1:]  # a start, less the words up to it, so that within[k] adds those after it
+    best_start = np.maximum.accumulate(opened)
+    wider = np.full_like(starts, -np.inf)
+    wider[1:] = best_start[:-1] + within[1:-1] + edge[1:] + after[1:]  # from the best earlier start to k
+    alone = starts + after  # the single word k
+    scores = np.maximum(wider, alone)
+    stop = int(np.argmax(scores))
+    if scores[stop] <= before[-1]:  # no word linked is at least as likely
+        return None
+    if alone[stop] >= wider[stop]:
+        return stop, stop + 1
+    return int(np.argmax(opened[:stop])), stop + 1
+
+
+def around_peak(linked: np.ndarray, hull: tuple[int, int], share: float) -> tuple[int, int]:
+    """Of the span `hull`, the run of words around its likeliest linked word (by `linked`)
+    that are each at least `share` as likely: the word itself where its neighbours are
+    less so ("le gouvernement a" holds "gouvernement"), all of a translation of several
+    words as sure as it ("tandis que")."""
+    start, stop = hull
+    peak = start + int(np.argmax(linked[start:stop]))
+    least = share * linked[peak]
+    first, last = peak, peak + 1
+    while first > start and linked[first - 1] >= least:
+        first -= 1
+    while last < stop and linked[last] >= least:
+        last += 1
+    return first, last

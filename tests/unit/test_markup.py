@@ -538,16 +538,27 @@ def test_each_placement_reads_the_weights_it_names():
     )
 
 
+def _span_chance(linked: np.ndarray, span: tuple[int, int] | None) -> float:
+    """The probability of a span as the likeliest hull reads it: its edge words linked,
+    every word outside it not, and each word inside it linked or still the element's
+    (UNLINKED_INSIDE); of no span, no word linked."""
+    from rnnsearch.markup.weights import UNLINKED_INSIDE
+
+    if span is None:
+        return float(np.prod(1 - linked))
+    start, stop = span
+    edges = linked[start] * (linked[stop - 1] if stop - 1 > start else 1.0)
+    inside = np.prod(linked[start + 1 : stop - 1] + (1 - linked[start + 1 : stop - 1]) * UNLINKED_INSIDE)
+    return float(edges * inside * np.prod(1 - linked[:start]) * np.prod(1 - linked[stop:]))
+
+
 def _likeliest_by_every_span(linked: np.ndarray) -> tuple[int, int] | None:
-    """The likeliest hull found by trying every span: the probability of a span is that
-    of its edge words linked and every word outside it not; None where no word linked is
-    at least as likely."""
-    unlinked = 1 - linked
-    best, best_span = float(np.prod(unlinked)), None
+    """The likeliest hull found by trying every span; None where no word linked is at
+    least as likely."""
+    best, best_span = _span_chance(linked, None), None
     for start in range(len(linked)):
         for stop in range(start + 1, len(linked) + 1):
-            edges = linked[start] * (linked[stop - 1] if stop - 1 > start else 1.0)
-            chance = edges * np.prod(unlinked[:start]) * np.prod(unlinked[stop:])
+            chance = _span_chance(linked, (start, stop))
             if chance > best * (1 + 1e-9):
                 best, best_span = chance, (start, stop)
     return best_span
@@ -556,22 +567,25 @@ def _likeliest_by_every_span(linked: np.ndarray) -> tuple[int, int] | None:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=9))
 def test_the_likeliest_hull_found_in_one_pass_is_the_likeliest_of_every_span(probabilities):
-    from rnnsearch.markup.placing import likeliest_hull
-    from rnnsearch.markup.weights import SURE
+    from rnnsearch.markup.weights import SURE, likeliest_hull
 
     linked = np.clip(np.array(probabilities), 1 - SURE, SURE)
     found, expected = likeliest_hull(linked), _likeliest_by_every_span(linked)
     if found != expected:  # a tie within rounding: both must be as likely
-        chance = lambda span: (  # noqa: E731
-            np.prod(1 - linked) if span is None
-            else linked[span[0]] * (linked[span[1] - 1] if span[1] - 1 > span[0] else 1.0)
-            * np.prod(1 - linked[: span[0]]) * np.prod(1 - linked[span[1] :])
-        )  # fmt: skip
-        assert chance(found) == pytest.approx(chance(expected), rel=1e-6)
+        assert _span_chance(linked, found) == pytest.approx(_span_chance(linked, expected), rel=1e-6)
+
+
+def test_a_span_s_unlinked_words_weigh_against_it_but_a_word_between_two_linked_ones_stays():
+    from rnnsearch.markup.weights import likeliest_hull
+
+    # "Type d'enregistrement": an unlinked word between two linked ones stays in
+    assert likeliest_hull(np.array([0.05, 0.9, 0.1, 0.6, 0.05])) == (1, 4)
+    # the same far link after ten unlinked words no longer stretches the span to it
+    assert likeliest_hull(np.array([0.05, 0.9, *[0.05] * 10, 0.6, 0.05])) == (1, 2)
 
 
 def test_the_likeliest_hull_is_not_stretched_by_a_weak_link_far_from_the_others():
-    from rnnsearch.markup.placing import likeliest_hull
+    from rnnsearch.markup.weights import likeliest_hull
 
     assert likeliest_hull(np.array([0.9, 0.8, 0.05, 0.05, 0.2])) == (0, 2)  # a stray weak link
     assert likeliest_hull(np.array([0.9, 0.8, 0.05, 0.05, 0.7])) == (0, 5)  # a likely far link
