@@ -122,7 +122,7 @@ def read_french(line: str) -> MarkedUp:
     (rnnsearch/markup/word_breaks.py): that rule reads a source, and the French here is
     given, its words the ones the references count ("règle.Par" stays one word, as the
     translators wrote it), the same whatever the source's rules."""
-    with mock.patch.object(parsing, "breaks_word", lambda before, after: False, create=True):
+    with mock.patch.object(parsing, "breaks_word", lambda before, after: False):
         return parse(line, "xml")
 
 
